@@ -1,0 +1,146 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// coordinatorActor handles the operator's rare structural writes: clients,
+// API keys and new pools. It decides them one at a time, logs them, and once
+// they are durable updates the registry and starts the actors they need.
+type coordinatorActor struct {
+	sys *System
+}
+
+// keySecretChars is the number of random base62 characters of an API key
+// (~238 bits).
+const keySecretChars = 40
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+func (a *coordinatorActor) Receive(ctx actor.Context) {
+	a.sys.guard(ctx, func() {
+		switch msg := ctx.Message().(type) {
+		case *CreateClient:
+			a.createClient(ctx, msg)
+		case *CreateKey:
+			a.createKey(ctx, msg)
+		case *RevokeKey:
+			a.revokeKey(ctx, msg)
+		case *CreatePool:
+			a.createPool(ctx, msg)
+		}
+	})
+}
+
+func (a *coordinatorActor) commit(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply) {
+	sys, replyTo := a.sys, ctx.Sender()
+	sys.appendEvents(func(err error) {
+		if err != nil {
+			sys.root.Send(replyTo, &AdminReply{Err: err})
+			return
+		}
+		sys.root.Send(replyTo, onDurable())
+	}, ev)
+}
+
+func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
+	sys := a.sys
+	ev := &engine.ClientCreated{At: sys.nowMillis(), Client: engine.ClientID(sys.ids.uuid()), Name: cmd.Name}
+	for _, m := range engine.Modes {
+		for _, c := range engine.Currencies {
+			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(sys.ids.uuid())})
+		}
+	}
+	a.commit(ctx, ev, func() *AdminReply {
+		c := &engine.Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
+		for _, m := range engine.Modes {
+			sys.root.Send(sys.treasuries[m], &clientOpened{event: ev})
+		}
+		sys.mu.Lock()
+		sys.clients[c.ID] = c
+		sys.mu.Unlock()
+		return &AdminReply{Result: engine.ResultOK, Client: c}
+	})
+}
+
+func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
+	sys := a.sys
+	if _, ok := sys.Client(cmd.Client); !ok {
+		ctx.Respond(&AdminReply{Result: engine.ResultClientNotFound})
+		return
+	}
+	secret := a.newSecret(cmd.Mode)
+	ev := &engine.KeyCreated{At: sys.nowMillis(), Key: engine.KeyID(sys.ids.uuid()), Client: cmd.Client,
+		Mode: cmd.Mode, Hash: HashKey(secret)}
+	a.commit(ctx, ev, func() *AdminReply {
+		ref := &keyRef{key: engine.Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
+		sys.mu.Lock()
+		sys.keys[ev.Key] = ref
+		sys.keysByHash[ev.Hash] = ref
+		sys.mu.Unlock()
+		k := ref.key
+		return &AdminReply{Result: engine.ResultOK, Key: &k, Secret: secret}
+	})
+}
+
+// newSecret returns "oja_<mode>_" + keySecretChars base62 characters, drawn
+// without modulo bias.
+func (a *coordinatorActor) newSecret(m engine.Mode) string {
+	out := make([]byte, 0, len("oja_sandbox_")+keySecretChars)
+	out = append(out, "oja_"+m.String()+"_"...)
+	var buf [64]byte
+	for len(out) < cap(out) {
+		a.sys.ids.read(buf[:])
+		for _, b := range buf {
+			if b < 248 && len(out) < cap(out) { // 248 = 4 × 62
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+func (a *coordinatorActor) revokeKey(ctx actor.Context, cmd *RevokeKey) {
+	sys := a.sys
+	sys.mu.RLock()
+	ref, ok := sys.keys[cmd.Key]
+	sys.mu.RUnlock()
+	if !ok {
+		ctx.Respond(&AdminReply{Result: engine.ResultKeyNotFound})
+		return
+	}
+	if ref.revoked.Load() {
+		ctx.Respond(&AdminReply{Result: engine.ResultOK})
+		return
+	}
+	ev := &engine.KeyRevoked{At: sys.nowMillis(), Key: cmd.Key}
+	a.commit(ctx, ev, func() *AdminReply {
+		ref.revoked.Store(true)
+		return &AdminReply{Result: engine.ResultOK}
+	})
+}
+
+func (a *coordinatorActor) createPool(ctx actor.Context, cmd *CreatePool) {
+	sys := a.sys
+	if !cmd.Pair.Supported() {
+		ctx.Respond(&AdminReply{Result: engine.ResultInvalidCurrencyPair})
+		return
+	}
+	if !cmd.Owner.IsZero() {
+		if _, ok := sys.Client(cmd.Owner); !ok {
+			ctx.Respond(&AdminReply{Result: engine.ResultClientNotFound})
+			return
+		}
+	}
+	ev := &engine.PoolCreated{At: sys.nowMillis(), Pool: engine.PoolID(sys.ids.uuid()), Mode: cmd.Mode,
+		Name: cmd.Name, Pair: cmd.Pair, Rate: cmd.Rate, Owner: cmd.Owner,
+		LiquidityAccount: engine.AccountID(sys.ids.uuid()), ProceedsAccount: engine.AccountID(sys.ids.uuid())}
+	a.commit(ctx, ev, func() *AdminReply {
+		p := engine.NewPool(ev)
+		sys.startPool(p)
+		sys.root.Send(sys.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})
+		return &AdminReply{Result: engine.ResultOK, Pool: p.Clone()}
+	})
+}

@@ -1,0 +1,38 @@
+// Package actors runs Oja's engine as protoactor-go actors, each holding its
+// hot state in memory and rebuilt from the log on restart.
+//
+// The actors and what each owns:
+//
+//   - pair actor, one per (mode, pair): the order book — pool priority and
+//     the reservation budget. Every quote of the pair is allocated and
+//     reserved here, one at a time, which makes allocation all-or-nothing
+//     and over-allocation impossible. Pool rate, status, deposit and
+//     withdrawal are decided here too.
+//   - pool actor, one per liquidity pool: the pool's ledger (liquidity with
+//     holds, proceeds, clearing shards) and trade counters.
+//   - quote actor, one per open quote: status, deadline and expiry timer.
+//     Stops when the quote turns terminal; the final view stays readable.
+//   - treasury actor, one per mode: partner wallets and that mode's shard of
+//     each clearing account.
+//   - coordinator: clients, API keys and new pools.
+//
+// How a write flows:
+//
+//  1. The gateway sends one request (RequestFuture) to the owning actor.
+//  2. The actor decides with the engine, applies the outcome to its own
+//     state at once (so the next message sees it) and appends the event to
+//     the log.
+//  3. When the log reports the event durable, the log's callback publishes
+//     views, sends the event's consequences to the other owners (holds to
+//     pools, releases to the pair, payouts to the treasury) — in log order —
+//     and only then replies. No 2xx is ever sent for an event that is not
+//     fsync'd; a safe repeat waits for its quote's in-flight appends.
+//  4. If the log fails, every later write fails too (503) until a restart
+//     rebuilds the actors from what is durable.
+//
+// Reads (GET quote, balances, pools) never message an actor: each actor
+// publishes immutable views through atomic pointers in the registry.
+//
+// NB: a view may show a change whose fsync is still in flight (at most one
+// group commit, ~1 ms); the write itself is acknowledged only once durable.
+package actors

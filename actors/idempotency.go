@@ -1,0 +1,107 @@
+package actors
+
+import (
+	"sync"
+	"time"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// idempotencyIndex remembers which quote each Idempotency-Key created, per
+// client and mode, for engine.IdempotencyRetentionMillis. A key in flight
+// (its create not yet answered) makes a concurrent request with the same key
+// wait for the first one's outcome, so a retry storm creates one quote.
+type idempotencyIndex struct {
+	mu      sync.Mutex
+	entries map[engine.IdempotencyScope]*idempotencyEntry
+}
+
+type idempotencyEntry struct {
+	hash     [32]byte
+	at       int64
+	original *engine.Quote // the quote as created; nil while in flight
+	done     chan struct{} // closed when the in-flight create finished
+}
+
+func (x *idempotencyIndex) init() {
+	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
+}
+
+// claim returns (nil, true) when the caller now owns the key and must create
+// the quote, then call release; otherwise the reply to give.
+func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (*QuoteReply, bool) {
+	deadline := time.After(requestTimeout)
+	for {
+		x.mu.Lock()
+		e, ok := x.entries[scope]
+		if !ok {
+			x.entries[scope] = &idempotencyEntry{hash: hash, done: make(chan struct{})}
+			x.mu.Unlock()
+			return nil, true
+		}
+		original, done := e.original, e.done
+		x.mu.Unlock()
+		if original != nil {
+			if e.hash != hash {
+				return &QuoteReply{Result: engine.ResultIdempotencyKeyReused}, false
+			}
+			return &QuoteReply{Result: engine.ResultOK, Quote: original, Replayed: true}, false
+		}
+		select {
+		case <-done:
+		case <-deadline:
+			return &QuoteReply{Err: ErrUnavailable}, false
+		}
+	}
+}
+
+// store records a created quote (from the log callback, or at start).
+func (x *idempotencyIndex) store(scope engine.IdempotencyScope, rec engine.IdempotencyRecord, original *engine.Quote) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if e, ok := x.entries[scope]; ok && e.original == nil {
+		e.original, e.at, e.hash = original, rec.At, rec.RequestHash
+		return
+	}
+	done := make(chan struct{})
+	close(done)
+	x.entries[scope] = &idempotencyEntry{hash: rec.RequestHash, at: rec.At, original: original, done: done}
+}
+
+// release ends the caller's claim: a create that made no quote frees the key.
+func (x *idempotencyIndex) release(scope engine.IdempotencyScope) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e := x.entries[scope]
+	if e == nil {
+		return
+	}
+	if e.original == nil {
+		delete(x.entries, scope)
+	}
+	select {
+	case <-e.done:
+	default:
+		close(e.done)
+	}
+}
+
+// prune forgets keys older than the retention.
+func (x *idempotencyIndex) prune(now int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for scope, e := range x.entries {
+		if e.original != nil && now-e.at > engine.IdempotencyRetentionMillis {
+			delete(x.entries, scope)
+		}
+	}
+}
+
+// originalView is the quote as its create answered it: pending, before any
+// later transition.
+func originalView(q *engine.Quote) *engine.Quote {
+	o := q.Clone()
+	o.Status, o.UpdatedAt, o.ExpiresAt = engine.StatusPending, q.CreatedAt, q.CreatedAt+q.TTL*1000
+	o.AcceptedAt, o.PoolAccount, o.Settlement = 0, engine.AccountID{}, engine.Settlement{}
+	return o
+}

@@ -1,0 +1,61 @@
+package actors
+
+import (
+	"bufio"
+	"crypto/rand"
+	"io"
+	"sync"
+)
+
+// idSource makes random identifiers and references. It is the one place
+// randomness enters: the engine receives ids as inputs, so replay is
+// deterministic.
+type idSource struct {
+	mu sync.Mutex
+	r  *bufio.Reader
+}
+
+func newIDSource(r io.Reader) *idSource {
+	if r == nil {
+		r = rand.Reader
+	}
+	return &idSource{r: bufio.NewReaderSize(r, 4096)}
+}
+
+func (s *idSource) read(b []byte) {
+	s.mu.Lock()
+	_, err := io.ReadFull(s.r, b)
+	s.mu.Unlock()
+	if err != nil {
+		panic("actors: random source failed: " + err.Error())
+	}
+}
+
+// uuid returns a random (version 4) UUID.
+func (s *idSource) uuid() [16]byte {
+	var id [16]byte
+	s.read(id[:])
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+// referenceAlphabet is Crockford's base32: no I, L, O or U, so references
+// survive being read aloud and typed into a bank transfer.
+const referenceAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// reference returns prefix + n random characters of referenceAlphabet.
+// NB: references are random, not checked for uniqueness: allocation
+// references carry 60 bits (n = 12) and pay-in references 50 (n = 10), so a
+// collision within the retention window is vanishingly unlikely, and every
+// reference is also tied to a unique quote id.
+func (s *idSource) reference(prefix string, n int) string {
+	buf := make([]byte, len(prefix)+n)
+	copy(buf, prefix)
+	random := buf[len(prefix):]
+	s.read(random)
+	for i := range random {
+		random[i] = referenceAlphabet[random[i]&31]
+	}
+	return string(buf)
+}

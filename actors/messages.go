@@ -1,0 +1,151 @@
+package actors
+
+import "github.com/oja-exchange/oja/engine"
+
+// Messages between actors. Each is an immutable pointer struct named as a
+// command (CreateQuote) or an event (HoldPlaced). Requests that a caller waits
+// on carry their own reply type; everything else is fire-and-forget.
+
+// CreateQuote asks a pair actor to allocate and reserve a quote.
+// Reply: *QuoteReply.
+type CreateQuote struct {
+	Client         engine.ClientID
+	Mode           engine.Mode
+	Pair           engine.Pair
+	Direction      engine.Direction
+	Amount         engine.Amount
+	Rate           engine.Rate // the partner's proposed (minimum) rate
+	Chain          engine.Chain
+	Listing        engine.PoolID // zero: any pool
+	Chat           *engine.Chat
+	IdempotencyKey string
+	RequestHash    [32]byte
+	Channel        engine.Channel
+}
+
+// QuoteOperation is a lifecycle command on one quote.
+type QuoteOperation uint8
+
+const (
+	OperationAccept QuoteOperation = iota + 1
+	OperationCancel
+	OperationComplete
+)
+
+// TransitionQuote asks a quote actor to accept, cancel or complete.
+// Reply: *QuoteReply.
+type TransitionQuote struct {
+	Operation QuoteOperation
+	Accept    engine.AcceptQuote // OperationAccept only
+}
+
+// QuoteReply answers CreateQuote and TransitionQuote.
+type QuoteReply struct {
+	Result      engine.Result
+	Quote       *engine.Quote // immutable view; nil on refusal of a create
+	AllowedFrom []engine.Status
+	Allocation  engine.AllocationOutcome // on ResultInsufficientLiquidity: Fillable and BestRate
+	Field       string            // on ResultValidation: the offending request member
+	Replayed    bool              // an Idempotency-Key replay
+	Err         error             // an operating failure (storage, shutdown): 503
+}
+
+// PoolCommand asks a pair actor to change one of its pools. Exactly one of
+// the fields is set. Reply: *PoolReply (sent by the pool actor once applied).
+type PoolCommand struct {
+	Pool     engine.PoolID
+	Rate     engine.Rate // SetRate when non-zero
+	Status   *bool       // SetStatus when non-nil (true = active)
+	Deposit  engine.Amount
+	Withdraw engine.Amount
+}
+
+// PoolReply answers PoolCommand and CreatePool.
+type PoolReply struct {
+	Result engine.Result
+	Pool   *engine.Pool // immutable view
+	Err    error
+}
+
+// poolAdded tells a pair actor about a new pool of its book.
+type poolAdded struct {
+	entry engine.BookEntry
+	info  poolInfo
+}
+
+// budgetReleased tells a pair actor that a quote's holds were released.
+type budgetReleased struct {
+	allocations []engine.Allocation
+}
+
+// poolEventApplied carries a durable pool event to the pool actor, which
+// applies it and replies to replyTo.
+type poolEventApplied struct {
+	event   engine.Event
+	replyTo replyTarget
+}
+
+// holdPlaced, holdReleased, quoteAccepted and quoteSettled carry one slice's
+// consequence of a durable quote event to the slice's pool actor.
+type holdPlaced struct{ amount engine.Amount }
+type holdReleased struct{ amount engine.Amount }
+type quoteAcceptedOnPool struct{}
+type quoteSettled struct{ source, destination engine.Amount }
+
+// walletCredited carries a completed quote's payout to the treasury actor.
+type walletCredited struct {
+	account engine.AccountID
+	amount  engine.Amount
+}
+
+// clientOpened carries a durable ClientCreated to a treasury actor.
+type clientOpened struct{ event *engine.ClientCreated }
+
+// DepositAccount asks a treasury actor to credit a wallet from clearing.
+// Reply: *AccountReply.
+type DepositAccount struct {
+	Account engine.AccountID
+	Amount  engine.Amount
+}
+
+// AccountReply answers DepositAccount.
+type AccountReply struct {
+	Result  engine.Result
+	Account *engine.Account
+	Err     error
+}
+
+// treasurySnapshot asks a treasury actor for a consistent copy of its
+// sub-ledger. Reply: *engine.Treasury.
+type treasurySnapshot struct{}
+
+// expiryDue is a quote actor's timer firing.
+type expiryDue struct{}
+
+// appendDurable tells an actor that one of its log appends finished.
+type appendDurable struct{}
+
+// Coordinator commands. Reply: *AdminReply.
+type CreateClient struct{ Name string }
+type CreateKey struct {
+	Client engine.ClientID
+	Mode   engine.Mode
+}
+type RevokeKey struct{ Key engine.KeyID }
+type CreatePool struct {
+	Mode  engine.Mode
+	Name  string
+	Pair  engine.Pair
+	Rate  engine.Rate
+	Owner engine.ClientID
+}
+
+// AdminReply answers the coordinator's commands.
+type AdminReply struct {
+	Result engine.Result
+	Client *engine.Client
+	Key    *engine.Key
+	Secret string // CreateKey: the key, shown once
+	Pool   *engine.Pool
+	Err    error
+}

@@ -1,0 +1,183 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// pairActor is the rate pair actor of one (mode, pair): it owns that pair's
+// order book — which pools may be reserved from, in price-time priority, and
+// how much of each pool's liquidity is still unreserved. Every reservation
+// of the pair's liquidity happens here, one message at a time, which is what
+// makes allocation all-or-nothing and over-allocation impossible under any
+// concurrency.
+//
+// NB: the alternative — each pool actor deciding its own reservations —
+// needs a two-phase reservation across pools for a split quote: either
+// another quote can observe (and be refused because of) a half-made
+// reservation, or every quote costs 2k+1 messages. Instead the pool actors
+// own their ledgers and the pair actor owns the reservation budget, which
+// never exceeds the pool's available liquidity: it is decreased here before
+// a reservation is logged and increased only when a release or deposit is
+// durable.
+//
+// Pool changes that move available liquidity or priority (rate, status,
+// deposit, withdrawal) are decided here too, logged, and then forwarded to
+// the pool actor, which applies them to its ledger and answers the caller.
+type pairActor struct {
+	sys   *System
+	key   engine.BookKey
+	book  *engine.Book
+	info  map[engine.PoolID]poolInfo
+	slice [engine.SlicesMax]engine.Slice
+}
+
+// poolInfo is what the pair actor needs of a pool beyond its book entry.
+type poolInfo struct {
+	name             string
+	liquidityAccount engine.AccountID
+}
+
+func poolInfoOf(p *engine.Pool) poolInfo {
+	return poolInfo{name: p.Name, liquidityAccount: p.Liquidity.ID}
+}
+
+func (a *pairActor) Receive(ctx actor.Context) {
+	a.sys.guard(ctx, func() {
+		switch msg := ctx.Message().(type) {
+		case *CreateQuote:
+			a.createQuote(ctx, msg)
+		case *PoolCommand:
+			a.changePool(ctx, msg)
+		case *poolAdded:
+			a.book.Upsert(msg.entry)
+			a.info[msg.entry.Pool] = msg.info
+		case *budgetReleased:
+			for i := range msg.allocations {
+				al := &msg.allocations[i]
+				a.book.AddAvailable(al.Pool, al.Destination)
+			}
+		}
+	})
+}
+
+func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&QuoteReply{Err: err})
+		return
+	}
+	var listingRate engine.Rate
+	listing := cmd.Listing
+	if !listing.IsZero() {
+		e, ok := a.book.Entry(listing)
+		if !ok {
+			ctx.Respond(&QuoteReply{Result: engine.ResultValidation, Field: "listingId"})
+			return
+		}
+		listingRate = e.Rate
+	} else if cmd.Chat != nil {
+		if id, ok := engine.ParseUUID(cmd.Chat.ListingID); ok {
+			if e, ok := a.book.Entry(engine.PoolID(id)); ok {
+				listingRate = e.Rate
+			}
+		}
+	}
+	alloc := a.book.Allocate(engine.AllocationRequest{
+		Direction: cmd.Direction, Amount: cmd.Amount, MinRate: cmd.Rate, Only: listing,
+	}, a.slice[:0])
+	if alloc.Result != engine.ResultOK {
+		ctx.Respond(&QuoteReply{Result: alloc.Result, Allocation: alloc})
+		return
+	}
+	now := a.sys.nowMillis()
+	ids := a.sys.ids
+	ev := &engine.QuoteCreated{
+		At: now, Quote: engine.QuoteID(ids.uuid()), Client: cmd.Client, Mode: cmd.Mode, Pair: cmd.Pair,
+		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain,
+		Reference: ids.reference("OJA-", 10), ExpiresAt: now + a.sys.cfg.QuoteTTL.Milliseconds(),
+		Allocations:    make([]engine.Allocation, len(alloc.Slices)),
+		IdempotencyKey: cmd.IdempotencyKey, RequestHash: cmd.RequestHash, Channel: cmd.Channel,
+	}
+	for i, sl := range alloc.Slices {
+		info := a.info[sl.Pool]
+		ev.Allocations[i] = engine.Allocation{
+			ID: engine.AllocationID(ids.uuid()), Pool: sl.Pool, PoolAccount: info.liquidityAccount,
+			PoolName: info.name, Rate: sl.Rate, Source: sl.Source, Destination: sl.Destination,
+			Reference: ids.reference("ALC-", 12),
+		}
+	}
+	if cmd.Chat != nil {
+		chat := *cmd.Chat
+		chat.InitialListingRate = listingRate
+		ev.Chat = &chat
+	}
+	a.book.Reserve(alloc.Slices)
+	sys, replyTo, self := a.sys, ctx.Sender(), ctx.Self()
+	sys.appendEvents(func(err error) {
+		if err != nil {
+			sys.root.Send(self, &budgetReleased{allocations: ev.Allocations})
+			sys.root.Send(replyTo, &QuoteReply{Err: err})
+			return
+		}
+		q := engine.NewQuote(ev)
+		for i := range ev.Allocations {
+			sys.sendPool(ev.Allocations[i].Pool, &holdPlaced{amount: ev.Allocations[i].Destination})
+		}
+		ref := &quoteRef{client: q.Client, mode: q.Mode}
+		ref.view.Store(q.Clone())
+		ref.pid.Store(sys.spawn(&quoteActor{sys: sys, quote: q, ref: ref}, false))
+		sys.quotes.Store(q.ID, ref)
+		if ev.IdempotencyKey != "" {
+			sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
+				engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, originalView(q))
+		}
+		sys.root.Send(replyTo, &QuoteReply{Result: engine.ResultOK, Quote: ref.view.Load()})
+	}, ev)
+}
+
+func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&PoolReply{Err: err})
+		return
+	}
+	entry, ok := a.book.Entry(cmd.Pool)
+	if !ok {
+		ctx.Respond(&PoolReply{Result: engine.ResultPoolNotFound})
+		return
+	}
+	now := a.sys.nowMillis()
+	var ev engine.Event
+	switch {
+	case cmd.Rate != 0:
+		ev = &engine.PoolRateSet{At: now, Pool: cmd.Pool, Rate: cmd.Rate}
+		a.book.SetRate(cmd.Pool, cmd.Rate, now)
+	case cmd.Status != nil:
+		ev = &engine.PoolStatusSet{At: now, Pool: cmd.Pool, Active: *cmd.Status}
+		a.book.SetActive(cmd.Pool, *cmd.Status)
+	case cmd.Deposit > 0:
+		ev = &engine.PoolDeposited{At: now, Pool: cmd.Pool, Amount: cmd.Deposit}
+		a.book.AddAvailable(cmd.Pool, cmd.Deposit)
+	case cmd.Withdraw > 0:
+		if cmd.Withdraw > entry.Available {
+			ctx.Respond(&PoolReply{Result: engine.ResultInsufficientFunds})
+			return
+		}
+		ev = &engine.PoolWithdrawn{At: now, Pool: cmd.Pool, Amount: cmd.Withdraw}
+		a.book.AddAvailable(cmd.Pool, -cmd.Withdraw)
+	default:
+		ctx.Respond(&PoolReply{Result: engine.ResultValidation})
+		return
+	}
+	// NB: the book moved before the append. A failed append fails the log
+	// and every later write with it (until a restart rebuilds from the log),
+	// so the book is never used for a write again and nothing is undone.
+	sys, replyTo := a.sys, ctx.Sender()
+	sys.appendEvents(func(err error) {
+		if err != nil {
+			sys.root.Send(replyTo, &PoolReply{Err: err})
+			return
+		}
+		sys.sendPool(cmd.Pool, &poolEventApplied{event: ev, replyTo: replyTo})
+	}, ev)
+}

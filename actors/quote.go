@@ -1,0 +1,195 @@
+package actors
+
+import (
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// quoteActor owns one open quote: its status, deadline and expiry timer.
+// Accept, cancel and complete come straight here from the gateway; the
+// quote's consequences for pools (holds released or settled) and wallets are
+// sent to their owners once the quote's event is durable. The actor stops
+// when the quote turns terminal; its final view stays in the registry.
+type quoteActor struct {
+	sys   *System
+	quote *engine.Quote
+	ref   *quoteRef
+	timer *time.Timer
+
+	// inFlight counts this actor's appends not yet durable; waiting holds
+	// replies that acknowledge state (safe repeats) until it drops to zero,
+	// so no 2xx ever reports a change that is not yet on disk.
+	inFlight int
+	waiting  []pendingReply
+}
+
+type pendingReply struct {
+	to    *actor.PID
+	reply *QuoteReply
+}
+
+func (a *quoteActor) Receive(ctx actor.Context) {
+	a.sys.guard(ctx, func() {
+		switch msg := ctx.Message().(type) {
+		case *actor.Started:
+			a.arm(ctx)
+		case *actor.Stopping:
+			if a.timer != nil {
+				a.timer.Stop()
+			}
+		case *TransitionQuote:
+			a.transition(ctx, msg)
+		case *expiryDue:
+			a.expireIfDue(ctx)
+			if a.quote.Status.Open() {
+				a.arm(ctx)
+			}
+		case *appendDurable:
+			a.inFlight--
+			if a.inFlight == 0 {
+				for _, p := range a.waiting {
+					ctx.Send(p.to, p.reply)
+				}
+				a.waiting = a.waiting[:0]
+				if !a.quote.Status.Open() {
+					ctx.Stop(ctx.Self())
+				}
+			}
+		}
+	})
+}
+
+// arm sets the timer for the current deadline.
+func (a *quoteActor) arm(ctx actor.Context) {
+	if a.timer != nil {
+		a.timer.Stop()
+	}
+	wait := time.Duration(a.quote.ExpiresAt-a.sys.nowMillis()) * time.Millisecond
+	self, root := ctx.Self(), a.sys.root
+	a.timer = time.AfterFunc(max(wait, 0), func() { root.Send(self, &expiryDue{}) })
+}
+
+// expireIfDue expires the quote when its deadline has passed. Every command
+// calls it first, so a command never acts on a quote that is already dead.
+func (a *quoteActor) expireIfDue(ctx actor.Context) {
+	if ev := a.quote.ExpireIfDue(a.sys.nowMillis()); ev != nil {
+		a.apply(ctx, ev, nil)
+	}
+}
+
+func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&QuoteReply{Err: err})
+		return
+	}
+	a.expireIfDue(ctx)
+	now := a.sys.nowMillis()
+	var (
+		res     engine.Result
+		ev      engine.Event
+		allowed []engine.Status
+	)
+	switch cmd.Operation {
+	case OperationAccept:
+		r, e := a.quote.Accept(cmd.Accept, now, a.sys.cfg.PaymentWindow.Milliseconds())
+		res, allowed = r, engine.AcceptAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	case OperationCancel:
+		r, e := a.quote.Cancel(now)
+		res, allowed = r, engine.CancelAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	case OperationComplete:
+		r, e := a.quote.Complete(now)
+		res, allowed = r, engine.CompleteAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	}
+	if ev != nil {
+		a.apply(ctx, ev, ctx.Sender())
+		return
+	}
+	reply := &QuoteReply{Result: res, Quote: a.ref.view.Load()}
+	if res == engine.ResultInvalidState {
+		reply.AllowedFrom = allowed
+	}
+	if res == engine.ResultOK && a.inFlight > 0 {
+		a.waiting = append(a.waiting, pendingReply{to: ctx.Sender(), reply: reply})
+		return
+	}
+	ctx.Respond(reply)
+}
+
+// apply moves the quote by ev now (so the next command sees it) and makes ev
+// durable; once it is, the view is published, the consequences are sent to
+// the pools, pair and treasury, and replyTo (if any) gets the answer.
+func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PID) {
+	release := a.quote.Apply(ev)
+	view := a.quote.Clone()
+	if ev.Type() == engine.EventQuoteAccepted {
+		a.arm(ctx)
+	}
+	a.inFlight++
+	sys, ref, self := a.sys, a.ref, ctx.Self()
+	sys.appendEvents(func(err error) {
+		if err != nil {
+			if replyTo != nil {
+				sys.root.Send(replyTo, &QuoteReply{Err: err})
+			}
+			sys.root.Send(self, &appendDurable{})
+			return
+		}
+		ref.view.Store(view)
+		sys.quoteConsequences(view, ev, release)
+		if !view.Status.Open() {
+			ref.pid.Store(nil)
+			sys.openCounter(view.Client, view.Mode).Add(-1)
+		}
+		if replyTo != nil {
+			sys.root.Send(replyTo, &QuoteReply{Result: engine.ResultOK, Quote: view})
+		}
+		sys.root.Send(self, &appendDurable{})
+	}, ev)
+}
+
+// quoteConsequences sends a durable quote event's effects to the actors that
+// own them. Called from the log callback, so effects arrive in log order.
+func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release bool) {
+	switch ev.Type() {
+	case engine.EventQuoteAccepted:
+		for i := range q.Allocations {
+			s.sendPool(q.Allocations[i].Pool, &quoteAcceptedOnPool{})
+		}
+	case engine.EventQuoteCompleted:
+		for i := range q.Allocations {
+			a := &q.Allocations[i]
+			s.sendPool(a.Pool, &quoteSettled{source: a.Source, destination: a.Destination})
+		}
+		if q.Settlement.Kind == engine.SettlementWallet {
+			s.root.Send(s.treasuries[q.Mode], &walletCredited{account: q.Settlement.Account, amount: q.TotalDestination})
+		}
+	}
+	if release {
+		for i := range q.Allocations {
+			a := &q.Allocations[i]
+			s.sendPool(a.Pool, &holdReleased{amount: a.Destination})
+		}
+		s.root.Send(s.pairs[engine.BookKey{Mode: q.Mode, Pair: q.Pair}], &budgetReleased{allocations: q.Allocations})
+	}
+}
+
+func (s *System) sendPool(id engine.PoolID, msg any) {
+	v, ok := s.pools.Load(id)
+	if !ok {
+		s.setFault(ErrFault)
+		return
+	}
+	s.root.Send(v.(*poolRef).pid, msg)
+}

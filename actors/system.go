@@ -1,0 +1,657 @@
+package actors
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Log is the durable log the actors write outcome events to. *wal.Log
+// implements it; tests may use a fake.
+type Log interface {
+	// Append makes recs durable and then calls done exactly once, in the
+	// order Appends were made. See wal.Log.Append.
+	Append(recs [][]byte, done func(firstSeq uint64, err error))
+}
+
+// Config holds the service settings the actors need.
+type Config struct {
+	QuoteTTL      time.Duration // contract §4: default 300 s
+	PaymentWindow time.Duration // default 30 min
+	Retention     time.Duration // terminal quotes stay readable at least this long
+	MaxOpenQuotes int           // per client and mode; 0 = unlimited
+	Clock         func() time.Time
+	Logger        *slog.Logger
+	Random        io.Reader // nil = crypto/rand
+}
+
+// Limits of the actor layer.
+const (
+	// requestTimeout bounds how long a caller waits for an actor's reply;
+	// a write waits for its fsync within it.
+	requestTimeout = 10 * time.Second
+	// mailboxMessagesMax bounds each pair and treasury actor's mailbox; a
+	// full mailbox makes senders wait (back-pressure), never drops.
+	mailboxMessagesMax = 65536
+)
+
+// Errors of the actor layer (operating failures, mapped to 503).
+var (
+	ErrUnavailable = errors.New("actors: service unavailable")
+	ErrFault       = errors.New("actors: internal fault; restart to recover")
+)
+
+// System is the running marketplace: the actors and the read registry the
+// gateway consults without messaging.
+type System struct {
+	cfg    Config
+	log    Log
+	actors *actor.ActorSystem
+	root   *actor.RootContext
+	ids    *idSource
+
+	pairs       map[engine.BookKey]*actor.PID // immutable after Start
+	treasuries  map[engine.Mode]*actor.PID    // immutable after Start
+	coordinator *actor.PID
+
+	fault   atomic.Pointer[error] // a panic in an actor: writes refused until restart
+	storage atomic.Pointer[error] // the log failed: writes refused until restart
+	stopped atomic.Bool
+
+	// mu guards clients and keys. Writers: the coordinator's log callbacks.
+	mu         sync.RWMutex
+	clients    map[engine.ClientID]*engine.Client
+	keys       map[engine.KeyID]*keyRef
+	keysByHash map[[32]byte]*keyRef
+
+	quotes   sync.Map // engine.QuoteID → *quoteRef
+	pools    sync.Map // engine.PoolID → *poolRef
+	accounts sync.Map // engine.AccountID → *accountRef
+	open     sync.Map // openScope → *atomic.Int64, open quotes per client and mode
+	idem     idempotencyIndex
+}
+
+type keyRef struct {
+	key     engine.Key
+	revoked atomic.Bool
+}
+
+// quoteRef is the registry entry of one quote. pid is the quote actor while
+// the quote is open, nil once terminal; view is the latest immutable state,
+// published by the owning actor.
+type quoteRef struct {
+	client engine.ClientID
+	mode   engine.Mode
+	pid    atomic.Pointer[actor.PID]
+	view   atomic.Pointer[engine.Quote]
+}
+
+type poolRef struct {
+	pid  *actor.PID
+	pair *actor.PID
+	view atomic.Pointer[engine.Pool]
+}
+
+// accountRef is the registry entry of a wallet or pool account; view is
+// published by the owning treasury or pool actor.
+type accountRef struct {
+	view atomic.Pointer[engine.Account]
+}
+
+type openScope struct {
+	client engine.ClientID
+	mode   engine.Mode
+}
+
+// replyTarget is where an actor sends a reply from outside a Receive.
+type replyTarget = *actor.PID
+
+// Start hands the recovered state to a new set of actors and returns the
+// running system. The state must not be used by the caller afterwards.
+// REQUIRES: every open quote in state is before its deadline (Recover
+// expires the others first).
+func Start(state *engine.State, log Log, cfg Config) (*System, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.QuoteTTL <= 0 || cfg.PaymentWindow <= 0 {
+		return nil, fmt.Errorf("actors: quote TTL and payment window must be positive")
+	}
+	s := &System{
+		cfg:        cfg,
+		log:        log,
+		ids:        newIDSource(cfg.Random),
+		pairs:      make(map[engine.BookKey]*actor.PID),
+		treasuries: make(map[engine.Mode]*actor.PID),
+		clients:    make(map[engine.ClientID]*engine.Client),
+		keys:       make(map[engine.KeyID]*keyRef),
+		keysByHash: make(map[[32]byte]*keyRef),
+	}
+	s.idem.init()
+	logger := cfg.Logger
+	s.actors = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return logger.With("component", "protoactor")
+	}))
+	s.root = s.actors.Root
+
+	for id, c := range state.Clients {
+		s.clients[id] = c
+	}
+	for id, k := range state.Keys {
+		ref := &keyRef{key: *k}
+		ref.revoked.Store(k.Revoked)
+		s.keys[id] = ref
+		s.keysByHash[k.Hash] = ref
+	}
+	for _, m := range engine.Modes {
+		t := state.Treasuries[m]
+		for id, a := range t.Wallets {
+			ref := &accountRef{}
+			ref.view.Store(cloneAccount(a))
+			s.accounts.Store(id, ref)
+		}
+		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, true)
+	}
+	for key, book := range state.Books {
+		pa := &pairActor{sys: s, key: key, book: book, info: make(map[engine.PoolID]poolInfo)}
+		s.pairs[key] = s.spawn(pa, true)
+	}
+	for _, p := range state.Pools {
+		key := engine.BookKey{Mode: p.Mode, Pair: p.Pair}
+		s.startPool(p)
+		s.root.Send(s.pairs[key], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})
+	}
+	now := s.nowMillis()
+	retention := cfg.Retention.Milliseconds()
+	for id, q := range state.Quotes {
+		if !q.Status.Open() && retention > 0 && now-q.UpdatedAt > retention {
+			continue
+		}
+		ref := &quoteRef{client: q.Client, mode: q.Mode}
+		ref.view.Store(q.Clone())
+		s.quotes.Store(id, ref)
+		if q.Status.Open() {
+			s.openCounter(q.Client, q.Mode).Add(1)
+			ref.pid.Store(s.spawn(&quoteActor{sys: s, quote: q, ref: ref}, false))
+		}
+	}
+	for scope, rec := range state.Idempotency {
+		if now-rec.At > engine.IdempotencyRetentionMillis {
+			continue
+		}
+		if ref, ok := s.quoteRef(rec.Quote); ok {
+			s.idem.store(scope, rec, originalView(ref.view.Load()))
+		}
+	}
+	s.coordinator = s.spawn(&coordinatorActor{sys: s}, true)
+	return s, nil
+}
+
+func (s *System) spawn(a actor.Actor, bounded bool) *actor.PID {
+	var opts []actor.PropsOption
+	if bounded {
+		opts = append(opts, actor.WithMailbox(actor.Bounded(mailboxMessagesMax)))
+	}
+	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, opts...))
+}
+
+func (s *System) startPool(p *engine.Pool) {
+	ref := &poolRef{pair: s.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}]}
+	ref.view.Store(p.Clone())
+	liquidity, proceeds := &accountRef{}, &accountRef{}
+	liquidity.view.Store(cloneAccount(&p.Liquidity))
+	proceeds.view.Store(cloneAccount(&p.Proceeds))
+	s.accounts.Store(p.Liquidity.ID, liquidity)
+	s.accounts.Store(p.Proceeds.ID, proceeds)
+	ref.pid = s.spawn(&poolActor{sys: s, pool: p, ref: ref, liquidity: liquidity, proceeds: proceeds}, true)
+	s.pools.Store(p.ID, ref)
+}
+
+// Stop stops every actor. Pending appends still complete (the log is
+// closed by the caller afterwards).
+func (s *System) Stop() {
+	if s.stopped.Swap(true) {
+		return
+	}
+	var futures []*actor.Future
+	s.quotes.Range(func(_, v any) bool {
+		if pid := v.(*quoteRef).pid.Load(); pid != nil {
+			futures = append(futures, s.root.StopFuture(pid))
+		}
+		return true
+	})
+	s.pools.Range(func(_, v any) bool {
+		futures = append(futures, s.root.StopFuture(v.(*poolRef).pid))
+		return true
+	})
+	for _, pid := range s.pairs {
+		futures = append(futures, s.root.StopFuture(pid))
+	}
+	for _, pid := range s.treasuries {
+		futures = append(futures, s.root.StopFuture(pid))
+	}
+	futures = append(futures, s.root.StopFuture(s.coordinator))
+	for _, f := range futures {
+		_ = f.Wait() // a stop that times out leaves nothing to undo
+	}
+	s.actors.Shutdown()
+}
+
+// Fault returns the fault that made the system refuse writes, if any.
+func (s *System) Fault() error {
+	if p := s.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Ready reports whether the system takes writes (for /readyz).
+func (s *System) Ready() error { return s.writable() }
+
+func (s *System) setFault(err error) {
+	s.fault.CompareAndSwap(nil, &err)
+	s.cfg.Logger.Error("actor fault: writes refused until restart", "err", err)
+}
+
+func (s *System) nowMillis() int64 { return s.cfg.Clock().UnixMilli() }
+
+func (s *System) openCounter(c engine.ClientID, m engine.Mode) *atomic.Int64 {
+	scope := openScope{c, m}
+	if v, ok := s.open.Load(scope); ok {
+		return v.(*atomic.Int64)
+	}
+	v, _ := s.open.LoadOrStore(scope, new(atomic.Int64))
+	return v.(*atomic.Int64)
+}
+
+func (s *System) quoteRef(id engine.QuoteID) (*quoteRef, bool) {
+	v, ok := s.quotes.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*quoteRef), true
+}
+
+// request sends msg to pid and waits for the reply.
+func (s *System) request(pid *actor.PID, msg any) (any, error) {
+	if s.stopped.Load() {
+		return nil, ErrUnavailable
+	}
+	res, err := s.root.RequestFuture(pid, msg, requestTimeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return res, nil
+}
+
+// appendEvents encodes evs, appends them to the log and calls done from the
+// log's committer once they are durable (err == nil) or failed.
+func (s *System) appendEvents(done func(err error), evs ...engine.Event) {
+	recs := make([][]byte, len(evs))
+	for i, ev := range evs {
+		recs[i] = engine.AppendEvent(nil, ev)
+	}
+	s.log.Append(recs, func(_ uint64, err error) {
+		if err != nil {
+			if s.storage.CompareAndSwap(nil, &err) {
+				s.cfg.Logger.Error("log append failed: writes refused until restart", "err", err)
+			}
+			done(fmt.Errorf("%w: %v", ErrUnavailable, err))
+			return
+		}
+		done(nil)
+	})
+}
+
+// writable says whether writes may be attempted.
+func (s *System) writable() error {
+	if err := s.Fault(); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if p := s.storage.Load(); p != nil {
+		return fmt.Errorf("%w: storage failed: %v", ErrUnavailable, *p)
+	}
+	if s.stopped.Load() {
+		return ErrUnavailable
+	}
+	return nil
+}
+
+// ---- Authentication -------------------------------------------------------
+
+// Principal is an authenticated API key's owner.
+type Principal struct {
+	Key    engine.KeyID
+	Client engine.ClientID
+	Mode   engine.Mode
+}
+
+// HashKey is the stored form of an API key.
+func HashKey(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
+
+// Authenticate resolves an API key. Unknown and revoked keys fail alike.
+func (s *System) Authenticate(secret string) (Principal, bool) {
+	h := HashKey(secret)
+	s.mu.RLock()
+	ref, ok := s.keysByHash[h]
+	s.mu.RUnlock()
+	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || ref.revoked.Load() {
+		return Principal{}, false
+	}
+	return Principal{Key: ref.key.ID, Client: ref.key.Client, Mode: ref.key.Mode}, true
+}
+
+// Client returns a client by id.
+func (s *System) Client(id engine.ClientID) (*engine.Client, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	c, ok := s.clients[id]
+	return c, ok
+}
+
+// ---- Quotes ----------------------------------------------------------------
+
+// CreateQuote allocates and reserves a quote, durably. An Idempotency-Key
+// seen before with the same request returns the original quote (Replayed);
+// with a different request, IDEMPOTENCY_KEY_REUSED.
+func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
+	if err := s.writable(); err != nil {
+		return &QuoteReply{Err: err}
+	}
+	pid, ok := s.pairs[engine.BookKey{Mode: cmd.Mode, Pair: cmd.Pair}]
+	if !ok {
+		return &QuoteReply{Result: engine.ResultInvalidCurrencyPair}
+	}
+	if cmd.IdempotencyKey != "" {
+		scope := engine.IdempotencyScope{Client: cmd.Client, Mode: cmd.Mode, Key: cmd.IdempotencyKey}
+		reply, claimed := s.idem.claim(scope, cmd.RequestHash)
+		if !claimed {
+			return reply
+		}
+		defer s.idem.release(scope)
+	}
+	counter := s.openCounter(cmd.Client, cmd.Mode)
+	if n := counter.Add(1); s.cfg.MaxOpenQuotes > 0 && n > int64(s.cfg.MaxOpenQuotes) {
+		counter.Add(-1)
+		return &QuoteReply{Result: engine.ResultTooManyOpenQuotes}
+	}
+	res, err := s.request(pid, cmd)
+	if err != nil {
+		counter.Add(-1)
+		return &QuoteReply{Err: err}
+	}
+	reply := res.(*QuoteReply)
+	if reply.Result != engine.ResultOK || reply.Err != nil {
+		counter.Add(-1)
+	}
+	return reply
+}
+
+// Quote returns the caller's quote. Another client's or mode's quote is
+// not found, exactly like a missing one.
+func (s *System) Quote(client engine.ClientID, mode engine.Mode, id engine.QuoteID) (*engine.Quote, bool) {
+	ref, ok := s.quoteRef(id)
+	if !ok || ref.client != client || ref.mode != mode {
+		return nil, false
+	}
+	return ref.view.Load(), true
+}
+
+// TransitionQuote accepts, cancels or completes the caller's quote.
+func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id engine.QuoteID, cmd *TransitionQuote) *QuoteReply {
+	ref, ok := s.quoteRef(id)
+	if !ok || ref.client != client || ref.mode != mode {
+		return &QuoteReply{Result: engine.ResultQuoteNotFound}
+	}
+	if err := s.writable(); err != nil {
+		return &QuoteReply{Err: err}
+	}
+	if pid := ref.pid.Load(); pid != nil {
+		res, err := s.request(pid, cmd)
+		if err == nil {
+			return res.(*QuoteReply)
+		}
+		if !errors.Is(err, actor.ErrDeadLetter) || ref.pid.Load() != nil {
+			return &QuoteReply{Err: err}
+		}
+		// The quote turned terminal and its actor stopped while we asked:
+		// decide on the final view below.
+	}
+	return decideTerminal(ref.view.Load(), cmd, s.nowMillis())
+}
+
+// decideTerminal answers a transition of a terminal quote. Terminal quotes
+// have no actor: no transition from them produces an event, so the pure
+// engine decision on a copy is the whole answer.
+func decideTerminal(view *engine.Quote, cmd *TransitionQuote, now int64) *QuoteReply {
+	q := view.Clone()
+	var res engine.Result
+	var ev engine.Event
+	var allowed []engine.Status
+	switch cmd.Operation {
+	case OperationAccept:
+		r, e := q.Accept(cmd.Accept, now, 0)
+		res, allowed = r, engine.AcceptAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	case OperationCancel:
+		r, e := q.Cancel(now)
+		res, allowed = r, engine.CancelAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	case OperationComplete:
+		r, e := q.Complete(now)
+		res, allowed = r, engine.CompleteAllowedFrom
+		if e != nil {
+			ev = e
+		}
+	}
+	if ev != nil {
+		return &QuoteReply{Err: fmt.Errorf("%w: terminal quote %s produced %s", ErrFault, q.ID, ev.Type())}
+	}
+	reply := &QuoteReply{Result: res, Quote: view}
+	if res == engine.ResultInvalidState {
+		reply.AllowedFrom = allowed
+	}
+	return reply
+}
+
+// ---- Accounts and pools ----------------------------------------------------
+
+// Account returns an account's latest view.
+func (s *System) Account(id engine.AccountID) (*engine.Account, bool) {
+	v, ok := s.accounts.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*accountRef).view.Load(), true
+}
+
+// ClientAccounts returns the client's accounts in mode m: its wallets, then
+// the accounts of the pools it owns (contract §10).
+func (s *System) ClientAccounts(client engine.ClientID, m engine.Mode) []*engine.Account {
+	c, ok := s.Client(client)
+	if !ok {
+		return nil
+	}
+	var out []*engine.Account
+	for _, w := range c.Wallets {
+		if w.Mode != m {
+			continue
+		}
+		if a, ok := s.Account(w.Account); ok {
+			out = append(out, a)
+		}
+	}
+	for _, p := range s.Pools(m) {
+		if p.Owner == client {
+			out = append(out, cloneAccount(&p.Liquidity), cloneAccount(&p.Proceeds))
+		}
+	}
+	return out
+}
+
+// AccountOwnedBy reports whether the account belongs to the client in mode m.
+func (s *System) AccountOwnedBy(a *engine.Account, client engine.ClientID, m engine.Mode) bool {
+	if a.Mode != m {
+		return false
+	}
+	switch a.Kind {
+	case engine.AccountWallet:
+		return engine.ClientID(a.Owner) == client
+	case engine.AccountLiquidity, engine.AccountProceeds:
+		p, ok := s.Pool(engine.PoolID(a.Owner))
+		return ok && p.Owner == client && !client.IsZero()
+	}
+	return false
+}
+
+// Pool returns a pool's latest view.
+func (s *System) Pool(id engine.PoolID) (*engine.Pool, bool) {
+	v, ok := s.pools.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*poolRef).view.Load(), true
+}
+
+// Pools returns the pools of mode m (ModeNone: all), in no particular order.
+func (s *System) Pools(m engine.Mode) []*engine.Pool {
+	var out []*engine.Pool
+	s.pools.Range(func(_, v any) bool {
+		p := v.(*poolRef).view.Load()
+		if m == engine.ModeNone || p.Mode == m {
+			out = append(out, p)
+		}
+		return true
+	})
+	return out
+}
+
+// ChangePool sets a pool's rate or status, or moves liquidity in or out.
+func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
+	v, ok := s.pools.Load(cmd.Pool)
+	if !ok {
+		return &PoolReply{Result: engine.ResultPoolNotFound}
+	}
+	if err := s.writable(); err != nil {
+		return &PoolReply{Err: err}
+	}
+	res, err := s.request(v.(*poolRef).pair, cmd)
+	if err != nil {
+		return &PoolReply{Err: err}
+	}
+	return res.(*PoolReply)
+}
+
+// DepositAccount credits a wallet from clearing (operator).
+func (s *System) DepositAccount(cmd *DepositAccount) *AccountReply {
+	a, ok := s.Account(cmd.Account)
+	if !ok || a.Kind != engine.AccountWallet {
+		return &AccountReply{Result: engine.ResultAccountNotFound}
+	}
+	if err := s.writable(); err != nil {
+		return &AccountReply{Err: err}
+	}
+	res, err := s.request(s.treasuries[a.Mode], cmd)
+	if err != nil {
+		return &AccountReply{Err: err}
+	}
+	return res.(*AccountReply)
+}
+
+// LedgerCheck checks contract §3 for mode m over the live sub-ledgers. Each
+// sub-ledger is read consistently from its owner; since each sums to zero
+// on its own, their total is exact whatever moves between the reads.
+func (s *System) LedgerCheck(m engine.Mode) (engine.LedgerReport, error) {
+	res, err := s.request(s.treasuries[m], &treasurySnapshot{})
+	if err != nil {
+		return engine.LedgerReport{}, err
+	}
+	var acc engine.LedgerAccumulator
+	acc.AddTreasury(res.(*engine.Treasury))
+	for _, p := range s.Pools(m) {
+		acc.AddPool(p)
+	}
+	return acc.Report(), nil
+}
+
+// ClearingBalance is the balance of the clearing account of (m, c).
+func (s *System) ClearingBalance(m engine.Mode, c engine.Currency) (engine.Amount, error) {
+	res, err := s.request(s.treasuries[m], &treasurySnapshot{})
+	if err != nil {
+		return 0, err
+	}
+	sum := res.(*engine.Treasury).Clearing[c]
+	for _, p := range s.Pools(m) {
+		if p.Pair.Source == c {
+			sum += p.ClearingSource
+		}
+		if p.Pair.Destination == c {
+			sum += p.ClearingDestination
+		}
+	}
+	return sum, nil
+}
+
+// Admin calls the coordinator.
+func (s *System) Admin(cmd any) *AdminReply {
+	if err := s.writable(); err != nil {
+		return &AdminReply{Err: err}
+	}
+	res, err := s.request(s.coordinator, cmd)
+	if err != nil {
+		return &AdminReply{Err: err}
+	}
+	return res.(*AdminReply)
+}
+
+func cloneAccount(a *engine.Account) *engine.Account { c := *a; return &c }
+
+// Now is the engine time the actors use.
+func (s *System) Now() time.Time { return s.cfg.Clock() }
+
+// Maintain forgets what retention allows: Idempotency-Keys older than 24 h
+// and terminal quotes older than the retention (they stay in the log).
+// The server calls it periodically.
+func (s *System) Maintain() {
+	now := s.nowMillis()
+	s.idem.prune(now)
+	retention := s.cfg.Retention.Milliseconds()
+	if retention <= 0 {
+		return
+	}
+	s.quotes.Range(func(k, v any) bool {
+		ref := v.(*quoteRef)
+		if q := ref.view.Load(); ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
+			s.quotes.Delete(k)
+		}
+		return true
+	})
+}
+
+// Clients returns every client.
+func (s *System) Clients() []*engine.Client {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*engine.Client, 0, len(s.clients))
+	for _, c := range s.clients {
+		out = append(out, c)
+	}
+	return out
+}

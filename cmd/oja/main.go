@@ -1,0 +1,55 @@
+// Command oja runs the Oja currency exchange marketplace and its operator
+// tools.
+//
+//	oja serve [flags]          run the service (see --help)
+//	oja admin <command> ...    call the admin API of a running service
+//	oja wal <command> ...      inspect a stopped service's log offline
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "admin":
+		err = admin(os.Args[2:])
+	case "wal":
+		err = walCommand(os.Args[2:])
+	case "help", "-h", "--help":
+		usage()
+		return
+	default:
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oja:", err)
+		if code, ok := err.(exitCode); ok {
+			os.Exit(int(code))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that has already been reported and carries the
+// process exit status.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...
+  oja admin <clients|keys|pools|accounts|ledger|backup> ...   (oja admin help)
+  oja wal <stats|dump|verify|replay> --data DIR ...            (oja wal help)
+`)
+}

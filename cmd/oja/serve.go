@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/wal"
+)
+
+// serveConfig is every flag of `oja serve` (contract §13). Each flag may
+// also be given as the environment variable OJA_<NAME> (dashes as
+// underscores); flags win.
+type serveConfig struct {
+	listen        string
+	adminListen   string
+	data          string
+	sync          bool
+	quoteTTL      time.Duration
+	paymentWindow time.Duration
+	sseHeartbeat  time.Duration
+	retention     time.Duration
+	rateLimit     float64
+	maxOpenQuotes int
+	demo          bool
+	logFormat     string
+}
+
+// shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
+const shutdownTimeout = 8 * time.Second
+
+// maintenanceInterval is how often retention and idempotency pruning run.
+const maintenanceInterval = time.Minute
+
+func parseServe(args []string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.listen, "listen", ":8080", "public API listen address")
+	fs.StringVar(&c.adminListen, "admin-listen", "127.0.0.1:8081", "admin API listen address")
+	fs.StringVar(&c.data, "data", "./data", "data directory (log, admin token, demo key)")
+	fs.BoolVar(&c.sync, "sync", true, "fsync every acknowledged write (false: benchmarks only)")
+	fs.DurationVar(&c.quoteTTL, "quote-ttl", 300*time.Second, "time a pending quote may be accepted")
+	fs.DurationVar(&c.paymentWindow, "payment-window", 30*time.Minute, "time an accepted quote may be paid")
+	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "rate stream heartbeat interval")
+	fs.DurationVar(&c.retention, "retention", 168*time.Hour, "how long terminal quotes stay readable")
+	fs.Float64Var(&c.rateLimit, "rate-limit", 0, "requests per second per API key (0 = off)")
+	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes per API key's client and mode (0 = no cap)")
+	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
+	fs.StringVar(&c.logFormat, "log-format", "", `"json" or "text" (default: text on a terminal, else json)`)
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && v != "" {
+			if err := f.Value.Set(v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s=%q: %w", name, v, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return nil, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if c.quoteTTL < time.Second || c.quoteTTL%time.Second != 0 {
+		return nil, errors.New("--quote-ttl must be a whole number of seconds, at least 1s")
+	}
+	if c.paymentWindow < time.Second {
+		return nil, errors.New("--payment-window must be at least 1s")
+	}
+	if c.sseHeartbeat < 100*time.Millisecond {
+		return nil, errors.New("--sse-heartbeat must be at least 100ms")
+	}
+	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
+		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
+	}
+	return c, nil
+}
+
+func newLogger(format string) *slog.Logger {
+	if format == "" {
+		format = "json"
+		if info, err := os.Stderr.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+			format = "text"
+		}
+	}
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+}
+
+func serve(args []string) error {
+	cfg, err := parseServe(args)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg.logFormat)
+	if !cfg.sync {
+		logger.Warn("*** --sync=false: writes are NOT fsync'd; an acknowledged change can be lost on a crash. Benchmarks only. ***")
+	}
+	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	token, err := adminToken(cfg.data)
+	if err != nil {
+		return err
+	}
+	log, err := wal.Open(storeDir(cfg.data), wal.Options{Sync: cfg.sync})
+	if err != nil {
+		return err
+	}
+	srv := gateway.New(gateway.Config{
+		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
+		RateLimit: cfg.rateLimit, Logger: logger,
+		Backup: func(dir string) error { return backup(log, cfg.data, dir) },
+	})
+	if err := srv.Start(); err != nil {
+		log.Close()
+		return err
+	}
+	logger.Info("listening; recovering before serving", "public", srv.Addr(), "admin", srv.AdminAddr(), "data", cfg.data)
+
+	state, stats, err := actors.Recover(log, time.Now())
+	if err != nil {
+		shutdownQuietly(srv, log)
+		return fmt.Errorf("recovery: %w", err)
+	}
+	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
+		"expired", stats.Expired, "duration", stats.Duration.String())
+	sys, err := actors.Start(state, log, actors.Config{
+		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
+		MaxOpenQuotes: cfg.maxOpenQuotes, Logger: logger,
+	})
+	if err != nil {
+		shutdownQuietly(srv, log)
+		return err
+	}
+	if cfg.demo {
+		if err := seedDemo(sys, cfg.data, logger); err != nil {
+			sys.Stop()
+			shutdownQuietly(srv, log)
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	srv.SetSystem(sys)
+	logger.Info("ready")
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	ticker := time.NewTicker(maintenanceInterval)
+	defer ticker.Stop()
+wait:
+	for {
+		select {
+		case sig := <-stop:
+			logger.Info("shutting down", "signal", sig.String())
+			break wait
+		case <-ticker.C:
+			sys.Maintain()
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("shutdown: connections cut", "err", err)
+	}
+	sys.Stop()
+	if err := log.Close(); err != nil {
+		return fmt.Errorf("closing log: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func shutdownQuietly(srv *gateway.Server, log *wal.Log) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx) // already failing; the first error is the one reported
+	_ = log.Close()
+}
+
+// storeDir is where the Pebble store lives inside a data dir.
+func storeDir(data string) string { return filepath.Join(data, "store") }
+
+// adminToken returns OJA_ADMIN_TOKEN, else <data>/admin.token, creating it
+// (mode 0600) on first start.
+func adminToken(data string) (string, error) {
+	if t := os.Getenv("OJA_ADMIN_TOKEN"); t != "" {
+		return t, nil
+	}
+	path := filepath.Join(data, "admin.token")
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	t := "oja_admin_" + hex.EncodeToString(raw)
+	if err := writeFileAtomic(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	return t, nil
+}
+
+// writeFileAtomic writes path via a synced temporary file and a rename.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// backup makes a consistent online copy of the store into dir/store, plus
+// the admin token, so that `oja serve --data dir` serves it as is.
+func backup(log *wal.Log, data, dir string) error {
+	if dir == "" {
+		return errors.New("backup directory is required")
+	}
+	if _, err := os.Stat(storeDir(dir)); err == nil {
+		return fmt.Errorf("backup: %s already holds a store", dir)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := log.Checkpoint(storeDir(dir)); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	for _, name := range []string{"admin.token", "demo.key"} {
+		if b, err := os.ReadFile(filepath.Join(data, name)); err == nil {
+			if err := writeFileAtomic(filepath.Join(dir, name), b, 0o600); err != nil {
+				return fmt.Errorf("backup: %w", err)
+			}
+		}
+	}
+	return nil
+}

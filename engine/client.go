@@ -1,0 +1,38 @@
+package engine
+
+// Client is a partner.
+type Client struct {
+	ID        ClientID
+	Name      string
+	CreatedAt int64
+	Wallets   []WalletAccount
+}
+
+// Key is an API key's record. The key itself is never stored: Hash is its
+// SHA-256 (keys carry 190 random bits, so a fast hash suffices).
+type Key struct {
+	ID        KeyID
+	Client    ClientID
+	Mode      Mode
+	Hash      [32]byte
+	Revoked   bool
+	CreatedAt int64
+}
+
+// IdempotencyScope is where an Idempotency-Key is unique: per client and mode.
+type IdempotencyScope struct {
+	Client ClientID
+	Mode   Mode
+	Key    string
+}
+
+// IdempotencyRecord remembers which quote a key created and from which
+// request.
+type IdempotencyRecord struct {
+	Quote       QuoteID
+	RequestHash [32]byte
+	At          int64
+}
+
+// IdempotencyRetentionMillis is how long an Idempotency-Key is remembered.
+const IdempotencyRetentionMillis = 24 * 60 * 60 * 1000

@@ -1,0 +1,349 @@
+package engine
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The event codec is a hand-written binary format: one version byte, one
+// EventType byte, then the event's fields in declaration order as varints,
+// fixed 16-byte ids and length-prefixed strings. It is deterministic (the
+// same event always encodes to the same bytes) and decodes without
+// reflection, so replay runs at hundreds of thousands of events per second.
+// NB: JSON was rejected for the log: ~10x slower to decode and it would make
+// the bytes depend on a library's formatting choices.
+
+const (
+	codecVersion = 1
+	// stringBytesMax bounds every decoded string (names, references, chat
+	// fields); the gateway refuses longer inputs well before this.
+	stringBytesMax = 4096
+	// walletsMax bounds the wallets one ClientCreated may carry.
+	walletsMax = 64
+)
+
+// ErrCorruptEvent is returned for bytes that are not a valid event.
+var ErrCorruptEvent = errors.New("engine: corrupt event")
+
+type encoder struct{ buf []byte }
+
+func (e *encoder) uvarint(v uint64) { e.buf = binary.AppendUvarint(e.buf, v) }
+func (e *encoder) varint(v int64)   { e.buf = binary.AppendVarint(e.buf, v) }
+func (e *encoder) byte1(v uint8)    { e.buf = append(e.buf, v) }
+func (e *encoder) id(v [16]byte)    { e.buf = append(e.buf, v[:]...) }
+func (e *encoder) hash(v [32]byte)  { e.buf = append(e.buf, v[:]...) }
+func (e *encoder) amount(v Amount)  { e.varint(int64(v)) }
+func (e *encoder) rate(v Rate)      { e.uvarint(uint64(v)) }
+func (e *encoder) pair(p Pair)      { e.byte1(uint8(p.Source)); e.byte1(uint8(p.Destination)) }
+func (e *encoder) boolean(v bool)   { e.byte1(boolByte(v)) }
+func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+func boolByte(v bool) uint8 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+type decoder struct {
+	buf []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = ErrCorruptEvent
+	}
+	d.buf = nil
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.buf)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.buf)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.buf = d.buf[n:]
+	return v
+}
+
+func (d *decoder) byte1() uint8 {
+	if len(d.buf) < 1 {
+		d.fail()
+		return 0
+	}
+	v := d.buf[0]
+	d.buf = d.buf[1:]
+	return v
+}
+
+func (d *decoder) id() (v [16]byte) {
+	if len(d.buf) < 16 {
+		d.fail()
+		return v
+	}
+	copy(v[:], d.buf)
+	d.buf = d.buf[16:]
+	return v
+}
+
+func (d *decoder) hash() (v [32]byte) {
+	if len(d.buf) < 32 {
+		d.fail()
+		return v
+	}
+	copy(v[:], d.buf)
+	d.buf = d.buf[32:]
+	return v
+}
+
+func (d *decoder) amount() Amount { return Amount(d.varint()) }
+func (d *decoder) rate() Rate     { return Rate(d.uvarint()) }
+
+func (d *decoder) pair() Pair {
+	p := Pair{Currency(d.byte1()), Currency(d.byte1())}
+	if !p.Source.Valid() || !p.Destination.Valid() {
+		d.fail()
+	}
+	return p
+}
+
+func (d *decoder) mode() Mode {
+	m := Mode(d.byte1())
+	if m != ModeLive && m != ModeSandbox {
+		d.fail()
+	}
+	return m
+}
+
+func (d *decoder) boolean() bool {
+	switch d.byte1() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	d.fail()
+	return false
+}
+
+func (d *decoder) str() string {
+	n := d.uvarint()
+	if n > stringBytesMax || n > uint64(len(d.buf)) {
+		d.fail()
+		return ""
+	}
+	s := string(d.buf[:n])
+	d.buf = d.buf[n:]
+	return s
+}
+
+// AppendEvent appends the encoding of ev to dst.
+func AppendEvent(dst []byte, ev Event) []byte {
+	e := encoder{buf: dst}
+	e.byte1(codecVersion)
+	e.byte1(uint8(ev.Type()))
+	e.varint(ev.Time())
+	switch ev := ev.(type) {
+	case *ClientCreated:
+		e.id(ev.Client)
+		e.str(ev.Name)
+		e.uvarint(uint64(len(ev.Wallets)))
+		for _, w := range ev.Wallets {
+			e.byte1(uint8(w.Mode))
+			e.byte1(uint8(w.Currency))
+			e.id(w.Account)
+		}
+	case *KeyCreated:
+		e.id(ev.Key)
+		e.id(ev.Client)
+		e.byte1(uint8(ev.Mode))
+		e.hash(ev.Hash)
+	case *KeyRevoked:
+		e.id(ev.Key)
+	case *PoolCreated:
+		e.id(ev.Pool)
+		e.byte1(uint8(ev.Mode))
+		e.str(ev.Name)
+		e.pair(ev.Pair)
+		e.rate(ev.Rate)
+		e.id(ev.Owner)
+		e.id(ev.LiquidityAccount)
+		e.id(ev.ProceedsAccount)
+	case *PoolRateSet:
+		e.id(ev.Pool)
+		e.rate(ev.Rate)
+	case *PoolStatusSet:
+		e.id(ev.Pool)
+		e.boolean(ev.Active)
+	case *PoolDeposited:
+		e.id(ev.Pool)
+		e.amount(ev.Amount)
+	case *PoolWithdrawn:
+		e.id(ev.Pool)
+		e.amount(ev.Amount)
+	case *AccountDeposited:
+		e.id(ev.Account)
+		e.amount(ev.Amount)
+	case *QuoteCreated:
+		e.id(ev.Quote)
+		e.id(ev.Client)
+		e.byte1(uint8(ev.Mode))
+		e.pair(ev.Pair)
+		e.byte1(uint8(ev.Direction))
+		e.amount(ev.Amount)
+		e.rate(ev.ProposedRate)
+		e.byte1(uint8(ev.Chain))
+		e.str(ev.Reference)
+		e.varint(ev.ExpiresAt)
+		e.uvarint(uint64(len(ev.Allocations)))
+		for i := range ev.Allocations {
+			a := &ev.Allocations[i]
+			e.id(a.ID)
+			e.id(a.Pool)
+			e.id(a.PoolAccount)
+			e.str(a.PoolName)
+			e.rate(a.Rate)
+			e.amount(a.Source)
+			e.amount(a.Destination)
+			e.str(a.Reference)
+		}
+		e.boolean(ev.Chat != nil)
+		if c := ev.Chat; c != nil {
+			e.str(c.ConversationID)
+			e.str(c.ChatQuoteID)
+			e.str(c.ListingID)
+			e.rate(c.InitialListingRate)
+			e.str(c.NegotiationStartedAt)
+			e.str(c.QuoteSentAt)
+		}
+		e.str(ev.IdempotencyKey)
+		e.hash(ev.RequestHash)
+		e.byte1(uint8(ev.Channel))
+	case *QuoteAccepted:
+		e.id(ev.Quote)
+		e.id(ev.PoolAccount)
+		s := &ev.Settlement
+		e.byte1(uint8(s.Kind))
+		e.id(s.Account)
+		e.str(s.AccountName)
+		e.str(s.AccountNumber)
+		e.str(s.BankCode)
+		e.str(s.Address)
+		e.varint(ev.ExpiresAt)
+	case *QuoteCancelled:
+		e.id(ev.Quote)
+	case *QuoteExpired:
+		e.id(ev.Quote)
+	case *QuoteCompleted:
+		e.id(ev.Quote)
+	default:
+		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
+	}
+	return e.buf
+}
+
+// DecodeEvent decodes one event. It never panics on hostile bytes.
+func DecodeEvent(b []byte) (Event, error) {
+	d := decoder{buf: b}
+	if d.byte1() != codecVersion {
+		return nil, fmt.Errorf("%w: unknown codec version", ErrCorruptEvent)
+	}
+	typ := EventType(d.byte1())
+	at := d.varint()
+	var ev Event
+	switch typ {
+	case EventClientCreated:
+		e := &ClientCreated{At: at, Client: d.id(), Name: d.str()}
+		n := d.uvarint()
+		if n > walletsMax {
+			d.fail()
+			n = 0
+		}
+		e.Wallets = make([]WalletAccount, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			w := WalletAccount{Mode: d.mode(), Currency: Currency(d.byte1()), Account: d.id()}
+			if !w.Currency.Valid() {
+				d.fail()
+			}
+			e.Wallets = append(e.Wallets, w)
+		}
+		ev = e
+	case EventKeyCreated:
+		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
+	case EventKeyRevoked:
+		ev = &KeyRevoked{At: at, Key: d.id()}
+	case EventPoolCreated:
+		ev = &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
+			Rate: d.rate(), Owner: d.id(), LiquidityAccount: d.id(), ProceedsAccount: d.id()}
+	case EventPoolRateSet:
+		ev = &PoolRateSet{At: at, Pool: d.id(), Rate: d.rate()}
+	case EventPoolStatusSet:
+		ev = &PoolStatusSet{At: at, Pool: d.id(), Active: d.boolean()}
+	case EventPoolDeposited:
+		ev = &PoolDeposited{At: at, Pool: d.id(), Amount: d.amount()}
+	case EventPoolWithdrawn:
+		ev = &PoolWithdrawn{At: at, Pool: d.id(), Amount: d.amount()}
+	case EventAccountDeposited:
+		ev = &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
+	case EventQuoteCreated:
+		e := &QuoteCreated{At: at, Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
+			Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(),
+			Chain: Chain(d.byte1()), Reference: d.str(), ExpiresAt: d.varint()}
+		if e.Direction != DirectionSource && e.Direction != DirectionDestination || e.Chain >= chainEnd {
+			d.fail()
+		}
+		n := d.uvarint()
+		if n == 0 || n > SlicesMax {
+			d.fail()
+			n = 0
+		}
+		e.Allocations = make([]Allocation, 0, n)
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			e.Allocations = append(e.Allocations, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
+				PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
+		}
+		if d.boolean() {
+			e.Chat = &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
+				InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
+		}
+		e.IdempotencyKey = d.str()
+		e.RequestHash = d.hash()
+		e.Channel = Channel(d.byte1())
+		ev = e
+	case EventQuoteAccepted:
+		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}
+		e.Settlement = Settlement{Kind: SettlementKind(d.byte1()), Account: d.id(), AccountName: d.str(),
+			AccountNumber: d.str(), BankCode: d.str(), Address: d.str()}
+		e.ExpiresAt = d.varint()
+		if e.Settlement.Kind == SettlementNone || e.Settlement.Kind > SettlementChain {
+			d.fail()
+		}
+		ev = e
+	case EventQuoteCancelled:
+		ev = &QuoteCancelled{At: at, Quote: d.id()}
+	case EventQuoteExpired:
+		ev = &QuoteExpired{At: at, Quote: d.id()}
+	case EventQuoteCompleted:
+		ev = &QuoteCompleted{At: at, Quote: d.id()}
+	default:
+		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: truncated or invalid %s", ErrCorruptEvent, typ)
+	}
+	if len(d.buf) != 0 {
+		return nil, fmt.Errorf("%w: %d trailing bytes after %s", ErrCorruptEvent, len(d.buf), typ)
+	}
+	return ev, nil
+}

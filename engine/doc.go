@@ -1,0 +1,31 @@
+// Package engine is Oja's deterministic state machine: currencies and exact
+// money, liquidity pools and their order books, allocation, the quote
+// lifecycle, the double-entry ledger with holds, and the outcome events that
+// record every change.
+//
+// It has no goroutines, channels, IO, logging or wall clock: every command
+// takes the time as an argument (unix milliseconds) and every identifier as
+// an input, so the same events always rebuild the same state, byte for byte
+// (State.Hash). The service (package actors) and the offline tools (oja wal)
+// drive it; neither adds rules of its own.
+//
+// A caller:
+//
+//  1. decides a command with the entity that owns it — Book.Allocate for a
+//     new quote, Quote.Accept/Cancel/Complete/ExpireIfDue for a transition,
+//     Pool.Withdraw for a withdrawal — and gets a Result (ResultOK or a
+//     business refusal; refusals are values, never errors) and, when
+//     something changes, an Event;
+//  2. makes the event durable (AppendEvent encodes it for the log);
+//  3. applies it: the entity's Apply methods, or State.Apply for the whole
+//     state. Replay is step 3 alone, from the log: events carry outcomes
+//     (QuoteCreated holds the allocations made), so matching never re-runs.
+//
+// Money is integer minor units (Amount) and rates are integers scaled by
+// 10^18 (Rate), with 128-bit intermediates; shopspring/decimal is used only
+// at the edges (parsing and printing). Invariants, each asserted where it can
+// break: the ledger sums to zero per mode and currency (see Treasury for the
+// sub-ledger design); 0 <= held <= balance on every non-clearing account; a
+// pool's holds never exceed its liquidity; a quote is reserved in full or not
+// at all; terminal quotes never change.
+package engine

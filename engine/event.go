@@ -1,0 +1,315 @@
+package engine
+
+// Events record outcomes, not requests (STYLE.md): a QuoteCreated carries the
+// allocations that were made, so replay never re-runs matching against a book
+// that may differ. Every event carries At, the engine time (unix
+// milliseconds) at which it happened. Events are immutable once built.
+
+// EventType is the tag of an encoded event. Values are stored in the log:
+// never renumber.
+type EventType uint8
+
+const (
+	EventClientCreated    EventType = 1
+	EventKeyCreated       EventType = 2
+	EventKeyRevoked       EventType = 3
+	EventPoolCreated      EventType = 4
+	EventPoolRateSet      EventType = 5
+	EventPoolStatusSet    EventType = 6
+	EventPoolDeposited    EventType = 7
+	EventPoolWithdrawn    EventType = 8
+	EventAccountDeposited EventType = 9
+	EventQuoteCreated     EventType = 10
+	EventQuoteAccepted    EventType = 11
+	EventQuoteCancelled   EventType = 12
+	EventQuoteExpired     EventType = 13
+	EventQuoteCompleted   EventType = 14
+	eventTypeEnd          EventType = 15
+)
+
+var eventTypeNames = [eventTypeEnd]string{
+	EventClientCreated:    "ClientCreated",
+	EventKeyCreated:       "KeyCreated",
+	EventKeyRevoked:       "KeyRevoked",
+	EventPoolCreated:      "PoolCreated",
+	EventPoolRateSet:      "PoolRateSet",
+	EventPoolStatusSet:    "PoolStatusSet",
+	EventPoolDeposited:    "PoolDeposited",
+	EventPoolWithdrawn:    "PoolWithdrawn",
+	EventAccountDeposited: "AccountDeposited",
+	EventQuoteCreated:     "QuoteCreated",
+	EventQuoteAccepted:    "QuoteAccepted",
+	EventQuoteCancelled:   "QuoteCancelled",
+	EventQuoteExpired:     "QuoteExpired",
+	EventQuoteCompleted:   "QuoteCompleted",
+}
+
+func (t EventType) String() string {
+	if t == 0 || t >= eventTypeEnd {
+		return "Unknown"
+	}
+	return eventTypeNames[t]
+}
+
+// Event is one outcome. The concrete types below are its only implementations.
+type Event interface {
+	Type() EventType
+	Time() int64
+}
+
+// WalletAccount names one wallet of a client.
+type WalletAccount struct {
+	Mode     Mode
+	Currency Currency
+	Account  AccountID
+}
+
+// ClientCreated: a partner and its wallets (one per currency per mode).
+type ClientCreated struct {
+	At      int64
+	Client  ClientID
+	Name    string
+	Wallets []WalletAccount
+}
+
+// KeyCreated: an API key; only its SHA-256 is kept.
+type KeyCreated struct {
+	At     int64
+	Key    KeyID
+	Client ClientID
+	Mode   Mode
+	Hash   [32]byte
+}
+
+// KeyRevoked: the key fails from the next request on.
+type KeyRevoked struct {
+	At  int64
+	Key KeyID
+}
+
+// PoolCreated: a market maker's offer, active, with empty accounts.
+type PoolCreated struct {
+	At               int64
+	Pool             PoolID
+	Mode             Mode
+	Name             string
+	Pair             Pair
+	Rate             Rate
+	Owner            ClientID // zero: owned by the marketplace
+	LiquidityAccount AccountID
+	ProceedsAccount  AccountID
+}
+
+// PoolRateSet: the pool's rate changed; its time priority restarts at At.
+type PoolRateSet struct {
+	At   int64
+	Pool PoolID
+	Rate Rate
+}
+
+// PoolStatusSet: the pool was activated or suspended.
+type PoolStatusSet struct {
+	At     int64
+	Pool   PoolID
+	Active bool
+}
+
+// PoolDeposited: clearing(destination) → pool liquidity.
+type PoolDeposited struct {
+	At     int64
+	Pool   PoolID
+	Amount Amount
+}
+
+// PoolWithdrawn: pool liquidity → clearing(destination).
+type PoolWithdrawn struct {
+	At     int64
+	Pool   PoolID
+	Amount Amount
+}
+
+// AccountDeposited: clearing(currency) → a wallet.
+type AccountDeposited struct {
+	At      int64
+	Account AccountID
+	Amount  Amount
+}
+
+// Chain is a blockchain network.
+type Chain uint8
+
+const (
+	ChainNone Chain = iota
+	ChainTron
+	ChainEthereum
+	ChainBSC
+	ChainPolygon
+	ChainSolana
+	chainEnd
+)
+
+var chainNames = [chainEnd]string{"", "TRON", "ETHEREUM", "BSC", "POLYGON", "SOLANA"}
+
+func (c Chain) String() string {
+	if c >= chainEnd {
+		return ""
+	}
+	return chainNames[c]
+}
+
+// ParseChain maps a network name to its Chain.
+func ParseChain(s string) (Chain, bool) {
+	for c := ChainTron; c < chainEnd; c++ {
+		if chainNames[c] == s {
+			return c, true
+		}
+	}
+	return ChainNone, false
+}
+
+// DefaultChain is the network a token settles on when the request names none.
+func DefaultChain(c Currency) Chain {
+	if c == CurrencyUSDT {
+		return ChainTron
+	}
+	return ChainNone
+}
+
+// Allocation is one slice of a quote, as made at creation.
+type Allocation struct {
+	ID          AllocationID
+	Pool        PoolID
+	PoolAccount AccountID // the pool's liquidity account
+	PoolName    string
+	Rate        Rate
+	Source      Amount
+	Destination Amount
+	Reference   string // e.g. ALC-7K3M9Q2XPB
+}
+
+// Chat is the chat-negotiation metadata of a quote (contract §6).
+type Chat struct {
+	ConversationID       string
+	ChatQuoteID          string
+	ListingID            string
+	InitialListingRate   Rate // filled by the service; 0 when no listing
+	NegotiationStartedAt string
+	QuoteSentAt          string
+}
+
+// QuoteCreated: a quote allocated in full; its holds are placed.
+type QuoteCreated struct {
+	At             int64
+	Quote          QuoteID
+	Client         ClientID
+	Mode           Mode
+	Pair           Pair
+	Direction      Direction
+	Amount         Amount
+	ProposedRate   Rate
+	Chain          Chain
+	Reference      string // bank pay-in reference, e.g. OJA-4F7Q9D2M
+	ExpiresAt      int64
+	Allocations    []Allocation
+	Chat           *Chat
+	IdempotencyKey string
+	RequestHash    [32]byte // of the canonical request, for IDEMPOTENCY_KEY_REUSED
+	Channel        Channel  // which API created it
+}
+
+// Channel is the API a quote was created through.
+type Channel uint8
+
+const (
+	ChannelJSON Channel = iota
+	ChannelXML
+)
+
+// SettlementKind is where a quote's destination funds go on completion.
+type SettlementKind uint8
+
+const (
+	SettlementNone   SettlementKind = iota
+	SettlementWallet                // the partner's wallet in the destination currency
+	SettlementBank                  // paid out to a bank account (via clearing)
+	SettlementChain                 // paid out to a blockchain address (via clearing)
+)
+
+func (k SettlementKind) String() string {
+	switch k {
+	case SettlementWallet:
+		return "wallet"
+	case SettlementBank:
+		return "bank"
+	case SettlementChain:
+		return "chain"
+	}
+	return ""
+}
+
+// Settlement is the destination chosen at accept.
+type Settlement struct {
+	Kind          SettlementKind
+	Account       AccountID // SettlementWallet: the wallet credited
+	AccountName   string    // SettlementBank
+	AccountNumber string    // SettlementBank
+	BankCode      string    // SettlementBank
+	Address       string    // SettlementChain
+}
+
+// QuoteAccepted: pay-in instructions issued; the payment window starts.
+type QuoteAccepted struct {
+	At          int64
+	Quote       QuoteID
+	PoolAccount AccountID // the accountId named by a JSON accept; zero for XML
+	Settlement  Settlement
+	ExpiresAt   int64
+}
+
+// QuoteCancelled: holds released.
+type QuoteCancelled struct {
+	At    int64
+	Quote QuoteID
+}
+
+// QuoteExpired: TTL or payment window ran out; holds released.
+type QuoteExpired struct {
+	At    int64
+	Quote QuoteID
+}
+
+// QuoteCompleted: holds consumed, postings made (see Pool.ApplySettle).
+type QuoteCompleted struct {
+	At    int64
+	Quote QuoteID
+}
+
+func (*ClientCreated) Type() EventType    { return EventClientCreated }
+func (*KeyCreated) Type() EventType       { return EventKeyCreated }
+func (*KeyRevoked) Type() EventType       { return EventKeyRevoked }
+func (*PoolCreated) Type() EventType      { return EventPoolCreated }
+func (*PoolRateSet) Type() EventType      { return EventPoolRateSet }
+func (*PoolStatusSet) Type() EventType    { return EventPoolStatusSet }
+func (*PoolDeposited) Type() EventType    { return EventPoolDeposited }
+func (*PoolWithdrawn) Type() EventType    { return EventPoolWithdrawn }
+func (*AccountDeposited) Type() EventType { return EventAccountDeposited }
+func (*QuoteCreated) Type() EventType     { return EventQuoteCreated }
+func (*QuoteAccepted) Type() EventType    { return EventQuoteAccepted }
+func (*QuoteCancelled) Type() EventType   { return EventQuoteCancelled }
+func (*QuoteExpired) Type() EventType     { return EventQuoteExpired }
+func (*QuoteCompleted) Type() EventType   { return EventQuoteCompleted }
+
+func (e *ClientCreated) Time() int64    { return e.At }
+func (e *KeyCreated) Time() int64       { return e.At }
+func (e *KeyRevoked) Time() int64       { return e.At }
+func (e *PoolCreated) Time() int64      { return e.At }
+func (e *PoolRateSet) Time() int64      { return e.At }
+func (e *PoolStatusSet) Time() int64    { return e.At }
+func (e *PoolDeposited) Time() int64    { return e.At }
+func (e *PoolWithdrawn) Time() int64    { return e.At }
+func (e *AccountDeposited) Time() int64 { return e.At }
+func (e *QuoteCreated) Time() int64     { return e.At }
+func (e *QuoteAccepted) Time() int64    { return e.At }
+func (e *QuoteCancelled) Time() int64   { return e.At }
+func (e *QuoteExpired) Time() int64     { return e.At }
+func (e *QuoteCompleted) Time() int64   { return e.At }

@@ -1,0 +1,141 @@
+package engine
+
+import "crypto/sha256"
+
+// AccountKind says what an account stands for (contract §3).
+type AccountKind uint8
+
+const (
+	AccountWallet    AccountKind = iota + 1 // a partner's wallet, one per currency per mode
+	AccountLiquidity                        // a pool's liquidity (destination currency); holds live here
+	AccountProceeds                         // a pool's proceeds (source currency)
+	AccountClearing                         // money outside the marketplace; may go negative
+)
+
+func (k AccountKind) String() string {
+	switch k {
+	case AccountWallet:
+		return "wallet"
+	case AccountLiquidity:
+		return "liquidity"
+	case AccountProceeds:
+		return "proceeds"
+	case AccountClearing:
+		return "clearing"
+	}
+	return ""
+}
+
+// Account is one ledger account. Balance moves only through postings whose
+// two legs are applied together by one owner (see the sub-ledger note on
+// Treasury). INVARIANT: for every kind but clearing, 0 <= Held <= Balance.
+type Account struct {
+	ID       AccountID
+	Kind     AccountKind
+	Mode     Mode
+	Currency Currency
+	Owner    [16]byte // ClientID of a wallet, PoolID of a pool account, zero for clearing
+	Balance  Amount
+	Held     Amount
+}
+
+// Available is Balance minus holds.
+func (a *Account) Available() Amount { return a.Balance - a.Held }
+
+// ClearingAccountID is the fixed id of the clearing account of (mode,
+// currency): a name-based UUID, so every replica and every restart agrees.
+func ClearingAccountID(m Mode, c Currency) AccountID {
+	sum := sha256.Sum256([]byte("oja/clearing/" + m.String() + "/" + c.String()))
+	var id AccountID
+	copy(id[:], sum[:16])
+	id[6] = id[6]&0x0f | 0x50 // version 5 layout
+	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
+	return id
+}
+
+// Treasury is the sub-ledger of one mode that holds the partners' wallets and
+// a shard of each clearing account.
+//
+// NB: the ledger is split into sub-ledgers, each owned by one actor: one
+// Treasury per mode and one per pool (Pool holds its own clearing shards).
+// Every posting's two legs land in the same sub-ledger, so each sub-ledger
+// sums to zero per currency after every message it handles, and therefore
+// the whole ledger does too, at any instant, without a global lock. A
+// transfer that crosses owners (a pool's liquidity paid into a partner's
+// wallet) is two postings through the clearing account: pool liquidity →
+// clearing in the pool's sub-ledger, clearing → wallet in the Treasury. The
+// reported balance of a clearing account is the sum of its shards.
+type Treasury struct {
+	Mode     Mode
+	Wallets  map[AccountID]*Account
+	byClient map[ClientID]*[currencyCount]AccountID
+	Clearing [currencyCount]Amount // this sub-ledger's shard of each clearing account
+}
+
+// NewTreasury returns the empty treasury of mode m.
+func NewTreasury(m Mode) *Treasury {
+	return &Treasury{
+		Mode:     m,
+		Wallets:  make(map[AccountID]*Account),
+		byClient: make(map[ClientID]*[currencyCount]AccountID),
+	}
+}
+
+// ApplyClientCreated opens the client's wallets of this mode.
+func (t *Treasury) ApplyClientCreated(ev *ClientCreated) {
+	ids := new([currencyCount]AccountID)
+	for _, w := range ev.Wallets {
+		if w.Mode != t.Mode {
+			continue
+		}
+		t.Wallets[w.Account] = &Account{ID: w.Account, Kind: AccountWallet, Mode: t.Mode,
+			Currency: w.Currency, Owner: ev.Client}
+		ids[w.Currency] = w.Account
+	}
+	t.byClient[ev.Client] = ids
+}
+
+// Wallet returns the client's wallet in currency c.
+func (t *Treasury) Wallet(client ClientID, c Currency) (*Account, bool) {
+	ids, ok := t.byClient[client]
+	if !ok || !c.Valid() || ids[c].IsZero() {
+		return nil, false
+	}
+	a, ok := t.Wallets[ids[c]]
+	return a, ok
+}
+
+// ClientWallets returns the client's wallets in currency order.
+func (t *Treasury) ClientWallets(client ClientID) []*Account {
+	ids, ok := t.byClient[client]
+	if !ok {
+		return nil
+	}
+	var out []*Account
+	for _, c := range Currencies {
+		if a, ok := t.Wallets[ids[c]]; ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ApplyCredit posts clearing(currency of the wallet) → wallet.
+// REQUIRES: the wallet exists and amount > 0.
+func (t *Treasury) ApplyCredit(wallet AccountID, amount Amount) {
+	a := t.Wallets[wallet]
+	assert(a != nil, "credit to unknown wallet %s", wallet)
+	assert(amount > 0, "credit of %d", amount)
+	t.Clearing[a.Currency] -= amount
+	a.Balance += amount
+}
+
+// LedgerSums adds this sub-ledger's balances per currency to sums.
+func (t *Treasury) LedgerSums(sums *[currencyCount]Amount) {
+	for _, a := range t.Wallets {
+		sums[a.Currency] += a.Balance
+	}
+	for c := range t.Clearing {
+		sums[c] += t.Clearing[c]
+	}
+}

@@ -1,0 +1,467 @@
+package engine
+
+// Exact integer money.
+//
+// An Amount is a count of minor units of a currency the caller tracks (kobo for
+// NGN, pesewas for GHS, millionths for USDT: Currency.MinorUnits). A Rate is the
+// number of destination units one source unit buys, as an integer scaled by
+// 10^RateScale (contract §1: rates carry at most 18 decimal places). Neither type
+// carries its currency: the Pair passed to each conversion says which minor units
+// are meant.
+//
+// Invariants:
+//
+//  1. Every Amount and Rate that enters the engine is exact: AmountFromDecimal and
+//     RateFromDecimal refuse a value with more decimal places than its unit allows
+//     (ErrAmountPrecision, ErrRatePrecision) instead of rounding it, and refuse
+//     non-positive or too-large values (ErrAmountRange, ErrRateRange). Inputs are
+//     bounded by AmountMax and RateMax, so a product source × rate always fits in
+//     128 bits.
+//  2. Conversions round in favour of the pool, by less than one minor unit
+//     (contract §1): DestinationAmount rounds down (floor(source × rate)) and
+//     SourceAmount rounds up (ceil(destination ÷ rate)). MaxSourceWithin is the
+//     exact inverse of DestinationAmount's rounding, so a slice sized by it never
+//     exceeds the pool's available liquidity. WeightedAverageRate rounds half to
+//     even at 18 places.
+//  3. No float64 ever touches an amount or a rate, and decimal.Decimal appears only
+//     at the edges (the *FromDecimal and Decimal functions, used by the gateway and
+//     the tests).
+//
+// Why integers and not decimal.Decimal: a decimal.Decimal is a *big.Int plus an
+// exponent, so every multiplication, division and comparison allocates. A
+// quote split across 3 of 8 pools costs the decimal reference allocator
+// (allocate_reference_test.go, BenchmarkReferenceAllocate) about 7 µs and 256
+// allocations; a leaner decimal walk would still be of the order of 1.5 µs and
+// 50 allocations. The integer Allocate does it in about 50 ns with none
+// (BenchmarkAllocate/pools=8/fill=3). Matching runs inside the actor that owns
+// a pair's book, so its cost is the pair's throughput ceiling. The rejected
+// middle ground, float64 rates, cannot represent 0.000625 exactly and is
+// forbidden by the contract.
+//
+// The arithmetic: with sm and dm the decimal places of the source and destination
+// currencies and R the scaled rate, a source amount s (minor units) converts to
+//
+//	destination minor units = s × R ÷ 10^(18 + sm − dm)
+//
+// The exponent e = 18 + sm − dm is 14 for NGN/USDT and GHS/USDT and 18 for
+// NGN/GHS; in general it may exceed 19 (10^e no longer fits a uint64: the
+// division is split into steps, which is exact because floor(floor(x÷a)÷b) =
+// floor(x÷(a×b)) and likewise for ceil) or be negative (a multiplication instead).
+// Products are 128-bit (math/bits.Mul64) and quotients use 128-by-64 long
+// division (math/bits.Div64).
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"math/bits"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+)
+
+// Amount is an exact amount in minor units of a currency the caller tracks.
+type Amount int64
+
+// AmountMax is the largest amount the engine accepts: 10^15 minor units (10
+// trillion NGN, 1 billion USDT). Larger inputs are refused with ErrAmountRange.
+// NB: sums of amounts (balances, a quote's totals over SlicesMax slices) may
+// exceed it; they still fit an int64 by a wide margin.
+const AmountMax Amount = 1_000_000_000_000_000
+
+// Rate is the number of destination units one source unit buys, as an integer
+// scaled by 10^RateScale (18 decimal places, contract §1).
+//
+// NB: a uint64 limits rates to below 18.44; RateMax = 18 and larger proposed
+// rates are refused at validation. Every default pair has a rate below 1.
+type Rate uint64
+
+// RateScale is the number of decimal places of a Rate.
+const RateScale = 18
+
+// RateMax is the largest rate the engine accepts (18.0).
+const RateMax Rate = 18_000_000_000_000_000_000
+
+var (
+	ErrAmountPrecision = errors.New("engine: amount has more decimal places than its currency allows")
+	ErrAmountRange     = errors.New("engine: amount out of range")
+	ErrRatePrecision   = errors.New("engine: rate has more than 18 decimal places")
+	ErrRateRange       = errors.New("engine: rate out of range")
+)
+
+// powersOfTen[i] is 10^i; 10^19 is the largest power of ten a uint64 holds.
+var powersOfTen = [...]uint64{
+	1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000,
+	1_000_000_000, 10_000_000_000, 100_000_000_000, 1_000_000_000_000,
+	10_000_000_000_000, 100_000_000_000_000, 1_000_000_000_000_000,
+	10_000_000_000_000_000, 100_000_000_000_000_000, 1_000_000_000_000_000_000,
+	10_000_000_000_000_000_000,
+}
+
+// powerStepMax is the largest exponent of one multiplication or division step.
+const powerStepMax = len(powersOfTen) - 1
+
+// scaleExponent is e = 18 + sm − dm: destination minor units = source minor
+// units × rate ÷ 10^e.
+func scaleExponent(p Pair) int {
+	return RateScale + int(p.Source.MinorUnits()) - int(p.Destination.MinorUnits())
+}
+
+// AmountFromDecimal converts d, in units of c, to minor units. It never rounds:
+// a value that is not a whole number of minor units is refused with
+// ErrAmountPrecision (the value decides, not the spelling: "1.500" is 1.5 and
+// fine for NGN). A value <= 0 or above AmountMax is refused with ErrAmountRange,
+// which wins when both apply.
+func AmountFromDecimal(d decimal.Decimal, c Currency) (Amount, error) {
+	v, err := scaledInteger(d, c.MinorUnits(), uint64(AmountMax))
+	switch err {
+	case errScaledRange:
+		return 0, ErrAmountRange
+	case errScaledPrecision:
+		return 0, ErrAmountPrecision
+	}
+	return Amount(v), nil
+}
+
+// Decimal is a in units of c, exact.
+func (a Amount) Decimal(c Currency) decimal.Decimal {
+	return decimal.New(int64(a), -c.MinorUnits())
+}
+
+// AppendAmount appends a in units of c as plain decimal text: no exponent,
+// trailing fractional zeros dropped ("1500", "0.000625", "12.5"), a leading '-'
+// when negative, "0" for zero. It allocates only when dst must grow.
+func AppendAmount(dst []byte, a Amount, c Currency) []byte {
+	magnitude := uint64(a)
+	if a < 0 {
+		dst = append(dst, '-')
+		magnitude = -magnitude // also right for math.MinInt64
+	}
+	return appendScaled(dst, magnitude, int(c.MinorUnits()))
+}
+
+// RateFromDecimal converts d to a Rate. It never rounds: more than 18 decimal
+// places is ErrRatePrecision; a value <= 0 or above RateMax is ErrRateRange
+// (which wins when both apply).
+func RateFromDecimal(d decimal.Decimal) (Rate, error) {
+	v, err := scaledInteger(d, RateScale, uint64(RateMax))
+	switch err {
+	case errScaledRange:
+		return 0, ErrRateRange
+	case errScaledPrecision:
+		return 0, ErrRatePrecision
+	}
+	return Rate(v), nil
+}
+
+// Decimal is r as an exact decimal.
+func (r Rate) Decimal() decimal.Decimal {
+	if r <= math.MaxInt64 {
+		return decimal.New(int64(r), -RateScale)
+	}
+	return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(r)), -RateScale)
+}
+
+// AppendRate appends r as plain decimal text, formatted as AppendAmount does.
+func AppendRate(dst []byte, r Rate) []byte {
+	return appendScaled(dst, uint64(r), RateScale)
+}
+
+// appendScaled appends value ÷ 10^places without trailing fractional zeros.
+// REQUIRES: places <= powerStepMax.
+func appendScaled(dst []byte, value uint64, places int) []byte {
+	if places == 0 {
+		return strconv.AppendUint(dst, value, 10)
+	}
+	unit := powersOfTen[places]
+	dst = strconv.AppendUint(dst, value/unit, 10)
+	fraction := value % unit
+	if fraction == 0 {
+		return dst
+	}
+	for fraction%10 == 0 {
+		fraction /= 10
+		places--
+	}
+	dst = append(dst, '.')
+	for digits := decimalDigits(fraction); digits < places; digits++ {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, fraction, 10)
+}
+
+// decimalDigits is the number of decimal digits of v (1 for 0).
+func decimalDigits(v uint64) int {
+	digits := 1
+	for v >= 10 {
+		v /= 10
+		digits++
+	}
+	return digits
+}
+
+var (
+	errScaledRange     = errors.New("range")
+	errScaledPrecision = errors.New("precision")
+)
+
+// scaledInteger returns d × 10^places when that is a whole number in
+// (0, maximum]. It is safe on hostile input: the exponent of a parsed decimal
+// may be ±2^31 and its coefficient as long as the request body, so the
+// magnitude is bounded from the coefficient's bit length before any power of
+// ten is computed (shopspring's IsInteger and Cmp would compute 10^|exponent|).
+func scaledInteger(d decimal.Decimal, places int32, maximum uint64) (uint64, error) {
+	if d.Sign() <= 0 {
+		return 0, errScaledRange
+	}
+	coefficient := d.Coefficient()
+	exponent := int64(d.Exponent()) + int64(places) // value = coefficient × 10^exponent
+	bitLength := int64(coefficient.BitLen())
+	// 10^(digitsLow−1) <= coefficient < 10^digitsHigh, from 2^(bitLength−1) <=
+	// coefficient < 2^bitLength and 0.30102 < log10(2) < 0.30103.
+	digitsLow := (bitLength-1)*30102/100000 + 1
+	digitsHigh := bitLength*30103/100000 + 1
+	maximumDigits := int64(decimalDigits(maximum))
+	if digitsLow-1+exponent >= maximumDigits {
+		return 0, errScaledRange // value >= 10^maximumDigits > maximum
+	}
+	value, remainder := new(big.Int), new(big.Int)
+	if exponent >= 0 {
+		value.Exp(big.NewInt(10), big.NewInt(exponent), nil)
+		value.Mul(value, coefficient)
+	} else {
+		if -exponent >= digitsHigh {
+			return 0, errScaledPrecision // 0 < value < 1
+		}
+		divisor := new(big.Int).Exp(big.NewInt(10), big.NewInt(-exponent), nil)
+		value.QuoRem(coefficient, divisor, remainder) // value = integer part
+	}
+	if !value.IsUint64() || value.Uint64() > maximum || (value.Uint64() == maximum && remainder.Sign() != 0) {
+		return 0, errScaledRange
+	}
+	if remainder.Sign() != 0 {
+		return 0, errScaledPrecision
+	}
+	return value.Uint64(), nil
+}
+
+// DestinationAmount is floor(source × r) in destination minor units: the
+// destination of a slice, rounded down in favour of the pool. ok is false when
+// the result would exceed AmountMax.
+// REQUIRES: source >= 0.
+func DestinationAmount(source Amount, r Rate, p Pair) (Amount, bool) {
+	return destinationAmount(source, r, scaleExponent(p))
+}
+
+// destinationAmount is DestinationAmount for any scale exponent (tested on
+// exponents no default pair has).
+func destinationAmount(source Amount, r Rate, exponent int) (Amount, bool) {
+	if source < 0 {
+		assert(false, "DestinationAmount of negative source %d", source)
+	}
+	high, low := bits.Mul64(uint64(source), uint64(r))
+	if exponent < 0 {
+		if high != 0 {
+			return 0, false
+		}
+		for exponent < 0 {
+			step := min(-exponent, powerStepMax)
+			high, low = bits.Mul64(low, powersOfTen[step])
+			if high != 0 || low > uint64(AmountMax) {
+				return 0, false
+			}
+			exponent += step
+		}
+		return Amount(low), low <= uint64(AmountMax)
+	}
+	for exponent > 0 {
+		step := min(exponent, powerStepMax)
+		high, low = divide128(high, low, powersOfTen[step])
+		exponent -= step
+	}
+	if high != 0 || low > uint64(AmountMax) {
+		return 0, false
+	}
+	return Amount(low), true
+}
+
+// SourceAmount is ceil(destination ÷ r) in source minor units: the source a
+// partner pays for an exact destination, rounded up in favour of the pool.
+// ok is false when the result would exceed AmountMax.
+// REQUIRES: r > 0, destination >= 0.
+func SourceAmount(destination Amount, r Rate, p Pair) (Amount, bool) {
+	return sourceAmount(destination, r, scaleExponent(p))
+}
+
+// sourceAmount is SourceAmount for any scale exponent.
+func sourceAmount(destination Amount, r Rate, exponent int) (Amount, bool) {
+	if r == 0 || destination < 0 {
+		assert(false, "SourceAmount(%d, %d): rate must be positive, destination non-negative", destination, r)
+	}
+	if exponent <= 0 {
+		// ceil(ceil(destination ÷ r) ÷ 10^−exponent), one step at a time.
+		quotient := ceilDivide(uint64(destination), uint64(r))
+		for exponent < 0 {
+			step := min(-exponent, powerStepMax)
+			quotient = ceilDivide(quotient, powersOfTen[step])
+			exponent += step
+		}
+		return Amount(quotient), quotient <= uint64(AmountMax)
+	}
+	high, low, overflow := multiplyPower(0, uint64(destination), exponent)
+	if overflow || high >= uint64(r) {
+		return 0, false // the quotient needs more than 64 bits
+	}
+	quotient, remainder := bits.Div64(high, low, uint64(r))
+	if quotient > uint64(AmountMax) || (quotient == uint64(AmountMax) && remainder != 0) {
+		return 0, false
+	}
+	if remainder != 0 {
+		quotient++
+	}
+	return Amount(quotient), true
+}
+
+// MaxSourceWithin is the largest source s with DestinationAmount(s, r, p) <=
+// available: the most a pool with that much destination liquidity can take.
+// NB: the answer is capped at AmountMax, and available above AmountMax counts
+// as AmountMax, so DestinationAmount of the answer is always ok. A zero rate
+// buys nothing, so any source fits: the answer is AmountMax.
+// REQUIRES: available >= 0.
+func MaxSourceWithin(available Amount, r Rate, p Pair) Amount {
+	return maxSourceWithin(available, r, scaleExponent(p))
+}
+
+// maxSourceWithin is MaxSourceWithin for any scale exponent.
+func maxSourceWithin(available Amount, r Rate, exponent int) Amount {
+	if available < 0 {
+		assert(false, "MaxSourceWithin of negative available %d", available)
+	}
+	available = min(available, AmountMax)
+	if r == 0 {
+		return AmountMax
+	}
+	if exponent <= 0 {
+		// floor(s × r × 10^k) <= A  ⇔  s <= floor(floor(A ÷ r) ÷ 10^k).
+		quotient := uint64(available) / uint64(r)
+		for exponent < 0 {
+			step := min(-exponent, powerStepMax)
+			quotient /= powersOfTen[step]
+			exponent += step
+		}
+		return Amount(quotient)
+	}
+	// floor(s × r ÷ 10^e) <= A  ⇔  s × r < (A+1) × 10^e  ⇔  s <= floor(((A+1) × 10^e − 1) ÷ r).
+	high, low, overflow := multiplyPower(0, uint64(available)+1, exponent)
+	if overflow {
+		return AmountMax
+	}
+	var borrow uint64
+	low, borrow = bits.Sub64(low, 1, 0)
+	high -= borrow
+	if high >= uint64(r) {
+		return AmountMax // the quotient needs more than 64 bits
+	}
+	quotient, _ := bits.Div64(high, low, uint64(r))
+	return Amount(min(quotient, uint64(AmountMax)))
+}
+
+// WeightedAverageRate is totalDestination ÷ totalSource (each in units of its
+// currency) rounded half to even at 18 decimal places: the
+// weightedAverageRate of an allocation result (contract §5).
+// REQUIRES: totalSource > 0, totalDestination >= 0, and the average below
+// 2^64 ÷ 10^18 (about 18.4). An allocation's average never exceeds its best
+// slice rate, because each slice's destination is rounded down.
+func WeightedAverageRate(totalSource, totalDestination Amount, p Pair) Rate {
+	return weightedAverageRate(totalSource, totalDestination, scaleExponent(p))
+}
+
+// weightedAverageRate is WeightedAverageRate for any scale exponent.
+func weightedAverageRate(totalSource, totalDestination Amount, exponent int) Rate {
+	if totalSource <= 0 || totalDestination < 0 {
+		assert(false, "WeightedAverageRate(%d, %d): source must be positive", totalSource, totalDestination)
+	}
+	// The rate is numerator ÷ denominator with both as 128-bit integers.
+	numeratorHigh, numeratorLow := uint64(0), uint64(totalDestination)
+	denominatorHigh, denominatorLow := uint64(0), uint64(totalSource)
+	overflow := false
+	if exponent >= 0 {
+		numeratorHigh, numeratorLow, overflow = multiplyPower(0, numeratorLow, exponent)
+		if overflow {
+			assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
+		}
+	} else {
+		denominatorHigh, denominatorLow, overflow = multiplyPower(0, denominatorLow, -exponent)
+		if overflow {
+			return 0 // the denominator exceeds 2^128 > 2 × numerator: rounds to zero
+		}
+	}
+	if denominatorHigh != 0 {
+		// The numerator is below 2^63 here (no scaling), so the quotient is
+		// zero; round up only when numerator > denominator ÷ 2.
+		doubledHigh, doubledLow := numeratorHigh<<1|numeratorLow>>63, numeratorLow<<1
+		if doubledHigh > denominatorHigh || (doubledHigh == denominatorHigh && doubledLow > denominatorLow) {
+			return 1
+		}
+		return 0
+	}
+	if numeratorHigh >= denominatorLow {
+		assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
+	}
+	quotient, remainder := bits.Div64(numeratorHigh, numeratorLow, denominatorLow)
+	half := denominatorLow - remainder // remainder <=> half: compares 2 × remainder with the denominator
+	if remainder > half || (remainder == half && quotient&1 == 1) {
+		if quotient == math.MaxUint64 {
+			assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
+		}
+		quotient++
+	}
+	return Rate(quotient)
+}
+
+// divide128 is floor((high, low) ÷ divisor) as a 128-bit quotient.
+// REQUIRES: divisor > 0.
+func divide128(high, low, divisor uint64) (quotientHigh, quotientLow uint64) {
+	if high == 0 {
+		return 0, low / divisor
+	}
+	if high < divisor {
+		quotientLow, _ = bits.Div64(high, low, divisor)
+		return 0, quotientLow
+	}
+	quotientHigh, high = high/divisor, high%divisor
+	quotientLow, _ = bits.Div64(high, low, divisor)
+	return quotientHigh, quotientLow
+}
+
+// multiplyPower is (high, low) × 10^exponent; overflow reports a product of
+// 2^128 or more.
+// REQUIRES: exponent >= 0.
+func multiplyPower(high, low uint64, exponent int) (productHigh, productLow uint64, overflow bool) {
+	for exponent > 0 {
+		step := min(exponent, powerStepMax)
+		factor := powersOfTen[step]
+		carry, highProduct := bits.Mul64(high, factor)
+		if carry != 0 {
+			return 0, 0, true
+		}
+		var lowCarry uint64
+		lowCarry, low = bits.Mul64(low, factor)
+		var sumCarry uint64
+		high, sumCarry = bits.Add64(highProduct, lowCarry, 0)
+		if sumCarry != 0 {
+			return 0, 0, true
+		}
+		exponent -= step
+	}
+	return high, low, false
+}
+
+// ceilDivide is ceil(numerator ÷ divisor). REQUIRES: divisor > 0.
+func ceilDivide(numerator, divisor uint64) uint64 {
+	quotient := numerator / divisor
+	if numerator%divisor != 0 {
+		quotient++
+	}
+	return quotient
+}

@@ -1,0 +1,204 @@
+package engine
+
+// Status is a quote's state (contract §4).
+type Status uint8
+
+const (
+	StatusPending         Status = iota + 1 // allocated, liquidity held, awaits accept (XML NEWT)
+	StatusAwaitingPayment                   // accepted, awaits payment (XML SETT)
+	StatusCompleted                         // settled (XML COMP)
+	StatusCancelled                         // cancelled by the partner (XML CANC)
+	StatusExpired                           // TTL or payment window ran out (XML CANC + EXPD)
+)
+
+func (s Status) String() string {
+	switch s {
+	case StatusPending:
+		return "pending"
+	case StatusAwaitingPayment:
+		return "awaiting_payment"
+	case StatusCompleted:
+		return "completed"
+	case StatusCancelled:
+		return "cancelled"
+	case StatusExpired:
+		return "expired"
+	}
+	return ""
+}
+
+// Open reports whether s still holds liquidity and has a deadline.
+func (s Status) Open() bool { return s == StatusPending || s == StatusAwaitingPayment }
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{StatusPending, StatusAwaitingPayment, StatusCompleted, StatusCancelled, StatusExpired}
+
+// Which transitions are allowed from which statuses (the 409 details).
+var (
+	AcceptAllowedFrom   = []Status{StatusPending}
+	CancelAllowedFrom   = []Status{StatusPending, StatusAwaitingPayment}
+	CompleteAllowedFrom = []Status{StatusAwaitingPayment}
+)
+
+// Quote is one quote (= one XML trade). After creation its immutable part
+// (ids, amounts, allocations) never changes; the transitions below change
+// Status, deadlines and settlement only. Owned by its quote actor while open.
+type Quote struct {
+	ID               QuoteID
+	Client           ClientID
+	Mode             Mode
+	Pair             Pair
+	Direction        Direction
+	Amount           Amount
+	ProposedRate     Rate
+	Chain            Chain
+	Reference        string
+	Channel          Channel
+	Allocations      []Allocation // shared, never modified
+	TotalSource      Amount
+	TotalDestination Amount
+	Chat             *Chat // shared, never modified
+	IdempotencyKey   string
+	RequestHash      [32]byte
+
+	Status      Status
+	CreatedAt   int64
+	UpdatedAt   int64
+	ExpiresAt   int64 // the current deadline (TTL, then payment window); meaningless when terminal
+	TTL         int64 // seconds of the quote TTL given at creation
+	AcceptedAt  int64
+	PoolAccount AccountID // the accountId of a JSON accept
+	Settlement  Settlement
+}
+
+// NewQuote builds the pending quote an event created.
+func NewQuote(ev *QuoteCreated) *Quote {
+	q := &Quote{
+		ID: ev.Quote, Client: ev.Client, Mode: ev.Mode, Pair: ev.Pair, Direction: ev.Direction,
+		Amount: ev.Amount, ProposedRate: ev.ProposedRate, Chain: ev.Chain, Reference: ev.Reference,
+		Channel: ev.Channel, Allocations: ev.Allocations, Chat: ev.Chat,
+		IdempotencyKey: ev.IdempotencyKey, RequestHash: ev.RequestHash,
+		Status: StatusPending, CreatedAt: ev.At, UpdatedAt: ev.At, ExpiresAt: ev.ExpiresAt,
+		TTL: (ev.ExpiresAt - ev.At) / 1000,
+	}
+	for i := range ev.Allocations {
+		q.TotalSource += ev.Allocations[i].Source
+		q.TotalDestination += ev.Allocations[i].Destination
+	}
+	return q
+}
+
+// Clone returns a copy safe to hand to readers: the shared parts are
+// immutable.
+func (q *Quote) Clone() *Quote { c := *q; return &c }
+
+// SecondsLeft is the whole seconds until the current deadline, 0 when
+// terminal or past due.
+func (q *Quote) SecondsLeft(now int64) int64 {
+	if !q.Status.Open() || now >= q.ExpiresAt {
+		return 0
+	}
+	return (q.ExpiresAt - now) / 1000
+}
+
+// WeightedAverageRate is total destination ÷ total source, half-even to 18
+// places.
+func (q *Quote) WeightedAverageRate() Rate {
+	return WeightedAverageRate(q.TotalSource, q.TotalDestination, q.Pair)
+}
+
+// HasPoolAccount reports whether id is the liquidity account of one of the
+// quote's allocations.
+func (q *Quote) HasPoolAccount(id AccountID) bool {
+	for i := range q.Allocations {
+		if q.Allocations[i].PoolAccount == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ExpireIfDue returns the expiry event when the deadline has passed.
+func (q *Quote) ExpireIfDue(now int64) *QuoteExpired {
+	if q.Status.Open() && now >= q.ExpiresAt {
+		return &QuoteExpired{At: now, Quote: q.ID}
+	}
+	return nil
+}
+
+// AcceptQuote is an accept command. A JSON accept names a PoolAccount and
+// settles to the partner's wallet; an XML accept names only the Settlement.
+type AcceptQuote struct {
+	PoolAccount AccountID
+	Settlement  Settlement
+}
+
+// Accept decides an accept at time now (REQUIRES: ExpireIfDue was applied).
+// A repeat with the same input returns ResultOK and no event.
+func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result, *QuoteAccepted) {
+	switch q.Status {
+	case StatusPending:
+		if cmd.Settlement.Kind == SettlementNone {
+			return ResultValidation, nil
+		}
+		if !cmd.PoolAccount.IsZero() && !q.HasPoolAccount(cmd.PoolAccount) {
+			return ResultInvalidAccount, nil
+		}
+		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,
+			Settlement: cmd.Settlement, ExpiresAt: now + paymentWindowMillis}
+	case StatusAwaitingPayment:
+		if cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.Settlement {
+			return ResultOK, nil
+		}
+	}
+	return ResultInvalidState, nil
+}
+
+// Cancel decides a cancel. Cancelling a cancelled quote is a safe repeat.
+func (q *Quote) Cancel(now int64) (Result, *QuoteCancelled) {
+	switch q.Status {
+	case StatusPending, StatusAwaitingPayment:
+		return ResultOK, &QuoteCancelled{At: now, Quote: q.ID}
+	case StatusCancelled:
+		return ResultOK, nil
+	}
+	return ResultInvalidState, nil
+}
+
+// Complete decides a completion. Completing a completed quote is a safe
+// repeat.
+func (q *Quote) Complete(now int64) (Result, *QuoteCompleted) {
+	switch q.Status {
+	case StatusAwaitingPayment:
+		return ResultOK, &QuoteCompleted{At: now, Quote: q.ID}
+	case StatusCompleted:
+		return ResultOK, nil
+	}
+	return ResultInvalidState, nil
+}
+
+// Apply moves the quote by one of its lifecycle events and reports whether
+// the quote's holds must now be released (cancel, expiry).
+// REQUIRES: the event was decided by the methods above on this state.
+func (q *Quote) Apply(ev Event) (release bool) {
+	switch ev := ev.(type) {
+	case *QuoteAccepted:
+		assert(q.Status == StatusPending, "accept from %s", q.Status)
+		q.Status, q.UpdatedAt, q.AcceptedAt, q.ExpiresAt = StatusAwaitingPayment, ev.At, ev.At, ev.ExpiresAt
+		q.PoolAccount, q.Settlement = ev.PoolAccount, ev.Settlement
+	case *QuoteCancelled:
+		assert(q.Status.Open(), "cancel from %s", q.Status)
+		q.Status, q.UpdatedAt = StatusCancelled, ev.At
+		return true
+	case *QuoteExpired:
+		assert(q.Status.Open(), "expire from %s", q.Status)
+		q.Status, q.UpdatedAt = StatusExpired, ev.At
+		return true
+	case *QuoteCompleted:
+		assert(q.Status == StatusAwaitingPayment, "complete from %s", q.Status)
+		q.Status, q.UpdatedAt = StatusCompleted, ev.At
+	default:
+		assert(false, "quote cannot apply %T", ev)
+	}
+	return false
+}

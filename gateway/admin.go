@@ -1,0 +1,431 @@
+package gateway
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/fasthttp/router"
+	"github.com/shopspring/decimal"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+const adminBase = "/admin/v1"
+
+func (s *Server) adminRouter() *router.Router {
+	r := s.baseRouter()
+	r.POST(adminBase+"/clients", s.operator(s.createClient))
+	r.POST(adminBase+"/clients/{clientId}/keys", s.operator(s.createKey))
+	r.DELETE(adminBase+"/keys/{keyId}", s.operator(s.revokeKey))
+	r.POST(adminBase+"/pools", s.operator(s.createPool))
+	r.GET(adminBase+"/pools", s.operator(s.listPools))
+	r.PUT(adminBase+"/pools/{poolId}/rate", s.operator(s.poolCommand(parseRate)))
+	r.PUT(adminBase+"/pools/{poolId}/status", s.operator(s.poolCommand(parseStatus)))
+	r.POST(adminBase+"/pools/{poolId}/deposit", s.operator(s.poolCommand(parseMove(true))))
+	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(s.poolCommand(parseMove(false))))
+	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.depositAccount))
+	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
+	r.POST(adminBase+"/backup", s.operator(s.backup))
+	return r
+}
+
+type operatorHandler func(ctx *fasthttp.RequestCtx, sys *actors.System)
+
+func (s *Server) operator(h operatorHandler) fasthttp.RequestHandler {
+	return s.adminAuth(func(ctx *fasthttp.RequestCtx) {
+		if len(ctx.PostBody()) > 0 && !requireJSON(ctx) {
+			s.writeError(ctx, errMediaJSON)
+			return
+		}
+		sys := s.system(ctx)
+		if sys == nil {
+			return
+		}
+		h(ctx, sys)
+	})
+}
+
+// adminReply answers a coordinator reply's failure; it reports whether the
+// reply was a success.
+func (s *Server) adminFailed(ctx *fasthttp.RequestCtx, err error, result engine.Result) bool {
+	if err != nil {
+		s.operatingError(ctx, err)
+		return true
+	}
+	if result != engine.ResultOK {
+		s.writeError(ctx, resultError(result))
+		return true
+	}
+	return false
+}
+
+func pathID(ctx *fasthttp.RequestCtx, name string) ([16]byte, *apiError) {
+	raw, _ := ctx.UserValue(name).(string)
+	id, ok := engine.ParseUUID(raw)
+	if !ok {
+		return id, fieldError(name, "must be a UUID")
+	}
+	return id, nil
+}
+
+func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	name, ok := o.str("name", true, nameBytesMax)
+	if ok && len(bytes.TrimSpace([]byte(name))) == 0 {
+		o.problem("name", "must not be empty")
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.Admin(&actors.CreateClient{Name: name})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.id("clientId", reply.Client.ID)
+	w.str("name", reply.Client.Name)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+}
+
+func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	client, e := pathID(ctx, "clientId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	mode := parseModeMember(o)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.Admin(&actors.CreateKey{Client: engine.ClientID(client), Mode: mode})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.id("keyId", reply.Key.ID)
+	w.str("key", reply.Secret)
+	w.str("mode", reply.Key.Mode.String())
+	w.id("clientId", reply.Key.Client)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+}
+
+func parseModeMember(o *object) engine.Mode {
+	raw, ok := o.str("mode", true, 16)
+	if !ok {
+		return engine.ModeNone
+	}
+	m, ok := engine.ParseMode(raw)
+	if !ok {
+		o.problem("mode", `must be "live" or "sandbox"`)
+	}
+	return m
+}
+
+func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	key, e := pathID(ctx, "keyId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.Admin(&actors.RevokeKey{Key: engine.KeyID(key)})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+}
+
+func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	cmd := &actors.CreatePool{Mode: parseModeMember(o)}
+	cmd.Name, _ = o.str("name", true, nameBytesMax)
+	for _, side := range []struct {
+		member string
+		into   *engine.Currency
+	}{{"source", &cmd.Pair.Source}, {"destination", &cmd.Pair.Destination}} {
+		if raw, ok := o.str(side.member, true, 16); ok {
+			c, ok := engine.ParseCurrency(raw)
+			if !ok {
+				o.problem(side.member, "must be one of GHS, NGN, USDT")
+			}
+			*side.into = c
+		}
+	}
+	cmd.Rate, _ = o.rate("rate")
+	if owner, ok := o.str("ownerClientId", false, 64); ok {
+		id, ok := engine.ParseUUID(owner)
+		if !ok {
+			o.problem("ownerClientId", "must be a UUID")
+		}
+		cmd.Owner = engine.ClientID(id)
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if !cmd.Pair.Supported() {
+		s.writeError(ctx, resultError(engine.ResultInvalidCurrencyPair))
+		return
+	}
+	reply := sys.Admin(cmd)
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusCreated, appendPool(nil, reply.Pool))
+}
+
+func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	mode := engine.ModeNone
+	if raw := ctx.QueryArgs().Peek("mode"); len(raw) > 0 {
+		m, ok := engine.ParseMode(string(raw))
+		if !ok {
+			s.writeError(ctx, fieldError("mode", `must be "live" or "sandbox"`))
+			return
+		}
+		mode = m
+	}
+	pools := sys.Pools(mode)
+	slices.SortFunc(pools, comparePools)
+	b := []byte{'['}
+	for i, p := range pools {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendPool(b, p)
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, append(b, ']'))
+}
+
+// comparePools orders pools by mode, pair, then price-time priority.
+func comparePools(a, b *engine.Pool) int {
+	switch {
+	case a.Mode != b.Mode:
+		return int(a.Mode) - int(b.Mode)
+	case a.Pair != b.Pair:
+		return slices.Index(engine.Pairs, a.Pair) - slices.Index(engine.Pairs, b.Pair)
+	case a.Rate != b.Rate:
+		if a.Rate > b.Rate {
+			return -1
+		}
+		return 1
+	case a.RateSetAt != b.RateSetAt:
+		return int(a.RateSetAt - b.RateSetAt)
+	}
+	return bytes.Compare(a.ID[:], b.ID[:])
+}
+
+// CompletionRate is completed ÷ accepted × 100, half-even to 2 places; 0
+// when nothing was accepted.
+func CompletionRate(p *engine.Pool) decimal.Decimal {
+	if p.Accepted == 0 {
+		return decimal.Zero
+	}
+	return decimal.NewFromUint64(p.Completed).Mul(decimal.NewFromInt(100)).
+		DivRound(decimal.NewFromUint64(p.Accepted), 8).RoundBank(2)
+}
+
+func appendPool(b []byte, p *engine.Pool) []byte {
+	w := jsonWriter{b: b}
+	w.open("")
+	w.id("poolId", p.ID)
+	w.str("mode", p.Mode.String())
+	w.str("name", p.Name)
+	w.str("source", p.Pair.Source.String())
+	w.str("destination", p.Pair.Destination.String())
+	w.rate("rate", p.Rate)
+	w.time("rateSetAt", p.RateSetAt)
+	status := "suspended"
+	if p.Active {
+		status = "active"
+	}
+	w.str("status", status)
+	w.id("poolAccountId", p.Liquidity.ID)
+	w.id("proceedsAccountId", p.Proceeds.ID)
+	w.amount("balance", p.Liquidity.Balance, p.Pair.Destination)
+	w.amount("available", p.Liquidity.Available(), p.Pair.Destination)
+	w.integer("tradesCount", int64(p.Completed))
+	w.decimal("completionRate", CompletionRate(p))
+	if !p.Owner.IsZero() {
+		w.id("ownerClientId", p.Owner)
+	}
+	w.close()
+	return w.b
+}
+
+// poolParser reads one pool command's body.
+type poolParser func(o *object, cmd *actors.PoolCommand, destination engine.Currency)
+
+func parseRate(o *object, cmd *actors.PoolCommand, _ engine.Currency) {
+	cmd.Rate, _ = o.rate("rate")
+}
+
+func parseStatus(o *object, cmd *actors.PoolCommand, _ engine.Currency) {
+	raw, ok := o.str("status", true, 16)
+	if !ok {
+		return
+	}
+	var active bool
+	switch raw {
+	case "active":
+		active = true
+	case "suspended":
+	default:
+		o.problem("status", `must be "active" or "suspended"`)
+		return
+	}
+	cmd.Status = &active
+}
+
+func parseMove(deposit bool) poolParser {
+	return func(o *object, cmd *actors.PoolCommand, destination engine.Currency) {
+		amount, _ := o.amount("amount", destination)
+		if deposit {
+			cmd.Deposit = amount
+		} else {
+			cmd.Withdraw = amount
+		}
+	}
+}
+
+func (s *Server) poolCommand(parse poolParser) operatorHandler {
+	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
+		id, e := pathID(ctx, "poolId")
+		if e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		pool, ok := sys.Pool(engine.PoolID(id))
+		if !ok {
+			s.writeError(ctx, resultError(engine.ResultPoolNotFound))
+			return
+		}
+		o, e := parseObject(ctx.PostBody())
+		if e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		cmd := &actors.PoolCommand{Pool: pool.ID}
+		parse(o, cmd, pool.Pair.Destination)
+		if e := o.finish(); e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		reply := sys.ChangePool(cmd)
+		if s.adminFailed(ctx, reply.Err, reply.Result) {
+			return
+		}
+		s.writeJSON(ctx, fasthttp.StatusOK, appendPool(nil, reply.Pool))
+	}
+}
+
+func (s *Server) depositAccount(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	id, e := pathID(ctx, "accountId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	account, ok := sys.Account(engine.AccountID(id))
+	if !ok || account.Kind != engine.AccountWallet {
+		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
+		return
+	}
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	amount, _ := o.amount("amount", account.Currency)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.DepositAccount(&actors.DepositAccount{Account: account.ID, Amount: amount})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	appendBalance(&w, reply.Account)
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw := string(ctx.QueryArgs().Peek("mode"))
+	mode, ok := engine.ParseMode(raw)
+	if !ok {
+		s.writeError(ctx, fieldError("mode", `query parameter must be "live" or "sandbox"`))
+		return
+	}
+	report, err := sys.LedgerCheck(mode)
+	if err != nil {
+		s.operatingError(ctx, err)
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, AppendLedgerReport(nil, report))
+}
+
+// AppendLedgerReport renders a ledger check (also used by the CLI tools).
+func AppendLedgerReport(b []byte, r engine.LedgerReport) []byte {
+	w := jsonWriter{b: b}
+	w.open("")
+	w.boolean("ok", r.OK)
+	w.open("currencies")
+	for _, c := range engine.Currencies {
+		line := r.Currencies[c]
+		w.open(c.String())
+		w.amount("sum", line.Sum, c)
+		w.integer("accounts", int64(line.Accounts))
+		w.close()
+	}
+	w.close()
+	if len(r.Problems) > 0 {
+		w.value("problems", r.Problems)
+	}
+	w.close()
+	return w.b
+}
+
+func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	dir, _ := o.str("dir", true, 4096)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if s.cfg.Backup == nil {
+		s.writeError(ctx, errUnavailable)
+		return
+	}
+	if err := s.cfg.Backup(dir); err != nil {
+		s.writeError(ctx, fieldError("dir", err.Error()))
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.str("dir", dir)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}

@@ -1,0 +1,34 @@
+// Package gateway is Oja's fasthttp front end: the public JSON API for
+// partners and the admin API for operators, each on its own listener. It
+// translates requests into actor messages (at most one RequestFuture per
+// request) and results into the contract's JSON; it holds no business rule
+// of its own beyond input validation.
+//
+// Every error uses the contract's {code, message, details} shape; engine
+// results map to HTTP statuses through one table (errors.go).
+//
+// Limits (limits.go; each refusal uses the contract's error shape):
+//
+//	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE)
+//	headerBytesMax         8 KiB    request line + headers (400)
+//	numberBytesMax         64       text of one JSON number
+//	nameBytesMax           200      client and pool names
+//	chatFieldBytesMax      200      each chatMetadata string
+//	idempotencyKeyBytesMax 255      Idempotency-Key
+//	requestIDBytesMax      128      echoed X-Request-Id
+//	serviceSourceBytesMax  128      x-service-source
+//	connectionsMax         20000    concurrent connections per listener
+//	readTimeout            10 s     reading one request
+//	writeTimeout           15 s     writing one response
+//	idleTimeout            60 s     keep-alive silence
+//	rateLimiterKeysMax     100000   API keys tracked by the rate limiter
+//	--rate-limit           req/s per API key (429 RATE_LIMITED, Retry-After, RateLimit-*)
+//	--max-open-quotes      open quotes per client and mode (429)
+//
+// Use:
+//
+//  1. New(cfg) and Start(): both listeners serve at once; the public API
+//     and /readyz answer 503 UNAVAILABLE until
+//  2. SetSystem(sys) once recovery has finished;
+//  3. Shutdown(ctx) on SIGTERM: stop accepting, finish in-flight requests.
+package gateway

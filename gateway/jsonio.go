@@ -1,0 +1,344 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// ---- Reading ---------------------------------------------------------------
+
+// object is one JSON object of a request being validated. Getters record a
+// problem per offending member; finish adds unknown members. Numbers are
+// read from their literal text into decimals: no float64 ever holds an
+// amount or a rate.
+type object struct {
+	members  map[string]json.RawMessage
+	used     map[string]bool
+	problems map[string]any
+	prefix   string
+}
+
+// parseObject parses body as one JSON object. It refuses anything else,
+// including trailing data.
+func parseObject(body []byte) (*object, *apiError) {
+	if !json.Valid(body) {
+		return nil, fieldError("body", "must be a valid JSON object")
+	}
+	return objectFrom(body, "", map[string]any{})
+}
+
+func objectFrom(raw []byte, prefix string, problems map[string]any) (*object, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
+	}
+	return &object{members: members, used: map[string]bool{}, problems: problems, prefix: prefix}, nil
+}
+
+func nameOr(name, fallback string) string {
+	if name == "" {
+		return fallback
+	}
+	return name
+}
+
+func (o *object) name(member string) string {
+	if o.prefix == "" {
+		return member
+	}
+	return o.prefix + "." + member
+}
+
+func (o *object) problem(member, text string) { o.problems[o.name(member)] = text }
+
+func (o *object) raw(member string, required bool) (json.RawMessage, bool) {
+	o.used[member] = true
+	v, ok := o.members[member]
+	if !ok || string(v) == "null" {
+		if required {
+			o.problem(member, "is required")
+		}
+		return nil, false
+	}
+	return v, true
+}
+
+// str reads a string member of at most maxBytes bytes.
+func (o *object) str(member string, required bool, maxBytes int) (string, bool) {
+	v, ok := o.raw(member, required)
+	if !ok {
+		return "", false
+	}
+	var s string
+	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+		o.problem(member, "must be a string")
+		return "", false
+	}
+	if len(s) > maxBytes {
+		o.problem(member, "must be at most "+strconv.Itoa(maxBytes)+" bytes")
+		return "", false
+	}
+	return s, true
+}
+
+// number reads a JSON number member exactly.
+func (o *object) number(member string, required bool) (decimal.Decimal, bool) {
+	v, ok := o.raw(member, required)
+	if !ok {
+		return decimal.Decimal{}, false
+	}
+	if c := v[0]; c != '-' && (c < '0' || c > '9') || len(v) > numberBytesMax {
+		o.problem(member, "must be a number")
+		return decimal.Decimal{}, false
+	}
+	d, err := decimal.NewFromString(string(v))
+	if err != nil {
+		o.problem(member, "must be a number")
+		return decimal.Decimal{}, false
+	}
+	return d, true
+}
+
+// child reads a nested object member.
+func (o *object) child(member string) (*object, bool) {
+	v, ok := o.raw(member, false)
+	if !ok {
+		return nil, false
+	}
+	c, err := objectFrom(v, o.name(member), o.problems)
+	if err != nil {
+		o.problem(member, "must be an object")
+		return nil, false
+	}
+	return c, true
+}
+
+// finish reports unknown members and returns the collected problems.
+func (o *object) finish() *apiError {
+	for m := range o.members {
+		if !o.used[m] {
+			o.problem(m, "is not a known field")
+		}
+	}
+	if len(o.problems) > 0 {
+		return validationError(o.problems)
+	}
+	return nil
+}
+
+func (o *object) ok() bool { return len(o.problems) == 0 }
+
+// amount reads a positive amount of currency c.
+func (o *object) amount(member string, c engine.Currency) (engine.Amount, bool) {
+	d, ok := o.number(member, true)
+	if !ok {
+		return 0, false
+	}
+	return amountOf(o, member, d, c)
+}
+
+func amountOf(o *object, member string, d decimal.Decimal, c engine.Currency) (engine.Amount, bool) {
+	if !d.IsPositive() {
+		o.problem(member, "must be greater than 0")
+		return 0, false
+	}
+	a, err := engine.AmountFromDecimal(d, c)
+	switch err {
+	case nil:
+		return a, true
+	case engine.ErrAmountPrecision:
+		o.problem(member, "has more than "+strconv.Itoa(int(c.MinorUnits()))+" decimal places for "+c.String())
+	default:
+		o.problem(member, "is too large")
+	}
+	return 0, false
+}
+
+// rate reads a positive rate.
+func (o *object) rate(member string) (engine.Rate, bool) {
+	d, ok := o.number(member, true)
+	if !ok {
+		return 0, false
+	}
+	if !d.IsPositive() {
+		o.problem(member, "must be greater than 0")
+		return 0, false
+	}
+	r, err := engine.RateFromDecimal(d)
+	switch err {
+	case nil:
+		return r, true
+	case engine.ErrRatePrecision:
+		o.problem(member, "has more than 18 decimal places")
+	default:
+		o.problem(member, "is too large (at most 18)")
+	}
+	return 0, false
+}
+
+// ---- Writing ---------------------------------------------------------------
+
+// appendString appends s as a JSON string, escaping what JSON requires plus
+// <, > and & (safe to embed in HTML), and replacing invalid UTF-8.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c >= 0x20 && c != '<' && c != '>' && c != '&':
+				b = append(b, c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&15])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
+
+// appendTime appends a timestamp as RFC 3339 UTC with milliseconds.
+func appendTime(b []byte, unixMillis int64) []byte {
+	b = append(b, '"')
+	b = time.UnixMilli(unixMillis).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	return append(b, '"')
+}
+
+// jsonWriter builds one JSON document by appending; fields keep the order
+// they are written in.
+type jsonWriter struct {
+	b     []byte
+	comma bool
+}
+
+func (w *jsonWriter) key(k string) {
+	if w.comma {
+		w.b = append(w.b, ',')
+	}
+	w.b = appendString(w.b, k)
+	w.b = append(w.b, ':')
+	w.comma = true
+}
+
+func (w *jsonWriter) open(k string) {
+	if k != "" {
+		w.key(k)
+	} else if w.comma {
+		w.b = append(w.b, ',')
+	}
+	w.b = append(w.b, '{')
+	w.comma = false
+}
+
+func (w *jsonWriter) close() { w.b = append(w.b, '}'); w.comma = true }
+
+func (w *jsonWriter) openArray(k string) {
+	w.key(k)
+	w.b = append(w.b, '[')
+	w.comma = false
+}
+
+func (w *jsonWriter) closeArray() { w.b = append(w.b, ']'); w.comma = true }
+
+func (w *jsonWriter) str(k, v string) { w.key(k); w.b = appendString(w.b, v) }
+func (w *jsonWriter) integer(k string, v int64) {
+	w.key(k)
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
+func (w *jsonWriter) boolean(k string, v bool) { w.key(k); w.b = strconv.AppendBool(w.b, v) }
+func (w *jsonWriter) time(k string, ms int64)  { w.key(k); w.b = appendTime(w.b, ms) }
+func (w *jsonWriter) id(k string, v [16]byte)  { w.str(k, engine.QuoteID(v).String()) }
+func (w *jsonWriter) amount(k string, a engine.Amount, c engine.Currency) {
+	w.key(k)
+	w.b = engine.AppendAmount(w.b, a, c)
+}
+func (w *jsonWriter) rate(k string, r engine.Rate) { w.key(k); w.b = engine.AppendRate(w.b, r) }
+func (w *jsonWriter) decimal(k string, d decimal.Decimal) {
+	w.key(k)
+	w.b = append(w.b, d.String()...)
+}
+
+// value writes an arbitrary detail value (strings, numbers, nested maps and
+// slices of those) with sorted keys, for error details.
+func (w *jsonWriter) value(k string, v any) {
+	if k != "" {
+		w.key(k)
+	} else if w.comma {
+		w.b = append(w.b, ',')
+	}
+	switch v := v.(type) {
+	case string:
+		w.b = appendString(w.b, v)
+	case int:
+		w.b = strconv.AppendInt(w.b, int64(v), 10)
+	case int64:
+		w.b = strconv.AppendInt(w.b, v, 10)
+	case bool:
+		w.b = strconv.AppendBool(w.b, v)
+	case decimal.Decimal:
+		w.b = append(w.b, v.String()...)
+	case rawNumber:
+		w.b = append(w.b, v...)
+	case nil:
+		w.b = append(w.b, "null"...)
+	case []string:
+		w.b = append(w.b, '[')
+		for i, s := range v {
+			if i > 0 {
+				w.b = append(w.b, ',')
+			}
+			w.b = appendString(w.b, s)
+		}
+		w.b = append(w.b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		w.b = append(w.b, '{')
+		w.comma = false
+		for _, k := range keys {
+			w.value(k, v[k])
+		}
+		w.b = append(w.b, '}')
+	default:
+		w.b = append(w.b, "null"...)
+	}
+	w.comma = true
+}
+
+// rawNumber is a number already formatted as JSON.
+type rawNumber []byte

@@ -1,0 +1,506 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+const apiBase = "/api/v1"
+
+func (s *Server) publicRouter() *router.Router {
+	r := s.baseRouter()
+	r.POST(apiBase+"/partners/marketplace/intent", s.partner(s.createQuote))
+	r.GET(apiBase+"/partners/marketplace/quote/{id}", s.partner(s.getQuote))
+	r.PUT(apiBase+"/partners/marketplace/quote/{id}/accept", s.partner(s.acceptQuote))
+	r.PUT(apiBase+"/partners/marketplace/quote/{id}/cancel", s.partner(s.transition(actors.OperationCancel)))
+	r.PUT(apiBase+"/partners/marketplace/quote/{id}/complete", s.partner(s.transition(actors.OperationComplete)))
+	r.GET(apiBase+"/partners/balances", s.partner(s.balances))
+	r.GET(apiBase+"/partners/balances/currency/{currency}", s.partner(s.balancesByCurrency))
+	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
+	return r
+}
+
+// partnerHandler handles one authenticated partner request.
+type partnerHandler func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal)
+
+// partner authenticates the API key, applies the per-key rate limit and
+// refuses while the service is not ready.
+func (s *Server) partner(h partnerHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		token, ok := bearer(ctx)
+		if !ok {
+			s.writeError(ctx, errUnauthorized)
+			return
+		}
+		sys := s.system(ctx)
+		if sys == nil {
+			return
+		}
+		who, ok := sys.Authenticate(token)
+		if !ok {
+			s.writeError(ctx, errUnauthorized)
+			return
+		}
+		if !s.limiter.allow(ctx, who.Key) {
+			s.writeError(ctx, errRateLimited)
+			return
+		}
+		h(ctx, sys, who)
+	}
+}
+
+// ---- Quotes ----------------------------------------------------------------
+
+func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	if !requireJSON(ctx) {
+		s.writeError(ctx, errMediaJSON)
+		return
+	}
+	key, e := idempotencyKey(ctx)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	cmd, e := parseCreateQuote(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Client, who.Mode, key, engine.ChannelJSON
+	cmd.RequestHash = requestHash(cmd)
+	reply := sys.CreateQuote(cmd)
+	s.quoteReply(ctx, sys, reply, cmd)
+}
+
+func idempotencyKey(ctx *fasthttp.RequestCtx) (string, *apiError) {
+	raw := ctx.Request.Header.Peek("Idempotency-Key")
+	if raw == nil {
+		return "", nil
+	}
+	if len(raw) == 0 || len(raw) > idempotencyKeyBytesMax || !printableASCII(raw) {
+		return "", fieldError("Idempotency-Key", "must be 1 to 255 printable ASCII characters")
+	}
+	return string(raw), nil
+}
+
+// parseCreateQuote validates a create request (contract §5, §6).
+func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
+	o, e := parseObject(body)
+	if e != nil {
+		return nil, e
+	}
+	cmd := &actors.CreateQuote{}
+	source, sourceOK := o.str("sourceCurrency", true, 16)
+	destination, destinationOK := o.str("destinationCurrency", true, 16)
+	direction, directionOK := o.str("amountDirection", true, 16)
+	amount, amountOK := o.number("amount", true)
+	cmd.Rate, _ = o.rate("rate")
+	if chain, ok := o.str("chain", false, 16); ok {
+		if cmd.Chain, ok = engine.ParseChain(chain); !ok {
+			o.problem("chain", "must be one of TRON, ETHEREUM, BSC, POLYGON, SOLANA")
+		}
+	}
+	if listing, ok := o.str("listingId", false, 64); ok {
+		id, ok := engine.ParseUUID(listing)
+		if !ok {
+			o.problem("listingId", "must be a UUID")
+		}
+		cmd.Listing = engine.PoolID(id)
+	}
+	if chat, ok := o.child("chatMetadata"); ok {
+		cmd.Chat = parseChat(chat)
+	}
+	if directionOK {
+		switch direction {
+		case "source":
+			cmd.Direction = engine.DirectionSource
+		case "destination":
+			cmd.Direction = engine.DirectionDestination
+		default:
+			o.problem("amountDirection", `must be "source" or "destination"`)
+		}
+	}
+	// Currency problems are answered with their own codes (contract §5),
+	// before field problems that depend on the currency.
+	if sourceOK {
+		c, ok := engine.ParseCurrency(source)
+		if !ok || !engine.IsSourceCurrency(c) {
+			return nil, resultError(engine.ResultInvalidCurrency)
+		}
+		cmd.Pair.Source = c
+	}
+	if destinationOK && sourceOK {
+		c, _ := engine.ParseCurrency(destination)
+		cmd.Pair.Destination = c
+		if !cmd.Pair.Supported() {
+			return nil, resultError(engine.ResultInvalidCurrencyPair)
+		}
+	}
+	if amountOK && cmd.Direction != engine.DirectionNone && cmd.Pair.Supported() {
+		c := cmd.Pair.Source
+		if cmd.Direction == engine.DirectionDestination {
+			c = cmd.Pair.Destination
+		}
+		cmd.Amount, _ = amountOf(o, "amount", amount, c)
+	}
+	if cmd.Chain != engine.ChainNone && cmd.Pair.Supported() && !cmd.Pair.Source.IsToken() && !cmd.Pair.Destination.IsToken() {
+		o.problem("chain", "applies only when one side is a token")
+	}
+	if e := o.finish(); e != nil {
+		return nil, e
+	}
+	if cmd.Chain == engine.ChainNone {
+		cmd.Chain = engine.DefaultChain(cmd.Pair.Destination)
+		if cmd.Chain == engine.ChainNone {
+			cmd.Chain = engine.DefaultChain(cmd.Pair.Source)
+		}
+	}
+	return cmd, nil
+}
+
+func parseChat(o *object) *engine.Chat {
+	c := &engine.Chat{}
+	c.ConversationID, _ = o.str("conversationId", false, chatFieldBytesMax)
+	c.ChatQuoteID, _ = o.str("chatQuoteId", false, chatFieldBytesMax)
+	c.ListingID, _ = o.str("listingId", false, chatFieldBytesMax)
+	c.NegotiationStartedAt, _ = o.str("negotiationStartedAt", false, chatFieldBytesMax)
+	c.QuoteSentAt, _ = o.str("quoteSentAt", false, chatFieldBytesMax)
+	for m := range o.members {
+		if !o.used[m] {
+			o.problem(m, "is not a known field")
+		}
+	}
+	return c
+}
+
+// requestHash digests a create request's meaning (not its bytes), so a
+// retry with the same members in another order or spacing is "the same
+// body" for Idempotency-Key.
+func requestHash(cmd *actors.CreateQuote) [32]byte {
+	h := sha256.New()
+	var b []byte
+	b = append(b, byte(cmd.Pair.Source), byte(cmd.Pair.Destination), byte(cmd.Direction), byte(cmd.Chain), byte(cmd.Channel))
+	b = binary.AppendVarint(b, int64(cmd.Amount))
+	b = binary.AppendUvarint(b, uint64(cmd.Rate))
+	b = append(b, cmd.Listing[:]...)
+	if c := cmd.Chat; c != nil {
+		for _, s := range []string{c.ConversationID, c.ChatQuoteID, c.ListingID, c.NegotiationStartedAt, c.QuoteSentAt} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+	}
+	h.Write(b)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// quoteReply answers a quote operation.
+func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply *actors.QuoteReply, create *actors.CreateQuote) {
+	if reply.Err != nil {
+		s.operatingError(ctx, reply.Err)
+		return
+	}
+	if reply.Result != engine.ResultOK {
+		e := resultError(reply.Result)
+		switch reply.Result {
+		case engine.ResultInvalidState:
+			allowed := make([]string, len(reply.AllowedFrom))
+			for i, st := range reply.AllowedFrom {
+				allowed[i] = st.String()
+			}
+			status := ""
+			if reply.Quote != nil {
+				status = reply.Quote.Status.String()
+			}
+			e.details = map[string]any{"status": status, "allowedFrom": allowed}
+		case engine.ResultInsufficientLiquidity:
+			if create != nil {
+				e.details = liquidityDetails(create, reply.Allocation)
+			}
+		case engine.ResultValidation:
+			if reply.Field != "" {
+				e = fieldError(reply.Field, "does not name a listing of this pair and mode")
+			}
+		}
+		s.writeError(ctx, e)
+		return
+	}
+	now := sys.Now().UnixMilli()
+	if reply.Replayed {
+		now = reply.Quote.CreatedAt
+		ctx.Response.Header.Set("Idempotent-Replayed", "true")
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, s.appendQuote(make([]byte, 0, 2048), reply.Quote, now))
+}
+
+func liquidityDetails(cmd *actors.CreateQuote, a engine.AllocationOutcome) map[string]any {
+	c := cmd.Pair.Source
+	if cmd.Direction == engine.DirectionDestination {
+		c = cmd.Pair.Destination
+	}
+	d := map[string]any{
+		"requested": rawNumber(engine.AppendAmount(nil, cmd.Amount, c)),
+		"fillable":  rawNumber(engine.AppendAmount(nil, a.Fillable, c)),
+		"bestRate":  nil,
+	}
+	if a.HasBestRate {
+		d["bestRate"] = rawNumber(engine.AppendRate(nil, a.BestRate))
+	}
+	return d
+}
+
+// quoteID parses the {id} path parameter.
+func quoteID(ctx *fasthttp.RequestCtx) (engine.QuoteID, *apiError) {
+	raw, _ := ctx.UserValue("id").(string)
+	id, ok := engine.ParseUUID(raw)
+	if !ok {
+		return engine.QuoteID{}, fieldError("id", "must be a UUID")
+	}
+	return engine.QuoteID(id), nil
+}
+
+func (s *Server) getQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := quoteID(ctx)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	q, ok := sys.Quote(who.Client, who.Mode, id)
+	if !ok {
+		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, s.appendQuote(make([]byte, 0, 2048), q, sys.Now().UnixMilli()))
+}
+
+func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := quoteID(ctx)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if !requireJSON(ctx) {
+		s.writeError(ctx, errMediaJSON)
+		return
+	}
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	raw, ok := o.str("accountId", true, 64)
+	account, valid := engine.ParseUUID(raw)
+	if ok && !valid {
+		o.problem("accountId", "must be a UUID")
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	q, found := sys.Quote(who.Client, who.Mode, id)
+	if !found {
+		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
+		return
+	}
+	settlement, e := walletSettlement(sys, who, q.Pair.Destination)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
+		Operation: actors.OperationAccept,
+		Accept:    engine.AcceptQuote{PoolAccount: engine.AccountID(account), Settlement: settlement},
+	})
+	s.quoteReply(ctx, sys, reply, nil)
+}
+
+// walletSettlement settles to the partner's own wallet in currency c.
+func walletSettlement(sys *actors.System, who actors.Principal, c engine.Currency) (engine.Settlement, *apiError) {
+	client, ok := sys.Client(who.Client)
+	if !ok {
+		return engine.Settlement{}, errUnauthorized
+	}
+	for _, w := range client.Wallets {
+		if w.Mode == who.Mode && w.Currency == c {
+			return engine.Settlement{Kind: engine.SettlementWallet, Account: w.Account}, nil
+		}
+	}
+	return engine.Settlement{}, resultError(engine.ResultInvalidAccount)
+}
+
+func (s *Server) transition(op actors.QuoteOperation) partnerHandler {
+	return func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+		id, e := quoteID(ctx)
+		if e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		if len(ctx.PostBody()) > 0 && !requireJSON(ctx) {
+			s.writeError(ctx, errMediaJSON)
+			return
+		}
+		reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{Operation: op})
+		s.quoteReply(ctx, sys, reply, nil)
+	}
+}
+
+// appendQuote renders the contract's Quote JSON (§6) as of time now.
+func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
+	src, dst := q.Pair.Source, q.Pair.Destination
+	amountCurrency := src
+	if q.Direction == engine.DirectionDestination {
+		amountCurrency = dst
+	}
+	w := jsonWriter{b: b}
+	w.open("")
+	w.id("quoteId", q.ID)
+	w.str("status", q.Status.String())
+	w.str("source", src.String())
+	w.str("destination", dst.String())
+	if q.Chain != engine.ChainNone {
+		w.str("chain", q.Chain.String())
+	}
+	w.amount("amount", q.Amount, amountCurrency)
+	w.amount("totalSourceAmount", q.TotalSource, src)
+	w.amount("totalDestinationAmount", q.TotalDestination, dst)
+	w.id("clientId", q.Client)
+	w.str("mode", q.Mode.String())
+	w.integer("ttl", q.SecondsLeft(now))
+	w.open("allocationResult")
+	w.amount("totalSourceAmount", q.TotalSource, src)
+	w.rate("weightedAverageRate", q.WeightedAverageRate())
+	w.amount("totalDestinationAmount", q.TotalDestination, dst)
+	w.openArray("allocations")
+	pair := q.Pair.String()
+	for i := range q.Allocations {
+		a := &q.Allocations[i]
+		w.open("")
+		w.id("id", a.ID)
+		w.id("clientId", q.Client)
+		w.id("poolId", a.Pool)
+		w.id("poolAccountId", a.PoolAccount)
+		w.amount("allocatedAmount", a.Destination, dst)
+		w.amount("sourceAmount", a.Source, src)
+		w.rate("rate", a.Rate)
+		w.str("reference", a.Reference)
+		w.open("metadata")
+		w.str("poolName", a.PoolName)
+		w.str("pair", pair)
+		w.close()
+		w.close()
+	}
+	w.closeArray()
+	w.close()
+	if bank, ok := s.cfg.Collection[src]; ok && q.AcceptedAt != 0 {
+		w.open("metadata")
+		w.open("bankPayIn")
+		w.str("accountName", bank.AccountName)
+		w.str("accountNumber", bank.AccountNumber)
+		w.str("bankName", bank.BankName)
+		w.str("reference", q.Reference)
+		w.close()
+		w.close()
+	}
+	if c := q.Chat; c != nil {
+		w.open("chatMetadata")
+		optional := func(k, v string) {
+			if v != "" {
+				w.str(k, v)
+			}
+		}
+		optional("conversationId", c.ConversationID)
+		optional("chatQuoteId", c.ChatQuoteID)
+		optional("listingId", c.ListingID)
+		if c.InitialListingRate != 0 {
+			w.key("initialListingRate")
+			w.b = appendString(w.b, string(engine.AppendRate(nil, c.InitialListingRate)))
+		}
+		optional("negotiationStartedAt", c.NegotiationStartedAt)
+		optional("quoteSentAt", c.QuoteSentAt)
+		if q.AcceptedAt != 0 {
+			w.time("acceptedAt", q.AcceptedAt)
+		}
+		w.close()
+	}
+	w.time("createdAt", q.CreatedAt)
+	w.time("updatedAt", q.UpdatedAt)
+	if q.Status.Open() {
+		w.time("expiresAt", q.ExpiresAt)
+	}
+	w.close()
+	return w.b
+}
+
+// ---- Balances ----------------------------------------------------------------
+
+func (s *Server) balances(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	source := ctx.Request.Header.Peek("x-service-source")
+	if len(source) == 0 {
+		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeMissingHeader,
+			message: "the x-service-source header is required"})
+		return
+	}
+	if len(source) > serviceSourceBytesMax || !printableASCII(source) {
+		s.writeError(ctx, fieldError("x-service-source", "must be at most 128 printable ASCII characters"))
+		return
+	}
+	s.writeBalances(ctx, sys.ClientAccounts(who.Client, who.Mode))
+}
+
+func (s *Server) balance(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	raw, _ := ctx.UserValue("accountId").(string)
+	id, ok := engine.ParseUUID(raw)
+	if !ok {
+		s.writeError(ctx, fieldError("accountId", "must be a UUID"))
+		return
+	}
+	a, ok := sys.Account(engine.AccountID(id))
+	if !ok || !sys.AccountOwnedBy(a, who.Client, who.Mode) {
+		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
+		return
+	}
+	s.writeBalances(ctx, []*engine.Account{a})
+}
+
+func (s *Server) balancesByCurrency(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	raw, _ := ctx.UserValue("currency").(string)
+	c, ok := engine.ParseCurrency(raw)
+	if !ok {
+		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: engine.ResultInvalidCurrency.Code(),
+			message: "unknown currency; known currencies are GHS, NGN and USDT"})
+		return
+	}
+	var out []*engine.Account
+	for _, a := range sys.ClientAccounts(who.Client, who.Mode) {
+		if a.Currency == c {
+			out = append(out, a)
+		}
+	}
+	s.writeBalances(ctx, out)
+}
+
+func (s *Server) writeBalances(ctx *fasthttp.RequestCtx, accounts []*engine.Account) {
+	w := jsonWriter{b: make([]byte, 0, 128*len(accounts)+2)}
+	w.b = append(w.b, '[')
+	for _, a := range accounts {
+		appendBalance(&w, a)
+	}
+	w.b = append(w.b, ']')
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+func appendBalance(w *jsonWriter, a *engine.Account) {
+	w.open("")
+	w.id("accountId", a.ID)
+	w.str("currency", a.Currency.String())
+	w.amount("balance", a.Balance, a.Currency)
+	w.amount("availableBalance", a.Available(), a.Currency)
+	w.close()
+}

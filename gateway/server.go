@@ -1,0 +1,335 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// BankAccount is the marketplace's collection account for one fiat
+// currency: the bankPayIn instructions a partner pays into.
+type BankAccount struct {
+	AccountName   string
+	AccountNumber string
+	BankName      string
+}
+
+// DefaultCollectionAccounts are the collection accounts of a default start.
+var DefaultCollectionAccounts = map[engine.Currency]BankAccount{
+	engine.CurrencyNGN: {AccountName: "Oja Marketplace Collections NGN", AccountNumber: "0123456789", BankName: "Oja Settlement Bank Nigeria"},
+	engine.CurrencyGHS: {AccountName: "Oja Marketplace Collections GHS", AccountNumber: "1002003004", BankName: "Oja Settlement Bank Ghana"},
+}
+
+// Config configures the gateway.
+type Config struct {
+	Listen      string // public listener, e.g. ":8080"
+	AdminListen string // admin listener, e.g. "127.0.0.1:8081"
+	AdminToken  string // bearer token of the admin API
+	RateLimit   float64
+	Collection  map[engine.Currency]BankAccount
+	Logger      *slog.Logger
+	// Backup, when set, makes a consistent online copy of the store
+	// (POST /admin/v1/backup).
+	Backup func(dir string) error
+}
+
+// Server is the fasthttp gateway: a public listener for partners and an
+// admin listener for operators.
+type Server struct {
+	cfg     Config
+	sys     atomic.Pointer[actors.System]
+	limiter *rateLimiter
+	public  *fasthttp.Server
+	admin   *fasthttp.Server
+	ln      net.Listener
+	adminLn net.Listener
+	wg      sync.WaitGroup
+	closing atomic.Bool
+	reqID   requestIDs
+}
+
+// New builds a server; Start listens.
+func New(cfg Config) *Server {
+	if cfg.Collection == nil {
+		cfg.Collection = DefaultCollectionAccounts
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit)}
+	s.reqID.init()
+	s.public = s.newFastHTTP("oja", s.publicRouter().Handler)
+	s.admin = s.newFastHTTP("oja-admin", s.adminRouter().Handler)
+	return s
+}
+
+func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:                       s.recover(h),
+		ErrorHandler:                  s.parseError,
+		Name:                          name,
+		Concurrency:                   connectionsMax,
+		MaxConnsPerIP:                 connectionsPerIPMax,
+		MaxRequestBodySize:            bodyBytesMax,
+		ReadBufferSize:                headerBytesMax,
+		ReadTimeout:                   readTimeout,
+		WriteTimeout:                  writeTimeout,
+		IdleTimeout:                   idleTimeout,
+		DisableHeaderNamesNormalizing: false,
+		NoDefaultServerHeader:         true,
+		NoDefaultContentType:          true,
+		Logger:                        fasthttpLogger{s.cfg.Logger},
+		CloseOnShutdown:               true,
+	}
+}
+
+type fasthttpLogger struct{ l *slog.Logger }
+
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	f.l.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
+}
+
+// Start opens both listeners and serves in the background. Until SetSystem
+// is called, the public API answers 503 and /readyz is 503.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", s.cfg.Listen, err)
+	}
+	adminLn, err := net.Listen("tcp", s.cfg.AdminListen)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("gateway: listen %s: %w", s.cfg.AdminListen, err)
+	}
+	s.ln, s.adminLn = ln, adminLn
+	for _, pair := range []struct {
+		srv *fasthttp.Server
+		ln  net.Listener
+	}{{s.public, ln}, {s.admin, adminLn}} {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := pair.srv.Serve(pair.ln); err != nil && !s.closing.Load() {
+				s.cfg.Logger.Error("listener stopped", "addr", pair.ln.Addr().String(), "err", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// Addr is the public listener's address; AdminAddr the admin one's.
+func (s *Server) Addr() string      { return s.ln.Addr().String() }
+func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
+
+// SetSystem makes the server ready with a recovered system.
+func (s *Server) SetSystem(sys *actors.System) { s.sys.Store(sys) }
+
+// Shutdown stops accepting, lets in-flight requests finish and closes
+// connections, within ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	errs := make(chan error, 2)
+	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
+	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()
+	err := errors.Join(<-errs, <-errs)
+	s.wg.Wait()
+	return err
+}
+
+// ---- Plumbing shared by both listeners --------------------------------------
+
+func (s *Server) recover(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.cfg.Logger.Error("handler panic", "panic", fmt.Sprint(r), "path", string(ctx.Path()))
+				ctx.Response.Reset()
+				s.writeError(ctx, errInternal)
+			}
+		}()
+		s.requestID(ctx)
+		h(ctx)
+	}
+}
+
+// parseError answers requests fasthttp could not parse.
+func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
+	s.requestID(ctx)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		s.writeError(ctx, errTooLarge)
+		return
+	}
+	var small *fasthttp.ErrSmallBuffer
+	if errors.As(err, &small) {
+		s.writeError(ctx, fieldError("headers", "request line and headers must be at most 8 KiB"))
+		return
+	}
+	s.writeError(ctx, fieldError("request", "malformed HTTP request"))
+}
+
+// requestID sets X-Request-Id: the caller's when it is sane, else a new one.
+func (s *Server) requestID(ctx *fasthttp.RequestCtx) {
+	id := ctx.Request.Header.Peek("X-Request-Id")
+	if len(id) == 0 || len(id) > requestIDBytesMax || !printableASCII(id) {
+		id = s.reqID.next()
+	}
+	ctx.Response.Header.SetBytesV("X-Request-Id", id)
+}
+
+func printableASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDs makes ids "req_<random prefix><counter>": unique per process
+// run without a syscall per request.
+type requestIDs struct {
+	prefix  string
+	counter atomic.Uint64
+}
+
+func (r *requestIDs) init() {
+	var raw [8]byte
+	if _, err := cryptoRead(raw[:]); err != nil {
+		panic("gateway: random source failed: " + err.Error())
+	}
+	r.prefix = "req_" + strconv.FormatUint(uint64(raw[0])<<32|uint64(raw[1])<<24|uint64(raw[2])<<16|uint64(raw[3])<<8|uint64(raw[4]), 36) + "_"
+}
+
+func (r *requestIDs) next() []byte {
+	b := make([]byte, 0, 40)
+	b = append(b, r.prefix...)
+	return strconv.AppendUint(b, r.counter.Add(1), 36)
+}
+
+// writeError writes the contract's error body.
+func (s *Server) writeError(ctx *fasthttp.RequestCtx, e *apiError) {
+	w := jsonWriter{b: make([]byte, 0, 256)}
+	w.open("")
+	w.str("code", e.code)
+	w.str("message", e.message)
+	if len(e.details) > 0 {
+		w.value("details", map[string]any(e.details))
+	}
+	w.close()
+	switch e.status {
+	case fasthttp.StatusUnauthorized:
+		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
+	case fasthttp.StatusServiceUnavailable:
+		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	}
+	s.writeJSON(ctx, e.status, w.b)
+}
+
+func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
+	ctx.SetStatusCode(status)
+	ctx.SetContentType("application/json")
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	ctx.SetBody(body)
+}
+
+// operatingError maps an error from the actors (storage, shutdown) to 503.
+func (s *Server) operatingError(ctx *fasthttp.RequestCtx, err error) {
+	s.cfg.Logger.Warn("request failed", "err", err, "path", string(ctx.Path()))
+	if errors.Is(err, actors.ErrFault) && !errors.Is(err, actors.ErrUnavailable) {
+		s.writeError(ctx, errInternal)
+		return
+	}
+	s.writeError(ctx, errUnavailable)
+}
+
+// system returns the running system, or answers 503 while recovering.
+func (s *Server) system(ctx *fasthttp.RequestCtx) *actors.System {
+	sys := s.sys.Load()
+	if sys == nil || s.closing.Load() {
+		s.writeError(ctx, errUnavailable)
+		return nil
+	}
+	return sys
+}
+
+// bearer extracts the credential of "Authorization: Bearer <token>".
+func bearer(ctx *fasthttp.RequestCtx) (string, bool) {
+	h := ctx.Request.Header.Peek("Authorization")
+	const scheme = "bearer "
+	if len(h) <= len(scheme) || !bytes.EqualFold(h[:len(scheme)], []byte(scheme)) {
+		return "", false
+	}
+	token := bytes.TrimSpace(h[len(scheme):])
+	if len(token) == 0 || len(token) > 256 {
+		return "", false
+	}
+	return string(token), true
+}
+
+func (s *Server) health(ctx *fasthttp.RequestCtx) {
+	s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ok"}`))
+}
+
+func (s *Server) ready(ctx *fasthttp.RequestCtx) {
+	sys := s.sys.Load()
+	if sys == nil || s.closing.Load() {
+		s.writeError(ctx, errUnavailable)
+		return
+	}
+	if err := sys.Ready(); err != nil {
+		s.writeError(ctx, errUnavailable)
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+func (s *Server) baseRouter() *router.Router {
+	r := router.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleOPTIONS = false
+	r.HandleMethodNotAllowed = true
+	r.NotFound = func(ctx *fasthttp.RequestCtx) { s.writeError(ctx, errNotFound) }
+	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) { s.writeError(ctx, errMethod) }
+	r.PanicHandler = nil
+	for _, path := range []string{"/livez", "/healthz"} {
+		r.GET(path, s.health)
+	}
+	r.GET("/readyz", s.ready)
+	return r
+}
+
+// requireJSON refuses request bodies that are not application/json.
+func requireJSON(ctx *fasthttp.RequestCtx) bool {
+	ct := ctx.Request.Header.ContentType()
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("application/json"))
+}
+
+// adminAuth guards the admin API with the operator token.
+func (s *Server) adminAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	want := []byte(s.cfg.AdminToken)
+	return func(ctx *fasthttp.RequestCtx) {
+		token, ok := bearer(ctx)
+		if !ok || len(want) == 0 || subtle.ConstantTimeCompare([]byte(token), want) != 1 {
+			s.writeError(ctx, errUnauthorized)
+			return
+		}
+		h(ctx)
+	}
+}

@@ -1,0 +1,261 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Stats describes what is on disk.
+type Stats struct {
+	Records   uint64 // records present
+	Bytes     uint64 // their summed payload bytes (no keys, no checksums)
+	FirstSeq  uint64 // first record present; 0 if none
+	LastSeq   uint64 // last record present; 0 if none
+	Snapshots int    // snapshots present (at most SnapshotsKept after a save)
+	DiskBytes uint64 // Pebble's whole on-disk footprint: tables, WAL, manifest
+}
+
+// Replay calls fn(seq, rec) for every record with seq > from, in order. It
+// verifies each record's checksum and that sequences run contiguously from
+// from+1, and stops at the first bad one with a *CorruptError naming its
+// sequence ("wal: corrupt record at seq 42: checksum mismatch"). An error
+// from fn stops the replay and is returned as is.
+//
+// Replay reads a point-in-time view taken when it starts; Appends made during
+// it may or may not be seen. rec is only valid until fn returns.
+func (l *Log) Replay(from uint64, fn func(seq uint64, rec []byte) error) error {
+	if from == math.MaxUint64 {
+		return nil
+	}
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: makeKey(recordPrefix, from+1),
+		UpperBound: []byte{recordPrefix + 1},
+	})
+	if err != nil {
+		return fmt.Errorf("wal: replay: %w", err)
+	}
+	next := from + 1
+	for valid := iter.First(); valid; valid = iter.Next() {
+		seq, ok := parseKey(iter.Key(), recordPrefix)
+		if !ok {
+			return errors.Join(&CorruptError{Seq: next, Reason: fmt.Sprintf("malformed key %x", iter.Key())}, iter.Close())
+		}
+		if seq != next {
+			return errors.Join(&CorruptError{Seq: next, Reason: fmt.Sprintf("missing (next record is %d)", seq)}, iter.Close())
+		}
+		value, err := iter.ValueAndErr()
+		if err != nil {
+			return errors.Join(fmt.Errorf("wal: read seq %d: %w", seq, err), iter.Close())
+		}
+		rec, ok := parseFrame(value)
+		if !ok {
+			return errors.Join(&CorruptError{Seq: seq, Reason: "checksum mismatch"}, iter.Close())
+		}
+		if err := fn(seq, rec); err != nil {
+			_ = iter.Close()
+			return err
+		}
+		next++
+	}
+	if err := iter.Close(); err != nil {
+		return fmt.Errorf("wal: replay after seq %d: %w", next-1, err)
+	}
+	return nil
+}
+
+// recordBounds returns the first and last record sequence on disk (0, 0 if
+// none).
+func (l *Log) recordBounds() (first, last uint64, err error) {
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{recordPrefix},
+		UpperBound: []byte{recordPrefix + 1},
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("wal: read bounds: %w", err)
+	}
+	defer func() {
+		if closeErr := iter.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("wal: read bounds: %w", closeErr)
+		}
+	}()
+	if !iter.First() {
+		return 0, 0, nil
+	}
+	first, ok := parseKey(iter.Key(), recordPrefix)
+	if !ok {
+		return 0, 0, &CorruptError{Seq: 1, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+	}
+	iter.Last()
+	last, ok = parseKey(iter.Key(), recordPrefix)
+	if !ok {
+		return 0, 0, &CorruptError{Seq: first, Reason: fmt.Sprintf("malformed last key %x", iter.Key())}
+	}
+	return first, last, nil
+}
+
+// Stats scans the log and reports what is on disk. It reads every record, so
+// it costs as much as a Replay; it does not verify checksums (Replay does).
+func (l *Log) Stats() (Stats, error) {
+	var stats Stats
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{recordPrefix},
+		UpperBound: []byte{snapshotPrefix + 1},
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("wal: stats: %w", err)
+	}
+	for valid := iter.First(); valid; valid = iter.Next() {
+		key := iter.Key()
+		if _, ok := parseKey(key, snapshotPrefix); ok {
+			stats.Snapshots++
+			continue
+		}
+		seq, ok := parseKey(key, recordPrefix)
+		if !ok {
+			return Stats{}, errors.Join(&CorruptError{Seq: stats.LastSeq + 1, Reason: fmt.Sprintf("malformed key %x", key)}, iter.Close())
+		}
+		value, err := iter.ValueAndErr()
+		if err != nil {
+			return Stats{}, errors.Join(fmt.Errorf("wal: stats: read seq %d: %w", seq, err), iter.Close())
+		}
+		if stats.Records == 0 {
+			stats.FirstSeq = seq
+		}
+		stats.Records++
+		stats.LastSeq = seq
+		stats.Bytes += uint64(max(len(value)-checksumBytes, 0))
+	}
+	if err := iter.Close(); err != nil {
+		return Stats{}, fmt.Errorf("wal: stats: %w", err)
+	}
+	stats.DiskBytes = l.db.Metrics().DiskSpaceUsage()
+	return stats, nil
+}
+
+// SaveSnapshot durably (always fsync'd, whatever Options.Sync) stores data as
+// the snapshot of the state after record seq, then deletes all but the
+// newest SnapshotsKept snapshots, in the same atomic batch. A snapshot saved
+// again at the same seq replaces the earlier one.
+//
+// A failed commit fails the log, as for Append.
+// REQUIRES: seq <= LastSeq(); the log is not ReadOnly.
+func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
+	assert(!l.opts.ReadOnly, "SaveSnapshot on a read-only log")
+	assert(seq <= l.LastSeq(), "snapshot at seq %d beyond last seq %d", seq, l.LastSeq())
+	if len(data) > SnapshotBytesMax {
+		return fmt.Errorf("wal: snapshot at seq %d is %d bytes; limit SnapshotBytesMax is %d",
+			seq, len(data), SnapshotBytesMax)
+	}
+	if err := l.Failed(); err != nil {
+		return err
+	}
+	l.snapshotMu.Lock()
+	defer l.snapshotMu.Unlock()
+
+	seqs, err := l.snapshotSeqs()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(seqs, seq) {
+		seqs = append(seqs, seq)
+		slices.Sort(seqs)
+	}
+	batch := l.db.NewBatch()
+	defer func() { _ = batch.Close() }()
+	op := batch.SetDeferred(keyBytes, checksumBytes+len(data))
+	putKey(op.Key, snapshotPrefix, seq)
+	putFrame(op.Value, data)
+	assert(op.Finish() == nil, "unindexed batch failed to finish")
+	if len(seqs) > SnapshotsKept {
+		oldestKept := seqs[len(seqs)-SnapshotsKept]
+		if err := batch.DeleteRange(makeKey(snapshotPrefix, 0), makeKey(snapshotPrefix, oldestKept), nil); err != nil {
+			return fmt.Errorf("wal: save snapshot at seq %d: %w", seq, err)
+		}
+	}
+	err = l.db.Apply(batch, pebble.Sync)
+	if err == nil {
+		err = l.Failed() // see commit: Pebble reports a failed sync via Fatalf
+	}
+	if err != nil {
+		return l.fail(fmt.Errorf("save snapshot at seq %d: %w", seq, err))
+	}
+	return nil
+}
+
+// snapshotSeqs returns the sequences of the snapshots on disk, ascending.
+func (l *Log) snapshotSeqs() (seqs []uint64, err error) {
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{snapshotPrefix},
+		UpperBound: []byte{snapshotPrefix + 1},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("wal: list snapshots: %w", err)
+	}
+	for valid := iter.First(); valid; valid = iter.Next() {
+		seq, ok := parseKey(iter.Key(), snapshotPrefix)
+		if !ok {
+			return nil, errors.Join(&CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}, iter.Close())
+		}
+		seqs = append(seqs, seq)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, fmt.Errorf("wal: list snapshots: %w", err)
+	}
+	return seqs, nil
+}
+
+// LatestSnapshot returns the newest snapshot and the seq it was taken at,
+// with its checksum verified (a mismatch is a *CorruptError with Snapshot
+// set); ok is false when there is none. data is the caller's to keep.
+func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{snapshotPrefix},
+		UpperBound: []byte{snapshotPrefix + 1},
+	})
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("wal: latest snapshot: %w", err)
+	}
+	defer func() {
+		if closeErr := iter.Close(); err == nil && closeErr != nil {
+			err = fmt.Errorf("wal: latest snapshot: %w", closeErr)
+		}
+	}()
+	if !iter.Last() {
+		return 0, nil, false, nil
+	}
+	seq, ok = parseKey(iter.Key(), snapshotPrefix)
+	if !ok {
+		return 0, nil, false, &CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+	}
+	value, err := iter.ValueAndErr()
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
+	}
+	payload, ok := parseFrame(value)
+	if !ok {
+		return 0, nil, false, &CorruptError{Snapshot: true, Seq: seq, Reason: "checksum mismatch"}
+	}
+	return seq, slices.Clone(payload), true, nil
+}
+
+// Checkpoint writes a consistent copy of the log into dir (which must not
+// exist), while Appends continue. Pebble flushes and syncs its WAL first, so
+// the copy holds at least every record acknowledged before the call; the copy
+// is a log that Open accepts. Files are hard-linked where the FS allows.
+func (l *Log) Checkpoint(dir string) error {
+	if err := l.Failed(); err != nil {
+		return err
+	}
+	var opts []pebble.CheckpointOption
+	if !l.opts.ReadOnly {
+		opts = append(opts, pebble.WithFlushedWAL())
+	}
+	if err := l.db.Checkpoint(dir, opts...); err != nil {
+		return fmt.Errorf("wal: checkpoint to %s: %w", dir, err)
+	}
+	return nil
+}

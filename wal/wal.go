@@ -1,0 +1,370 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Limits. Each is a precondition of the call that names it (asserted: a
+// caller that exceeds one has a bug) unless its comment says otherwise.
+const (
+	// RecordBytesMax bounds one record's payload.
+	RecordBytesMax = 1 << 20
+	// AppendRecordsMax bounds the records of one Append. An Append is committed
+	// in one Pebble batch (that is what makes it atomic), so it must fit in one.
+	AppendRecordsMax = BatchRecordsMax
+	// AppendBytesMax bounds the summed payload bytes of one Append.
+	AppendBytesMax = BatchBytesMax
+	// BatchRecordsMax bounds the records of one group commit. The committer
+	// stops filling a batch before it would exceed this.
+	BatchRecordsMax = 4096
+	// BatchBytesMax bounds the payload bytes of one group commit. It is kept
+	// below Pebble's large-batch threshold (half of memTableBytes) so a group
+	// commit never takes Pebble's slower flushable-batch path.
+	BatchBytesMax = 8 << 20
+	// QueueRecordsMax bounds the records accepted by Append whose done has not
+	// yet been called (queued or being committed). Append blocks, in call
+	// order of wake-up, until the committer brings the count below it: this is
+	// the back-pressure that keeps a slow disk from growing memory without
+	// bound. Not a precondition.
+	QueueRecordsMax = 64 * 1024
+	// SnapshotsKept is how many snapshots SaveSnapshot leaves on disk: the one
+	// it saved and the newest SnapshotsKept-1 before it.
+	SnapshotsKept = 2
+	// SnapshotBytesMax bounds one snapshot. SaveSnapshot returns an error (not
+	// a panic) above it, since state size is an operating condition.
+	SnapshotBytesMax = 1 << 30
+
+	// memTableBytes is Pebble's memtable size. See BatchBytesMax.
+	memTableBytes = 32 << 20
+)
+
+// On-disk layout (see doc.go).
+const (
+	recordPrefix   = 'r'
+	snapshotPrefix = 's'
+	keyBytes       = 1 + 8
+	checksumBytes  = 4
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrFailed is wrapped by every error of a failed log. A log fails on its first
+// commit error (or on any Pebble fatal error) and never writes again.
+var ErrFailed = errors.New("wal: log failed; restart to recover")
+
+// ErrClosed is given to Appends made after Close, and returned by a second
+// Close.
+var ErrClosed = errors.New("wal: log closed")
+
+// ErrCorrupt is wrapped by every *CorruptError.
+var ErrCorrupt = errors.New("wal: corrupt")
+
+// CorruptError reports the first bad record (or snapshot) found by a read.
+type CorruptError struct {
+	Snapshot bool   // false: a record; true: a snapshot
+	Seq      uint64 // sequence of the bad (or missing) entry
+	Reason   string // "checksum mismatch", "missing", "malformed key", ...
+}
+
+func (e *CorruptError) Error() string {
+	kind := "record"
+	if e.Snapshot {
+		kind = "snapshot"
+	}
+	return fmt.Sprintf("wal: corrupt %s at seq %d: %s", kind, e.Seq, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrCorrupt) hold.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// Options configures Open.
+type Options struct {
+	// FS is the filesystem; nil means vfs.Default. Tests use
+	// vfs.NewCrashableMem() or an errorfs wrapper.
+	FS vfs.FS
+	// Sync true: done runs only after the records are fsync'd. false: no fsync
+	// per commit (benchmarks only; a crash may lose acknowledged records). Close
+	// syncs either way.
+	Sync bool
+	// Logger receives Pebble's messages; nil means quiet (info dropped, errors
+	// to the standard log). Whatever is given, Pebble's Fatalf never reaches
+	// it as Fatalf: it fails the log and is forwarded as Errorf. See logger.go.
+	Logger pebble.Logger
+	// ReadOnly opens an existing log for offline inspection: Replay, Stats,
+	// LatestSnapshot, Checkpoint. Append and SaveSnapshot are bugs on it.
+	ReadOnly bool
+}
+
+// Log is a durable, append-only log of records keyed by dense sequence
+// numbers starting at 1. All methods are safe for concurrent use; Close must
+// be called once, after the caller's last Append.
+type Log struct {
+	dir  string
+	opts Options
+	db   *pebble.DB
+	lock *pebble.Lock
+
+	// writeOptions is pebble.Sync or pebble.NoSync per Options.Sync.
+	writeOptions *pebble.WriteOptions
+
+	// failure is the sticky failure (wrapping ErrFailed); nil while healthy.
+	// Set once by fail, from the committer, SaveSnapshot or Pebble's Fatalf.
+	failure atomic.Pointer[error]
+
+	// lastSeq is the last sequence assigned by Append (or found at Open).
+	// Written under mu, read lock-free by LastSeq.
+	lastSeq atomic.Uint64
+
+	// commits counts group commits (tests and benchmarks report
+	// records/commit from it). Written by the committer only.
+	commits atomic.Uint64
+
+	mu struct {
+		sync.Mutex
+		// queue holds accepted Appends in sequence order until the
+		// committer swaps it out.
+		queue []pending
+		// outstanding counts records accepted whose done has not run.
+		outstanding int
+		// closed is set by Close; no Append is accepted after it.
+		closed bool
+		// work wakes the committer: queue became non-empty, or closed.
+		work sync.Cond
+		// space wakes Appends blocked on QueueRecordsMax.
+		space sync.Cond
+	}
+
+	// committerDone is closed when the committer goroutine exits.
+	committerDone chan struct{}
+
+	// snapshotMu serialises SaveSnapshot (its read-then-prune must not
+	// interleave with another).
+	snapshotMu sync.Mutex
+}
+
+// pending is one accepted Append.
+type pending struct {
+	recs  [][]byte
+	done  func(firstSeq uint64, err error)
+	first uint64 // 0 when accepted after the log failed
+	bytes int    // summed payload bytes
+}
+
+// Open opens (creating if needed, unless ReadOnly) the log in dir. Pebble
+// recovers its own WAL first, dropping a torn unsynced tail; LastSeq is then
+// the last record found. It fails with "wal: data dir is in use" when another
+// process (or another Log in this process) holds dir's LOCK file.
+func Open(dir string, opts Options) (*Log, error) {
+	fs := opts.FS
+	if fs == nil {
+		fs = vfs.Default
+	}
+	opts.FS = fs
+	if opts.ReadOnly {
+		if _, err := fs.Stat(dir); err != nil {
+			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		}
+	} else if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	}
+	// NB: we take Pebble's lock ourselves, before pebble.Open, so that a held
+	// lock is told apart from every other Open failure.
+	lock, err := pebble.LockDirectory(dir, fs)
+	if err != nil {
+		if isLockConflict(err) {
+			return nil, fmt.Errorf("wal: data dir is in use: %s: %w", dir, err)
+		}
+		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+	}
+
+	l := &Log{
+		dir:           dir,
+		opts:          opts,
+		lock:          lock,
+		writeOptions:  pebble.NoSync,
+		committerDone: make(chan struct{}),
+	}
+	if opts.Sync {
+		l.writeOptions = pebble.Sync
+	}
+	l.mu.work.L = &l.mu.Mutex
+	l.mu.space.L = &l.mu.Mutex
+
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:                 fs,
+		Logger:             &guardLogger{next: opts.Logger, fail: l.fail},
+		FormatMajorVersion: pebble.FormatNewest,
+		ReadOnly:           opts.ReadOnly,
+		ErrorIfNotExists:   opts.ReadOnly,
+		Lock:               lock,
+		MemTableSize:       memTableBytes,
+	})
+	if err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	l.db = db
+	if err := l.Failed(); err != nil {
+		l.closePebble()
+		return nil, err
+	}
+	first, last, err := l.recordBounds()
+	if err != nil {
+		l.closePebble()
+		return nil, err
+	}
+	if last > 0 && first != 1 {
+		l.closePebble()
+		return nil, &CorruptError{Seq: 1, Reason: fmt.Sprintf("missing (first record is %d)", first)}
+	}
+	l.lastSeq.Store(last)
+	if opts.ReadOnly {
+		close(l.committerDone)
+	} else {
+		go l.commitLoop()
+	}
+	return l, nil
+}
+
+// isLockConflict reports whether err from pebble.LockDirectory means another
+// holder: fcntl's EAGAIN/EACCES (a bare errno, unlike a path error from
+// creating the file), MemFS's EAGAIN, or vfs.Default's in-process check.
+func isLockConflict(err error) bool {
+	var pathErr *os.PathError
+	if errors.As(err, &pathErr) {
+		return false
+	}
+	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) {
+		return true
+	}
+	return strings.Contains(err.Error(), "lock held by current process")
+}
+
+// LastSeq returns the last sequence number assigned (0 for an empty log).
+// NB: an Append assigns its sequences when accepted, before they are durable.
+func (l *Log) LastSeq() uint64 { return l.lastSeq.Load() }
+
+// Failed returns nil, or the sticky failure (wrapping ErrFailed).
+func (l *Log) Failed() error {
+	if p := l.failure.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail makes the log failed with cause (first cause wins) and returns the
+// sticky failure. Safe from any goroutine, including Pebble's.
+func (l *Log) fail(cause error) error {
+	err := fmt.Errorf("%w: %w", ErrFailed, cause)
+	if errors.Is(cause, ErrFailed) {
+		err = cause
+	}
+	l.failure.CompareAndSwap(nil, &err)
+	return l.Failed()
+}
+
+// Close stops accepting Appends, waits until every accepted Append has had
+// its done called, syncs the WAL (even when !Options.Sync) and closes Pebble.
+// It returns the log's failure, if any, else any error from syncing or
+// closing. A second Close returns ErrClosed.
+// REQUIRES: no Replay, Stats, Checkpoint or snapshot call in progress.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.mu.closed = true
+	l.mu.work.Signal()
+	l.mu.space.Broadcast()
+	l.mu.Unlock()
+	<-l.committerDone
+
+	var err error
+	if !l.opts.ReadOnly && l.Failed() == nil {
+		if syncErr := l.db.LogData(nil, pebble.Sync); syncErr != nil {
+			err = fmt.Errorf("wal: sync on close: %w", syncErr)
+		} else if fatal := l.Failed(); fatal != nil {
+			err = fatal
+		}
+	}
+	if closeErr := l.closePebble(); closeErr != nil && err == nil {
+		err = closeErr
+	}
+	if failure := l.Failed(); failure != nil {
+		return failure
+	}
+	return err
+}
+
+// closePebble closes the DB, then the directory lock (which Pebble leaves to
+// us because we passed it in).
+func (l *Log) closePebble() error {
+	err := l.db.Close()
+	if lockErr := l.lock.Close(); err == nil {
+		err = lockErr
+	}
+	if err != nil {
+		return fmt.Errorf("wal: close %s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// putKey writes prefix + big-endian seq into key[:keyBytes].
+func putKey(key []byte, prefix byte, seq uint64) {
+	key[0] = prefix
+	binary.BigEndian.PutUint64(key[1:keyBytes], seq)
+}
+
+// makeKey returns prefix + big-endian seq.
+func makeKey(prefix byte, seq uint64) []byte {
+	key := make([]byte, keyBytes)
+	putKey(key, prefix, seq)
+	return key
+}
+
+// parseKey returns the sequence of a key with the given prefix.
+func parseKey(key []byte, prefix byte) (uint64, bool) {
+	if len(key) != keyBytes || key[0] != prefix {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[1:]), true
+}
+
+// putFrame writes crc32c(payload) little-endian + payload into
+// value[:checksumBytes+len(payload)].
+func putFrame(value, payload []byte) {
+	binary.LittleEndian.PutUint32(value, crc32.Checksum(payload, castagnoli))
+	copy(value[checksumBytes:], payload)
+}
+
+// parseFrame returns the payload of a framed value whose checksum verifies.
+func parseFrame(value []byte) ([]byte, bool) {
+	if len(value) < checksumBytes {
+		return nil, false
+	}
+	payload := value[checksumBytes:]
+	if binary.LittleEndian.Uint32(value) != crc32.Checksum(payload, castagnoli) {
+		return nil, false
+	}
+	return payload, true
+}
+
+// assert panics when cond is false. It guards programmer bugs only; operating
+// failures are errors.
+func assert(cond bool, format string, args ...any) {
+	if !cond {
+		panic(fmt.Sprintf("wal: assertion failed: "+format, args...))
+	}
+}
