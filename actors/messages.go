@@ -45,9 +45,9 @@ type QuoteReply struct {
 	Quote       *engine.Quote // immutable view; nil on refusal of a create
 	AllowedFrom []engine.Status
 	Allocation  engine.AllocationOutcome // on ResultInsufficientLiquidity: Fillable and BestRate
-	Field       string            // on ResultValidation: the offending request member
-	Replayed    bool              // an Idempotency-Key replay
-	Err         error             // an operating failure (storage, shutdown): 503
+	Field       string                   // on ResultValidation: the offending request member
+	Replayed    bool                     // an Idempotency-Key replay
+	Err         error                    // an operating failure (storage, shutdown): 503
 }
 
 // PoolCommand asks a pair actor to change one of its pools. Exactly one of

@@ -26,11 +26,28 @@ import (
 // deposit, withdrawal) are decided here too, logged, and then forwarded to
 // the pool actor, which applies them to its ledger and answers the caller.
 type pairActor struct {
-	sys   *System
-	key   engine.BookKey
-	book  *engine.Book
-	info  map[engine.PoolID]poolInfo
-	slice [engine.SlicesMax]engine.Slice
+	sys    *System
+	key    engine.BookKey
+	book   *engine.Book
+	ticker *engine.Ticker
+	info   map[engine.PoolID]poolInfo
+	slice  [engine.SlicesMax]engine.Slice
+}
+
+// observe recomputes the pair's rates after a book change and, when they
+// moved, publishes a new view and tells the rate listener.
+func (a *pairActor) observe() {
+	before := *a.ticker
+	consensusChanged := a.ticker.Observe(a.book, a.sys.nowMillis())
+	if !consensusChanged && before.Best == a.ticker.Best && before.BestSetAt == a.ticker.BestSetAt &&
+		before.HasBest == a.ticker.HasBest {
+		return
+	}
+	view := a.ticker.Clone()
+	a.sys.tickers[a.key].Store(view)
+	if consensusChanged && a.sys.cfg.RateListener != nil {
+		a.sys.cfg.RateListener(a.key, view)
+	}
 }
 
 // poolInfo is what the pair actor needs of a pool beyond its book entry.
@@ -53,11 +70,13 @@ func (a *pairActor) Receive(ctx actor.Context) {
 		case *poolAdded:
 			a.book.Upsert(msg.entry)
 			a.info[msg.entry.Pool] = msg.info
+			a.observe()
 		case *budgetReleased:
 			for i := range msg.allocations {
 				al := &msg.allocations[i]
 				a.book.AddAvailable(al.Pool, al.Destination)
 			}
+			a.observe()
 		}
 	})
 }
@@ -113,6 +132,7 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ev.Chat = &chat
 	}
 	a.book.Reserve(alloc.Slices)
+	a.observe()
 	sys, replyTo, self := a.sys, ctx.Sender(), ctx.Self()
 	sys.appendEvents(func(err error) {
 		if err != nil {
@@ -169,6 +189,7 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 		ctx.Respond(&PoolReply{Result: engine.ResultValidation})
 		return
 	}
+	a.observe()
 	// NB: the book moved before the append. A failed append fails the log
 	// and every later write with it (until a restart rebuilds from the log),
 	// so the book is never used for a write again and nothing is undone.

@@ -33,6 +33,10 @@ type Config struct {
 	Clock         func() time.Time
 	Logger        *slog.Logger
 	Random        io.Reader // nil = crypto/rand
+	// RateListener, when set, is called by a pair actor each time its
+	// consensus rate changes. It runs on the actor's goroutine: it must not
+	// block (the rate stream conflates and returns at once).
+	RateListener func(key engine.BookKey, ticker *engine.Ticker)
 }
 
 // Limits of the actor layer.
@@ -60,8 +64,9 @@ type System struct {
 	root   *actor.RootContext
 	ids    *idSource
 
-	pairs       map[engine.BookKey]*actor.PID // immutable after Start
-	treasuries  map[engine.Mode]*actor.PID    // immutable after Start
+	pairs       map[engine.BookKey]*actor.PID                     // immutable after Start
+	tickers     map[engine.BookKey]*atomic.Pointer[engine.Ticker] // map immutable after Start; views published by pair actors
+	treasuries  map[engine.Mode]*actor.PID                        // immutable after Start
 	coordinator *actor.PID
 
 	fault   atomic.Pointer[error] // a panic in an actor: writes refused until restart
@@ -135,6 +140,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		log:        log,
 		ids:        newIDSource(cfg.Random),
 		pairs:      make(map[engine.BookKey]*actor.PID),
+		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),
 		treasuries: make(map[engine.Mode]*actor.PID),
 		clients:    make(map[engine.ClientID]*engine.Client),
 		keys:       make(map[engine.KeyID]*keyRef),
@@ -166,7 +172,11 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, true)
 	}
 	for key, book := range state.Books {
-		pa := &pairActor{sys: s, key: key, book: book, info: make(map[engine.PoolID]poolInfo)}
+		ticker := state.Tickers[key]
+		view := new(atomic.Pointer[engine.Ticker])
+		view.Store(ticker.Clone())
+		s.tickers[key] = view
+		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: make(map[engine.PoolID]poolInfo)}
 		s.pairs[key] = s.spawn(pa, true)
 	}
 	for _, p := range state.Pools {
@@ -643,6 +653,16 @@ func (s *System) Maintain() {
 		}
 		return true
 	})
+}
+
+// Ticker returns the latest rates of (mode, pair): consensus and best maker
+// rate with their 24 h histories. nil for an unsupported pair.
+func (s *System) Ticker(m engine.Mode, p engine.Pair) *engine.Ticker {
+	v, ok := s.tickers[engine.BookKey{Mode: m, Pair: p}]
+	if !ok {
+		return nil
+	}
+	return v.Load()
 }
 
 // Clients returns every client.

@@ -23,6 +23,7 @@ type State struct {
 	Keys        map[KeyID]*Key
 	Pools       map[PoolID]*Pool
 	Books       map[BookKey]*Book
+	Tickers     map[BookKey]*Ticker // consensus and best rates, with 24 h history
 	Treasuries  map[Mode]*Treasury
 	Quotes      map[QuoteID]*Quote
 	Idempotency map[IdempotencyScope]IdempotencyRecord
@@ -38,6 +39,7 @@ func NewState() *State {
 		Keys:        make(map[KeyID]*Key),
 		Pools:       make(map[PoolID]*Pool),
 		Books:       make(map[BookKey]*Book),
+		Tickers:     make(map[BookKey]*Ticker),
 		Treasuries:  make(map[Mode]*Treasury),
 		Quotes:      make(map[QuoteID]*Quote),
 		Idempotency: make(map[IdempotencyScope]IdempotencyRecord),
@@ -47,6 +49,7 @@ func NewState() *State {
 		s.Treasuries[m] = NewTreasury(m)
 		for _, p := range Pairs {
 			s.Books[BookKey{m, p}] = NewBook(p)
+			s.Tickers[BookKey{m, p}] = &Ticker{}
 		}
 	}
 	return s
@@ -69,6 +72,9 @@ func (s *State) PoolOfAccount(id AccountID) (*Pool, bool) {
 func (s *State) Apply(ev Event) error {
 	if err := s.apply(ev); err != nil {
 		return fmt.Errorf("engine: cannot apply %s: %w", ev.Type(), err)
+	}
+	if key, ok := s.bookOf(ev); ok {
+		s.Tickers[key].Observe(s.Books[key], ev.Time())
 	}
 	if ev.Time() > s.LastAt {
 		s.LastAt = ev.Time()
@@ -180,6 +186,32 @@ func (s *State) apply(ev Event) error {
 		return fmt.Errorf("unknown event %T", ev)
 	}
 	return nil
+}
+
+// bookOf names the book an applied event changed, if any.
+func (s *State) bookOf(ev Event) (BookKey, bool) {
+	var pool PoolID
+	switch ev := ev.(type) {
+	case *PoolCreated:
+		return BookKey{ev.Mode, ev.Pair}, true
+	case *PoolRateSet:
+		pool = ev.Pool
+	case *PoolStatusSet:
+		pool = ev.Pool
+	case *PoolDeposited:
+		pool = ev.Pool
+	case *PoolWithdrawn:
+		pool = ev.Pool
+	case *QuoteCreated:
+		return BookKey{ev.Mode, ev.Pair}, true
+	case *QuoteCancelled, *QuoteExpired:
+		q := s.Quotes[quoteOf(ev)]
+		return BookKey{q.Mode, q.Pair}, true
+	default:
+		return BookKey{}, false
+	}
+	p := s.Pools[pool]
+	return BookKey{p.Mode, p.Pair}, true
 }
 
 func (s *State) pool(id PoolID) (*Pool, error) {
