@@ -23,6 +23,8 @@ func (s *Server) publicRouter() *router.Router {
 	r.GET(apiBase+"/partners/balances", s.partner(s.balances))
 	r.GET(apiBase+"/partners/balances/currency/{currency}", s.partner(s.balancesByCurrency))
 	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
+	s.registerStream(r)
+	s.registerFX(r)
 	return r
 }
 
