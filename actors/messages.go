@@ -1,6 +1,10 @@
 package actors
 
-import "github.com/oja-exchange/oja/engine"
+import (
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
 
 // Messages between actors. Each is an immutable pointer struct named as a
 // command (CreateQuote) or an event (HoldPlaced). Requests that a caller waits
@@ -122,8 +126,24 @@ type treasurySnapshot struct{}
 // expiryDue is a quote actor's timer firing.
 type expiryDue struct{}
 
-// appendDurable tells an actor that one of its log appends finished.
-type appendDurable struct{}
+// appendDurable tells a quote actor that one of its log appends finished
+// (err == nil: durable). The actor then publishes, sends the consequences and
+// replies: the log's committer only enqueues this message, so it is back to
+// committing the next group at once.
+type appendDurable struct {
+	event   engine.Event
+	view    *engine.Quote
+	release bool
+	replyTo *actor.PID
+	err     error
+}
+
+// quoteRecorded tells a pair actor that a QuoteCreated it logged finished.
+type quoteRecorded struct {
+	event   *engine.QuoteCreated
+	replyTo *actor.PID
+	err     error
+}
 
 // Coordinator commands. Reply: *AdminReply.
 type CreateClient struct{ Name string }

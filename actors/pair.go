@@ -65,6 +65,8 @@ func (a *pairActor) Receive(ctx actor.Context) {
 		switch msg := ctx.Message().(type) {
 		case *CreateQuote:
 			a.createQuote(ctx, msg)
+		case *quoteRecorded:
+			a.quoteRecorded(ctx, msg)
 		case *PoolCommand:
 			a.changePool(ctx, msg)
 		case *poolAdded:
@@ -135,25 +137,35 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 	a.observe()
 	sys, replyTo, self := a.sys, ctx.Sender(), ctx.Self()
 	sys.appendEvents(func(err error) {
-		if err != nil {
-			sys.root.Send(self, &budgetReleased{allocations: ev.Allocations})
-			sys.root.Send(replyTo, &QuoteReply{Err: err})
-			return
-		}
-		q := engine.NewQuote(ev)
-		for i := range ev.Allocations {
-			sys.sendPool(ev.Allocations[i].Pool, &holdPlaced{amount: ev.Allocations[i].Destination})
-		}
-		ref := &quoteRef{client: q.Client, mode: q.Mode}
-		ref.view.Store(q.Clone())
-		ref.pid.Store(sys.spawn(&quoteActor{sys: sys, quote: q, ref: ref}, false))
-		sys.quotes.Store(q.ID, ref)
-		if ev.IdempotencyKey != "" {
-			sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
-				engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, originalView(q))
-		}
-		sys.root.Send(replyTo, &QuoteReply{Result: engine.ResultOK, Quote: ref.view.Load()})
+		sys.root.Send(self, &quoteRecorded{event: ev, replyTo: replyTo, err: err})
 	}, ev)
+}
+
+// quoteRecorded finishes a create once its event is durable: holds go to the
+// pools, the quote actor starts, the registry and the idempotency index learn
+// the quote, and only then the caller gets its reply.
+func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
+	sys, ev := a.sys, msg.event
+	if msg.err != nil {
+		for i := range ev.Allocations {
+			a.book.AddAvailable(ev.Allocations[i].Pool, ev.Allocations[i].Destination)
+		}
+		ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
+		return
+	}
+	q := engine.NewQuote(ev)
+	for i := range ev.Allocations {
+		sys.sendPool(ev.Allocations[i].Pool, &holdPlaced{amount: ev.Allocations[i].Destination})
+	}
+	ref := &quoteRef{client: q.Client, mode: q.Mode}
+	ref.view.Store(q.Clone())
+	ref.pid.Store(sys.spawn(&quoteActor{sys: sys, quote: q, ref: ref}, false))
+	sys.quotes.Store(q.ID, ref)
+	if ev.IdempotencyKey != "" {
+		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
+			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, originalView(q))
+	}
+	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: ref.view.Load()})
 }
 
 func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {

@@ -48,16 +48,7 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 				a.arm(ctx)
 			}
 		case *appendDurable:
-			a.inFlight--
-			if a.inFlight == 0 {
-				for _, p := range a.waiting {
-					ctx.Send(p.to, p.reply)
-				}
-				a.waiting = a.waiting[:0]
-				if !a.quote.Status.Open() {
-					ctx.Stop(ctx.Self())
-				}
-			}
+			a.durable(ctx, msg)
 		}
 	})
 }
@@ -137,26 +128,42 @@ func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PI
 		a.arm(ctx)
 	}
 	a.inFlight++
-	sys, ref, self := a.sys, a.ref, ctx.Self()
+	sys, self := a.sys, ctx.Self()
 	sys.appendEvents(func(err error) {
-		if err != nil {
-			if replyTo != nil {
-				sys.root.Send(replyTo, &QuoteReply{Err: err})
-			}
-			sys.root.Send(self, &appendDurable{})
-			return
+		sys.root.Send(self, &appendDurable{event: ev, view: view, release: release, replyTo: replyTo, err: err})
+	}, ev)
+}
+
+// durable finishes one append: on success it publishes the view, sends the
+// event's consequences to their owners and replies; then it flushes the
+// replies that waited for the quote's appends to be durable.
+func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
+	a.inFlight--
+	sys, view := a.sys, msg.view
+	if msg.err != nil {
+		if msg.replyTo != nil {
+			ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
 		}
-		ref.view.Store(view)
-		sys.quoteConsequences(view, ev, release)
+	} else {
+		a.ref.view.Store(view)
+		sys.quoteConsequences(view, msg.event, msg.release)
 		if !view.Status.Open() {
-			ref.pid.Store(nil)
+			a.ref.pid.Store(nil)
 			sys.openCounter(view.Client, view.Mode).Add(-1)
 		}
-		if replyTo != nil {
-			sys.root.Send(replyTo, &QuoteReply{Result: engine.ResultOK, Quote: view})
+		if msg.replyTo != nil {
+			ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: view})
 		}
-		sys.root.Send(self, &appendDurable{})
-	}, ev)
+	}
+	if a.inFlight == 0 {
+		for _, p := range a.waiting {
+			ctx.Send(p.to, p.reply)
+		}
+		a.waiting = a.waiting[:0]
+		if !a.quote.Status.Open() {
+			ctx.Stop(ctx.Self())
+		}
+	}
 }
 
 // quoteConsequences sends a durable quote event's effects to the actors that

@@ -109,6 +109,7 @@ func serve(args []string) error {
 		return err
 	}
 	logger := newLogger(cfg.logFormat)
+	startProfiler(logger)
 	if !cfg.sync {
 		logger.Warn("*** --sync=false: writes are NOT fsync'd; an acknowledged change can be lost on a crash. Benchmarks only. ***")
 	}
