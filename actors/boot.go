@@ -15,10 +15,19 @@ const recoveryExpiriesPerAppend = 1024
 type Replayer interface {
 	Log
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
+	LastSeq() uint64
+	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
+	SaveSnapshot(seq uint64, data []byte) error
 }
+
+// snapshotEventsMin is how many events a recovery must replay beyond the
+// latest snapshot before it saves a new one, so the next start replays less.
+const snapshotEventsMin = 100000
 
 // RecoveryStats describes one recovery.
 type RecoveryStats struct {
+	Snapshot uint64        // sequence of the snapshot recovery started from (0: none)
+	Saved    uint64        // sequence of the snapshot saved after recovery (0: none)
 	Events   uint64        // events replayed
 	LastSeq  uint64        // last sequence applied
 	Expired  int           // quotes expired because their deadline passed while down
@@ -27,17 +36,29 @@ type RecoveryStats struct {
 
 // Recover rebuilds the acknowledged state from the log:
 //
-//  1. replay every event in sequence order into a fresh engine.State
-//     (events carry outcomes: nothing is re-matched);
-//  2. expire, durably, every open quote whose deadline passed while the
-//     service was down, so no traffic ever sees a quote past its deadline.
+//  1. load the latest snapshot, if any (else start from the empty state);
+//  2. replay every later event in sequence order (events carry outcomes:
+//     nothing is re-matched);
+//  3. expire, durably, every open quote whose deadline passed while the
+//     service was down, so no traffic ever sees a quote past its deadline;
+//  4. when many events were replayed, save a snapshot for the next start.
 //
 // The returned state is ready for Start.
 func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) {
 	start := time.Now()
 	state := engine.NewState()
 	var stats RecoveryStats
-	err := log.Replay(0, func(seq uint64, rec []byte) error {
+	seq, data, ok, err := log.LatestSnapshot()
+	if err != nil {
+		return nil, stats, fmt.Errorf("actors: reading snapshot: %w", err)
+	}
+	if ok {
+		if state, err = engine.DecodeState(data); err != nil {
+			return nil, stats, fmt.Errorf("actors: snapshot at seq %d: %w", seq, err)
+		}
+		stats.Snapshot, stats.LastSeq = seq, seq
+	}
+	err = log.Replay(stats.Snapshot, func(seq uint64, rec []byte) error {
 		ev, err := engine.DecodeEvent(rec)
 		if err != nil {
 			return fmt.Errorf("actors: record %d: %w", seq, err)
@@ -71,6 +92,13 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 			}
 		}
 		stats.Expired = len(expired)
+	}
+	if stats.Events >= snapshotEventsMin {
+		last := log.LastSeq()
+		if err := log.SaveSnapshot(last, engine.EncodeState(state)); err != nil {
+			return nil, stats, fmt.Errorf("actors: saving snapshot at seq %d: %w", last, err)
+		}
+		stats.Saved = last
 	}
 	stats.Duration = time.Since(start)
 	return state, stats, nil

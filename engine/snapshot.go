@@ -1,0 +1,285 @@
+package engine
+
+import "fmt"
+
+// A snapshot is the whole State in the event codec's primitives, so that
+// recovery can start from it instead of from the first event. Derivable
+// parts (books, idempotency index, account index, quote totals) are rebuilt
+// on decode rather than stored, so a snapshot cannot disagree with itself.
+// Decode(Encode(s)).Hash() == s.Hash() (tested).
+
+const snapshotVersion = 1
+
+// snapshotCountMax bounds every count in a snapshot, so hostile bytes
+// cannot make decoding allocate without bound.
+const snapshotCountMax = 1 << 28
+
+// EncodeState encodes s. Entities are written in id order: equal states
+// encode to equal bytes.
+func EncodeState(s *State) []byte {
+	e := encoder{buf: make([]byte, 0, 1<<16)}
+	e.byte1(snapshotVersion)
+	e.varint(s.LastAt)
+	e.uvarint(uint64(len(s.Clients)))
+	for _, id := range sortedKeys(s.Clients) {
+		c := s.Clients[id]
+		e.id(c.ID)
+		e.str(c.Name)
+		e.varint(c.CreatedAt)
+		e.uvarint(uint64(len(c.Wallets)))
+		for _, w := range c.Wallets {
+			e.byte1(uint8(w.Mode))
+			e.byte1(uint8(w.Currency))
+			e.id(w.Account)
+		}
+	}
+	e.uvarint(uint64(len(s.Keys)))
+	for _, id := range sortedKeys(s.Keys) {
+		k := s.Keys[id]
+		e.id(k.ID)
+		e.id(k.Client)
+		e.byte1(uint8(k.Mode))
+		e.hash(k.Hash)
+		e.boolean(k.Revoked)
+		e.varint(k.CreatedAt)
+	}
+	e.uvarint(uint64(len(s.Pools)))
+	for _, id := range sortedKeys(s.Pools) {
+		p := s.Pools[id]
+		e.id(p.ID)
+		e.byte1(uint8(p.Mode))
+		e.str(p.Name)
+		e.pair(p.Pair)
+		e.rate(p.Rate)
+		e.varint(p.RateSetAt)
+		e.boolean(p.Active)
+		e.id(p.Owner)
+		e.varint(p.CreatedAt)
+		e.id(p.Liquidity.ID)
+		e.amount(p.Liquidity.Balance)
+		e.amount(p.Liquidity.Held)
+		e.id(p.Proceeds.ID)
+		e.amount(p.Proceeds.Balance)
+		e.amount(p.ClearingSource)
+		e.amount(p.ClearingDestination)
+		e.uvarint(p.Accepted)
+		e.uvarint(p.Completed)
+	}
+	for _, m := range Modes {
+		t := s.Treasuries[m]
+		for _, c := range Currencies {
+			e.amount(t.Clearing[c])
+		}
+		e.uvarint(uint64(len(t.Wallets)))
+		for _, id := range sortedKeys(t.Wallets) {
+			e.id(id)
+			e.amount(t.Wallets[id].Balance)
+			e.amount(t.Wallets[id].Held)
+		}
+		for _, p := range Pairs {
+			encodeTicker(&e, s.Tickers[BookKey{m, p}])
+		}
+	}
+	e.uvarint(uint64(len(s.Quotes)))
+	for _, id := range sortedKeys(s.Quotes) {
+		encodeQuote(&e, s.Quotes[id])
+	}
+	return e.buf
+}
+
+func encodeTicker(e *encoder, t *Ticker) {
+	e.rate(t.Consensus)
+	e.varint(t.ConsensusAt)
+	e.boolean(t.HasConsensus)
+	e.rate(t.Best)
+	e.varint(t.BestSetAt)
+	e.boolean(t.HasBest)
+	for _, h := range []*RateHistory{&t.ConsensusPast, &t.BestPast} {
+		e.uvarint(uint64(len(h.samples)))
+		for _, sample := range h.samples {
+			e.varint(sample.At)
+			e.rate(sample.Rate)
+		}
+	}
+}
+
+func encodeQuote(e *encoder, q *Quote) {
+	e.id(q.ID)
+	e.id(q.Client)
+	e.byte1(uint8(q.Mode))
+	e.pair(q.Pair)
+	e.byte1(uint8(q.Direction))
+	e.amount(q.Amount)
+	e.rate(q.ProposedRate)
+	e.byte1(uint8(q.Chain))
+	e.str(q.Reference)
+	e.byte1(uint8(q.Channel))
+	e.uvarint(uint64(len(q.Allocations)))
+	for i := range q.Allocations {
+		a := &q.Allocations[i]
+		e.id(a.ID)
+		e.id(a.Pool)
+		e.id(a.PoolAccount)
+		e.str(a.PoolName)
+		e.rate(a.Rate)
+		e.amount(a.Source)
+		e.amount(a.Destination)
+		e.str(a.Reference)
+	}
+	e.boolean(q.Chat != nil)
+	if c := q.Chat; c != nil {
+		e.str(c.ConversationID)
+		e.str(c.ChatQuoteID)
+		e.str(c.ListingID)
+		e.rate(c.InitialListingRate)
+		e.str(c.NegotiationStartedAt)
+		e.str(c.QuoteSentAt)
+	}
+	e.str(q.IdempotencyKey)
+	e.hash(q.RequestHash)
+	e.byte1(uint8(q.Status))
+	e.varint(q.CreatedAt)
+	e.varint(q.UpdatedAt)
+	e.varint(q.ExpiresAt)
+	e.varint(q.TTL)
+	e.varint(q.AcceptedAt)
+	e.id(q.PoolAccount)
+	st := &q.Settlement
+	e.byte1(uint8(st.Kind))
+	e.id(st.Account)
+	e.str(st.AccountName)
+	e.str(st.AccountNumber)
+	e.str(st.BankCode)
+	e.str(st.Address)
+}
+
+// DecodeState rebuilds a State from EncodeState's bytes. It never panics on
+// hostile bytes.
+func DecodeState(b []byte) (*State, error) {
+	d := decoder{buf: b}
+	if d.byte1() != snapshotVersion {
+		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)
+	}
+	s := NewState()
+	s.LastAt = d.varint()
+	count := func() uint64 {
+		n := d.uvarint()
+		if n > snapshotCountMax || n > uint64(len(d.buf)) {
+			d.fail()
+			return 0
+		}
+		return n
+	}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		ev := &ClientCreated{Client: d.id(), Name: d.str(), At: d.varint()}
+		for w := count(); w > 0 && d.err == nil; w-- {
+			wa := WalletAccount{Mode: d.mode(), Currency: Currency(d.byte1()), Account: d.id()}
+			if !wa.Currency.Valid() {
+				d.fail()
+			}
+			ev.Wallets = append(ev.Wallets, wa)
+		}
+		if d.err == nil {
+			s.Clients[ev.Client] = &Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
+			for _, t := range s.Treasuries {
+				t.ApplyClientCreated(ev)
+			}
+		}
+	}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		k := &Key{ID: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash(), Revoked: d.boolean(), CreatedAt: d.varint()}
+		s.Keys[k.ID] = k
+	}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		ev := &PoolCreated{Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(), Rate: d.rate()}
+		rateSetAt, active := d.varint(), d.boolean()
+		ev.Owner, ev.At = d.id(), d.varint()
+		ev.LiquidityAccount = d.id()
+		if d.err != nil || !ev.Pair.Supported() {
+			d.fail()
+			break
+		}
+		p := NewPool(ev)
+		p.RateSetAt, p.Active = rateSetAt, active
+		p.Liquidity.Balance, p.Liquidity.Held = d.amount(), d.amount()
+		p.Proceeds.ID = d.id()
+		p.Proceeds.Balance = d.amount()
+		p.ClearingSource, p.ClearingDestination = d.amount(), d.amount()
+		p.Accepted, p.Completed = d.uvarint(), d.uvarint()
+		s.Pools[p.ID] = p
+		s.accountPool[p.Liquidity.ID] = p.ID
+		s.accountPool[p.Proceeds.ID] = p.ID
+		s.Book(p.Mode, p.Pair).Upsert(p.BookEntry())
+	}
+	for _, m := range Modes {
+		t := s.Treasuries[m]
+		for _, c := range Currencies {
+			t.Clearing[c] = d.amount()
+		}
+		for n := count(); n > 0 && d.err == nil; n-- {
+			id := AccountID(d.id())
+			balance, held := d.amount(), d.amount()
+			if a, ok := t.Wallets[id]; ok {
+				a.Balance, a.Held = balance, held
+			} else {
+				d.fail()
+			}
+		}
+		for _, p := range Pairs {
+			decodeTicker(&d, s.Tickers[BookKey{m, p}], count)
+		}
+	}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		q := decodeQuote(&d, count)
+		if d.err != nil {
+			break
+		}
+		s.Quotes[q.ID] = q
+		if q.IdempotencyKey != "" {
+			s.Idempotency[IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}] =
+				IdempotencyRecord{Quote: q.ID, RequestHash: q.RequestHash, At: q.CreatedAt}
+		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("engine: corrupt snapshot: %w", d.err)
+	}
+	if len(d.buf) != 0 {
+		return nil, fmt.Errorf("engine: corrupt snapshot: %d trailing bytes", len(d.buf))
+	}
+	return s, nil
+}
+
+func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
+	t.Consensus, t.ConsensusAt, t.HasConsensus = d.rate(), d.varint(), d.boolean()
+	t.Best, t.BestSetAt, t.HasBest = d.rate(), d.varint(), d.boolean()
+	for _, h := range []*RateHistory{&t.ConsensusPast, &t.BestPast} {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			h.samples = append(h.samples, RateSample{At: d.varint(), Rate: d.rate()})
+		}
+	}
+}
+
+func decodeQuote(d *decoder, count func() uint64) *Quote {
+	ev := &QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
+		Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(), Chain: Chain(d.byte1()),
+		Reference: d.str(), Channel: Channel(d.byte1())}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		ev.Allocations = append(ev.Allocations, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
+			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
+	}
+	if d.boolean() {
+		ev.Chat = &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
+			InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
+	}
+	ev.IdempotencyKey, ev.RequestHash = d.str(), d.hash()
+	q := NewQuote(ev)
+	q.Status = Status(d.byte1())
+	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()
+	q.PoolAccount = d.id()
+	q.Settlement = Settlement{Kind: SettlementKind(d.byte1()), Account: d.id(), AccountName: d.str(),
+		AccountNumber: d.str(), BankCode: d.str(), Address: d.str()}
+	if q.Status < StatusPending || q.Status > StatusExpired || q.Settlement.Kind > SettlementChain {
+		d.fail()
+	}
+	return q
+}

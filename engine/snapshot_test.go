@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// workload drives a State through a random but valid sequence of events,
+// deciding each with the engine itself, and returns the events applied.
+func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s := NewState()
+	var events []Event
+	now := int64(1_800_000_000_000)
+	newID := func() (id [16]byte) {
+		for i := range id {
+			id[i] = byte(rng.Uint32())
+		}
+		return id
+	}
+	apply := func(ev Event) {
+		t.Helper()
+		if err := s.Apply(ev); err != nil {
+			t.Fatalf("seed %d: apply %s: %v", seed, ev.Type(), err)
+		}
+		events = append(events, ev)
+	}
+	client := &ClientCreated{At: now, Client: ClientID(newID()), Name: "partner"}
+	for _, m := range Modes {
+		for _, c := range Currencies {
+			client.Wallets = append(client.Wallets, WalletAccount{Mode: m, Currency: c, Account: AccountID(newID())})
+		}
+	}
+	apply(client)
+	apply(&KeyCreated{At: now, Key: KeyID(newID()), Client: client.Client, Mode: ModeSandbox, Hash: [32]byte{1}})
+	var pools []PoolID
+	for i := 0; i < 6; i++ {
+		pair := Pairs[i%len(Pairs)]
+		ev := &PoolCreated{At: now, Pool: PoolID(newID()), Mode: Modes[i%2], Name: "pool", Pair: pair,
+			Rate: Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)),
+			LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}
+		apply(ev)
+		apply(&PoolDeposited{At: now, Pool: ev.Pool, Amount: Amount(1 + rng.Int64N(1_000_000_000))})
+		pools = append(pools, ev.Pool)
+	}
+	var open []QuoteID
+	buf := make([]Slice, 0, SlicesMax)
+	for step := 0; step < steps; step++ {
+		now += rng.Int64N(5000)
+		switch op := rng.IntN(10); {
+		case op < 5:
+			p := s.Pools[pools[rng.IntN(len(pools))]]
+			out := s.Book(p.Mode, p.Pair).Allocate(AllocationRequest{Direction: DirectionSource,
+				Amount: Amount(1 + rng.Int64N(10_000_000)), MinRate: 1}, buf)
+			if out.Result != ResultOK {
+				continue
+			}
+			ev := &QuoteCreated{At: now, Quote: QuoteID(newID()), Client: client.Client, Mode: p.Mode, Pair: p.Pair,
+				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: 1, Reference: "OJA-X",
+				ExpiresAt: now + 300_000, IdempotencyKey: "k", RequestHash: [32]byte{byte(step)}}
+			for _, sl := range out.Slices {
+				ev.Allocations = append(ev.Allocations, Allocation{ID: AllocationID(newID()), Pool: sl.Pool,
+					PoolAccount: s.Pools[sl.Pool].Liquidity.ID, Rate: sl.Rate, Source: sl.Source,
+					Destination: sl.Destination, Reference: "ALC-X"})
+			}
+			ev.IdempotencyKey = string(rune('a' + step%26))
+			apply(ev)
+			open = append(open, ev.Quote)
+		case op < 9 && len(open) > 0:
+			i := rng.IntN(len(open))
+			q := s.Quotes[open[i]]
+			var ev Event
+			switch q.Status {
+			case StatusPending:
+				if rng.IntN(2) == 0 {
+					wallet, _ := s.Treasuries[q.Mode].Wallet(q.Client, q.Pair.Destination)
+					_, ev = q.Accept(AcceptQuote{Settlement: Settlement{Kind: SettlementWallet, Account: wallet.ID}}, now, 1_800_000)
+				} else {
+					_, ev = q.Cancel(now)
+				}
+			case StatusAwaitingPayment:
+				_, ev = q.Complete(now)
+			}
+			if ev == nil {
+				open = append(open[:i], open[i+1:]...)
+				continue
+			}
+			apply(ev)
+		default:
+			for _, ev := range s.Expired(now - 200_000) {
+				apply(ev)
+			}
+		}
+	}
+	return s, events
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		s, _ := workload(t, seed, 400)
+		byStatus := map[Status]int{}
+		for _, q := range s.Quotes {
+			byStatus[q.Status]++
+		}
+		if len(s.Quotes) == 0 || byStatus[StatusCompleted] == 0 || byStatus[StatusCancelled] == 0 {
+			t.Fatalf("seed %d: workload too thin to test anything: %v", seed, byStatus)
+		}
+		encoded := EncodeState(s)
+		decoded, err := DecodeState(encoded)
+		if err != nil {
+			t.Fatalf("seed %d: decode: %v", seed, err)
+		}
+		if got, want := decoded.Hash(), s.Hash(); got != want {
+			t.Fatalf("seed %d: hash after round trip %x, want %x", seed, got[:8], want[:8])
+		}
+		if again := EncodeState(decoded); !bytes.Equal(again, encoded) {
+			t.Fatalf("seed %d: re-encoding differs (%d vs %d bytes)", seed, len(again), len(encoded))
+		}
+		for _, m := range Modes {
+			if r := decoded.LedgerCheck(m); !r.OK {
+				t.Fatalf("seed %d: ledger after round trip: %v", seed, r.Problems)
+			}
+		}
+	}
+}
+
+// TestSnapshotThenReplay: snapshot at event k plus the events after k gives
+// the same state as replaying everything.
+func TestSnapshotThenReplay(t *testing.T) {
+	full, events := workload(t, 7, 600)
+	for _, k := range []int{0, 1, len(events) / 3, len(events) - 1, len(events)} {
+		prefix := NewState()
+		for _, ev := range events[:k] {
+			if err := prefix.Apply(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := DecodeState(EncodeState(prefix))
+		if err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		for _, ev := range events[k:] {
+			if err := s.Apply(ev); err != nil {
+				t.Fatalf("k=%d: apply after snapshot: %v", k, err)
+			}
+		}
+		if got, want := s.Hash(), full.Hash(); got != want {
+			t.Fatalf("k=%d: hash %x, want %x", k, got[:8], want[:8])
+		}
+	}
+}
+
+func TestDecodeStateRefusesGarbage(t *testing.T) {
+	s, _ := workload(t, 3, 100)
+	encoded := EncodeState(s)
+	for n := 0; n < len(encoded); n += 1 + n/7 {
+		if _, err := DecodeState(encoded[:n]); err == nil {
+			t.Fatalf("truncated snapshot of %d/%d bytes decoded", n, len(encoded))
+		}
+	}
+	if _, err := DecodeState(append(encoded[:len(encoded):len(encoded)], 0)); err == nil {
+		t.Fatal("snapshot with a trailing byte decoded")
+	}
+}
