@@ -92,13 +92,14 @@ func NewQuote(ev *QuoteCreated) *Quote {
 // immutable.
 func (q *Quote) Clone() *Quote { c := *q; return &c }
 
-// SecondsLeft is the whole seconds until the current deadline, 0 when
-// terminal or past due.
+// SecondsLeft is the seconds until the current deadline, rounded up (a
+// quote created with a 300 s TTL shows 300, not 299, in its create
+// response), 0 when terminal or past due.
 func (q *Quote) SecondsLeft(now int64) int64 {
 	if !q.Status.Open() || now >= q.ExpiresAt {
 		return 0
 	}
-	return (q.ExpiresAt - now) / 1000
+	return (q.ExpiresAt - now + 999) / 1000
 }
 
 // WeightedAverageRate is total destination ÷ total source, half-even to 18

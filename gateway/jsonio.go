@@ -17,34 +17,138 @@ import (
 
 // object is one JSON object of a request being validated. Getters record a
 // problem per offending member; finish adds unknown members. Numbers are
-// read from their literal text into decimals: no float64 ever holds an
-// amount or a rate.
+// read from their literal text straight into integer minor units
+// (engine.ParseAmountText): no float64, and no decimal allocation, ever holds
+// an amount or a rate.
 type object struct {
-	members  map[string]json.RawMessage
-	used     map[string]bool
+	members  []member
 	problems map[string]any
 	prefix   string
 }
 
+// member is one member of an object: its key and its raw JSON value.
+type member struct {
+	key   string
+	value []byte
+	used  bool
+}
+
+// objectMembersMax bounds the members of one request object.
+const objectMembersMax = 32
+
 // parseObject parses body as one JSON object. It refuses anything else,
-// including trailing data.
+// including trailing data and duplicate members.
 func parseObject(body []byte) (*object, *apiError) {
 	if !json.Valid(body) {
 		return nil, fieldError("body", "must be a valid JSON object")
 	}
-	return objectFrom(body, "", map[string]any{})
+	return objectFrom(body, "", nil)
 }
 
+// objectFrom splits a valid JSON value into an object's members.
+// REQUIRES: json.Valid(raw).
 func objectFrom(raw []byte, prefix string, problems map[string]any) (*object, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
+	o := &object{prefix: prefix, problems: problems}
+	if o.problems == nil {
+		o.problems = map[string]any{}
 	}
-	return &object{members: members, used: map[string]bool{}, problems: problems, prefix: prefix}, nil
+	i := skipSpace(raw, 1)
+	if raw[i] == '}' {
+		return o, nil
+	}
+	for {
+		end := stringEnd(raw, i)
+		key, ok := unquote(raw[i:end])
+		if !ok {
+			return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
+		}
+		i = skipSpace(raw, end)
+		i = skipSpace(raw, i+1) // the ':'
+		vend := valueEnd(raw, i)
+		for _, m := range o.members {
+			if m.key == key {
+				return nil, fieldError(o.name(key), "appears more than once")
+			}
+		}
+		if len(o.members) == objectMembersMax {
+			return nil, fieldError(nameOr(prefix, "body"), "has too many members")
+		}
+		o.members = append(o.members, member{key: key, value: raw[i:vend]})
+		i = skipSpace(raw, vend)
+		if raw[i] == '}' {
+			return o, nil
+		}
+		i = skipSpace(raw, i+1) // the ','
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string starting at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the JSON value starting at b[i].
+// REQUIRES: the value is valid JSON.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// unquote returns the text of a JSON string literal.
+func unquote(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(lit, '\\') < 0 {
+		return string(lit[1 : len(lit)-1]), true
+	}
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 func nameOr(name, fallback string) string {
@@ -63,16 +167,21 @@ func (o *object) name(member string) string {
 
 func (o *object) problem(member, text string) { o.problems[o.name(member)] = text }
 
-func (o *object) raw(member string, required bool) (json.RawMessage, bool) {
-	o.used[member] = true
-	v, ok := o.members[member]
-	if !ok || string(v) == "null" {
-		if required {
-			o.problem(member, "is required")
+func (o *object) raw(name string, required bool) ([]byte, bool) {
+	for i := range o.members {
+		m := &o.members[i]
+		if m.key == name {
+			m.used = true
+			if string(m.value) == "null" {
+				break
+			}
+			return m.value, true
 		}
-		return nil, false
 	}
-	return v, true
+	if required {
+		o.problem(name, "is required")
+	}
+	return nil, false
 }
 
 // str reads a string member of at most maxBytes bytes.
@@ -81,8 +190,8 @@ func (o *object) str(member string, required bool, maxBytes int) (string, bool) 
 	if !ok {
 		return "", false
 	}
-	var s string
-	if v[0] != '"' || json.Unmarshal(v, &s) != nil {
+	s, ok := unquote(v)
+	if !ok {
 		o.problem(member, "must be a string")
 		return "", false
 	}
@@ -93,22 +202,17 @@ func (o *object) str(member string, required bool, maxBytes int) (string, bool) 
 	return s, true
 }
 
-// number reads a JSON number member exactly.
-func (o *object) number(member string, required bool) (decimal.Decimal, bool) {
+// number reads a JSON number member's text.
+func (o *object) number(member string, required bool) ([]byte, bool) {
 	v, ok := o.raw(member, required)
 	if !ok {
-		return decimal.Decimal{}, false
+		return nil, false
 	}
 	if c := v[0]; c != '-' && (c < '0' || c > '9') || len(v) > numberBytesMax {
 		o.problem(member, "must be a number")
-		return decimal.Decimal{}, false
+		return nil, false
 	}
-	d, err := decimal.NewFromString(string(v))
-	if err != nil {
-		o.problem(member, "must be a number")
-		return decimal.Decimal{}, false
-	}
-	return d, true
+	return v, true
 }
 
 // child reads a nested object member.
@@ -125,65 +229,68 @@ func (o *object) child(member string) (*object, bool) {
 	return c, true
 }
 
-// finish reports unknown members and returns the collected problems.
-func (o *object) finish() *apiError {
-	for m := range o.members {
-		if !o.used[m] {
-			o.problem(m, "is not a known field")
+// unknown reports the members no getter asked for.
+func (o *object) unknown() {
+	for _, m := range o.members {
+		if !m.used {
+			o.problem(m.key, "is not a known field")
 		}
 	}
+}
+
+// finish reports unknown members and returns the collected problems.
+func (o *object) finish() *apiError {
+	o.unknown()
 	if len(o.problems) > 0 {
 		return validationError(o.problems)
 	}
 	return nil
 }
 
-func (o *object) ok() bool { return len(o.problems) == 0 }
-
 // amount reads a positive amount of currency c.
 func (o *object) amount(member string, c engine.Currency) (engine.Amount, bool) {
-	d, ok := o.number(member, true)
+	text, ok := o.number(member, true)
 	if !ok {
 		return 0, false
 	}
-	return amountOf(o, member, d, c)
+	return amountOf(o, member, text, c)
 }
 
-func amountOf(o *object, member string, d decimal.Decimal, c engine.Currency) (engine.Amount, bool) {
-	if !d.IsPositive() {
-		o.problem(member, "must be greater than 0")
-		return 0, false
-	}
-	a, err := engine.AmountFromDecimal(d, c)
+func amountOf(o *object, member string, text []byte, c engine.Currency) (engine.Amount, bool) {
+	a, err := engine.ParseAmountText(text, c)
 	switch err {
 	case nil:
 		return a, true
+	case engine.ErrNotPositive:
+		o.problem(member, "must be greater than 0")
 	case engine.ErrAmountPrecision:
 		o.problem(member, "has more than "+strconv.Itoa(int(c.MinorUnits()))+" decimal places for "+c.String())
-	default:
+	case engine.ErrAmountRange:
 		o.problem(member, "is too large")
+	default:
+		o.problem(member, "must be a number")
 	}
 	return 0, false
 }
 
 // rate reads a positive rate.
 func (o *object) rate(member string) (engine.Rate, bool) {
-	d, ok := o.number(member, true)
+	text, ok := o.number(member, true)
 	if !ok {
 		return 0, false
 	}
-	if !d.IsPositive() {
-		o.problem(member, "must be greater than 0")
-		return 0, false
-	}
-	r, err := engine.RateFromDecimal(d)
+	r, err := engine.ParseRateText(text)
 	switch err {
 	case nil:
 		return r, true
+	case engine.ErrNotPositive:
+		o.problem(member, "must be greater than 0")
 	case engine.ErrRatePrecision:
 		o.problem(member, "has more than 18 decimal places")
-	default:
+	case engine.ErrRateRange:
 		o.problem(member, "is too large (at most 18)")
+	default:
+		o.problem(member, "must be a number")
 	}
 	return 0, false
 }

@@ -173,11 +173,7 @@ func parseChat(o *object) *engine.Chat {
 	c.ListingID, _ = o.str("listingId", false, chatFieldBytesMax)
 	c.NegotiationStartedAt, _ = o.str("negotiationStartedAt", false, chatFieldBytesMax)
 	c.QuoteSentAt, _ = o.str("quoteSentAt", false, chatFieldBytesMax)
-	for m := range o.members {
-		if !o.used[m] {
-			o.problem(m, "is not a known field")
-		}
-	}
+	o.unknown()
 	return c
 }
 
