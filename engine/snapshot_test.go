@@ -39,7 +39,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 	for i := 0; i < 6; i++ {
 		pair := Pairs[i%len(Pairs)]
 		ev := &PoolCreated{At: now, Pool: PoolID(newID()), Mode: Modes[i%2], Name: "pool", Pair: pair,
-			Rate: Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)),
+			Rate:             Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)),
 			LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}
 		apply(ev)
 		apply(&PoolDeposited{At: now, Pool: ev.Pool, Amount: Amount(1 + rng.Int64N(1_000_000_000))})
