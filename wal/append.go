@@ -48,7 +48,7 @@ func (l *Log) Append(recs [][]byte, done func(firstSeq uint64, err error)) {
 	l.mu.Lock()
 	for !l.mu.closed && l.failure.Load() == nil &&
 		l.mu.outstanding+len(recs) > QueueRecordsMax {
-		l.mu.space.Wait()
+		l.mu.progress.Wait()
 	}
 	if l.mu.closed {
 		l.mu.Unlock()
@@ -185,6 +185,7 @@ func (l *Log) commit(batch *pebble.Batch, group []pending, records int) {
 		if err != nil {
 			err = l.fail(fmt.Errorf("commit seqs %d..%d: %w", group[0].first, next-1, err))
 		} else {
+			l.durableSeq.Store(next - 1)
 			l.commits.Add(1)
 		}
 	}
@@ -200,6 +201,6 @@ func (l *Log) commit(batch *pebble.Batch, group []pending, records int) {
 	if l.mu.outstanding < 0 {
 		assert(false, "outstanding records went negative: %d", l.mu.outstanding)
 	}
-	l.mu.space.Broadcast()
+	l.mu.progress.Broadcast()
 	l.mu.Unlock()
 }

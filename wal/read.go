@@ -67,34 +67,28 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, rec []byte) error) error {
 	return nil
 }
 
-// recordBounds returns the first and last record sequence on disk (0, 0 if
-// none).
-func (l *Log) recordBounds() (first, last uint64, err error) {
+// lastRecordSeq returns the sequence of the last record on disk (0 if none).
+func (l *Log) lastRecordSeq() (last uint64, err error) {
 	iter, err := l.db.NewIter(&pebble.IterOptions{
 		LowerBound: []byte{recordPrefix},
 		UpperBound: []byte{recordPrefix + 1},
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("wal: read bounds: %w", err)
+		return 0, fmt.Errorf("wal: find last record: %w", err)
 	}
 	defer func() {
 		if closeErr := iter.Close(); err == nil && closeErr != nil {
-			err = fmt.Errorf("wal: read bounds: %w", closeErr)
+			err = fmt.Errorf("wal: find last record: %w", closeErr)
 		}
 	}()
-	if !iter.First() {
-		return 0, 0, nil
+	if !iter.Last() {
+		return 0, nil
 	}
-	first, ok := parseKey(iter.Key(), recordPrefix)
+	last, ok := parseKey(iter.Key(), recordPrefix)
 	if !ok {
-		return 0, 0, &CorruptError{Seq: 1, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+		return 0, &CorruptError{Reason: fmt.Sprintf("malformed last record key %x", iter.Key())}
 	}
-	iter.Last()
-	last, ok = parseKey(iter.Key(), recordPrefix)
-	if !ok {
-		return 0, 0, &CorruptError{Seq: first, Reason: fmt.Sprintf("malformed last key %x", iter.Key())}
-	}
-	return first, last, nil
+	return last, nil
 }
 
 // Stats scans the log and reports what is on disk. It reads every record, so
@@ -141,6 +135,10 @@ func (l *Log) Stats() (Stats, error) {
 // newest SnapshotsKept snapshots, in the same atomic batch. A snapshot saved
 // again at the same seq replaces the earlier one.
 //
+// It first waits until records 1..seq are durable, so the caller may
+// snapshot state that includes records not yet acknowledged: a crash can
+// never keep a snapshot yet lose a record it reflects.
+//
 // A failed commit fails the log, as for Append.
 // REQUIRES: seq <= LastSeq(); the log is not ReadOnly.
 func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
@@ -150,6 +148,11 @@ func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 		return fmt.Errorf("wal: snapshot at seq %d is %d bytes; limit SnapshotBytesMax is %d",
 			seq, len(data), SnapshotBytesMax)
 	}
+	l.mu.Lock()
+	for l.durableSeq.Load() < seq && l.failure.Load() == nil {
+		l.mu.progress.Wait() // the committer commits seq eventually, even when closing
+	}
+	l.mu.Unlock()
 	if err := l.Failed(); err != nil {
 		return err
 	}
@@ -246,15 +249,17 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 // exist), while Appends continue. Pebble flushes and syncs its WAL first, so
 // the copy holds at least every record acknowledged before the call; the copy
 // is a log that Open accepts. Files are hard-linked where the FS allows.
+//
+// A read-only log cannot be checkpointed (Pebble needs files that only a
+// writable open creates); copy the stopped data dir instead.
 func (l *Log) Checkpoint(dir string) error {
+	if l.opts.ReadOnly {
+		return errors.New("wal: checkpoint of a read-only log is not supported; copy the stopped data dir instead")
+	}
 	if err := l.Failed(); err != nil {
 		return err
 	}
-	var opts []pebble.CheckpointOption
-	if !l.opts.ReadOnly {
-		opts = append(opts, pebble.WithFlushedWAL())
-	}
-	if err := l.db.Checkpoint(dir, opts...); err != nil {
+	if err := l.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
 		return fmt.Errorf("wal: checkpoint to %s: %w", dir, err)
 	}
 	return nil

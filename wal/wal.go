@@ -15,8 +15,9 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Limits. Each is a precondition of the call that names it (asserted: a
-// caller that exceeds one has a bug) unless its comment says otherwise.
+// Limits. Those on a call's input (Record*, Append*) are preconditions,
+// asserted: a caller that exceeds one has a bug. The others bound what the
+// package itself does, or return an error where their comment says so.
 const (
 	// RecordBytesMax bounds one record's payload.
 	RecordBytesMax = 1 << 20
@@ -33,10 +34,9 @@ const (
 	// commit never takes Pebble's slower flushable-batch path.
 	BatchBytesMax = 8 << 20
 	// QueueRecordsMax bounds the records accepted by Append whose done has not
-	// yet been called (queued or being committed). Append blocks, in call
-	// order of wake-up, until the committer brings the count below it: this is
-	// the back-pressure that keeps a slow disk from growing memory without
-	// bound. Not a precondition.
+	// yet been called (queued or being committed). An Append that would
+	// exceed it blocks until the committer brings the count down: this is the
+	// back-pressure that keeps a slow disk from growing memory without bound.
 	QueueRecordsMax = 64 * 1024
 	// SnapshotsKept is how many snapshots SaveSnapshot leaves on disk: the one
 	// it saved and the newest SnapshotsKept-1 before it.
@@ -102,13 +102,14 @@ type Options struct {
 	// it as Fatalf: it fails the log and is forwarded as Errorf. See logger.go.
 	Logger pebble.Logger
 	// ReadOnly opens an existing log for offline inspection: Replay, Stats,
-	// LatestSnapshot, Checkpoint. Append and SaveSnapshot are bugs on it.
+	// LatestSnapshot. Append and SaveSnapshot are bugs on it; Checkpoint
+	// returns an error.
 	ReadOnly bool
 }
 
 // Log is a durable, append-only log of records keyed by dense sequence
-// numbers starting at 1. All methods are safe for concurrent use; Close must
-// be called once, after the caller's last Append.
+// numbers starting at 1. All methods are safe for concurrent use. Call Close
+// once, after the caller's last Append.
 type Log struct {
 	dir  string
 	opts Options
@@ -126,6 +127,10 @@ type Log struct {
 	// Written under mu, read lock-free by LastSeq.
 	lastSeq atomic.Uint64
 
+	// durableSeq is the last sequence committed (fsync'd when Sync): every
+	// record up to it is durable. Written by the committer only.
+	durableSeq atomic.Uint64
+
 	// commits counts group commits (tests and benchmarks report
 	// records/commit from it). Written by the committer only.
 	commits atomic.Uint64
@@ -141,8 +146,10 @@ type Log struct {
 		closed bool
 		// work wakes the committer: queue became non-empty, or closed.
 		work sync.Cond
-		// space wakes Appends blocked on QueueRecordsMax.
-		space sync.Cond
+		// progress is broadcast after each group commit: it wakes Appends
+		// blocked on QueueRecordsMax and SaveSnapshots waiting for
+		// durableSeq.
+		progress sync.Cond
 	}
 
 	// committerDone is closed when the committer goroutine exits.
@@ -199,7 +206,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.writeOptions = pebble.Sync
 	}
 	l.mu.work.L = &l.mu.Mutex
-	l.mu.space.L = &l.mu.Mutex
+	l.mu.progress.L = &l.mu.Mutex
 
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:                 fs,
@@ -216,19 +223,18 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l.db = db
 	if err := l.Failed(); err != nil {
-		l.closePebble()
+		_ = l.closePebble()
 		return nil, err
 	}
-	first, last, err := l.recordBounds()
+	// NB: a log whose records do not start at 1 still opens, so that offline
+	// tools can inspect it; Replay(0, …) reports the hole.
+	last, err := l.lastRecordSeq()
 	if err != nil {
-		l.closePebble()
+		_ = l.closePebble()
 		return nil, err
-	}
-	if last > 0 && first != 1 {
-		l.closePebble()
-		return nil, &CorruptError{Seq: 1, Reason: fmt.Sprintf("missing (first record is %d)", first)}
 	}
 	l.lastSeq.Store(last)
+	l.durableSeq.Store(last)
 	if opts.ReadOnly {
 		close(l.committerDone)
 	} else {
@@ -287,7 +293,7 @@ func (l *Log) Close() error {
 	}
 	l.mu.closed = true
 	l.mu.work.Signal()
-	l.mu.space.Broadcast()
+	l.mu.progress.Broadcast()
 	l.mu.Unlock()
 	<-l.committerDone
 
