@@ -55,6 +55,14 @@ func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 	}
 	a.commit(ctx, ev, func() *AdminReply {
 		c := &engine.Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
+		// The wallets are readable from the moment the 201 is sent: publish
+		// their (empty) views now; the treasury actors own them from here.
+		for _, w := range ev.Wallets {
+			ref := &accountRef{}
+			ref.view.Store(&engine.Account{ID: w.Account, Kind: engine.AccountWallet, Mode: w.Mode,
+				Currency: w.Currency, Owner: ev.Client})
+			sys.accounts.LoadOrStore(w.Account, ref)
+		}
 		for _, m := range engine.Modes {
 			sys.root.Send(sys.treasuries[m], &clientOpened{event: ev})
 		}

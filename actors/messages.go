@@ -13,6 +13,7 @@ import (
 // CreateQuote asks a pair actor to allocate and reserve a quote.
 // Reply: *QuoteReply.
 type CreateQuote struct {
+	Key            engine.KeyID // the caller's API key (open-quote cap per key)
 	Client         engine.ClientID
 	Mode           engine.Mode
 	Pair           engine.Pair

@@ -118,7 +118,7 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain,
 		Reference: ids.reference("OJA-", 10), ExpiresAt: now + a.sys.cfg.QuoteTTL.Milliseconds(),
 		Allocations:    make([]engine.Allocation, len(alloc.Slices)),
-		IdempotencyKey: cmd.IdempotencyKey, RequestHash: cmd.RequestHash, Channel: cmd.Channel,
+		IdempotencyKey: cmd.IdempotencyKey, RequestHash: cmd.RequestHash, Channel: cmd.Channel, Key: cmd.Key,
 	}
 	for i, sl := range alloc.Slices {
 		info := a.info[sl.Pool]

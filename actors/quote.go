@@ -24,7 +24,12 @@ type quoteActor struct {
 	// so no 2xx ever reports a change that is not yet on disk.
 	inFlight int
 	waiting  []pendingReply
+	linger   *time.Timer // set once terminal: stops the actor later
 }
+
+// quoteLinger is how long a terminal quote's actor stays alive to answer
+// requests already addressed to it.
+const quoteLinger = 2 * time.Second
 
 type pendingReply struct {
 	to    *actor.PID
@@ -39,6 +44,9 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 		case *actor.Stopping:
 			if a.timer != nil {
 				a.timer.Stop()
+			}
+			if a.linger != nil {
+				a.linger.Stop()
 			}
 		case *TransitionQuote:
 			a.transition(ctx, msg)
@@ -107,11 +115,14 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		a.apply(ctx, ev, ctx.Sender())
 		return
 	}
-	reply := &QuoteReply{Result: res, Quote: a.ref.view.Load()}
+	reply := &QuoteReply{Result: res, Quote: a.quote.Clone()}
 	if res == engine.ResultInvalidState {
 		reply.AllowedFrom = allowed
 	}
-	if res == engine.ResultOK && a.inFlight > 0 {
+	// NB: the reply describes the quote as this actor now has it; when an
+	// append is still in flight (an expiry just decided, say), the reply
+	// waits for it, so it never reports a state that is not yet durable.
+	if a.inFlight > 0 {
 		a.waiting = append(a.waiting, pendingReply{to: ctx.Sender(), reply: reply})
 		return
 	}
@@ -149,7 +160,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		sys.quoteConsequences(view, msg.event, msg.release)
 		if !view.Status.Open() {
 			a.ref.pid.Store(nil)
-			sys.openCounter(view.Client, view.Mode).Add(-1)
+			sys.openCounter(view.Key).Add(-1)
 		}
 		if msg.replyTo != nil {
 			ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: view})
@@ -160,8 +171,14 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 			ctx.Send(p.to, p.reply)
 		}
 		a.waiting = a.waiting[:0]
-		if !a.quote.Status.Open() {
-			ctx.Stop(ctx.Self())
+		if !a.quote.Status.Open() && a.linger == nil {
+			// The registry no longer points here, but a request that read
+			// the pid just before may still be on its way: stop only after
+			// quoteLinger, with a poison pill queued behind such requests.
+			// Anything sent later is dead-lettered and answered from the
+			// final view (System.TransitionQuote).
+			self, root := ctx.Self(), sys.root
+			a.linger = time.AfterFunc(quoteLinger, func() { root.Poison(self) })
 		}
 	}
 }

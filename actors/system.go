@@ -82,7 +82,7 @@ type System struct {
 	quotes   sync.Map // engine.QuoteID → *quoteRef
 	pools    sync.Map // engine.PoolID → *poolRef
 	accounts sync.Map // engine.AccountID → *accountRef
-	open     sync.Map // openScope → *atomic.Int64, open quotes per client and mode
+	open     sync.Map // engine.KeyID → *atomic.Int64, open quotes per API key
 	idem     idempotencyIndex
 }
 
@@ -111,11 +111,6 @@ type poolRef struct {
 // published by the owning treasury or pool actor.
 type accountRef struct {
 	view atomic.Pointer[engine.Account]
-}
-
-type openScope struct {
-	client engine.ClientID
-	mode   engine.Mode
 }
 
 // replyTarget is where an actor sends a reply from outside a Receive.
@@ -194,7 +189,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		ref.view.Store(q.Clone())
 		s.quotes.Store(id, ref)
 		if q.Status.Open() {
-			s.openCounter(q.Client, q.Mode).Add(1)
+			s.openCounter(q.Key).Add(1)
 			ref.pid.Store(s.spawn(&quoteActor{sys: s, quote: q, ref: ref}, false))
 		}
 	}
@@ -278,12 +273,13 @@ func (s *System) setFault(err error) {
 
 func (s *System) nowMillis() int64 { return s.cfg.Clock().UnixMilli() }
 
-func (s *System) openCounter(c engine.ClientID, m engine.Mode) *atomic.Int64 {
-	scope := openScope{c, m}
-	if v, ok := s.open.Load(scope); ok {
+// openCounter counts the open quotes of one API key (contract §13
+// --max-open-quotes: a partner cannot hoard the liquidity).
+func (s *System) openCounter(key engine.KeyID) *atomic.Int64 {
+	if v, ok := s.open.Load(key); ok {
 		return v.(*atomic.Int64)
 	}
-	v, _ := s.open.LoadOrStore(scope, new(atomic.Int64))
+	v, _ := s.open.LoadOrStore(key, new(atomic.Int64))
 	return v.(*atomic.Int64)
 }
 
@@ -302,7 +298,7 @@ func (s *System) request(pid *actor.PID, msg any) (any, error) {
 	}
 	res, err := s.root.RequestFuture(pid, msg, requestTimeout).Result()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return res, nil
 }
@@ -393,7 +389,7 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 		}
 		defer s.idem.release(scope)
 	}
-	counter := s.openCounter(cmd.Client, cmd.Mode)
+	counter := s.openCounter(cmd.Key)
 	if n := counter.Add(1); s.cfg.MaxOpenQuotes > 0 && n > int64(s.cfg.MaxOpenQuotes) {
 		counter.Add(-1)
 		return &QuoteReply{Result: engine.ResultTooManyOpenQuotes}
@@ -673,5 +669,16 @@ func (s *System) Clients() []*engine.Client {
 	for _, c := range s.clients {
 		out = append(out, c)
 	}
+	return out
+}
+
+// QuoteCounts counts the quotes held in memory by mode and status.
+func (s *System) QuoteCounts() map[engine.Mode]map[engine.Status]int {
+	out := map[engine.Mode]map[engine.Status]int{engine.ModeLive: {}, engine.ModeSandbox: {}}
+	s.quotes.Range(func(_, v any) bool {
+		q := v.(*quoteRef).view.Load()
+		out[q.Mode][q.Status]++
+		return true
+	})
 	return out
 }

@@ -230,6 +230,7 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.str(ev.IdempotencyKey)
 		e.hash(ev.RequestHash)
 		e.byte1(uint8(ev.Channel))
+		e.id(ev.Key)
 	case *QuoteAccepted:
 		e.id(ev.Quote)
 		e.id(ev.PoolAccount)
@@ -320,6 +321,10 @@ func DecodeEvent(b []byte) (Event, error) {
 		e.IdempotencyKey = d.str()
 		e.RequestHash = d.hash()
 		e.Channel = Channel(d.byte1())
+		e.Key = d.id()
+		if e.Channel > ChannelXML {
+			d.fail()
+		}
 		ev = e
 	case EventQuoteAccepted:
 		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}

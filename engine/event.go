@@ -215,6 +215,7 @@ type QuoteCreated struct {
 	IdempotencyKey string
 	RequestHash    [32]byte // of the canonical request, for IDEMPOTENCY_KEY_REUSED
 	Channel        Channel  // which API created it
+	Key            KeyID    // the API key that created it (audit; open-quote cap per key)
 }
 
 // Channel is the API a quote was created through.

@@ -60,6 +60,7 @@ type Quote struct {
 	Chat             *Chat // shared, never modified
 	IdempotencyKey   string
 	RequestHash      [32]byte
+	Key              KeyID // the API key that created it
 
 	Status      Status
 	CreatedAt   int64
@@ -77,7 +78,7 @@ func NewQuote(ev *QuoteCreated) *Quote {
 		ID: ev.Quote, Client: ev.Client, Mode: ev.Mode, Pair: ev.Pair, Direction: ev.Direction,
 		Amount: ev.Amount, ProposedRate: ev.ProposedRate, Chain: ev.Chain, Reference: ev.Reference,
 		Channel: ev.Channel, Allocations: ev.Allocations, Chat: ev.Chat,
-		IdempotencyKey: ev.IdempotencyKey, RequestHash: ev.RequestHash,
+		IdempotencyKey: ev.IdempotencyKey, RequestHash: ev.RequestHash, Key: ev.Key,
 		Status: StatusPending, CreatedAt: ev.At, UpdatedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		TTL: (ev.ExpiresAt - ev.At) / 1000,
 	}
@@ -127,11 +128,13 @@ func (q *Quote) ExpireIfDue(now int64) *QuoteExpired {
 	return nil
 }
 
-// AcceptQuote is an accept command. A JSON accept names a PoolAccount and
-// settles to the partner's wallet; an XML accept names only the Settlement.
+// AcceptQuote is an accept command. A JSON accept names a PoolAccount
+// (NamesPoolAccount) and settles to the partner's wallet; an XML accept
+// names only the Settlement.
 type AcceptQuote struct {
-	PoolAccount AccountID
-	Settlement  Settlement
+	NamesPoolAccount bool
+	PoolAccount      AccountID
+	Settlement       Settlement
 }
 
 // Accept decides an accept at time now (REQUIRES: ExpireIfDue was applied).
@@ -142,7 +145,7 @@ func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result,
 		if cmd.Settlement.Kind == SettlementNone {
 			return ResultValidation, nil
 		}
-		if !cmd.PoolAccount.IsZero() && !q.HasPoolAccount(cmd.PoolAccount) {
+		if cmd.NamesPoolAccount && !q.HasPoolAccount(cmd.PoolAccount) {
 			return ResultInvalidAccount, nil
 		}
 		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,

@@ -137,6 +137,7 @@ func encodeQuote(e *encoder, q *Quote) {
 	}
 	e.str(q.IdempotencyKey)
 	e.hash(q.RequestHash)
+	e.id(q.Key)
 	e.byte1(uint8(q.Status))
 	e.varint(q.CreatedAt)
 	e.varint(q.UpdatedAt)
@@ -236,8 +237,12 @@ func DecodeState(b []byte) (*State, error) {
 		}
 		s.Quotes[q.ID] = q
 		if q.IdempotencyKey != "" {
-			s.Idempotency[IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}] =
-				IdempotencyRecord{Quote: q.ID, RequestHash: q.RequestHash, At: q.CreatedAt}
+			// A key reused after its retention maps to its newest quote,
+			// as replay (which overwrites in log order) leaves it.
+			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
+			if old, ok := s.Idempotency[scope]; !ok || old.At < q.CreatedAt {
+				s.Idempotency[scope] = IdempotencyRecord{Quote: q.ID, RequestHash: q.RequestHash, At: q.CreatedAt}
+			}
 		}
 	}
 	if d.err != nil {
@@ -271,7 +276,7 @@ func decodeQuote(d *decoder, count func() uint64) *Quote {
 		ev.Chat = &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
 			InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
 	}
-	ev.IdempotencyKey, ev.RequestHash = d.str(), d.hash()
+	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.str(), d.hash(), d.id()
 	q := NewQuote(ev)
 	q.Status = Status(d.byte1())
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // BookKey names the order book of one pair in one mode.
@@ -83,93 +84,46 @@ func (s *State) Apply(ev Event) error {
 }
 
 func (s *State) apply(ev Event) error {
+	if err := s.check(ev); err != nil {
+		return err
+	}
 	switch ev := ev.(type) {
 	case *ClientCreated:
-		if _, dup := s.Clients[ev.Client]; dup {
-			return fmt.Errorf("client %s exists", ev.Client)
-		}
 		s.Clients[ev.Client] = &Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
 		for _, t := range s.Treasuries {
 			t.ApplyClientCreated(ev)
 		}
 	case *KeyCreated:
-		if _, ok := s.Clients[ev.Client]; !ok {
-			return fmt.Errorf("unknown client %s", ev.Client)
-		}
 		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}
 	case *KeyRevoked:
-		k, ok := s.Keys[ev.Key]
-		if !ok {
-			return fmt.Errorf("unknown key %s", ev.Key)
-		}
-		k.Revoked = true
+		s.Keys[ev.Key].Revoked = true
 	case *PoolCreated:
-		if _, dup := s.Pools[ev.Pool]; dup {
-			return fmt.Errorf("pool %s exists", ev.Pool)
-		}
-		b := s.Book(ev.Mode, ev.Pair)
-		if b == nil {
-			return fmt.Errorf("unsupported pair %s", ev.Pair)
-		}
 		p := NewPool(ev)
 		s.Pools[p.ID] = p
 		s.accountPool[ev.LiquidityAccount] = p.ID
 		s.accountPool[ev.ProceedsAccount] = p.ID
-		b.Upsert(p.BookEntry())
+		s.Book(ev.Mode, ev.Pair).Upsert(p.BookEntry())
 	case *PoolRateSet:
-		p, err := s.pool(ev.Pool)
-		if err != nil {
-			return err
-		}
+		p := s.Pools[ev.Pool]
 		p.ApplyRateSet(ev)
 		s.Book(p.Mode, p.Pair).SetRate(p.ID, p.Rate, p.RateSetAt)
 	case *PoolStatusSet:
-		p, err := s.pool(ev.Pool)
-		if err != nil {
-			return err
-		}
+		p := s.Pools[ev.Pool]
 		p.ApplyStatusSet(ev)
 		s.Book(p.Mode, p.Pair).SetActive(p.ID, p.Active)
 	case *PoolDeposited:
-		p, err := s.pool(ev.Pool)
-		if err != nil {
-			return err
-		}
+		p := s.Pools[ev.Pool]
 		p.ApplyDeposit(ev.Amount)
 		s.Book(p.Mode, p.Pair).AddAvailable(p.ID, ev.Amount)
 	case *PoolWithdrawn:
-		p, err := s.pool(ev.Pool)
-		if err != nil {
-			return err
-		}
-		if p.Withdraw(ev.Amount) != ResultOK {
-			return fmt.Errorf("withdrawal over available liquidity")
-		}
+		p := s.Pools[ev.Pool]
 		p.ApplyWithdraw(ev.Amount)
 		s.Book(p.Mode, p.Pair).AddAvailable(p.ID, -ev.Amount)
 	case *AccountDeposited:
-		for _, t := range s.Treasuries {
-			if _, ok := t.Wallets[ev.Account]; ok {
-				t.ApplyCredit(ev.Account, ev.Amount)
-				return nil
-			}
-		}
-		return fmt.Errorf("unknown wallet %s", ev.Account)
+		t, _ := s.walletTreasury(ev.Account)
+		t.ApplyCredit(ev.Account, ev.Amount)
 	case *QuoteCreated:
-		if _, dup := s.Quotes[ev.Quote]; dup {
-			return fmt.Errorf("quote %s exists", ev.Quote)
-		}
 		b := s.Book(ev.Mode, ev.Pair)
-		for i := range ev.Allocations {
-			a := &ev.Allocations[i]
-			p, err := s.pool(a.Pool)
-			if err != nil {
-				return err
-			}
-			if a.Destination > p.Liquidity.Available() {
-				return fmt.Errorf("allocation over available liquidity of pool %s", p.ID)
-			}
-		}
 		for i := range ev.Allocations {
 			a := &ev.Allocations[i]
 			s.Pools[a.Pool].ApplyHold(a.Destination)
@@ -181,11 +135,158 @@ func (s *State) apply(ev Event) error {
 				IdempotencyRecord{Quote: ev.Quote, RequestHash: ev.RequestHash, At: ev.At}
 		}
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
-		return s.applyLifecycle(ev)
+		s.applyLifecycle(ev)
+	}
+	return nil
+}
+
+// check decides whether ev fits the state, without changing anything: after
+// it returns nil, applying ev cannot fail or trip an assertion.
+func (s *State) check(ev Event) error {
+	switch ev := ev.(type) {
+	case *ClientCreated:
+		if _, dup := s.Clients[ev.Client]; dup || ev.Client.IsZero() {
+			return fmt.Errorf("client %s exists or is zero", ev.Client)
+		}
+		seen := map[AccountID]bool{}
+		for _, w := range ev.Wallets {
+			if w.Account.IsZero() || seen[w.Account] || s.accountExists(w.Account) {
+				return fmt.Errorf("wallet id %s is zero, repeated or in use", w.Account)
+			}
+			seen[w.Account] = true
+		}
+	case *KeyCreated:
+		if _, ok := s.Clients[ev.Client]; !ok {
+			return fmt.Errorf("unknown client %s", ev.Client)
+		}
+		if _, dup := s.Keys[ev.Key]; dup {
+			return fmt.Errorf("key %s exists", ev.Key)
+		}
+	case *KeyRevoked:
+		if _, ok := s.Keys[ev.Key]; !ok {
+			return fmt.Errorf("unknown key %s", ev.Key)
+		}
+	case *PoolCreated:
+		if _, dup := s.Pools[ev.Pool]; dup || ev.Pool.IsZero() {
+			return fmt.Errorf("pool %s exists or is zero", ev.Pool)
+		}
+		if s.Book(ev.Mode, ev.Pair) == nil {
+			return fmt.Errorf("unsupported pair %s", ev.Pair)
+		}
+		if ev.Rate == 0 || ev.Rate > RateMax {
+			return fmt.Errorf("rate %d out of range", ev.Rate)
+		}
+		if ev.LiquidityAccount == ev.ProceedsAccount || ev.LiquidityAccount.IsZero() || ev.ProceedsAccount.IsZero() ||
+			s.accountExists(ev.LiquidityAccount) || s.accountExists(ev.ProceedsAccount) {
+			return fmt.Errorf("pool account ids are zero, equal or in use")
+		}
+		if _, ok := s.Clients[ev.Owner]; !ev.Owner.IsZero() && !ok {
+			return fmt.Errorf("unknown owner %s", ev.Owner)
+		}
+	case *PoolRateSet:
+		if _, err := s.pool(ev.Pool); err != nil {
+			return err
+		}
+		if ev.Rate == 0 || ev.Rate > RateMax {
+			return fmt.Errorf("rate %d out of range", ev.Rate)
+		}
+	case *PoolStatusSet:
+		_, err := s.pool(ev.Pool)
+		return err
+	case *PoolDeposited:
+		p, err := s.pool(ev.Pool)
+		if err != nil {
+			return err
+		}
+		if ev.Amount <= 0 || ev.Amount > AmountMax || p.Liquidity.Balance > AmountMax-ev.Amount {
+			return fmt.Errorf("deposit of %d out of range", ev.Amount)
+		}
+	case *PoolWithdrawn:
+		p, err := s.pool(ev.Pool)
+		if err != nil {
+			return err
+		}
+		if ev.Amount <= 0 || p.Withdraw(ev.Amount) != ResultOK {
+			return fmt.Errorf("withdrawal of %d out of range or over available liquidity", ev.Amount)
+		}
+	case *AccountDeposited:
+		t, ok := s.walletTreasury(ev.Account)
+		if !ok {
+			return fmt.Errorf("unknown wallet %s", ev.Account)
+		}
+		if ev.Amount <= 0 || ev.Amount > AmountMax || t.Wallets[ev.Account].Balance > AmountMax-ev.Amount {
+			return fmt.Errorf("deposit of %d out of range", ev.Amount)
+		}
+	case *QuoteCreated:
+		return s.checkQuoteCreated(ev)
+	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
+		return s.checkLifecycle(ev)
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}
 	return nil
+}
+
+func (s *State) checkQuoteCreated(ev *QuoteCreated) error {
+	if _, dup := s.Quotes[ev.Quote]; dup || ev.Quote.IsZero() {
+		return fmt.Errorf("quote %s exists or is zero", ev.Quote)
+	}
+	if _, ok := s.Clients[ev.Client]; !ok {
+		return fmt.Errorf("unknown client %s", ev.Client)
+	}
+	if s.Book(ev.Mode, ev.Pair) == nil {
+		return fmt.Errorf("unsupported pair %s", ev.Pair)
+	}
+	if len(ev.Allocations) == 0 || len(ev.Allocations) > SlicesMax || ev.Amount <= 0 || ev.ExpiresAt <= ev.At {
+		return fmt.Errorf("malformed quote")
+	}
+	held := map[PoolID]Amount{}
+	for i := range ev.Allocations {
+		a := &ev.Allocations[i]
+		p, err := s.pool(a.Pool)
+		if err != nil {
+			return err
+		}
+		if p.Mode != ev.Mode || p.Pair != ev.Pair || a.PoolAccount != p.Liquidity.ID {
+			return fmt.Errorf("allocation names pool %s of another book or account", p.ID)
+		}
+		if a.Source <= 0 || a.Destination <= 0 || a.Source > AmountMax || a.Destination > AmountMax {
+			return fmt.Errorf("allocation amounts out of range")
+		}
+		held[a.Pool] += a.Destination
+		if held[a.Pool] > p.Liquidity.Available() {
+			return fmt.Errorf("allocation over available liquidity of pool %s", p.ID)
+		}
+	}
+	return nil
+}
+
+// walletTreasury finds the treasury holding a wallet.
+func (s *State) walletTreasury(id AccountID) (*Treasury, bool) {
+	for _, t := range s.Treasuries {
+		if _, ok := t.Wallets[id]; ok {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// accountExists reports whether id names any account.
+func (s *State) accountExists(id AccountID) bool {
+	if _, ok := s.accountPool[id]; ok {
+		return true
+	}
+	if _, ok := s.walletTreasury(id); ok {
+		return true
+	}
+	for _, m := range Modes {
+		for _, c := range Currencies {
+			if id == ClearingAccountID(m, c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // bookOf names the book an applied event changed, if any.
@@ -236,7 +337,7 @@ func quoteOf(ev Event) QuoteID {
 	return QuoteID{}
 }
 
-func (s *State) applyLifecycle(ev Event) error {
+func (s *State) checkLifecycle(ev Event) error {
 	q, ok := s.Quotes[quoteOf(ev)]
 	if !ok {
 		return fmt.Errorf("unknown quote %s", quoteOf(ev))
@@ -244,20 +345,40 @@ func (s *State) applyLifecycle(ev Event) error {
 	if err := lifecycleFits(q, ev); err != nil {
 		return err
 	}
+	if acc, ok := ev.(*QuoteAccepted); ok {
+		if acc.PoolAccount != (AccountID{}) && !q.HasPoolAccount(acc.PoolAccount) {
+			return fmt.Errorf("accept names account %s, not one of quote %s", acc.PoolAccount, q.ID)
+		}
+		switch acc.Settlement.Kind {
+		case SettlementWallet:
+			w, ok := s.Treasuries[q.Mode].Wallets[acc.Settlement.Account]
+			if !ok || w.Currency != q.Pair.Destination {
+				return fmt.Errorf("settlement wallet %s unknown or of another currency", acc.Settlement.Account)
+			}
+		case SettlementBank, SettlementChain:
+		default:
+			return fmt.Errorf("accept without a settlement")
+		}
+		if acc.ExpiresAt <= acc.At {
+			return fmt.Errorf("accept with a deadline before it")
+		}
+	}
+	return nil
+}
+
+// applyLifecycle applies a checked lifecycle event to the quote and its
+// consequences to the pools, book and treasury.
+func (s *State) applyLifecycle(ev Event) {
+	q := s.Quotes[quoteOf(ev)]
 	release := q.Apply(ev)
-	switch ev := ev.(type) {
+	switch ev.(type) {
 	case *QuoteAccepted:
 		ApplyAcceptedToPools(q, s.Pools)
 	case *QuoteCompleted:
 		ApplyCompletedToPools(q, s.Pools)
 		if q.Settlement.Kind == SettlementWallet {
-			t := s.Treasuries[q.Mode]
-			if _, ok := t.Wallets[q.Settlement.Account]; !ok {
-				return fmt.Errorf("unknown settlement wallet %s", q.Settlement.Account)
-			}
-			t.ApplyCredit(q.Settlement.Account, q.TotalDestination)
+			s.Treasuries[q.Mode].ApplyCredit(q.Settlement.Account, q.TotalDestination)
 		}
-		_ = ev
 	}
 	if release {
 		b := s.Book(q.Mode, q.Pair)
@@ -267,7 +388,6 @@ func (s *State) applyLifecycle(ev Event) error {
 			b.AddAvailable(a.Pool, a.Destination)
 		}
 	}
-	return nil
 }
 
 // lifecycleFits checks that ev is a transition q's status allows.
@@ -418,67 +538,49 @@ func (s *State) ClearingBalance(m Mode, c Currency) Amount {
 }
 
 // Hash is a digest of the whole state, equal for equal states whatever the
-// order they were built in. Replay-equivalence tests compare it.
+// order they were built in: the snapshot encoding (every entity, in id
+// order) followed by the derived indexes that the encoding leaves out (book
+// entries, idempotency records), so a derived index that drifted from its
+// source changes the hash too. Replay-equivalence tests compare it.
 func (s *State) Hash() [32]byte {
 	h := sha256.New()
+	h.Write(EncodeState(s))
 	var buf []byte
-	put := func(v ...any) {
-		buf = buf[:0]
-		for _, x := range v {
-			switch x := x.(type) {
-			case []byte:
-				buf = binary.AppendUvarint(buf, uint64(len(x)))
-				buf = append(buf, x...)
-			case string:
-				buf = binary.AppendUvarint(buf, uint64(len(x)))
-				buf = append(buf, x...)
-			case int64:
-				buf = binary.AppendVarint(buf, x)
-			case uint64:
-				buf = binary.AppendUvarint(buf, x)
-			case bool:
-				buf = append(buf, boolByte(x))
-			default:
-				panic(fmt.Sprintf("engine: Hash: %T", x))
-			}
-		}
-		h.Write(buf)
-	}
-	for _, id := range sortedKeys(s.Clients) {
-		c := s.Clients[id]
-		put(id[:], c.Name, c.CreatedAt)
-	}
-	for _, id := range sortedKeys(s.Keys) {
-		k := s.Keys[id]
-		put(id[:], k.Client[:], uint64(k.Mode), k.Hash[:], k.Revoked)
-	}
-	for _, id := range sortedKeys(s.Pools) {
-		p := s.Pools[id]
-		put(id[:], p.Name, uint64(p.Rate), p.RateSetAt, p.Active, int64(p.Liquidity.Balance),
-			int64(p.Liquidity.Held), int64(p.Proceeds.Balance), int64(p.ClearingSource),
-			int64(p.ClearingDestination), p.Accepted, p.Completed)
-	}
 	for _, m := range Modes {
-		t := s.Treasuries[m]
-		for _, id := range sortedKeys(t.Wallets) {
-			a := t.Wallets[id]
-			put(id[:], int64(a.Balance), int64(a.Held))
-		}
-		for _, c := range Currencies {
-			put(int64(t.Clearing[c]))
-		}
 		for _, p := range Pairs {
 			for _, e := range s.Book(m, p).Entries() {
-				put(e.Pool[:], uint64(e.Rate), e.RateSetAt, e.Active, int64(e.Available))
+				buf = append(buf, e.Pool[:]...)
+				buf = binary.AppendUvarint(buf, uint64(e.Rate))
+				buf = binary.AppendVarint(buf, e.RateSetAt)
+				buf = append(buf, boolByte(e.Active))
+				buf = binary.AppendVarint(buf, int64(e.Available))
 			}
 		}
 	}
-	for _, id := range sortedKeys(s.Quotes) {
-		q := s.Quotes[id]
-		put(id[:], uint64(q.Status), q.UpdatedAt, q.ExpiresAt, q.AcceptedAt, q.PoolAccount[:],
-			uint64(q.Settlement.Kind), q.Settlement.Account[:], q.Settlement.Address,
-			q.Settlement.AccountNumber)
+	scopes := make([]IdempotencyScope, 0, len(s.Idempotency))
+	for scope := range s.Idempotency {
+		scopes = append(scopes, scope)
 	}
+	slices.SortFunc(scopes, func(a, b IdempotencyScope) int {
+		if c := bytes.Compare(a.Client[:], b.Client[:]); c != 0 {
+			return c
+		}
+		if a.Mode != b.Mode {
+			return int(a.Mode) - int(b.Mode)
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	for _, scope := range scopes {
+		rec := s.Idempotency[scope]
+		buf = append(buf, scope.Client[:]...)
+		buf = append(buf, byte(scope.Mode))
+		buf = binary.AppendUvarint(buf, uint64(len(scope.Key)))
+		buf = append(buf, scope.Key...)
+		buf = append(buf, rec.Quote[:]...)
+		buf = append(buf, rec.RequestHash[:]...)
+		buf = binary.AppendVarint(buf, rec.At)
+	}
+	h.Write(buf)
 	var out [32]byte
 	h.Sum(out[:0])
 	return out

@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -175,7 +176,9 @@ func (l *Log) commit(batch *pebble.Batch, group []pending, records int) {
 				next++
 			}
 		}
+		start := time.Now()
 		err = l.db.Apply(batch, l.writeOptions)
+		l.commitLatency.observe(time.Since(start))
 		if err == nil {
 			// NB: Pebble reports a failed WAL write or sync not by returning
 			// it from Apply but through Logger.Fatalf ("fatal commit error"),
@@ -187,6 +190,7 @@ func (l *Log) commit(batch *pebble.Batch, group []pending, records int) {
 		} else {
 			l.durableSeq.Store(next - 1)
 			l.commits.Add(1)
+			l.committedRecords.Add(uint64(records))
 		}
 	}
 	for _, p := range group {

@@ -134,6 +134,10 @@ type Log struct {
 	// commits counts group commits (tests and benchmarks report
 	// records/commit from it). Written by the committer only.
 	commits atomic.Uint64
+	// committedRecords counts records made durable; commitLatency times
+	// each group commit (write + fsync). See Metrics.
+	committedRecords atomic.Uint64
+	commitLatency    latencyHistogram
 
 	mu struct {
 		sync.Mutex

@@ -1,0 +1,422 @@
+package engine_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/scenarios/*.txt from the actual output")
+
+// TestScenarios runs the scripts in testdata/scenarios/*.txt against a State
+// driven by the engine's own decisions (see world), checking every ledger
+// invariant after every event. A script is a sequence of cases separated by
+// blank lines; '#' lines are comments. A case is one command line, a "----"
+// line and the expected output:
+//
+//	deposit lagos 100
+//	----
+//	pool lagos: sandbox NGN/USDT rate 0.000625 active, balance 100 held 0 available 100, proceeds 0, trades 0/0
+//
+// Commands (amounts and rates as decimal text, durations as Go durations):
+//
+//	client NAME                        fund CLIENT MODE CURRENCY AMOUNT
+//	pool NAME MODE PAIR RATE           deposit POOL AMOUNT
+//	withdraw POOL AMOUNT               rate POOL RATE
+//	suspend POOL                       activate POOL
+//	quote NAME CLIENT MODE PAIR source|destination AMOUNT RATE [listing=POOL]
+//	accept QUOTE [account=POOL|foreign] [bank]
+//	complete QUOTE                     cancel QUOTE
+//	tick DURATION                      expire
+//	pools                              quotes
+//	wallets CLIENT MODE                ledger
+//
+// Run with -rewrite to regenerate the expected output; review it as a diff.
+func TestScenarios(t *testing.T) {
+	paths, err := filepath.Glob("testdata/scenarios/*.txt")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			runScenario(t, path)
+		})
+	}
+}
+
+func runScenario(t *testing.T, path string) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
+	s := newScenario(t)
+	var out []string
+	for i := 0; i < len(lines); {
+		line := lines[i]
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			out = append(out, line)
+			i++
+			continue
+		}
+		if i+1 >= len(lines) || lines[i+1] != "----" {
+			t.Fatalf("%s:%d: command %q not followed by ----", path, i+1, line)
+		}
+		end := i + 2
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		want := strings.Join(lines[i+2:end], "\n")
+		got := strings.TrimRight(s.run(line), "\n")
+		if got != want && !*rewrite {
+			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, i+1, line, got, want)
+		}
+		out = append(out, line, "----")
+		if got != "" {
+			out = append(out, got)
+		}
+		i = end
+	}
+	if *rewrite {
+		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// scenario is a world with names.
+type scenario struct {
+	t       *testing.T
+	w       *world
+	clients map[string]engine.ClientID
+	pools   map[string]*engine.Pool
+	quotes  map[string]*engine.Quote
+	names   map[[16]byte]string
+}
+
+func newScenario(t *testing.T) *scenario {
+	return &scenario{t: t, w: newWorld(t), clients: make(map[string]engine.ClientID),
+		pools: make(map[string]*engine.Pool), quotes: make(map[string]*engine.Quote), names: make(map[[16]byte]string)}
+}
+
+func (s *scenario) fatalf(format string, args ...any) {
+	s.t.Helper()
+	s.t.Fatalf(format, args...)
+}
+
+func (s *scenario) client(name string) engine.ClientID {
+	c, ok := s.clients[name]
+	if !ok {
+		s.fatalf("unknown client %q", name)
+	}
+	return c
+}
+
+func (s *scenario) pool(name string) *engine.Pool {
+	p, ok := s.pools[name]
+	if !ok {
+		s.fatalf("unknown pool %q", name)
+	}
+	return p
+}
+
+func (s *scenario) quote(name string) *engine.Quote {
+	q, ok := s.quotes[name]
+	if !ok {
+		s.fatalf("unknown quote %q", name)
+	}
+	return q
+}
+
+func (s *scenario) mode(text string) engine.Mode {
+	m, ok := engine.ParseMode(text)
+	if !ok {
+		s.fatalf("bad mode %q", text)
+	}
+	return m
+}
+
+func (s *scenario) pair(text string) engine.Pair {
+	src, dst, ok := strings.Cut(text, "/")
+	a, ok1 := engine.ParseCurrency(src)
+	b, ok2 := engine.ParseCurrency(dst)
+	if !ok || !ok1 || !ok2 {
+		s.fatalf("bad pair %q", text)
+	}
+	return engine.Pair{Source: a, Destination: b}
+}
+
+func (s *scenario) currency(text string) engine.Currency {
+	c, ok := engine.ParseCurrency(text)
+	if !ok {
+		s.fatalf("bad currency %q", text)
+	}
+	return c
+}
+
+func amountText(a engine.Amount, c engine.Currency) string {
+	return string(engine.AppendAmount(nil, a, c))
+}
+func rateText(r engine.Rate) string { return string(engine.AppendRate(nil, r)) }
+
+func (s *scenario) poolLine(p *engine.Pool) string {
+	status := "active"
+	if !p.Active {
+		status = "suspended"
+	}
+	e, _ := s.w.state.Book(p.Mode, p.Pair).Entry(p.ID)
+	d, src := p.Pair.Destination, p.Pair.Source
+	return fmt.Sprintf("pool %s: %s %s rate %s %s, balance %s held %s available %s, proceeds %s, trades %d/%d",
+		p.Name, p.Mode, p.Pair, rateText(p.Rate), status, amountText(p.Liquidity.Balance, d),
+		amountText(p.Liquidity.Held, d), amountText(e.Available, d), amountText(p.Proceeds.Balance, src),
+		p.Completed, p.Accepted)
+}
+
+func (s *scenario) quoteLines(q *engine.Quote) string {
+	var b strings.Builder
+	amountCurrency := q.Pair.Source
+	if q.Direction == engine.DirectionDestination {
+		amountCurrency = q.Pair.Destination
+	}
+	fmt.Fprintf(&b, "quote %s: %s, %s %s %s, pays %s %s gets %s %s at %s, ttl %ds",
+		s.names[q.ID], q.Status, q.Direction, amountText(q.Amount, amountCurrency), amountCurrency,
+		amountText(q.TotalSource, q.Pair.Source), q.Pair.Source, amountText(q.TotalDestination, q.Pair.Destination),
+		q.Pair.Destination, rateText(q.WeightedAverageRate()), q.SecondsLeft(s.w.now))
+	if q.Settlement.Kind != engine.SettlementNone {
+		fmt.Fprintf(&b, ", settles to %s", q.Settlement.Kind)
+	}
+	for _, a := range q.Allocations {
+		fmt.Fprintf(&b, "\n  slice %s: %s %s -> %s %s at %s", a.PoolName, amountText(a.Source, q.Pair.Source), q.Pair.Source,
+			amountText(a.Destination, q.Pair.Destination), q.Pair.Destination, rateText(a.Rate))
+	}
+	return b.String()
+}
+
+// quotePools lists the pool lines of q's slices.
+func (s *scenario) quotePools(q *engine.Quote) string {
+	var lines []string
+	for _, a := range q.Allocations {
+		lines = append(lines, s.poolLine(s.w.state.Pools[a.Pool]))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *scenario) walletLines(client engine.ClientID, m engine.Mode) string {
+	var lines []string
+	for _, a := range s.w.state.Treasuries[m].ClientWallets(client) {
+		lines = append(lines, fmt.Sprintf("wallet %s %s %s: balance %s available %s", s.names[client], m, a.Currency,
+			amountText(a.Balance, a.Currency), amountText(a.Available(), a.Currency)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *scenario) sortedPools() []*engine.Pool {
+	var out []*engine.Pool
+	for _, p := range s.pools {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *engine.Pool) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// transition prints a lifecycle decision and its consequences.
+func (s *scenario) transition(op string, q *engine.Quote, res engine.Result, made bool, allowed []engine.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s", op, s.names[q.ID], res)
+	switch {
+	case res == engine.ResultInvalidState:
+		fmt.Fprintf(&b, " (%s; allowed from %v)", q.Status, allowed)
+	case res == engine.ResultOK && !made:
+		b.WriteString(" (repeat, no event)")
+	}
+	if made {
+		fmt.Fprintf(&b, "\n%s\n%s", s.quoteLines(q), s.quotePools(q))
+	}
+	return b.String()
+}
+
+func (s *scenario) run(line string) string {
+	s.t.Helper()
+	fields := strings.Fields(line)
+	args := fields[1:]
+	need := func(n int) {
+		if len(args) < n {
+			s.fatalf("%q: want %d arguments", line, n)
+		}
+	}
+	w := s.w
+	switch fields[0] {
+	case "client":
+		need(1)
+		ev := w.createClient(args[0])
+		s.clients[args[0]], s.names[ev.Client] = ev.Client, args[0]
+		return fmt.Sprintf("client %s: %d wallets", args[0], len(ev.Wallets))
+	case "pool":
+		need(4)
+		p := w.createPool(s.mode(args[1]), s.pair(args[2]), args[0], decimalRate(s.t, args[3]))
+		s.pools[args[0]], s.names[p.ID] = p, args[0]
+		return s.poolLine(p)
+	case "deposit", "withdraw":
+		need(2)
+		p := s.pool(args[0])
+		amount := decimalAmount(s.t, args[1], p.Pair.Destination)
+		if fields[0] == "deposit" {
+			w.deposit(p, amount)
+		} else if res := w.withdraw(p, amount); res != engine.ResultOK {
+			return fmt.Sprintf("withdraw %s: %s\n%s", p.Name, res, s.poolLine(p))
+		}
+		return s.poolLine(p)
+	case "rate":
+		need(2)
+		p := s.pool(args[0])
+		w.apply(&engine.PoolRateSet{At: w.now, Pool: p.ID, Rate: decimalRate(s.t, args[1])})
+		return s.poolLine(p)
+	case "suspend", "activate":
+		need(1)
+		p := s.pool(args[0])
+		w.apply(&engine.PoolStatusSet{At: w.now, Pool: p.ID, Active: fields[0] == "activate"})
+		return s.poolLine(p)
+	case "fund":
+		need(4)
+		c, m, cur := s.client(args[0]), s.mode(args[1]), s.currency(args[2])
+		w.apply(&engine.AccountDeposited{At: w.now, Account: w.wallet(c, m, cur).ID, Amount: decimalAmount(s.t, args[3], cur)})
+		return s.walletLines(c, m)
+	case "quote":
+		need(7)
+		req := quoteRequest{client: s.client(args[1]), mode: s.mode(args[2]), pair: s.pair(args[3]),
+			rate: decimalRate(s.t, args[6])}
+		amountCurrency := req.pair.Source
+		switch args[4] {
+		case "source":
+			req.direction = engine.DirectionSource
+		case "destination":
+			req.direction, amountCurrency = engine.DirectionDestination, req.pair.Destination
+		default:
+			s.fatalf("bad direction %q", args[4])
+		}
+		req.amount = decimalAmount(s.t, args[5], amountCurrency)
+		for _, opt := range args[7:] {
+			if name, ok := strings.CutPrefix(opt, "listing="); ok {
+				req.listing = s.pool(name).ID
+			} else {
+				s.fatalf("bad option %q", opt)
+			}
+		}
+		out, q := w.createQuote(req)
+		if q == nil {
+			text := fmt.Sprintf("quote %s: %s", args[0], out.Result)
+			if out.Result == engine.ResultInsufficientLiquidity {
+				text += fmt.Sprintf(" fillable %s %s", amountText(out.Fillable, amountCurrency), amountCurrency)
+			}
+			if out.HasBestRate {
+				text += " best rate " + rateText(out.BestRate)
+			}
+			return text
+		}
+		s.quotes[args[0]], s.names[q.ID] = q, args[0]
+		return s.quoteLines(q) + "\n" + s.quotePools(q)
+	case "accept":
+		need(1)
+		q := s.quote(args[0])
+		cmd := w.walletAccept(q)
+		for _, opt := range args[1:] {
+			switch {
+			case opt == "bank":
+				cmd = engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementBank,
+					AccountName: "Ada Obi", AccountNumber: "0123456789", BankCode: "058"}}
+			case opt == "account=foreign":
+				cmd.PoolAccount = engine.AccountID(idOf("foreign account"))
+			case strings.HasPrefix(opt, "account="):
+				cmd.PoolAccount = s.pool(strings.TrimPrefix(opt, "account=")).Liquidity.ID
+			default:
+				s.fatalf("bad option %q", opt)
+			}
+		}
+		res, ev := q.Accept(cmd, w.now, worldPaymentWindowMillis)
+		if ev != nil {
+			w.apply(ev)
+		}
+		return s.transition("accept", q, res, ev != nil, engine.AcceptAllowedFrom)
+	case "complete":
+		need(1)
+		q := s.quote(args[0])
+		res, ev := q.Complete(w.now)
+		if ev != nil {
+			w.apply(ev)
+		}
+		text := s.transition("complete", q, res, ev != nil, engine.CompleteAllowedFrom)
+		if ev != nil && q.Settlement.Kind == engine.SettlementWallet {
+			text += "\n" + s.walletLines(q.Client, q.Mode)
+		}
+		return text
+	case "cancel":
+		need(1)
+		q := s.quote(args[0])
+		res, ev := q.Cancel(w.now)
+		if ev != nil {
+			w.apply(ev)
+		}
+		return s.transition("cancel", q, res, ev != nil, engine.CancelAllowedFrom)
+	case "tick":
+		need(1)
+		d, err := time.ParseDuration(args[0])
+		if err != nil {
+			s.fatalf("bad duration %q", args[0])
+		}
+		w.now += d.Milliseconds()
+		return fmt.Sprintf("now +%s", time.Duration(w.now-worldStart)*time.Millisecond)
+	case "expire":
+		due := w.expireDue()
+		if len(due) == 0 {
+			return "expired none"
+		}
+		var lines []string
+		for _, ev := range due {
+			q := w.state.Quotes[ev.Quote]
+			lines = append(lines, s.quoteLines(q), s.quotePools(q))
+		}
+		return strings.Join(lines, "\n")
+	case "pools":
+		var lines []string
+		for _, p := range s.sortedPools() {
+			lines = append(lines, s.poolLine(p))
+		}
+		return strings.Join(lines, "\n")
+	case "quotes":
+		var names []string
+		for name := range s.quotes {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		var lines []string
+		for _, name := range names {
+			lines = append(lines, s.quoteLines(s.quotes[name]))
+		}
+		return strings.Join(lines, "\n")
+	case "wallets":
+		need(2)
+		return s.walletLines(s.client(args[0]), s.mode(args[1]))
+	case "ledger":
+		var lines []string
+		for _, m := range engine.Modes {
+			r := w.state.LedgerCheck(m)
+			line := fmt.Sprintf("ledger %s: ok=%v", m, r.OK)
+			for _, c := range engine.Currencies {
+				line += fmt.Sprintf(", %s sum %s clearing %s", c, amountText(r.Currencies[c].Sum, c),
+					amountText(w.state.ClearingBalance(m, c), c))
+			}
+			lines = append(lines, line)
+			lines = append(lines, r.Problems...)
+		}
+		return strings.Join(lines, "\n")
+	}
+	s.fatalf("unknown command %q", line)
+	return ""
+}
