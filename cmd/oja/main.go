@@ -32,10 +32,10 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "oja:", err)
 		if code, ok := err.(exitCode); ok {
-			os.Exit(int(code))
+			os.Exit(int(code)) // already reported
 		}
+		fmt.Fprintln(os.Stderr, "oja:", err)
 		os.Exit(1)
 	}
 }

@@ -295,18 +295,18 @@ func walReplay(log *wal.Log, out io.Writer, until string) error {
 				engine.AppendAmount(nil, held, c), engine.AppendAmount(nil, proceeds, c),
 				engine.AppendAmount(nil, state.ClearingBalance(m, c), c))
 		}
-		fmt.Fprintln(out, "pools:")
-		for _, p := range state.Pools {
-			if p.Mode != m {
-				continue
+		fmt.Fprintln(out, "pools (by pair, then price-time priority):")
+		for _, pair := range engine.Pairs {
+			for _, e := range state.Book(m, pair).Entries() {
+				p := state.Pools[e.Pool]
+				status := "suspended"
+				if p.Active {
+					status = "active"
+				}
+				fmt.Fprintf(out, "  %s %-8s %-28q rate=%s balance=%s available=%s %s trades=%d\n", p.ID, p.Pair, p.Name,
+					engine.AppendRate(nil, p.Rate), engine.AppendAmount(nil, p.Liquidity.Balance, p.Pair.Destination),
+					engine.AppendAmount(nil, p.Liquidity.Available(), p.Pair.Destination), status, p.Completed)
 			}
-			status := "suspended"
-			if p.Active {
-				status = "active"
-			}
-			fmt.Fprintf(out, "  %s %-8s %-28q rate=%s balance=%s available=%s %s trades=%d\n", p.ID, p.Pair, p.Name,
-				engine.AppendRate(nil, p.Rate), engine.AppendAmount(nil, p.Liquidity.Balance, p.Pair.Destination),
-				engine.AppendAmount(nil, p.Liquidity.Available(), p.Pair.Destination), status, p.Completed)
 		}
 		r := state.LedgerCheck(m)
 		fmt.Fprintf(out, "ledger check: %s\n", gateway.AppendLedgerReport(nil, r))
