@@ -15,7 +15,7 @@ const rateHistoryBucketMillis = 60 * 1000
 const rateHistoryWindowMillis = 24*60*60*1000 + rateHistoryBucketMillis
 
 // RateHistory is a bounded history: at most one sample per minute for the
-// last 24 hours (≤ 1442 samples), oldest first.
+// last 24 hours (≤ 1443 samples), oldest first.
 type RateHistory struct {
 	samples []RateSample
 }
@@ -110,6 +110,9 @@ func (t *Ticker) Observe(b *Book, at int64) (consensusChanged bool) {
 // at or below it hold at least half the liquidity. entries must be in
 // priority order (rate descending), as Book.Entries returns them.
 func WeightedMedianRate(entries []BookEntry) (Rate, bool) {
+	// NB: Available ≤ AmountMax (1e15) and a book holds far fewer than
+	// 9000 pools, so these sums cannot overflow; below ≥ total−below
+	// avoids doubling anyway.
 	var total uint64
 	for i := range entries {
 		if e := &entries[i]; e.Active && e.Available > 0 {
@@ -126,7 +129,7 @@ func WeightedMedianRate(entries []BookEntry) (Rate, bool) {
 			continue
 		}
 		below += uint64(e.Available)
-		if 2*below >= total {
+		if below >= total-below {
 			return e.Rate, true
 		}
 	}

@@ -28,6 +28,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.depositAccount))
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
 	r.POST(adminBase+"/backup", s.operator(s.backup))
+	r.GET("/metrics", s.adminAuth(s.writeMetrics))
 	return r
 }
 

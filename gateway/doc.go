@@ -22,6 +22,14 @@
 //	writeTimeout           15 s     writing one response
 //	idleTimeout            60 s     keep-alive silence
 //	rateLimiterKeysMax     100000   API keys tracked by the rate limiter
+//	sseSubscribersMax      15000    open rate streams per server (503 UNAVAILABLE, Retry-After)
+//	sseStreamsPerKeyMax    10       open rate streams per API key (429 RATE_LIMITED, Retry-After)
+//	sseStallMax            30 s     a stream write blocked this long disconnects the subscriber
+//	sseShutdownWriteMax    1 s      time a stream's last writes get on shutdown
+//	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
+//	--sse-heartbeat        15 s     rate stream heartbeat
+//	routeKeysMax           2048     distinct series of the request metrics
+//	objectMembersMax       32       members of one JSON request object
 //	--rate-limit           req/s per API key (429 RATE_LIMITED, Retry-After, RateLimit-*)
 //	--max-open-quotes      open quotes per client and mode (429)
 //

@@ -74,7 +74,7 @@ func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, e)
 		return
 	}
-	cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Client, who.Mode, key, engine.ChannelJSON
+	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, key, engine.ChannelJSON
 	cmd.RequestHash = requestHash(cmd)
 	reply := sys.CreateQuote(cmd)
 	s.quoteReply(ctx, sys, reply, cmd)
@@ -150,6 +150,14 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 			c = cmd.Pair.Destination
 		}
 		cmd.Amount, _ = amountOf(o, "amount", amount, c)
+	} else if amountOK {
+		// The currency is unknown, so precision cannot be judged yet; sign
+		// and syntax can.
+		if _, err := engine.ParseRateText(amount); err == engine.ErrNotPositive {
+			o.problem("amount", "must be greater than 0")
+		} else if err != nil && err != engine.ErrRatePrecision && err != engine.ErrRateRange {
+			o.problem("amount", "must be a number")
+		}
 	}
 	if cmd.Chain != engine.ChainNone && cmd.Pair.Supported() && !cmd.Pair.Source.IsToken() && !cmd.Pair.Destination.IsToken() {
 		o.problem("chain", "applies only when one side is a token")
@@ -314,7 +322,8 @@ func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 	}
 	reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
 		Operation: actors.OperationAccept,
-		Accept:    engine.AcceptQuote{PoolAccount: engine.AccountID(account), Settlement: settlement},
+		Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: engine.AccountID(account),
+			Settlement: settlement},
 	})
 	s.quoteReply(ctx, sys, reply, nil)
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -44,6 +45,15 @@ type Config struct {
 	// Backup, when set, makes a consistent online copy of the store
 	// (POST /admin/v1/backup).
 	Backup func(dir string) error
+	// SSEHeartbeat is the rate stream's heartbeat interval (--sse-heartbeat;
+	// 0 = 15 s).
+	SSEHeartbeat time.Duration
+	// SSEStallMax is how long a rate stream write may block before the
+	// subscriber is disconnected (0 = sseStallMax, 30 s; tests shorten it).
+	SSEStallMax time.Duration
+	// ExtraMetrics, when set, appends more Prometheus text to /metrics
+	// (the log's commit figures, recovery time).
+	ExtraMetrics func(b []byte) []byte
 }
 
 // Server is the fasthttp gateway: a public listener for partners and an
@@ -59,6 +69,8 @@ type Server struct {
 	wg      sync.WaitGroup
 	closing atomic.Bool
 	reqID   requestIDs
+	streams *streamHub // the rate stream's subscribers (stream.go)
+	metrics *metrics
 }
 
 // New builds a server; Start listens.
@@ -69,18 +81,19 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit)}
+	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit), metrics: newMetrics()}
+	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
-	s.public = s.newFastHTTP("oja", s.publicRouter().Handler)
-	s.admin = s.newFastHTTP("oja-admin", s.adminRouter().Handler)
+	s.public = s.newFastHTTP("public", s.publicRouter().Handler)
+	s.admin = s.newFastHTTP("admin", s.adminRouter().Handler)
 	return s
 }
 
 func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:                       s.recover(h),
+		Handler:                       s.recover(name, h),
 		ErrorHandler:                  s.parseError,
-		Name:                          name,
+		Name:                          "oja",
 		Concurrency:                   connectionsMax,
 		MaxConnsPerIP:                 connectionsPerIPMax,
 		MaxRequestBodySize:            bodyBytesMax,
@@ -90,6 +103,10 @@ func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.S
 		IdleTimeout:                   idleTimeout,
 		DisableHeaderNamesNormalizing: false,
 		NoDefaultServerHeader:         true,
+		// NB: releases a keep-alive connection's 8 KiB read buffer while it
+		// is idle, which is what keeps an idle rate stream under 20 KiB
+		// (bench/sse); pooled buffers make the cost per request small.
+		ReduceMemoryUsage: true,
 		NoDefaultContentType:          true,
 		Logger:                        fasthttpLogger{s.cfg.Logger},
 		CloseOnShutdown:               true,
@@ -137,28 +154,33 @@ func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 // SetSystem makes the server ready with a recovered system.
 func (s *Server) SetSystem(sys *actors.System) { s.sys.Store(sys) }
 
-// Shutdown stops accepting, lets in-flight requests finish and closes
-// connections, within ctx.
+// Shutdown ends the rate streams, stops accepting, lets in-flight requests
+// finish and closes connections, within ctx.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
+	// Streams first: fasthttp's shutdown waits for every open response, and
+	// a stream only ends when told to (stream.go).
+	streamsErr := s.streams.close(ctx)
 	errs := make(chan error, 2)
 	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
 	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()
-	err := errors.Join(<-errs, <-errs)
+	err := errors.Join(streamsErr, <-errs, <-errs)
 	s.wg.Wait()
 	return err
 }
 
 // ---- Plumbing shared by both listeners --------------------------------------
 
-func (s *Server) recover(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
+		start := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
 				s.cfg.Logger.Error("handler panic", "panic", fmt.Sprint(r), "path", string(ctx.Path()))
 				ctx.Response.Reset()
 				s.writeError(ctx, errInternal)
 			}
+			s.metrics.observe(listener, ctx, time.Since(start))
 		}()
 		s.requestID(ctx)
 		h(ctx)
@@ -232,8 +254,10 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 	switch e.status {
 	case fasthttp.StatusUnauthorized:
 		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
-	case fasthttp.StatusServiceUnavailable:
-		ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+	case fasthttp.StatusServiceUnavailable, fasthttp.StatusTooManyRequests:
+		if len(ctx.Response.Header.Peek("Retry-After")) == 0 {
+			ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
+		}
 	}
 	s.writeJSON(ctx, e.status, w.b)
 }
@@ -302,6 +326,7 @@ func (s *Server) baseRouter() *router.Router {
 	r.RedirectFixedPath = false
 	r.HandleOPTIONS = false
 	r.HandleMethodNotAllowed = true
+	r.SaveMatchedRoutePath = true
 	r.NotFound = func(ctx *fasthttp.RequestCtx) { s.writeError(ctx, errNotFound) }
 	r.MethodNotAllowed = func(ctx *fasthttp.RequestCtx) { s.writeError(ctx, errMethod) }
 	r.PanicHandler = nil

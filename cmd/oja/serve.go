@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -124,10 +125,12 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	var recoveryTime atomic.Int64 // nanoseconds; read by /metrics
 	srv := gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
-		RateLimit: cfg.rateLimit, Logger: logger,
-		Backup: func(dir string) error { return backup(log, cfg.data, dir) },
+		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat,
+		Backup:       func(dir string) error { return backup(log, cfg.data, dir) },
+		ExtraMetrics: walMetrics(log, &recoveryTime),
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
@@ -136,6 +139,7 @@ func serve(args []string) error {
 	logger.Info("listening; recovering before serving", "public", srv.Addr(), "admin", srv.AdminAddr(), "data", cfg.data)
 
 	state, stats, err := actors.Recover(log, time.Now())
+	recoveryTime.Store(int64(stats.Duration))
 	if err != nil {
 		shutdownQuietly(srv, log)
 		return fmt.Errorf("recovery: %w", err)
@@ -144,7 +148,7 @@ func serve(args []string) error {
 		"expired", stats.Expired, "duration", stats.Duration.String())
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
-		MaxOpenQuotes: cfg.maxOpenQuotes, Logger: logger,
+		MaxOpenQuotes: cfg.maxOpenQuotes, Logger: logger, RateListener: srv.RateChanged,
 	})
 	if err != nil {
 		shutdownQuietly(srv, log)
@@ -159,6 +163,10 @@ func serve(args []string) error {
 	}
 	srv.SetSystem(sys)
 	logger.Info("ready")
+	var simulator *marketSimulator
+	if cfg.demo {
+		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
+	}
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
@@ -174,8 +182,12 @@ wait:
 			sys.Maintain()
 		}
 	}
+	if simulator != nil {
+		simulator.Stop()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	// Shutdown ends the rate streams first, then stops the listeners.
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown: connections cut", "err", err)
 	}

@@ -25,6 +25,8 @@ type Options struct {
 	MaxOpenQuotes int
 	RateLimit     float64
 	Clock         func() time.Time
+	SSEHeartbeat  time.Duration // rate stream heartbeat; default 15 s
+	SSEStallMax   time.Duration // rate stream stall limit; default 30 s
 }
 
 // Server is a running test service.
@@ -63,18 +65,20 @@ func Start(t testing.TB, opts Options) *Server {
 		log.Close()
 		t.Fatalf("gatewaytest: recover: %v", err)
 	}
+	// The gateway is built first: its rate stream listens to the actors.
+	srv := gateway.New(gateway.Config{
+		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
+		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
+		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
+	})
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,
-		MaxOpenQuotes: opts.MaxOpenQuotes, Clock: clock,
+		MaxOpenQuotes: opts.MaxOpenQuotes, Clock: clock, RateListener: srv.RateChanged,
 	})
 	if err != nil {
 		log.Close()
 		t.Fatalf("gatewaytest: start actors: %v", err)
 	}
-	srv := gateway.New(gateway.Config{
-		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
-		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
-	})
 	if err := srv.Start(); err != nil {
 		sys.Stop()
 		log.Close()

@@ -1,0 +1,32 @@
+// Package sse benchmarks the rate stream's fan-out (contract §8): one Oja
+// server on loopback, 10,000 concurrent subscribers, a rate change, and how
+// long it takes to reach every one of them; and how much server memory an
+// idle subscriber costs.
+//
+// Run:
+//
+//	go test -run '^$' -bench Fanout -benchtime 20x ./bench/sse/
+//
+// BenchmarkFanout starts the server in the test process and the subscribers
+// in a child process (the same test binary, re-executed with
+// OJA_SSE_BENCH_CLIENT=1), so that the memory measured in-process
+// (runtime.MemStats, after a GC) is the server's alone and each process
+// needs only one file descriptor per subscriber. Each iteration changes the
+// one NGN/USDT sandbox pool's rate through System.ChangePool and waits
+// until every subscriber has read the rate_update carrying the new rate.
+//
+// Reported metrics:
+//
+//	p50-ms, p99-ms, max-ms   delay from the ChangePool call to a subscriber
+//	                         having read the frame, over every subscriber
+//	                         and iteration of the run
+//	heap-KiB/sub             HeapInuse growth ÷ subscribers, idle streams
+//	heap+stack-KiB/sub       HeapInuse + StackInuse growth ÷ subscribers
+//	sys-KiB/sub              Sys growth ÷ subscribers
+//
+// The benchmark fails when p99 exceeds 500 ms or heap+stack exceeds 20 KiB
+// per subscriber. OJA_SSE_BENCH_SUBSCRIBERS overrides the 10,000; the
+// file-descriptor limit is raised within its hard limit, and the benchmark
+// is skipped when that is not enough. The child exits when its stdin
+// closes or after sseBenchChildMax.
+package sse

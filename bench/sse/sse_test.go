@@ -1,0 +1,493 @@
+package sse
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway/gatewaytest"
+)
+
+// Settings of the benchmark (see doc.go).
+const (
+	childEnv       = "OJA_SSE_BENCH_CLIENT"
+	addressEnv     = "OJA_SSE_BENCH_ADDR"
+	keysEnv        = "OJA_SSE_BENCH_KEYS"
+	subscribersEnv = "OJA_SSE_BENCH_SUBSCRIBERS"
+
+	subscribersDefault = 10_000
+	// streamsPerKey stays within the gateway's sseStreamsPerKeyMax.
+	streamsPerKey = 10
+	// dialParallelism bounds the child's concurrent connection attempts.
+	dialParallelism = 128
+	// sseBenchChildMax ends a child that outlives its parent's interest.
+	sseBenchChildMax = 10 * time.Minute
+	// openMax bounds opening every subscriber; roundMax one iteration.
+	openMax  = 3 * time.Minute
+	roundMax = 10 * time.Second
+
+	// The bar (contract §8 at scale).
+	p99Max             = 500 * time.Millisecond
+	perSubscriberBytes = 20 << 10
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runSubscribers())
+	}
+	code := m.Run()
+	if fixture != nil {
+		fixture.stop()
+	}
+	os.Exit(code)
+}
+
+// ---- The server side (this process) -----------------------------------------
+
+// fanoutFixture is the server and the child holding the subscribers,
+// shared by every run of BenchmarkFanout (the framework calls it several
+// times with growing b.N; opening 10,000 streams once is enough).
+type fanoutFixture struct {
+	tb          *fixtureTB
+	server      *gatewaytest.Server
+	pool        *engine.Pool
+	subscribers int
+	child       *exec.Cmd
+	childIn     io.WriteCloser
+	childOut    *bufio.Reader
+	round       int
+
+	heapPerSubscriber, heapStackPerSubscriber, sysPerSubscriber float64 // bytes
+	openTook                                                    time.Duration
+}
+
+var (
+	fixtureOnce sync.Once
+	fixture     *fanoutFixture
+	fixtureErr  error
+	fixtureSkip string
+)
+
+func BenchmarkFanout(b *testing.B) {
+	fixtureOnce.Do(func() { fixture, fixtureSkip, fixtureErr = newFanoutFixture(b) })
+	if fixtureSkip != "" {
+		b.Skip(fixtureSkip)
+	}
+	if fixtureErr != nil {
+		b.Fatal(fixtureErr)
+	}
+	f := fixture
+	var delays []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		d, err := f.changeRate()
+		if err != nil {
+			b.Fatal(err)
+		}
+		delays = append(delays, d...)
+	}
+	b.StopTimer()
+	slices.Sort(delays)
+	p50, p99, worst := delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1]
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(float64(f.subscribers), "subscribers")
+	b.ReportMetric(ms(p50), "p50-ms")
+	b.ReportMetric(ms(p99), "p99-ms")
+	b.ReportMetric(ms(worst), "max-ms")
+	b.ReportMetric(f.heapPerSubscriber/1024, "heap-KiB/sub")
+	b.ReportMetric(f.heapStackPerSubscriber/1024, "heap+stack-KiB/sub")
+	b.ReportMetric(f.sysPerSubscriber/1024, "sys-KiB/sub")
+	b.Logf("%d subscribers (opened in %s); %d deliveries: p50 %s, p99 %s, max %s; per idle subscriber: heap %.1f KiB, heap+stack %.1f KiB, sys %.1f KiB",
+		f.subscribers, f.openTook.Round(time.Millisecond), len(delays), p50, p99, worst,
+		f.heapPerSubscriber/1024, f.heapStackPerSubscriber/1024, f.sysPerSubscriber/1024)
+	if p99 > p99Max {
+		b.Errorf("p99 delivery %s; want at most %s", p99, p99Max)
+	}
+	if f.heapStackPerSubscriber > perSubscriberBytes {
+		b.Errorf("%.1f KiB of heap and stack per idle subscriber; want at most %d KiB",
+			f.heapStackPerSubscriber/1024, perSubscriberBytes>>10)
+	}
+}
+
+// newFanoutFixture starts the server, funds one pool, creates the keys,
+// measures memory, starts the child and waits until every subscriber has
+// its opening frames. skip is set when the machine cannot hold the
+// subscribers.
+func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
+	subscribers := subscribersDefault
+	if v := os.Getenv(subscribersEnv); v != "" {
+		if subscribers, err = strconv.Atoi(v); err != nil || subscribers <= 0 {
+			return nil, "", fmt.Errorf("%s=%q: want a positive number", subscribersEnv, v)
+		}
+	}
+	if err := raiseFileLimit(uint64(subscribers) + 1024); err != nil {
+		return nil, err.Error(), nil
+	}
+	dir, err := os.MkdirTemp("", "oja-sse-bench-")
+	if err != nil {
+		return nil, "", err
+	}
+	tb := &fixtureTB{TB: b, dir: dir}
+	defer func() {
+		if r := recover(); r != nil {
+			failure, ok := r.(fixtureFailure)
+			if !ok {
+				panic(r)
+			}
+			tb.cleanup()
+			f, err = nil, errors.New(string(failure))
+		}
+		if err != nil && f != nil {
+			f.stop()
+			f = nil
+		}
+	}()
+	f = &fanoutFixture{tb: tb, subscribers: subscribers}
+	f.server = gatewaytest.Start(tb, gatewaytest.Options{Dir: dir})
+	f.pool = f.server.NewPool(tb, engine.ModeSandbox, gatewaytest.NGNUSDT, "bench", "0.000625", "1000000")
+	var keys []string
+	for i := 0; i*streamsPerKey < subscribers; i++ {
+		c := f.server.Sys.Admin(&actors.CreateClient{Name: fmt.Sprintf("bench-%d", i)})
+		if c.Err != nil || c.Result != engine.ResultOK {
+			return f, "", fmt.Errorf("create client: %v %v", c.Err, c.Result)
+		}
+		k := f.server.Sys.Admin(&actors.CreateKey{Client: c.Client.ID, Mode: engine.ModeSandbox})
+		if k.Err != nil || k.Result != engine.ResultOK {
+			return f, "", fmt.Errorf("create key: %v %v", k.Err, k.Result)
+		}
+		keys = append(keys, k.Secret)
+	}
+
+	before := settledMemory()
+	started := time.Now()
+	f.child = exec.Command(os.Args[0])
+	f.child.Env = append(os.Environ(), childEnv+"=1", addressEnv+"="+f.server.Addr(),
+		keysEnv+"="+strings.Join(keys, ","), subscribersEnv+"="+strconv.Itoa(subscribers))
+	f.child.Stderr = os.Stderr
+	if f.childIn, err = f.child.StdinPipe(); err != nil {
+		return f, "", err
+	}
+	out, err := f.child.StdoutPipe()
+	if err != nil {
+		return f, "", err
+	}
+	f.childOut = bufio.NewReaderSize(out, 1<<20)
+	if err := f.child.Start(); err != nil {
+		return f, "", err
+	}
+	line, err := f.readChild(openMax)
+	if err != nil {
+		return f, "", fmt.Errorf("opening %d subscribers: %w", subscribers, err)
+	}
+	if line != "READY "+strconv.Itoa(subscribers) {
+		return f, "", fmt.Errorf("child: %q", line)
+	}
+	f.openTook = time.Since(started)
+	if n := f.server.Streams(); n != subscribers {
+		return f, "", fmt.Errorf("%d streams open on the server; want %d", n, subscribers)
+	}
+	after := settledMemory()
+	n := float64(subscribers)
+	f.heapPerSubscriber = (float64(after.HeapInuse) - float64(before.HeapInuse)) / n
+	f.heapStackPerSubscriber = (float64(after.HeapInuse+after.StackInuse) - float64(before.HeapInuse+before.StackInuse)) / n
+	f.sysPerSubscriber = (float64(after.Sys) - float64(before.Sys)) / n
+	return f, "", nil
+}
+
+// changeRate moves the pool's rate (so the consensus) and returns how long
+// the rate_update took to reach each subscriber.
+func (f *fanoutFixture) changeRate() ([]time.Duration, error) {
+	f.round++
+	rate := f.pool.Rate + engine.Rate(f.round)*1_000_000 // + round × 10^-12
+	text := string(engine.AppendRate(nil, rate))
+	start := time.Now()
+	reply := f.server.Sys.ChangePool(&actors.PoolCommand{Pool: f.pool.ID, Rate: rate})
+	if reply.Err != nil || reply.Result != engine.ResultOK {
+		return nil, fmt.Errorf("change rate: %v %v", reply.Err, reply.Result)
+	}
+	if _, err := fmt.Fprintf(f.childIn, "ROUND %s %d\n", text, start.UnixNano()); err != nil {
+		return nil, err
+	}
+	line, err := f.readChild(roundMax + 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	fields := strings.Fields(line)
+	if len(fields) < 2 || fields[0] != "RESULT" {
+		return nil, fmt.Errorf("child: %.200q", line)
+	}
+	if fields[1] != "0" {
+		return nil, fmt.Errorf("round %d: %s of %d subscribers did not get rate %s within %s",
+			f.round, fields[1], f.subscribers, text, roundMax)
+	}
+	delays := make([]time.Duration, 0, len(fields)-2)
+	for _, v := range fields[2:] {
+		us, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("child delay %q", v)
+		}
+		delays = append(delays, time.Duration(us)*time.Microsecond)
+	}
+	if len(delays) != f.subscribers {
+		return nil, fmt.Errorf("%d delays; want %d", len(delays), f.subscribers)
+	}
+	return delays, nil
+}
+
+// readChild reads one line of the child's output within timeout.
+func (f *fanoutFixture) readChild(timeout time.Duration) (string, error) {
+	type result struct {
+		line string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		line, err := f.childOut.ReadString('\n')
+		done <- result{strings.TrimSuffix(line, "\n"), err}
+	}()
+	select {
+	case r := <-done:
+		return r.line, r.err
+	case <-time.After(timeout):
+		return "", fmt.Errorf("no answer from the subscriber process within %s", timeout)
+	}
+}
+
+// stop ends the child, then the server.
+func (f *fanoutFixture) stop() {
+	if f.child != nil && f.child.Process != nil {
+		_, _ = io.WriteString(f.childIn, "QUIT\n")
+		_ = f.childIn.Close()
+		exited := make(chan struct{})
+		go func() { _ = f.child.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = f.child.Process.Kill()
+			<-exited
+		}
+	}
+	f.tb.cleanup()
+}
+
+// settledMemory is the memory in use after garbage collection.
+func settledMemory() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	debug.FreeOSMemory()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// raiseFileLimit makes room for need open files, within the hard limit.
+func raiseFileLimit(need uint64) error {
+	var limit syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		return fmt.Errorf("getrlimit: %v", err)
+	}
+	if limit.Cur >= need {
+		return nil
+	}
+	if limit.Max < need {
+		return fmt.Errorf("needs %d open files; the hard limit is %d (set %s lower)", need, limit.Max, subscribersEnv)
+	}
+	limit.Cur = need
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		return fmt.Errorf("setrlimit %d: %v", need, err)
+	}
+	return nil
+}
+
+// fixtureTB lets gatewaytest build a server that outlives one benchmark
+// run: cleanups wait for TestMain, failures become errors.
+type fixtureTB struct {
+	testing.TB
+	dir      string
+	mu       sync.Mutex
+	cleanups []func()
+}
+
+type fixtureFailure string
+
+func (t *fixtureTB) Helper()                           {}
+func (t *fixtureTB) TempDir() string                   { return t.dir }
+func (t *fixtureTB) Logf(format string, args ...any)   {}
+func (t *fixtureTB) Log(args ...any)                   {}
+func (t *fixtureTB) Errorf(format string, args ...any) { t.Fatalf(format, args...) }
+func (t *fixtureTB) Fatalf(format string, args ...any) {
+	panic(fixtureFailure(fmt.Sprintf(format, args...)))
+}
+func (t *fixtureTB) Fatal(args ...any) { panic(fixtureFailure(fmt.Sprint(args...))) }
+func (t *fixtureTB) Cleanup(fn func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cleanups = append(t.cleanups, fn)
+}
+
+func (t *fixtureTB) cleanup() {
+	t.mu.Lock()
+	fns := t.cleanups
+	t.cleanups = nil
+	t.mu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
+	_ = os.RemoveAll(t.dir)
+}
+
+// ---- The subscriber side (the child process) --------------------------------
+
+// observation is the last rate_update a subscriber read.
+type observation struct {
+	rate string
+	at   int64 // unix ns when its data line was read
+}
+
+// runSubscribers opens the subscribers, reports READY and answers ROUND
+// lines until QUIT or the end of its input.
+func runSubscribers() int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "sse bench subscribers: "+format+"\n", args...)
+		return 1
+	}
+	address, keys := os.Getenv(addressEnv), strings.Split(os.Getenv(keysEnv), ",")
+	n, err := strconv.Atoi(os.Getenv(subscribersEnv))
+	if err != nil || n <= 0 || address == "" || len(keys)*streamsPerKey < n {
+		return fail("bad environment")
+	}
+	if err := raiseFileLimit(uint64(n) + 256); err != nil {
+		return fail("%v", err)
+	}
+	time.AfterFunc(sseBenchChildMax, func() { os.Exit(3) })
+
+	last := make([]atomic.Pointer[observation], n)
+	var opened sync.WaitGroup
+	var openErr atomic.Pointer[error]
+	gate := make(chan struct{}, dialParallelism)
+	for i := range n {
+		opened.Add(1)
+		gate <- struct{}{}
+		go subscribe(address, keys[i/streamsPerKey], &last[i], func(err error) {
+			if err != nil {
+				openErr.CompareAndSwap(nil, &err)
+			}
+			<-gate
+			opened.Done()
+		})
+	}
+	opened.Wait()
+	if e := openErr.Load(); e != nil {
+		return fail("opening: %v", *e)
+	}
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	fmt.Fprintf(out, "READY %d\n", n)
+	out.Flush()
+
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		fields := strings.Fields(in.Text())
+		if len(fields) == 1 && fields[0] == "QUIT" {
+			return 0
+		}
+		if len(fields) != 3 || fields[0] != "ROUND" {
+			return fail("unknown command %q", in.Text())
+		}
+		rate := fields[1]
+		start, err := strconv.ParseInt(fields[2], 10, 64)
+		if err != nil {
+			return fail("bad start %q", fields[2])
+		}
+		deadline := time.Now().Add(roundMax)
+		missing := n
+		for missing > 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			missing = 0
+			for i := range last {
+				if o := last[i].Load(); o == nil || o.rate != rate {
+					missing++
+				}
+			}
+		}
+		fmt.Fprintf(out, "RESULT %d", missing)
+		if missing == 0 {
+			for i := range last {
+				fmt.Fprintf(out, " %d", (last[i].Load().at-start)/1000)
+			}
+		}
+		out.WriteString("\n")
+		out.Flush()
+	}
+	return 0
+}
+
+// subscribe opens one stream, reports (opened) once its opening rate has
+// been read, then records every rate_update until the connection ends.
+func subscribe(address, key string, last *atomic.Pointer[observation], opened func(error)) {
+	reported := false
+	report := func(err error) {
+		if !reported {
+			reported = true
+			opened(err)
+		}
+	}
+	conn, err := net.DialTimeout("tcp", address, 30*time.Second)
+	if err != nil {
+		report(err)
+		return
+	}
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "GET /api/v1/partners/marketplace/rates/stream?from=NGN&to=USDT HTTP/1.1\r\n"+
+		"Host: bench\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", key)
+	if err != nil {
+		report(err)
+		return
+	}
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 2048), nil)
+	if err != nil {
+		report(err)
+		return
+	}
+	if resp.StatusCode != http.StatusOK {
+		report(fmt.Errorf("status %d", resp.StatusCode))
+		return
+	}
+	lines := bufio.NewReaderSize(resp.Body, 1024)
+	for {
+		line, err := lines.ReadSlice('\n')
+		if err != nil {
+			report(err)
+			return
+		}
+		const marker = `"rate":`
+		if !strings.HasPrefix(string(line), "data: ") {
+			continue
+		}
+		i := strings.Index(string(line), marker)
+		if i < 0 {
+			continue // a heartbeat
+		}
+		rest := string(line[i+len(marker):])
+		if j := strings.IndexByte(rest, ','); j >= 0 {
+			last.Store(&observation{rate: rest[:j], at: time.Now().UnixNano()})
+			report(nil)
+		}
+	}
+}

@@ -1,0 +1,570 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/bits"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// streamHub fans consensus rate changes out to the open rate streams (see
+// stream.go for the whole path). It is safe for concurrent use.
+//
+// One goroutine per hub does the fan-out (started with the first
+// subscriber); a stream has no goroutine of its own beyond the connection
+// goroutine fasthttp serves it on.
+type streamHub struct {
+	heartbeat time.Duration
+	stallMax  time.Duration
+	logger    *slog.Logger
+
+	// keys are the (mode, pair) books a stream can follow; a key's index is
+	// its bit in the masks below. Immutable.
+	keys []engine.BookKey
+	// latest is the last ticker the rate listener delivered, per key index.
+	latest []atomic.Pointer[engine.Ticker]
+	// rendered caches the data line of each key's latest ticker.
+	rendered []atomic.Pointer[renderedRate]
+
+	// pending holds the key bits changed since the last fan-out; kick wakes
+	// the fan-out goroutine (capacity 1, never blocks a sender).
+	pending  atomic.Uint64
+	kick     chan struct{}
+	fanout   sync.Once
+	fanedOut chan struct{} // closed when the fan-out goroutine returns
+
+	// sequence numbers every frame of every stream (the SSE id).
+	sequence atomic.Uint64
+
+	// closed is closed when the hub shuts down; writers watch it.
+	closed  chan struct{}
+	closing atomic.Bool
+
+	// mu guards the registry below. The fan-out holds it for reading while
+	// it marks subscribers; subscribe and remove hold it briefly for writing.
+	mu          sync.RWMutex
+	subscribers []map[*streamSubscriber]struct{} // per key index
+	total       int
+	perKey      map[engine.KeyID]int
+	drained     chan struct{} // closed when closing and the last subscriber is gone
+}
+
+// renderedRate is the data line of a rate_update for one ticker, computed
+// once per ticker and minute and shared by every subscriber.
+type renderedRate struct {
+	ticker *engine.Ticker
+	minute int64 // now / 60 s when rendered: percentChange24h moves with now
+	data   []byte
+}
+
+// streamKeysMax is the number of (mode, pair) books a hub can track: the
+// width of its bit masks.
+const streamKeysMax = 64
+
+func newStreamHub(heartbeat, stallMax time.Duration, logger *slog.Logger) *streamHub {
+	if heartbeat <= 0 {
+		heartbeat = sseHeartbeatDefault
+	}
+	if stallMax <= 0 {
+		stallMax = sseStallMax
+	}
+	h := &streamHub{
+		heartbeat: heartbeat, stallMax: stallMax, logger: logger,
+		kick: make(chan struct{}, 1), fanedOut: make(chan struct{}),
+		closed: make(chan struct{}), perKey: make(map[engine.KeyID]int),
+	}
+	for _, m := range engine.Modes {
+		for _, p := range engine.Pairs {
+			h.keys = append(h.keys, engine.BookKey{Mode: m, Pair: p})
+		}
+	}
+	if len(h.keys) > streamKeysMax {
+		panic("gateway: more (mode, pair) books than a stream hub can track")
+	}
+	h.latest = make([]atomic.Pointer[engine.Ticker], len(h.keys))
+	h.rendered = make([]atomic.Pointer[renderedRate], len(h.keys))
+	h.subscribers = make([]map[*streamSubscriber]struct{}, len(h.keys))
+	for i := range h.subscribers {
+		h.subscribers[i] = make(map[*streamSubscriber]struct{})
+	}
+	// Ids start at the process start in microseconds, so that they also
+	// grow across restarts (unless more than a million frames a second were
+	// sent on average).
+	h.sequence.Store(uint64(time.Now().UnixMicro()))
+	return h
+}
+
+func (h *streamHub) index(key engine.BookKey) int {
+	for i, k := range h.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// rateChanged records a new consensus ticker and wakes the fan-out. It runs
+// on a pair actor's goroutine and never blocks.
+func (h *streamHub) rateChanged(key engine.BookKey, t *engine.Ticker) {
+	i := h.index(key)
+	if i < 0 || t == nil {
+		return
+	}
+	h.latest[i].Store(t)
+	h.pending.Or(1 << i)
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// fanOut marks the subscribers of every changed key until the hub closes.
+func (h *streamHub) fanOut() {
+	defer close(h.fanedOut)
+	var last time.Time
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-h.closed:
+			return
+		case <-h.kick:
+		}
+		if wait := sseFanoutIntervalMin - time.Since(last); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-h.closed:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+		}
+		last = time.Now()
+		changed := h.pending.Swap(0)
+		h.mu.RLock()
+		for changed != 0 {
+			i := bits.TrailingZeros64(changed)
+			changed &^= 1 << i
+			for sub := range h.subscribers[i] {
+				sub.mark(i)
+			}
+		}
+		h.mu.RUnlock()
+	}
+}
+
+// subscribe registers a stream of who's mode for the pairs in mask (indexes
+// into engine.Pairs) written on conn.
+func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs uint64, conn net.Conn) (*streamSubscriber, *apiError) {
+	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1)}
+	for j := range engine.Pairs {
+		if pairs&(1<<j) == 0 {
+			continue
+		}
+		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: engine.Pairs[j]}); i >= 0 {
+			sub.follows = append(sub.follows, followedRate{index: i})
+			sub.mask |= 1 << i
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closing.Load():
+		return nil, errUnavailable
+	case h.total >= sseSubscribersMax:
+		return nil, errStreamsFull
+	case h.perKey[who.Key] >= sseStreamsPerKeyMax:
+		return nil, errStreamsPerKey
+	}
+	h.total++
+	h.perKey[who.Key]++
+	for _, f := range sub.follows {
+		h.subscribers[f.index][sub] = struct{}{}
+	}
+	h.fanout.Do(func() { go h.fanOut() })
+	return sub, nil
+}
+
+// remove unregisters sub (once).
+func (h *streamHub) remove(sub *streamSubscriber) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range sub.follows {
+		delete(h.subscribers[f.index], sub)
+	}
+	h.total--
+	if h.perKey[sub.key]--; h.perKey[sub.key] <= 0 {
+		delete(h.perKey, sub.key)
+	}
+	if h.total == 0 && h.drained != nil {
+		close(h.drained)
+		h.drained = nil
+	}
+}
+
+func (h *streamHub) count() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.total
+}
+
+// close ends every stream: it refuses new subscribers, gives each open
+// stream sseShutdownWriteMax to finish its last write, wakes every writer
+// and waits, within ctx, until all subscribers are gone.
+func (h *streamHub) close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closing.Swap(true) {
+		h.mu.Unlock()
+		return nil
+	}
+	var drained chan struct{}
+	if h.total > 0 {
+		drained = make(chan struct{})
+		h.drained = drained
+	}
+	open := make([]*streamSubscriber, 0, h.total)
+	seen := make(map[*streamSubscriber]bool, h.total)
+	for i := range h.subscribers {
+		for sub := range h.subscribers[i] {
+			if !seen[sub] {
+				seen[sub] = true
+				open = append(open, sub)
+			}
+		}
+	}
+	h.mu.Unlock()
+	deadline := time.Now().Add(sseShutdownWriteMax)
+	for _, sub := range open {
+		sub.shutdownDeadline(deadline)
+	}
+	close(h.closed)
+	h.fanout.Do(func() { close(h.fanedOut) }) // never started: nothing to wait for
+	select {
+	case <-h.fanedOut:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if drained == nil {
+		return nil
+	}
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// latestTicker is the newest ticker of key index i: the one the listener
+// delivered last, else the system's view (a book that has not changed since
+// the service started).
+func (h *streamHub) latestTicker(sys *actors.System, i int) *engine.Ticker {
+	if t := h.latest[i].Load(); t != nil {
+		return t
+	}
+	if sys == nil {
+		return nil
+	}
+	return sys.Ticker(h.keys[i].Mode, h.keys[i].Pair)
+}
+
+// rateData is the data line of a rate_update for ticker t of key index i at
+// now (unix ms), shared by every subscriber that sends it this minute.
+func (h *streamHub) rateData(i int, t *engine.Ticker, now int64) []byte {
+	minute := now / 60000
+	if r := h.rendered[i].Load(); r != nil && r.ticker == t && r.minute == minute {
+		return r.data
+	}
+	r := &renderedRate{ticker: t, minute: minute, data: appendRateData(nil, h.keys[i].Pair, t, now)}
+	h.rendered[i].Store(r)
+	return r.data
+}
+
+// appendRateData appends the JSON of a rate_update (contract §8).
+func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []byte {
+	w := jsonWriter{b: b}
+	w.open("")
+	w.str("from", pair.Source.String())
+	w.str("to", pair.Destination.String())
+	w.rate("rate", t.Consensus)
+	w.time("timestamp", t.ConsensusAt)
+	w.str("source", "CONSENSUS")
+	change := decimal.Zero
+	if ref, ok := t.ConsensusPast.Reference(now); ok {
+		change = percentChange(t.Consensus, ref.Rate)
+	}
+	w.decimal("percentChange24h", change)
+	w.close()
+	return w.b
+}
+
+// percentChange is (current − reference) ÷ reference × 100, rounded half
+// away from zero to 2 places, exactly; 0 without a reference.
+func percentChange(current, reference engine.Rate) decimal.Decimal {
+	if reference == 0 {
+		return decimal.Zero
+	}
+	ref := reference.Decimal()
+	return current.Decimal().Sub(ref).Mul(decimal.NewFromInt(100)).DivRound(ref, 2)
+}
+
+// ---- One subscriber ---------------------------------------------------------
+
+// streamSubscriber is one open rate stream: the fasthttp body stream of its
+// response. mark is called by the hub's fan-out; every other method runs on
+// the connection goroutine fasthttp writes the response on.
+type streamSubscriber struct {
+	hub  *streamHub
+	sys  *actors.System
+	key  engine.KeyID
+	conn net.Conn
+	mask uint64 // key indexes followed
+
+	// dirty holds the key bits changed since the last write; wake
+	// (capacity 1) tells the writer to look.
+	dirty atomic.Uint64
+	wake  chan struct{}
+
+	follows   []followedRate
+	heartbeat *time.Ticker
+	started   bool
+	pending   []byte // Read only: bytes of the current batch not yet read
+	batch     *[]byte
+
+	// deadlineMu orders the writer's deadline moves against the hub's
+	// shutdown deadline, so that a late move cannot undo the shutdown one.
+	deadlineMu sync.Mutex
+	armedUntil time.Time // the write deadline the writer last set
+	removed    atomic.Bool
+}
+
+// followedRate is what a subscriber last sent of one key.
+type followedRate struct {
+	index int
+	sent  *engine.Ticker // the ticker last sent; nil before the first
+}
+
+// mark tells the subscriber that key index i changed. It never blocks.
+func (s *streamSubscriber) mark(i int) {
+	s.dirty.Or(1 << i)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// SupportsBodyWriteTo tells fasthttp to call WriteTo rather than Read.
+func (s *streamSubscriber) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo streams frames to w until the hub closes or a write fails. Each
+// Write is one chunk that fasthttp flushes to the socket at once.
+func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
+	var written int64
+	for {
+		b, err := s.next()
+		if err == io.EOF {
+			return written, nil
+		}
+		if err != nil {
+			return written, err
+		}
+		s.armDeadline()
+		n, err := w.Write(b)
+		written += int64(n)
+		s.release()
+		if err != nil {
+			s.ended(err)
+			return written, err
+		}
+	}
+}
+
+// Read is the io.Reader fasthttp requires of a body stream; WriteTo is the
+// path it takes. Each batch of frames is read out before the next is made.
+func (s *streamSubscriber) Read(p []byte) (int, error) {
+	if len(s.pending) == 0 {
+		s.release()
+		b, err := s.next()
+		if err != nil {
+			return 0, err
+		}
+		s.armDeadline()
+		s.pending = b
+	}
+	n := copy(p, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+// Close unregisters the subscriber; fasthttp calls it when the response
+// ends, however it ends.
+func (s *streamSubscriber) Close() error {
+	if s.removed.Swap(true) {
+		return nil
+	}
+	if s.heartbeat != nil {
+		s.heartbeat.Stop()
+	}
+	s.release()
+	s.hub.remove(s)
+	return nil
+}
+
+// next blocks until there is something to send and returns it: first the
+// retry field and the current rates, then changed rates and heartbeats.
+// io.EOF means the hub closed.
+func (s *streamSubscriber) next() ([]byte, error) {
+	h := s.hub
+	if !s.started {
+		s.started = true
+		s.heartbeat = time.NewTicker(h.heartbeat)
+		b := s.buffer()
+		b = append(b, "retry: "...)
+		b = strconv.AppendInt(b, sseRetryMillis, 10)
+		b = append(b, "\n\n"...)
+		b = s.appendRates(b, s.mask)
+		return s.keep(b), nil
+	}
+	for {
+		select {
+		case <-h.closed:
+			return nil, io.EOF
+		default:
+		}
+		select {
+		case <-h.closed:
+			return nil, io.EOF
+		case <-s.wake:
+			if b := s.appendRates(s.buffer(), s.dirty.Swap(0)); len(b) > 0 {
+				return s.keep(b), nil
+			}
+			s.release()
+		case <-s.heartbeat.C:
+			b := s.buffer()
+			b = s.appendFrameHead(b, "heartbeat")
+			b = append(b, `{"status":"connected","timestamp":`...)
+			b = appendTime(b, s.now())
+			b = append(b, "}\n\n"...)
+			return s.keep(b), nil
+		}
+	}
+}
+
+// appendRates appends a rate_update for each followed key in changed whose
+// consensus differs from the one last sent.
+func (s *streamSubscriber) appendRates(b []byte, changed uint64) []byte {
+	now := int64(0)
+	for k := range s.follows {
+		f := &s.follows[k]
+		if changed&(1<<f.index) == 0 {
+			continue
+		}
+		t := s.hub.latestTicker(s.sys, f.index)
+		if t == nil || !t.HasConsensus || t == f.sent ||
+			(f.sent != nil && f.sent.Consensus == t.Consensus && f.sent.ConsensusAt == t.ConsensusAt) {
+			continue
+		}
+		f.sent = t
+		if now == 0 {
+			now = s.now()
+		}
+		b = s.appendFrameHead(b, "rate_update")
+		b = append(b, s.hub.rateData(f.index, t, now)...)
+		b = append(b, "\n\n"...)
+	}
+	return b
+}
+
+func (s *streamSubscriber) appendFrameHead(b []byte, event string) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendUint(b, s.hub.sequence.Add(1), 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, event...)
+	return append(b, "\ndata: "...)
+}
+
+func (s *streamSubscriber) now() int64 {
+	if s.sys != nil {
+		return s.sys.Now().UnixMilli()
+	}
+	return time.Now().UnixMilli()
+}
+
+// armDeadline gives the next write at least stallMax, unless the hub is
+// closing (its shorter shutdown deadline stands). The deadline is moved
+// stallMax + stallMax/4 ahead, and only when less than stallMax is left, so
+// that a busy stream moves it once every stallMax/4 rather than on every
+// write (a deadline move is a timer update in the runtime's poller): a
+// write that blocks fails between stallMax and 1.25 × stallMax after it
+// began.
+func (s *streamSubscriber) armDeadline() {
+	if s.conn == nil {
+		return
+	}
+	now := time.Now()
+	if now.Add(s.hub.stallMax).Before(s.armedUntil) {
+		return
+	}
+	s.deadlineMu.Lock()
+	defer s.deadlineMu.Unlock()
+	if !s.hub.closing.Load() {
+		s.armedUntil = now.Add(s.hub.stallMax + s.hub.stallMax/4)
+		_ = s.conn.SetWriteDeadline(s.armedUntil)
+	}
+}
+
+// shutdownDeadline caps the stream's remaining writes at deadline.
+// REQUIRES: hub.closing is set.
+func (s *streamSubscriber) shutdownDeadline(deadline time.Time) {
+	if s.conn == nil {
+		return
+	}
+	s.deadlineMu.Lock()
+	defer s.deadlineMu.Unlock()
+	_ = s.conn.SetWriteDeadline(deadline)
+}
+
+// ended logs why a stream's write failed.
+func (s *streamSubscriber) ended(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) && !s.hub.closing.Load() {
+		s.hub.logger.Info("rate stream disconnected: the client read nothing for too long",
+			"stall", s.hub.stallMax.String())
+		return
+	}
+	s.hub.logger.Debug("rate stream ended", "err", err)
+}
+
+// Frame buffers are pooled: an idle subscriber holds none.
+var streamBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+func (s *streamSubscriber) buffer() []byte {
+	if s.batch == nil {
+		s.batch = streamBuffers.Get().(*[]byte)
+	}
+	return (*s.batch)[:0]
+}
+
+func (s *streamSubscriber) keep(b []byte) []byte {
+	*s.batch = b
+	return b
+}
+
+func (s *streamSubscriber) release() {
+	if s.batch != nil && len(s.pending) == 0 {
+		*s.batch = (*s.batch)[:0]
+		streamBuffers.Put(s.batch)
+		s.batch = nil
+	}
+}

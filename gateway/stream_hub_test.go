@@ -1,0 +1,250 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Unit tests of the rate stream hub, without a server: frames, conflation,
+// caps and closing. The end-to-end behaviour is in stream_test.go.
+
+func hubRate(text string) engine.Rate {
+	r, err := engine.RateFromDecimal(decimal.RequireFromString(text))
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+func TestPercentChange(t *testing.T) {
+	for _, tc := range []struct {
+		name, current, reference, want string
+	}{
+		{"up", "0.00063", "0.000625", "0.8"},
+		{"down, rounded away from zero", "0.000625", "0.00063", "-0.79"},
+		{"unchanged", "0.0668", "0.0668", "0"},
+		{"half up", "1.00005", "1", "0.01"},
+		{"half down", "0.99995", "1", "-0.01"},
+		{"under half", "1.000049", "1", "0"},
+		{"doubled", "2", "1", "100"},
+		{"no reference", "1", "0", "0"},
+	} {
+		var reference engine.Rate
+		if tc.reference != "0" {
+			reference = hubRate(tc.reference)
+		}
+		got := percentChange(hubRate(tc.current), reference)
+		if !got.Equal(decimal.RequireFromString(tc.want)) {
+			t.Errorf("%s: percentChange(%s, %s) = %s; want %s", tc.name, tc.current, tc.reference, got, tc.want)
+		}
+	}
+}
+
+func TestAppendRateData(t *testing.T) {
+	day := int64(24 * 60 * 60 * 1000)
+	start := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC).UnixMilli()
+	tk := &engine.Ticker{Consensus: hubRate("0.000630"), ConsensusAt: start + day + 123, HasConsensus: true}
+	tk.ConsensusPast.Record(start, hubRate("0.000625"))
+	tk.ConsensusPast.Record(start+day+123, hubRate("0.000630"))
+	pair := engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
+	for _, tc := range []struct {
+		name string
+		now  int64
+		want string
+	}{
+		{"a day after the reference", start + day + 500,
+			`{"from":"NGN","to":"USDT","rate":0.00063,"timestamp":"2026-11-21T10:00:00.123Z","source":"CONSENSUS","percentChange24h":0.8}`},
+		{"the reference is the current rate a day later", start + 2*day + 200,
+			`{"from":"NGN","to":"USDT","rate":0.00063,"timestamp":"2026-11-21T10:00:00.123Z","source":"CONSENSUS","percentChange24h":0}`},
+	} {
+		if got := string(appendRateData(nil, pair, tk, tc.now)); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+	single := &engine.Ticker{Consensus: hubRate("15"), ConsensusAt: start, HasConsensus: true}
+	got := string(appendRateData(nil, pair, single, start))
+	if !strings.Contains(got, `"rate":15,`) || !strings.HasSuffix(got, `"percentChange24h":0}`) {
+		t.Errorf("no history: %s", got)
+	}
+}
+
+func newTestHub(t *testing.T, heartbeat time.Duration) *streamHub {
+	t.Helper()
+	h := newStreamHub(heartbeat, 0, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = h.close(ctx)
+	})
+	return h
+}
+
+// nextResult is what one sub.next call returned.
+type nextResult struct {
+	frames string
+	err    error
+}
+
+// startNext calls sub.next on a goroutine (as fasthttp's connection
+// goroutine would) and delivers its result.
+func startNext(sub *streamSubscriber) <-chan nextResult {
+	done := make(chan nextResult, 1)
+	go func() {
+		b, err := sub.next()
+		frames := string(b)
+		sub.release()
+		done <- nextResult{frames, err}
+	}()
+	return done
+}
+
+// nextWithin is startNext, waiting at most d; ok is false on timeout, and
+// then the call is still running: the caller must end it (close the hub)
+// before touching sub again.
+func nextWithin(t *testing.T, sub *streamSubscriber, d time.Duration) (string, error, bool) {
+	t.Helper()
+	select {
+	case r := <-startNext(sub):
+		return r.frames, r.err, true
+	case <-time.After(d):
+		return "", nil, false
+	}
+}
+
+func TestStreamHubConflates(t *testing.T) {
+	h := newTestHub(t, time.Hour)
+	key := engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.Pairs[0]}
+	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeSandbox}, 1<<0, nil)
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	b, err, ok := nextWithin(t, sub, time.Second)
+	if !ok || err != nil || b != "retry: 3000\n\n" {
+		t.Fatalf("opening %q, %v, %v; want the retry field alone (no rate yet)", b, err, ok)
+	}
+	// A burst of changes, none read yet: the subscriber sends the last.
+	var last *engine.Ticker
+	for i := 1; i <= 100; i++ {
+		last = &engine.Ticker{Consensus: engine.Rate(i) * hubRate("0.000001"), ConsensusAt: int64(i), HasConsensus: true}
+		h.rateChanged(key, last)
+	}
+	// A change of a pair the subscriber does not follow, and of the other
+	// mode, wake nothing.
+	h.rateChanged(engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.Pairs[1]}, last)
+	h.rateChanged(engine.BookKey{Mode: engine.ModeLive, Pair: engine.Pairs[0]}, last)
+	b, err, ok = nextWithin(t, sub, time.Second)
+	if !ok || err != nil {
+		t.Fatalf("no update: %v %v", err, ok)
+	}
+	if n := strings.Count(b, "event: rate_update"); n != 1 || !strings.Contains(b, `"rate":0.0001,`) {
+		t.Fatalf("burst sent as %q; want one rate_update with the last rate", b)
+	}
+	pending := startNext(sub)
+	select {
+	case r := <-pending:
+		t.Fatalf("after the burst: %q, %v; want nothing", r.frames, r.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// Closing the hub ends the waiting writer.
+	closed := make(chan error, 1)
+	go func() { closed <- h.close(context.Background()) }()
+	if r := <-pending; r.err != io.EOF || r.frames != "" {
+		t.Fatalf("on close: %q, %v; want io.EOF", r.frames, r.err)
+	}
+	sub.Close()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStreamHubHeartbeat(t *testing.T) {
+	h := newTestHub(t, 20*time.Millisecond)
+	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeLive}, 1<<len(engine.Pairs)-1, nil)
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	defer sub.Close()
+	nextWithin(t, sub, time.Second)
+	b, err, ok := nextWithin(t, sub, time.Second)
+	if !ok || err != nil || !strings.HasPrefix(b, "id: ") ||
+		!strings.Contains(b, "\nevent: heartbeat\ndata: {\"status\":\"connected\",\"timestamp\":\"") || !strings.HasSuffix(b, "\"}\n\n") {
+		t.Fatalf("heartbeat %q, %v, %v", b, err, ok)
+	}
+}
+
+func TestStreamHubCaps(t *testing.T) {
+	h := newTestHub(t, time.Hour)
+	who := actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeSandbox}
+	var subs []*streamSubscriber
+	for range sseStreamsPerKeyMax {
+		sub, e := h.subscribe(nil, who, 1, nil)
+		if e != nil {
+			t.Fatalf("stream %d: %s", len(subs)+1, e.code)
+		}
+		subs = append(subs, sub)
+	}
+	if _, e := h.subscribe(nil, who, 1, nil); e != errStreamsPerKey || e.status != 429 || e.code != "RATE_LIMITED" {
+		t.Fatalf("over the per-key cap: %+v; want 429 RATE_LIMITED", e)
+	}
+	subs[0].Close()
+	subs[0].Close() // fasthttp may close twice; counted once
+	if sub, e := h.subscribe(nil, who, 1, nil); e != nil {
+		t.Fatalf("after one closed: %s", e.code)
+	} else {
+		subs[0] = sub
+	}
+	for i := h.count(); i < sseSubscribersMax; i++ {
+		other := actors.Principal{Key: engine.KeyID{2, byte(i), byte(i >> 8)}, Mode: engine.ModeLive}
+		sub, e := h.subscribe(nil, other, 1, nil)
+		if e != nil {
+			t.Fatalf("stream %d of %d: %s", i+1, sseSubscribersMax, e.code)
+		}
+		subs = append(subs, sub)
+	}
+	other := actors.Principal{Key: engine.KeyID{3}, Mode: engine.ModeLive}
+	if _, e := h.subscribe(nil, other, 1, nil); e != errStreamsFull || e.status != 503 || e.code != "UNAVAILABLE" {
+		t.Fatalf("over the total cap: %+v; want 503 UNAVAILABLE", e)
+	}
+
+	// Closing waits for every subscriber, and refuses new ones.
+	closed := make(chan error, 1)
+	go func() { closed <- h.close(context.Background()) }()
+	for !h.closing.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	if _, e := h.subscribe(nil, other, 1, nil); e != errUnavailable {
+		t.Fatalf("while closing: %+v; want 503", e)
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("close returned (%v) with %d subscribers open", err, h.count())
+	case <-time.After(50 * time.Millisecond):
+	}
+	for _, sub := range subs {
+		if _, err := sub.next(); err != nil { // the opening frames
+			t.Fatal(err)
+		}
+		sub.release()
+		if _, err := sub.next(); err != io.EOF {
+			t.Fatalf("next after close: %v; want io.EOF", err)
+		}
+		sub.Close()
+	}
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("close did not return with every subscriber closed (%d left)", h.count())
+	}
+}
