@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# bench/http.sh — end-to-end HTTP throughput of a real `oja serve` (fsync on)
+# on loopback, measured with wrk against the same server's /livez in the
+# same run, so the ratios are meaningful on a shared, noisy machine.
+#
+#   bench/http.sh [rounds=3] [seconds=8] [connections=64]
+#
+# Prints each round and the medians of: /livez req/s, create-quote req/s,
+# GET-quote req/s, and the ratios create/livez and get/livez.
+# Needs wrk (Debian: apt-get install wrk). Traffic stays on 127.0.0.1 and
+# the server is stopped at the end.
+set -euo pipefail
+rounds=${1:-3}
+seconds=${2:-8}
+conns=${3:-64}
+command -v wrk >/dev/null || { echo "bench/http.sh needs wrk (apt-get install wrk)" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/oja" ./cmd/oja
+port=$((20000 + RANDOM % 20000))
+"$work/oja" serve --demo --data "$work/data" --listen "127.0.0.1:$port" \
+  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --log-format json 2>"$work/server.log" &
+pid=$!
+base="http://127.0.0.1:$port"
+for _ in $(seq 100); do
+  curl -fs "$base/readyz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+key=$(cat "$work/data/demo.key")
+body='{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}'
+cat >"$work/create.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $key"
+wrk.body = '$body'
+LUA
+quote=$(curl -fs -X POST "$base/api/v1/partners/marketplace/intent" -H "Authorization: Bearer $key" \
+  -H 'Content-Type: application/json' -d "$body" | sed -E 's/.*"quoteId":"([^"]+)".*/\1/')
+cat >"$work/get.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer $key"
+LUA
+rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+: >"$work/results"
+for r in $(seq "$rounds"); do
+  livez=$(rps "$base/livez")
+  create=$(rps -s "$work/create.lua" "$base/api/v1/partners/marketplace/intent")
+  get=$(rps -s "$work/get.lua" "$base/api/v1/partners/marketplace/quote/$quote")
+  echo "$livez $create $get" >>"$work/results"
+  awk -v r="$r" '{printf "round %d: livez %.0f/s  create %.0f/s (%.1f%%)  get %.0f/s (%.1f%%)\n", r, $1, $2, 100*$2/$1, $3, 100*$3/$1}' <<<"$livez $create $get"
+done
+echo "medians over $rounds rounds (${seconds}s each, $conns connections, fsync on):"
+echo "  livez  $(cut -d' ' -f1 "$work/results" | median) req/s"
+echo "  create $(cut -d' ' -f2 "$work/results" | median) req/s"
+echo "  get    $(cut -d' ' -f3 "$work/results" | median) req/s"
+echo "  create/livez $(awk '{print $2/$1}' "$work/results" | median)   get/livez $(awk '{print $3/$1}' "$work/results" | median)"
