@@ -10,8 +10,10 @@
 //     withdrawal are decided here too.
 //   - pool actor, one per liquidity pool: the pool's ledger (liquidity with
 //     holds, proceeds, clearing shards) and trade counters.
-//   - quote actor, one per open quote: status, deadline and expiry timer.
-//     Stops when the quote turns terminal; the final view stays readable.
+//   - quote actor, one per open quote: status and deadline. Virtual: it is
+//     activated from the quote's durable state by the first message that
+//     needs it (a transition, its expiry timer) and stops when the quote
+//     turns terminal; the final view stays readable.
 //   - treasury actor, one per mode: partner wallets and that mode's shard of
 //     each clearing account.
 //   - coordinator: clients, API keys and new pools.

@@ -158,14 +158,14 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 		sys.sendPool(ev.Allocations[i].Pool, &holdPlaced{amount: ev.Allocations[i].Destination})
 	}
 	ref := &quoteRef{client: q.Client, mode: q.Mode}
-	ref.view.Store(q.Clone())
-	ref.pid.Store(sys.spawn(&quoteActor{sys: sys, quote: q, ref: ref}, false))
+	ref.view.Store(q)
+	sys.armExpiry(ref, q.ExpiresAt)
 	sys.quotes.Store(q.ID, ref)
 	if ev.IdempotencyKey != "" {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
 			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, originalView(q))
 	}
-	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: ref.view.Load()})
+	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q})
 }
 
 func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {

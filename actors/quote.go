@@ -8,16 +8,23 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// quoteActor owns one open quote: its status, deadline and expiry timer.
-// Accept, cancel and complete come straight here from the gateway; the
-// quote's consequences for pools (holds released or settled) and wallets are
-// sent to their owners once the quote's event is durable. The actor stops
-// when the quote turns terminal; its final view stays in the registry.
+// quoteActor owns one open quote: its status and deadline. Accept, cancel,
+// complete and expiry come here; the quote's consequences for pools (holds
+// released or settled) and wallets are sent to their owners once the
+// quote's event is durable. The actor stops when the quote turns terminal;
+// its final view stays in the registry.
+//
+// Quote actors are virtual (as Orleans grains or protoactor's cluster
+// grains): a quote is created without one, its durable state published in
+// the registry, and the actor is activated from that state by the first
+// message that needs it (System.activate). Most quotes are never touched
+// again before they expire or are cancelled, so creating a quote costs no
+// spawn, and a million open quotes cost a registry entry and a timer each
+// rather than an actor's mailbox and context.
 type quoteActor struct {
 	sys   *System
 	quote *engine.Quote
 	ref   *quoteRef
-	timer *time.Timer
 
 	// inFlight counts this actor's appends not yet durable; waiting holds
 	// replies that acknowledge state (safe repeats) until it drops to zero,
@@ -39,12 +46,7 @@ type pendingReply struct {
 func (a *quoteActor) Receive(ctx actor.Context) {
 	a.sys.guard(ctx, func() {
 		switch msg := ctx.Message().(type) {
-		case *actor.Started:
-			a.arm(ctx)
 		case *actor.Stopping:
-			if a.timer != nil {
-				a.timer.Stop()
-			}
 			if a.linger != nil {
 				a.linger.Stop()
 			}
@@ -53,22 +55,12 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 		case *expiryDue:
 			a.expireIfDue(ctx)
 			if a.quote.Status.Open() {
-				a.arm(ctx)
+				a.sys.armExpiry(a.ref, a.quote.ExpiresAt) // fired early (clock skew): again
 			}
 		case *appendDurable:
 			a.durable(ctx, msg)
 		}
 	})
-}
-
-// arm sets the timer for the current deadline.
-func (a *quoteActor) arm(ctx actor.Context) {
-	if a.timer != nil {
-		a.timer.Stop()
-	}
-	wait := time.Duration(a.quote.ExpiresAt-a.sys.nowMillis()) * time.Millisecond
-	self, root := ctx.Self(), a.sys.root
-	a.timer = time.AfterFunc(max(wait, 0), func() { root.Send(self, &expiryDue{}) })
 }
 
 // expireIfDue expires the quote when its deadline has passed. Every command
@@ -136,7 +128,7 @@ func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PI
 	release := a.quote.Apply(ev)
 	view := a.quote.Clone()
 	if ev.Type() == engine.EventQuoteAccepted {
-		a.arm(ctx)
+		a.sys.armExpiry(a.ref, a.quote.ExpiresAt)
 	}
 	a.inFlight++
 	sys, self := a.sys, ctx.Self()
@@ -159,6 +151,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		a.ref.view.Store(view)
 		sys.quoteConsequences(view, msg.event, msg.release)
 		if !view.Status.Open() {
+			a.ref.timer.Stop()
 			a.ref.pid.Store(nil)
 			sys.openCounter(view.Key).Add(-1)
 		}
@@ -216,4 +209,42 @@ func (s *System) sendPool(id engine.PoolID, msg any) {
 		return
 	}
 	s.root.Send(v.(*poolRef).pid, msg)
+}
+
+// activate returns the quote's actor, spawning it from the published
+// (durable) state if it is not running; nil for a terminal quote, which
+// needs no actor (see decideTerminal).
+func (s *System) activate(ref *quoteRef) *actor.PID {
+	if pid := ref.pid.Load(); pid != nil {
+		return pid
+	}
+	ref.mu.Lock()
+	defer ref.mu.Unlock()
+	if pid := ref.pid.Load(); pid != nil {
+		return pid
+	}
+	q := ref.view.Load()
+	if !q.Status.Open() || s.stopped.Load() {
+		return nil
+	}
+	pid := s.spawn(&quoteActor{sys: s, quote: q.Clone(), ref: ref}, false)
+	ref.pid.Store(pid)
+	return pid
+}
+
+// armExpiry (re)sets the quote's expiry timer for deadline (unix ms). The
+// timer activates the quote's actor if needed and tells it the deadline is
+// due. REQUIRES: called by the quote's owner (the pair actor at creation,
+// Start at recovery, then the quote actor).
+func (s *System) armExpiry(ref *quoteRef, deadline int64) {
+	wait := max(time.Duration(deadline-s.nowMillis())*time.Millisecond, 0)
+	if ref.timer == nil {
+		ref.timer = time.AfterFunc(wait, func() {
+			if pid := s.activate(ref); pid != nil {
+				s.root.Send(pid, &expiryDue{})
+			}
+		})
+		return
+	}
+	ref.timer.Reset(wait)
 }

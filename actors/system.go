@@ -91,14 +91,17 @@ type keyRef struct {
 	revoked atomic.Bool
 }
 
-// quoteRef is the registry entry of one quote. pid is the quote actor while
-// the quote is open, nil once terminal; view is the latest immutable state,
-// published by the owning actor.
+// quoteRef is the registry entry of one quote. view is the latest durable
+// state, immutable, published by the quote's owner. pid is the quote's
+// actor while it is active (see quoteActor: activated on demand), nil
+// otherwise and once terminal. timer fires at the quote's deadline.
 type quoteRef struct {
 	client engine.ClientID
 	mode   engine.Mode
 	pid    atomic.Pointer[actor.PID]
 	view   atomic.Pointer[engine.Quote]
+	mu     sync.Mutex  // serialises activation
+	timer  *time.Timer // owned as armExpiry says
 }
 
 type poolRef struct {
@@ -186,11 +189,11 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			continue
 		}
 		ref := &quoteRef{client: q.Client, mode: q.Mode}
-		ref.view.Store(q.Clone())
+		ref.view.Store(q)
 		s.quotes.Store(id, ref)
 		if q.Status.Open() {
 			s.openCounter(q.Key).Add(1)
-			ref.pid.Store(s.spawn(&quoteActor{sys: s, quote: q, ref: ref}, false))
+			s.armExpiry(ref, q.ExpiresAt)
 		}
 	}
 	for scope, rec := range state.Idempotency {
@@ -233,7 +236,11 @@ func (s *System) Stop() {
 	}
 	var futures []*actor.Future
 	s.quotes.Range(func(_, v any) bool {
-		if pid := v.(*quoteRef).pid.Load(); pid != nil {
+		ref := v.(*quoteRef)
+		if ref.timer != nil {
+			ref.timer.Stop()
+		}
+		if pid := ref.pid.Load(); pid != nil {
 			futures = append(futures, s.root.StopFuture(pid))
 		}
 		return true
@@ -303,12 +310,16 @@ func (s *System) request(pid *actor.PID, msg any) (any, error) {
 	return res, nil
 }
 
+// eventBytesTypical sizes an event's encoding buffer: a QuoteCreated with
+// three allocations takes ~400 bytes.
+const eventBytesTypical = 512
+
 // appendEvents encodes evs, appends them to the log and calls done from the
 // log's committer once they are durable (err == nil) or failed.
 func (s *System) appendEvents(done func(err error), evs ...engine.Event) {
 	recs := make([][]byte, len(evs))
 	for i, ev := range evs {
-		recs[i] = engine.AppendEvent(nil, ev)
+		recs[i] = engine.AppendEvent(make([]byte, 0, eventBytesTypical), ev)
 	}
 	s.log.Append(recs, func(_ uint64, err error) {
 		if err != nil {
@@ -425,7 +436,7 @@ func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id en
 	if err := s.writable(); err != nil {
 		return &QuoteReply{Err: err}
 	}
-	if pid := ref.pid.Load(); pid != nil {
+	if pid := s.activate(ref); pid != nil {
 		res, err := s.request(pid, cmd)
 		if err == nil {
 			return res.(*QuoteReply)

@@ -22,8 +22,10 @@ import (
 // an amount or a rate.
 type object struct {
 	members  []member
-	problems map[string]any
+	problems map[string]any // shared with nested objects; made on the first problem
 	prefix   string
+	parent   *object // nested objects report problems into the root's map
+	inline   [12]member
 }
 
 // member is one member of an object: its key and its raw JSON value.
@@ -47,15 +49,13 @@ func parseObject(body []byte) (*object, *apiError) {
 
 // objectFrom splits a valid JSON value into an object's members.
 // REQUIRES: json.Valid(raw).
-func objectFrom(raw []byte, prefix string, problems map[string]any) (*object, *apiError) {
+func objectFrom(raw []byte, prefix string, parent *object) (*object, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil, fieldError(nameOr(prefix, "body"), "must be a JSON object")
 	}
-	o := &object{prefix: prefix, problems: problems}
-	if o.problems == nil {
-		o.problems = map[string]any{}
-	}
+	o := &object{prefix: prefix, parent: parent}
+	o.members = o.inline[:0]
 	i := skipSpace(raw, 1)
 	if raw[i] == '}' {
 		return o, nil
@@ -165,7 +165,16 @@ func (o *object) name(member string) string {
 	return o.prefix + "." + member
 }
 
-func (o *object) problem(member, text string) { o.problems[o.name(member)] = text }
+func (o *object) problem(member, text string) {
+	root := o
+	for root.parent != nil {
+		root = root.parent
+	}
+	if root.problems == nil {
+		root.problems = map[string]any{}
+	}
+	root.problems[o.name(member)] = text
+}
 
 func (o *object) raw(name string, required bool) ([]byte, bool) {
 	for i := range o.members {
@@ -221,7 +230,7 @@ func (o *object) child(member string) (*object, bool) {
 	if !ok {
 		return nil, false
 	}
-	c, err := objectFrom(v, o.name(member), o.problems)
+	c, err := objectFrom(v, o.name(member), o)
 	if err != nil {
 		o.problem(member, "must be an object")
 		return nil, false
@@ -386,7 +395,24 @@ func (w *jsonWriter) integer(k string, v int64) {
 }
 func (w *jsonWriter) boolean(k string, v bool) { w.key(k); w.b = strconv.AppendBool(w.b, v) }
 func (w *jsonWriter) time(k string, ms int64)  { w.key(k); w.b = appendTime(w.b, ms) }
-func (w *jsonWriter) id(k string, v [16]byte)  { w.str(k, engine.QuoteID(v).String()) }
+func (w *jsonWriter) id(k string, v [16]byte) {
+	w.key(k)
+	w.b = appendUUID(w.b, v)
+}
+
+// appendUUID appends the canonical quoted text form of a UUID without
+// allocating.
+func appendUUID(b []byte, v [16]byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i, x := range v {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[x>>4], hex[x&15])
+	}
+	return append(b, '"')
+}
 func (w *jsonWriter) amount(k string, a engine.Amount, c engine.Currency) {
 	w.key(k)
 	w.b = engine.AppendAmount(w.b, a, c)

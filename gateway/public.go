@@ -3,6 +3,7 @@ package gateway
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"sync"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -243,7 +244,7 @@ func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply 
 		now = reply.Quote.CreatedAt
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, s.appendQuote(make([]byte, 0, 2048), reply.Quote, now))
+	s.writeQuote(ctx, reply.Quote, now)
 }
 
 func liquidityDetails(cmd *actors.CreateQuote, a engine.AllocationOutcome) map[string]any {
@@ -283,7 +284,7 @@ func (s *Server) getQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, s.appendQuote(make([]byte, 0, 2048), q, sys.Now().UnixMilli()))
+	s.writeQuote(ctx, q, sys.Now().UnixMilli())
 }
 
 func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
@@ -356,6 +357,18 @@ func (s *Server) transition(op actors.QuoteOperation) partnerHandler {
 		reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{Operation: op})
 		s.quoteReply(ctx, sys, reply, nil)
 	}
+}
+
+// responseBuffers recycles the buffers quote responses are rendered into
+// (SetBody copies into fasthttp's own pooled buffer).
+var responseBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// writeQuote answers 200 with the quote's JSON as of time now.
+func (s *Server) writeQuote(ctx *fasthttp.RequestCtx, q *engine.Quote, now int64) {
+	buf := responseBuffers.Get().(*[]byte)
+	*buf = s.appendQuote((*buf)[:0], q, now)
+	s.writeJSON(ctx, fasthttp.StatusOK, *buf)
+	responseBuffers.Put(buf)
 }
 
 // appendQuote renders the contract's Quote JSON (§6) as of time now.

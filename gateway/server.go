@@ -106,10 +106,10 @@ func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.S
 		// NB: releases a keep-alive connection's 8 KiB read buffer while it
 		// is idle, which is what keeps an idle rate stream under 20 KiB
 		// (bench/sse); pooled buffers make the cost per request small.
-		ReduceMemoryUsage: true,
-		NoDefaultContentType:          true,
-		Logger:                        fasthttpLogger{s.cfg.Logger},
-		CloseOnShutdown:               true,
+		ReduceMemoryUsage:    true,
+		NoDefaultContentType: true,
+		Logger:               fasthttpLogger{s.cfg.Logger},
+		CloseOnShutdown:      true,
 	}
 }
 
