@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -146,8 +147,11 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	}
 	s.idem.init()
 	logger := cfg.Logger
+	// protoactor logs every dead letter and lifecycle step at Info; only its
+	// warnings and errors are worth an operator's attention.
+	quiet := slog.New(minLevelHandler{Handler: logger.Handler(), min: slog.LevelWarn})
 	s.actors = actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
-		return logger.With("component", "protoactor")
+		return quiet.With("component", "protoactor")
 	}))
 	s.root = s.actors.Root
 
@@ -692,4 +696,22 @@ func (s *System) QuoteCounts() map[engine.Mode]map[engine.Status]int {
 		return true
 	})
 	return out
+}
+
+// minLevelHandler drops records below min.
+type minLevelHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevelHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return minLevelHandler{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h minLevelHandler) WithGroup(name string) slog.Handler {
+	return minLevelHandler{Handler: h.Handler.WithGroup(name), min: h.min}
 }

@@ -50,6 +50,9 @@ func (s *Server) partner(h partnerHandler) fasthttp.RequestHandler {
 			s.writeError(ctx, errUnauthorized)
 			return
 		}
+		if s.cfg.AccessLog {
+			ctx.SetUserValue(clientValue{}, who.Client)
+		}
 		if !s.limiter.allow(ctx, who.Key) {
 			s.writeError(ctx, errRateLimited)
 			return

@@ -51,6 +51,9 @@ type Config struct {
 	// SSEStallMax is how long a rate stream write may block before the
 	// subscriber is disconnected (0 = sseStallMax, 30 s; tests shorten it).
 	SSEStallMax time.Duration
+	// AccessLog writes one log line per request (request id, client,
+	// route, status, duration).
+	AccessLog bool
 	// ExtraMetrics, when set, appends more Prometheus text to /metrics
 	// (the log's commit figures, recovery time).
 	ExtraMetrics func(b []byte) []byte
@@ -180,11 +183,43 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 				ctx.Response.Reset()
 				s.writeError(ctx, errInternal)
 			}
-			s.metrics.observe(listener, ctx, time.Since(start))
+			took := time.Since(start)
+			s.metrics.observe(listener, ctx, took)
+			if s.cfg.AccessLog {
+				s.logRequest(listener, ctx, took)
+			}
 		}()
 		s.requestID(ctx)
 		h(ctx)
 	}
+}
+
+// clientValue is the user-value key under which partner requests record
+// their client, for the access log.
+type clientValue struct{}
+
+// logRequest writes the access log line of one request: never a key, a
+// token or a body.
+func (s *Server) logRequest(listener string, ctx *fasthttp.RequestCtx, took time.Duration) {
+	route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+	if route == "" {
+		route = "unmatched"
+	}
+	attrs := []slog.Attr{
+		slog.String("request_id", string(ctx.Response.Header.Peek("X-Request-Id"))),
+		slog.String("listener", listener),
+		slog.String("method", string(ctx.Method())),
+		slog.String("route", route),
+		slog.Int("status", ctx.Response.StatusCode()),
+		slog.Float64("duration_ms", float64(took.Microseconds())/1000),
+	}
+	if c, ok := ctx.UserValue(clientValue{}).(engine.ClientID); ok {
+		attrs = append(attrs, slog.String("client_id", c.String()))
+	}
+	if source := ctx.Request.Header.Peek("x-service-source"); len(source) > 0 && len(source) <= serviceSourceBytesMax {
+		attrs = append(attrs, slog.String("service_source", string(source)))
+	}
+	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
 }
 
 // parseError answers requests fasthttp could not parse.

@@ -37,6 +37,7 @@ type serveConfig struct {
 	maxOpenQuotes int
 	demo          bool
 	logFormat     string
+	accessLog     bool
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -60,6 +61,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes per API key's client and mode (0 = no cap)")
 	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
 	fs.StringVar(&c.logFormat, "log-format", "", `"json" or "text" (default: text on a terminal, else json)`)
+	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -128,7 +130,7 @@ func serve(args []string) error {
 	var recoveryTime atomic.Int64 // nanoseconds; read by /metrics
 	srv := gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
-		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat,
+		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:       func(dir string) error { return backup(log, cfg.data, dir) },
 		ExtraMetrics: walMetrics(log, &recoveryTime),
 	})
