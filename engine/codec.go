@@ -148,6 +148,76 @@ func (d *decoder) str() string {
 	return s
 }
 
+// The parts a QuoteCreated and a snapshot's quote share.
+
+func (e *encoder) allocations(as []Allocation) {
+	e.uvarint(uint64(len(as)))
+	for i := range as {
+		a := &as[i]
+		e.id(a.ID)
+		e.id(a.Pool)
+		e.id(a.PoolAccount)
+		e.str(a.PoolName)
+		e.rate(a.Rate)
+		e.amount(a.Source)
+		e.amount(a.Destination)
+		e.str(a.Reference)
+	}
+}
+
+func (e *encoder) chat(c *Chat) {
+	e.boolean(c != nil)
+	if c != nil {
+		e.str(c.ConversationID)
+		e.str(c.ChatQuoteID)
+		e.str(c.ListingID)
+		e.rate(c.InitialListingRate)
+		e.str(c.NegotiationStartedAt)
+		e.str(c.QuoteSentAt)
+	}
+}
+
+func (e *encoder) settlement(s *Settlement) {
+	e.byte1(uint8(s.Kind))
+	e.id(s.Account)
+	e.str(s.AccountName)
+	e.str(s.AccountNumber)
+	e.str(s.BankCode)
+	e.str(s.Address)
+}
+
+// allocations decodes 1..SlicesMax allocations.
+func (d *decoder) allocations() []Allocation {
+	n := d.uvarint()
+	if n == 0 || n > SlicesMax {
+		d.fail()
+		return nil
+	}
+	out := make([]Allocation, 0, n)
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
+			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
+	}
+	return out
+}
+
+func (d *decoder) chat() *Chat {
+	if !d.boolean() {
+		return nil
+	}
+	return &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
+		InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
+}
+
+func (d *decoder) settlement() Settlement {
+	s := Settlement{Kind: SettlementKind(d.byte1()), Account: d.id(), AccountName: d.str(),
+		AccountNumber: d.str(), BankCode: d.str(), Address: d.str()}
+	if s.Kind > SettlementChain {
+		d.fail()
+	}
+	return s
+}
+
 // AppendEvent appends the encoding of ev to dst.
 func AppendEvent(dst []byte, ev Event) []byte {
 	e := encoder{buf: dst}
@@ -206,27 +276,8 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.byte1(uint8(ev.Chain))
 		e.str(ev.Reference)
 		e.varint(ev.ExpiresAt)
-		e.uvarint(uint64(len(ev.Allocations)))
-		for i := range ev.Allocations {
-			a := &ev.Allocations[i]
-			e.id(a.ID)
-			e.id(a.Pool)
-			e.id(a.PoolAccount)
-			e.str(a.PoolName)
-			e.rate(a.Rate)
-			e.amount(a.Source)
-			e.amount(a.Destination)
-			e.str(a.Reference)
-		}
-		e.boolean(ev.Chat != nil)
-		if c := ev.Chat; c != nil {
-			e.str(c.ConversationID)
-			e.str(c.ChatQuoteID)
-			e.str(c.ListingID)
-			e.rate(c.InitialListingRate)
-			e.str(c.NegotiationStartedAt)
-			e.str(c.QuoteSentAt)
-		}
+		e.allocations(ev.Allocations)
+		e.chat(ev.Chat)
 		e.str(ev.IdempotencyKey)
 		e.hash(ev.RequestHash)
 		e.byte1(uint8(ev.Channel))
@@ -234,13 +285,7 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	case *QuoteAccepted:
 		e.id(ev.Quote)
 		e.id(ev.PoolAccount)
-		s := &ev.Settlement
-		e.byte1(uint8(s.Kind))
-		e.id(s.Account)
-		e.str(s.AccountName)
-		e.str(s.AccountNumber)
-		e.str(s.BankCode)
-		e.str(s.Address)
+		e.settlement(&ev.Settlement)
 		e.varint(ev.ExpiresAt)
 	case *QuoteCancelled:
 		e.id(ev.Quote)
@@ -304,20 +349,8 @@ func DecodeEvent(b []byte) (Event, error) {
 		if e.Direction != DirectionSource && e.Direction != DirectionDestination || e.Chain >= chainEnd {
 			d.fail()
 		}
-		n := d.uvarint()
-		if n == 0 || n > SlicesMax {
-			d.fail()
-			n = 0
-		}
-		e.Allocations = make([]Allocation, 0, n)
-		for i := uint64(0); i < n && d.err == nil; i++ {
-			e.Allocations = append(e.Allocations, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
-				PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
-		}
-		if d.boolean() {
-			e.Chat = &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
-				InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
-		}
+		e.Allocations = d.allocations()
+		e.Chat = d.chat()
 		e.IdempotencyKey = d.str()
 		e.RequestHash = d.hash()
 		e.Channel = Channel(d.byte1())
@@ -328,8 +361,7 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = e
 	case EventQuoteAccepted:
 		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}
-		e.Settlement = Settlement{Kind: SettlementKind(d.byte1()), Account: d.id(), AccountName: d.str(),
-			AccountNumber: d.str(), BankCode: d.str(), Address: d.str()}
+		e.Settlement = d.settlement()
 		e.ExpiresAt = d.varint()
 		if e.Settlement.Kind == SettlementNone || e.Settlement.Kind > SettlementChain {
 			d.fail()

@@ -114,27 +114,8 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.byte1(uint8(q.Chain))
 	e.str(q.Reference)
 	e.byte1(uint8(q.Channel))
-	e.uvarint(uint64(len(q.Allocations)))
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
-		e.id(a.ID)
-		e.id(a.Pool)
-		e.id(a.PoolAccount)
-		e.str(a.PoolName)
-		e.rate(a.Rate)
-		e.amount(a.Source)
-		e.amount(a.Destination)
-		e.str(a.Reference)
-	}
-	e.boolean(q.Chat != nil)
-	if c := q.Chat; c != nil {
-		e.str(c.ConversationID)
-		e.str(c.ChatQuoteID)
-		e.str(c.ListingID)
-		e.rate(c.InitialListingRate)
-		e.str(c.NegotiationStartedAt)
-		e.str(c.QuoteSentAt)
-	}
+	e.allocations(q.Allocations)
+	e.chat(q.Chat)
 	e.str(q.IdempotencyKey)
 	e.hash(q.RequestHash)
 	e.id(q.Key)
@@ -145,13 +126,7 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.TTL)
 	e.varint(q.AcceptedAt)
 	e.id(q.PoolAccount)
-	st := &q.Settlement
-	e.byte1(uint8(st.Kind))
-	e.id(st.Account)
-	e.str(st.AccountName)
-	e.str(st.AccountNumber)
-	e.str(st.BankCode)
-	e.str(st.Address)
+	e.settlement(&q.Settlement)
 }
 
 // DecodeState rebuilds a State from EncodeState's bytes. It never panics on
@@ -231,7 +206,7 @@ func DecodeState(b []byte) (*State, error) {
 		}
 	}
 	for n := count(); n > 0 && d.err == nil; n-- {
-		q := decodeQuote(&d, count)
+		q := decodeQuote(&d)
 		if d.err != nil {
 			break
 		}
@@ -264,26 +239,19 @@ func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
 	}
 }
 
-func decodeQuote(d *decoder, count func() uint64) *Quote {
+func decodeQuote(d *decoder) *Quote {
 	ev := &QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
 		Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(), Chain: Chain(d.byte1()),
 		Reference: d.str(), Channel: Channel(d.byte1())}
-	for n := count(); n > 0 && d.err == nil; n-- {
-		ev.Allocations = append(ev.Allocations, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
-			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
-	}
-	if d.boolean() {
-		ev.Chat = &Chat{ConversationID: d.str(), ChatQuoteID: d.str(), ListingID: d.str(),
-			InitialListingRate: d.rate(), NegotiationStartedAt: d.str(), QuoteSentAt: d.str()}
-	}
+	ev.Allocations = d.allocations()
+	ev.Chat = d.chat()
 	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.str(), d.hash(), d.id()
 	q := NewQuote(ev)
 	q.Status = Status(d.byte1())
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()
 	q.PoolAccount = d.id()
-	q.Settlement = Settlement{Kind: SettlementKind(d.byte1()), Account: d.id(), AccountName: d.str(),
-		AccountNumber: d.str(), BankCode: d.str(), Address: d.str()}
-	if q.Status < StatusPending || q.Status > StatusExpired || q.Settlement.Kind > SettlementChain {
+	q.Settlement = d.settlement()
+	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()
 	}
 	return q
