@@ -30,6 +30,13 @@
 //	--sse-heartbeat        15 s     rate stream heartbeat
 //	routeKeysMax           2048     distinct series of the request metrics
 //	objectMembersMax       32       members of one JSON request object
+//	fxmsg.BodyBytesMax     64 KiB   XML request body
+//	fxmsg.DepthMax         16       XML nesting depth (DTDs and entities are refused outright)
+//	fxmsg.ElementsMax      256      XML elements per request; fxmsg.AttributesMax 16 attributes
+//	listingsPageSizeMax    100      listings page size (default 20); listingsPageMax pages
+//	bank field limits      140/34/35 bytes: account name, number, bank code (XML accept)
+//	chainAddressBytesMax   64       blockchain address (XML accept)
+//	fxIDBytesMax           64       trade id in an XML path
 //	--rate-limit           req/s per API key (429 RATE_LIMITED, Retry-After, RateLimit-*)
 //	--max-open-quotes      open quotes per client and mode (429)
 //

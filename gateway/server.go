@@ -226,15 +226,15 @@ func (s *Server) logRequest(listener string, ctx *fasthttp.RequestCtx, took time
 func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
 	s.requestID(ctx)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		s.writeError(ctx, errTooLarge)
+		s.writeErrorByPath(ctx, errTooLarge)
 		return
 	}
 	var small *fasthttp.ErrSmallBuffer
 	if errors.As(err, &small) {
-		s.writeError(ctx, fieldError("headers", "request line and headers must be at most 8 KiB"))
+		s.writeErrorByPath(ctx, fieldError("headers", "request line and headers must be at most 8 KiB"))
 		return
 	}
-	s.writeError(ctx, fieldError("request", "malformed HTTP request"))
+	s.writeErrorByPath(ctx, fieldError("request", "malformed HTTP request"))
 }
 
 // requestID sets X-Request-Id: the caller's when it is sane, else a new one.

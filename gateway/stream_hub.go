@@ -310,16 +310,6 @@ func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []b
 	return w.b
 }
 
-// percentChange is (current − reference) ÷ reference × 100, rounded half
-// away from zero to 2 places, exactly; 0 without a reference.
-func percentChange(current, reference engine.Rate) decimal.Decimal {
-	if reference == 0 {
-		return decimal.Zero
-	}
-	ref := reference.Decimal()
-	return current.Decimal().Sub(ref).Mul(decimal.NewFromInt(100)).DivRound(ref, 2)
-}
-
 // ---- One subscriber ---------------------------------------------------------
 
 // streamSubscriber is one open rate stream: the fasthttp body stream of its
