@@ -67,6 +67,10 @@ var ErrFailed = errors.New("wal: log failed; restart to recover")
 // Close.
 var ErrClosed = errors.New("wal: log closed")
 
+// ErrInUse is returned by Open when another process (or Log) holds the
+// directory's lock.
+var ErrInUse = errors.New("wal: data dir is in use")
+
 // ErrCorrupt is wrapped by every *CorruptError.
 var ErrCorrupt = errors.New("wal: corrupt")
 
@@ -194,7 +198,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	lock, err := pebble.LockDirectory(dir, fs)
 	if err != nil {
 		if isLockConflict(err) {
-			return nil, fmt.Errorf("wal: data dir is in use: %s: %w", dir, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrInUse, dir, err)
 		}
 		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
 	}

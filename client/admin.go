@@ -1,0 +1,203 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// adminPrefix is the version path of the operator API.
+const adminPrefix = "/admin/v1"
+
+// Admin calls the operator API (contract §11) on the admin listener
+// (default http://127.0.0.1:8081) with the operator token. Every call has
+// an `oja admin` CLI equivalent. Safe for concurrent use.
+type Admin struct {
+	t *transport
+}
+
+// NewAdmin returns an operator client of the admin listener at baseURL.
+func NewAdmin(baseURL, token string, opts ...Option) (*Admin, error) {
+	t, err := newTransport(baseURL, adminPrefix, token, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Admin{t: t}, nil
+}
+
+// Partner is a client of the marketplace as the operator created it.
+type Partner struct {
+	ClientID string `json:"clientId"`
+	Name     string `json:"name"`
+}
+
+// APIKey is a new API key. Key is shown only in this answer.
+type APIKey struct {
+	KeyID    string `json:"keyId"`
+	Key      string `json:"key"`
+	Mode     Mode   `json:"mode"`
+	ClientID string `json:"clientId"`
+}
+
+// PoolStatus is whether a pool takes part in allocation.
+type PoolStatus string
+
+const (
+	PoolActive    PoolStatus = "active"
+	PoolSuspended PoolStatus = "suspended"
+)
+
+// CreatePoolRequest creates a liquidity pool (empty; deposit to fund it).
+type CreatePoolRequest struct {
+	Mode          Mode
+	Name          string
+	Source        string
+	Destination   string
+	Rate          decimal.Decimal
+	OwnerClientID string // optional: the partner that sees the pool's accounts
+}
+
+// MarshalJSON writes the rate as a JSON number.
+func (r CreatePoolRequest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Mode          Mode        `json:"mode"`
+		Name          string      `json:"name"`
+		Source        string      `json:"source"`
+		Destination   string      `json:"destination"`
+		Rate          json.Number `json:"rate"`
+		OwnerClientID string      `json:"ownerClientId,omitempty"`
+	}{r.Mode, r.Name, r.Source, r.Destination, number(r.Rate), r.OwnerClientID})
+}
+
+// Pool is a liquidity pool as the operator sees it.
+type Pool struct {
+	PoolID            string          `json:"poolId"`
+	Mode              Mode            `json:"mode"`
+	Name              string          `json:"name"`
+	Source            string          `json:"source"`
+	Destination       string          `json:"destination"`
+	Rate              decimal.Decimal `json:"rate"`
+	RateSetAt         time.Time       `json:"rateSetAt"`
+	Status            PoolStatus      `json:"status"`
+	PoolAccountID     string          `json:"poolAccountId"`     // liquidity, in the destination currency
+	ProceedsAccountID string          `json:"proceedsAccountId"` // proceeds, in the source currency
+	Balance           decimal.Decimal `json:"balance"`
+	Available         decimal.Decimal `json:"available"` // balance minus holds of open quotes
+	TradesCount       int64           `json:"tradesCount"`
+	CompletionRate    decimal.Decimal `json:"completionRate"` // completed ÷ accepted × 100
+	OwnerClientID     string          `json:"ownerClientId,omitempty"`
+}
+
+// LedgerReport is a ledger check of one mode (contract §3).
+type LedgerReport struct {
+	OK         bool                  `json:"ok"`
+	Currencies map[string]LedgerLine `json:"currencies"`
+	Problems   []string              `json:"problems,omitempty"`
+}
+
+// LedgerLine is one currency's line of a ledger check: the sum of all its
+// accounts (zero when the ledger holds) and how many there are.
+type LedgerLine struct {
+	Sum      decimal.Decimal `json:"sum"`
+	Accounts int64           `json:"accounts"`
+}
+
+// amountBody is the body of deposits and withdrawals.
+type amountBody struct {
+	Amount json.Number `json:"amount"`
+}
+
+// CreateClient creates a partner with its wallets in both modes.
+func (a *Admin) CreateClient(ctx context.Context, name string, opts ...CallOption) (Partner, error) {
+	var out Partner
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/clients", map[string]string{"name": name}, opts), &out)
+	return out, err
+}
+
+// CreateKey makes an API key of a partner in mode.
+func (a *Admin) CreateKey(ctx context.Context, clientID string, mode Mode, opts ...CallOption) (APIKey, error) {
+	var out APIKey
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/clients/"+url.PathEscape(clientID)+"/keys",
+		map[string]Mode{"mode": mode}, opts), &out)
+	return out, err
+}
+
+// RevokeKey revokes a key; it fails from the next request on.
+func (a *Admin) RevokeKey(ctx context.Context, keyID string, opts ...CallOption) error {
+	_, err := a.t.do(ctx, newCall(http.MethodDelete, "/keys/"+url.PathEscape(keyID), nil, opts), nil)
+	return err
+}
+
+// CreatePool creates an active, empty pool.
+func (a *Admin) CreatePool(ctx context.Context, req CreatePoolRequest, opts ...CallOption) (Pool, error) {
+	return a.pool(ctx, newCall(http.MethodPost, "/pools", req, opts))
+}
+
+// Pools lists the pools of mode ("" = both), by mode, pair, then
+// price-time priority.
+func (a *Admin) Pools(ctx context.Context, mode Mode, opts ...CallOption) ([]Pool, error) {
+	call := newCall(http.MethodGet, "/pools", nil, opts)
+	if mode != "" {
+		call.query = url.Values{"mode": {string(mode)}}
+	}
+	var out []Pool
+	_, err := a.t.do(ctx, call, &out)
+	return out, err
+}
+
+// SetPoolRate sets a pool's rate; its time priority restarts.
+func (a *Admin) SetPoolRate(ctx context.Context, poolID string, rate decimal.Decimal, opts ...CallOption) (Pool, error) {
+	return a.pool(ctx, newCall(http.MethodPut, "/pools/"+url.PathEscape(poolID)+"/rate",
+		map[string]json.Number{"rate": number(rate)}, opts))
+}
+
+// SetPoolStatus activates or suspends a pool.
+func (a *Admin) SetPoolStatus(ctx context.Context, poolID string, status PoolStatus, opts ...CallOption) (Pool, error) {
+	return a.pool(ctx, newCall(http.MethodPut, "/pools/"+url.PathEscape(poolID)+"/status",
+		map[string]PoolStatus{"status": status}, opts))
+}
+
+// DepositPool moves liquidity into a pool from clearing.
+func (a *Admin) DepositPool(ctx context.Context, poolID string, amount decimal.Decimal, opts ...CallOption) (Pool, error) {
+	return a.pool(ctx, newCall(http.MethodPost, "/pools/"+url.PathEscape(poolID)+"/deposit", amountBody{number(amount)}, opts))
+}
+
+// WithdrawPool moves available liquidity out of a pool (422
+// INSUFFICIENT_FUNDS beyond what is available).
+func (a *Admin) WithdrawPool(ctx context.Context, poolID string, amount decimal.Decimal, opts ...CallOption) (Pool, error) {
+	return a.pool(ctx, newCall(http.MethodPost, "/pools/"+url.PathEscape(poolID)+"/withdraw", amountBody{number(amount)}, opts))
+}
+
+func (a *Admin) pool(ctx context.Context, call *call) (Pool, error) {
+	var out Pool
+	_, err := a.t.do(ctx, call, &out)
+	return out, err
+}
+
+// DepositAccount credits a partner's wallet from clearing.
+func (a *Admin) DepositAccount(ctx context.Context, accountID string, amount decimal.Decimal, opts ...CallOption) (Balance, error) {
+	var out Balance
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/accounts/"+url.PathEscape(accountID)+"/deposit", amountBody{number(amount)}, opts), &out)
+	return out, err
+}
+
+// LedgerCheck checks that every currency of mode sums to zero and no
+// account is overdrawn.
+func (a *Admin) LedgerCheck(ctx context.Context, mode Mode, opts ...CallOption) (LedgerReport, error) {
+	call := newCall(http.MethodGet, "/ledger/check", nil, opts)
+	call.query = url.Values{"mode": {string(mode)}}
+	var out LedgerReport
+	_, err := a.t.do(ctx, call, &out)
+	return out, err
+}
+
+// Backup makes a consistent online copy of the store into dir (on the
+// server's filesystem), which must not hold one yet.
+func (a *Admin) Backup(ctx context.Context, dir string, opts ...CallOption) error {
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/backup", map[string]string{"dir": dir}, opts), nil)
+	return err
+}
