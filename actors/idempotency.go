@@ -19,7 +19,9 @@ type idempotencyIndex struct {
 type idempotencyEntry struct {
 	hash     [32]byte
 	at       int64
-	original *engine.Quote // the quote as created; nil while in flight
+	// quote is the quote the key created (any version of it: the original
+	// view is derived when a replay needs it); nil while in flight.
+	quote *engine.Quote
 	done     chan struct{} // closed when the in-flight create finished
 }
 
@@ -39,13 +41,13 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 			x.mu.Unlock()
 			return nil, true
 		}
-		original, done := e.original, e.done
+		quote, done := e.quote, e.done
 		x.mu.Unlock()
-		if original != nil {
+		if quote != nil {
 			if e.hash != hash {
 				return &QuoteReply{Result: engine.ResultIdempotencyKeyReused}, false
 			}
-			return &QuoteReply{Result: engine.ResultOK, Quote: original, Replayed: true}, false
+			return &QuoteReply{Result: engine.ResultOK, Quote: originalView(quote), Replayed: true}, false
 		}
 		select {
 		case <-done:
@@ -56,16 +58,16 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 }
 
 // store records a created quote (from the log callback, or at start).
-func (x *idempotencyIndex) store(scope engine.IdempotencyScope, rec engine.IdempotencyRecord, original *engine.Quote) {
+func (x *idempotencyIndex) store(scope engine.IdempotencyScope, rec engine.IdempotencyRecord, quote *engine.Quote) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if e, ok := x.entries[scope]; ok && e.original == nil {
-		e.original, e.at, e.hash = original, rec.At, rec.RequestHash
+	if e, ok := x.entries[scope]; ok && e.quote == nil {
+		e.quote, e.at, e.hash = quote, rec.At, rec.RequestHash
 		return
 	}
 	done := make(chan struct{})
 	close(done)
-	x.entries[scope] = &idempotencyEntry{hash: rec.RequestHash, at: rec.At, original: original, done: done}
+	x.entries[scope] = &idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: quote, done: done}
 }
 
 // release ends the caller's claim: a create that made no quote frees the key.
@@ -76,7 +78,7 @@ func (x *idempotencyIndex) release(scope engine.IdempotencyScope) {
 	if e == nil {
 		return
 	}
-	if e.original == nil {
+	if e.quote == nil {
 		delete(x.entries, scope)
 	}
 	select {
@@ -91,14 +93,15 @@ func (x *idempotencyIndex) prune(now int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for scope, e := range x.entries {
-		if e.original != nil && now-e.at > engine.IdempotencyRetentionMillis {
+		if e.quote != nil && now-e.at > engine.IdempotencyRetentionMillis {
 			delete(x.entries, scope)
 		}
 	}
 }
 
-// originalView is the quote as its create answered it: pending, before any
-// later transition.
+// originalView is the quote as its create answered it, derived from any
+// later version: pending, before any transition (the immutable part,
+// CreatedAt and TTL never change).
 func originalView(q *engine.Quote) *engine.Quote {
 	o := q.Clone()
 	o.Status, o.UpdatedAt, o.ExpiresAt = engine.StatusPending, q.CreatedAt, q.CreatedAt+q.TTL*1000

@@ -163,7 +163,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys.quotes.Store(q.ID, ref)
 	if ev.IdempotencyKey != "" {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
-			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, originalView(q))
+			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, q)
 	}
 	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q})
 }

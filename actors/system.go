@@ -205,7 +205,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			continue
 		}
 		if ref, ok := s.quoteRef(rec.Quote); ok {
-			s.idem.store(scope, rec, originalView(ref.view.Load()))
+			s.idem.store(scope, rec, ref.view.Load())
 		}
 	}
 	s.coordinator = s.spawn(&coordinatorActor{sys: s}, true)

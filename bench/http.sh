@@ -10,6 +10,14 @@
 # log is off (--access-log=false): it costs both sides the same stderr write.
 # Needs wrk (Debian: apt-get install wrk). Traffic stays on 127.0.0.1 and
 # the server is stopped at the end.
+#
+# wrk is a closed loop: each connection waits for its answer before the
+# next request, so its latencies hide a server's stalls (coordinated
+# omission) and its figures are ceilings, not sustainable rates. For the
+# open-loop latency sweep, the partner mix and every other layer, run the
+# harness: go run ./bench/ojabench (make bench). wrk, written in C, costs
+# the machine less per request than ojabench's Go client, so on 2 cores
+# its req/s run higher and its create/livez ratio lower.
 set -euo pipefail
 rounds=${1:-3}
 seconds=${2:-8}
@@ -21,7 +29,7 @@ trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$wor
 go build -o "$work/oja" ./cmd/oja
 port=$((20000 + RANDOM % 20000))
 "$work/oja" serve --demo --data "$work/data" --listen "127.0.0.1:$port" \
-  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --access-log=false --log-format json 2>"$work/server.log" &
+  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --access-log=false --sync=true --log-format json 2>"$work/server.log" &
 pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 100); do

@@ -146,7 +146,9 @@ func DecodeState(b []byte) (*State, error) {
 		}
 		return n
 	}
-	for n := count(); n > 0 && d.err == nil; n-- {
+	clients := count()
+	s.Clients = make(map[ClientID]*Client, clients)
+	for n := clients; n > 0 && d.err == nil; n-- {
 		ev := &ClientCreated{Client: d.id(), Name: d.str(), At: d.varint()}
 		for w := count(); w > 0 && d.err == nil; w-- {
 			wa := WalletAccount{Mode: d.mode(), Currency: Currency(d.byte1()), Account: d.id()}
@@ -205,7 +207,10 @@ func DecodeState(b []byte) (*State, error) {
 			decodeTicker(&d, s.Tickers[BookKey{m, p}], count)
 		}
 	}
-	for n := count(); n > 0 && d.err == nil; n-- {
+	quotes := count()
+	s.Quotes = make(map[QuoteID]*Quote, quotes)
+	s.Idempotency = make(map[IdempotencyScope]IdempotencyRecord, quotes)
+	for n := quotes; n > 0 && d.err == nil; n-- {
 		q := decodeQuote(&d)
 		if d.err != nil {
 			break
