@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,7 +191,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		if _, err := fs.Stat(dir); err != nil {
 			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 		}
-	} else if err := fs.MkdirAll(dir, 0o755); err != nil {
+	} else if err := createDurably(fs, dir); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
 	// NB: we take Pebble's lock ourselves, before pebble.Open, so that a held
@@ -381,4 +382,38 @@ func assert(cond bool, format string, args ...any) {
 	if !cond {
 		panic(fmt.Sprintf("wal: assertion failed: "+format, args...))
 	}
+}
+
+// createDurably makes dir and any missing parents, and fsyncs the parent of
+// each directory it creates: without that, a crash soon after the first
+// start could lose the new directory entries — and with them records that
+// were acknowledged as durable inside.
+func createDurably(fs vfs.FS, dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if parent := filepath.Dir(d); parent == d {
+			break
+		}
+	}
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		parent, err := fs.OpenDir(filepath.Dir(missing[i]))
+		if err != nil {
+			return err
+		}
+		err = parent.Sync()
+		if closeErr := parent.Close(); err == nil {
+			err = closeErr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
