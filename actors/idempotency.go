@@ -17,12 +17,12 @@ type idempotencyIndex struct {
 }
 
 type idempotencyEntry struct {
-	hash     [32]byte
-	at       int64
+	hash [32]byte
+	at   int64
 	// quote is the quote the key created (any version of it: the original
 	// view is derived when a replay needs it); nil while in flight.
 	quote *engine.Quote
-	done     chan struct{} // closed when the in-flight create finished
+	done  chan struct{} // closed when the in-flight create finished
 }
 
 func (x *idempotencyIndex) init() {

@@ -97,10 +97,14 @@ type holdReleased struct{ amount engine.Amount }
 type quoteAcceptedOnPool struct{}
 type quoteSettled struct{ source, destination engine.Amount }
 
-// walletCredited carries a completed quote's payout to the treasury actor.
+// walletCredited carries a completed quote's payout to the treasury actor,
+// which applies it and then sends reply (if any) to replyTo: a partner that
+// reads its balance after the completion's 200 sees the credit.
 type walletCredited struct {
 	account engine.AccountID
 	amount  engine.Amount
+	replyTo *actor.PID
+	reply   *QuoteReply
 }
 
 // clientOpened carries a durable ClientCreated to a treasury actor.

@@ -149,14 +149,17 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		}
 	} else {
 		a.ref.view.Store(view)
-		sys.quoteConsequences(view, msg.event, msg.release)
 		if !view.Status.Open() {
 			a.ref.timer.Stop()
 			a.ref.pid.Store(nil)
 			sys.openCounter(view.Key).Add(-1)
 		}
+		var reply *QuoteReply
 		if msg.replyTo != nil {
-			ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: view})
+			reply = &QuoteReply{Result: engine.ResultOK, Quote: view}
+		}
+		if !sys.quoteConsequences(view, msg.event, msg.release, msg.replyTo, reply) && reply != nil {
+			ctx.Send(msg.replyTo, reply)
 		}
 	}
 	if a.inFlight == 0 {
@@ -178,7 +181,10 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 
 // quoteConsequences sends a durable quote event's effects to the actors that
 // own them. Called from the log callback, so effects arrive in log order.
-func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release bool) {
+// It reports whether it took over sending reply to replyTo: a completion
+// credited to a wallet is answered by the treasury once the credit is
+// applied, so the partner's next balance read includes it.
+func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release bool, replyTo *actor.PID, reply *QuoteReply) (replied bool) {
 	switch ev.Type() {
 	case engine.EventQuoteAccepted:
 		for i := range q.Allocations {
@@ -190,7 +196,9 @@ func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release boo
 			s.sendPool(a.Pool, &quoteSettled{source: a.Source, destination: a.Destination})
 		}
 		if q.Settlement.Kind == engine.SettlementWallet {
-			s.root.Send(s.treasuries[q.Mode], &walletCredited{account: q.Settlement.Account, amount: q.TotalDestination})
+			s.root.Send(s.treasuries[q.Mode], &walletCredited{account: q.Settlement.Account,
+				amount: q.TotalDestination, replyTo: replyTo, reply: reply})
+			replied = reply != nil
 		}
 	}
 	if release {
@@ -200,6 +208,7 @@ func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release boo
 		}
 		s.root.Send(s.pairs[engine.BookKey{Mode: q.Mode, Pair: q.Pair}], &budgetReleased{allocations: q.Allocations})
 	}
+	return replied
 }
 
 func (s *System) sendPool(id engine.PoolID, msg any) {

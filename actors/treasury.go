@@ -29,6 +29,9 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 		case *walletCredited:
 			a.treasury.ApplyCredit(msg.account, msg.amount)
 			a.publish(msg.account)
+			if msg.reply != nil {
+				ctx.Send(msg.replyTo, msg.reply)
+			}
 		case *DepositAccount:
 			a.deposit(ctx, msg)
 		case *treasurySnapshot:
