@@ -2,37 +2,57 @@
 GO      ?= go
 DATA    ?= ./data
 FUZZTIME ?= 30s
+# FUZZMINIMIZETIME bounds the minimising of each new input, which otherwise
+# takes up to a minute of a short fuzz run.
+FUZZMINIMIZETIME ?= 5s
+TORTURE ?= 10m
+# STATICCHECK is pinned; `go run pkg@version` fetches it through the module
+# proxy into the module cache without touching go.mod.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test build bench bench-engine fuzz clean
+.PHONY: run test build bench bench-engine fuzz torture clean
 
 ## run: serve with the embedded store and sandbox demo data in $(DATA)
 run:
 	$(GO) run ./cmd/oja serve --demo --data $(DATA)
 
-## test: vet and the whole test suite with the race detector
+## test: vet, staticcheck, the whole suite with the race detector (fuzz seeds
+##       run as unit tests; a short crash torture), then the engine and actors
+##       again built with -tags invariants (with -race too: the actors'
+##       concurrency tests are tuned to its pace)
 test:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -tags invariants -count=1 ./engine/ ./actors/
 
 ## build: the oja binary in ./bin
 build:
 	$(GO) build -o bin/oja ./cmd/oja
 
-## bench-engine: the engine allocation benchmarks (stable names)
+## bench-engine: the engine allocation benchmarks alone (stable names, for benchstat)
 bench-engine:
 	$(GO) test -run '^$$' -bench 'BenchmarkAllocate' -benchmem -count 5 ./engine/
 
-## bench: every benchmark of the repository
+## bench: the benchmark harness, ~7 min on 2 cores; report.json and charts in bench/results/<timestamp>/
+##        (BENCHFLAGS=--quick for a smoke run of seconds; go run ./bench/ojabench --help for the flags)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench/ojabench $(BENCHFLAGS)
 
-## fuzz: each fuzz target for $(FUZZTIME)
+## fuzz: each fuzz target of each package for $(FUZZTIME) (e.g. make fuzz FUZZTIME=30s)
 fuzz:
-	@for target in $$($(GO) test -list '^Fuzz' ./... | grep '^Fuzz'); do \
-		pkg=$$($(GO) list ./... | while read p; do $(GO) test -list "^$$target$$" $$p 2>/dev/null | grep -q "^$$target$$" && echo $$p; done | head -1); \
-		echo "fuzz $$target in $$pkg"; \
-		$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \
+				-fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+		done; \
 	done
+
+## torture: crash, recover and check the actors on Pebble's crashable
+##          filesystem for $(TORTURE), with the race detector (make torture TORTURE=10m)
+torture:
+	$(GO) test -race -run '^TestTorture$$' -count=1 -timeout 0 -v ./actors/ -torture=$(TORTURE)
 
 clean:
 	rm -rf bin

@@ -250,7 +250,11 @@ func TestScarceLiquidity(t *testing.T) {
 	}
 	t.Logf("%d quotes created, %d refused for liquidity, %d too small; %d deposits, %d withdrawals, %d refused; %d monitor samples",
 		len(created), refused.Load(), tooSmall.Load(), deposits.Load(), withdrawals.Load(), withdrawalsRefused.Load(), samples.Load())
-	if refused.Load() < 50 || len(created) < scarceWorkers*scarceQuotesPerWorker/8 || withdrawals.Load() == 0 || samples.Load() < 3 {
+	// NB: whether a withdrawal wins the race for the scarce liquidity
+	// depends on scheduling (without -race the partners often drain the
+	// pools first); what matters is that the operator raced them.
+	if refused.Load() < 50 || len(created) < scarceWorkers*scarceQuotesPerWorker/8 ||
+		withdrawals.Load()+withdrawalsRefused.Load() == 0 || samples.Load() < 3 {
 		t.Fatalf("the run did not contend: %d created, %d refused, %d samples", len(created), refused.Load(), samples.Load())
 	}
 

@@ -80,6 +80,9 @@ func (s *State) Apply(ev Event) error {
 	if ev.Time() > s.LastAt {
 		s.LastAt = ev.Time()
 	}
+	if InvariantsEnabled {
+		s.checkInvariants(ev)
+	}
 	return nil
 }
 

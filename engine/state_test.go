@@ -694,7 +694,7 @@ func TestStateApplyRefusesInconsistentEvents(t *testing.T) {
 			f := build(t)
 			ev := tc.event(f)
 			before := f.w.state.Hash()
-			err, panicked := applyRecovering(f.w.state, ev)
+			panicked, err := applyRecovering(f.w.state, ev)
 			if panicked != nil {
 				t.Fatalf("Apply(%s) panicked: %v; want an error", ev.Type(), panicked)
 			}
@@ -709,9 +709,9 @@ func TestStateApplyRefusesInconsistentEvents(t *testing.T) {
 }
 
 // applyRecovering applies ev and turns a panic into a value.
-func applyRecovering(s *engine.State, ev engine.Event) (err error, panicked any) {
+func applyRecovering(s *engine.State, ev engine.Event) (panicked any, err error) {
 	defer func() { panicked = recover() }()
-	return s.Apply(ev), nil
+	return nil, s.Apply(ev)
 }
 
 // TestStateExpired: exactly the open quotes at or past their deadline, in

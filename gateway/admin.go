@@ -29,6 +29,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
 	r.POST(adminBase+"/backup", s.operator(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
+	s.registerAdminOpenAPI(r)
 	return r
 }
 
@@ -128,7 +129,7 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 func parseModeMember(o *object) engine.Mode {
-	raw, ok := o.str("mode", true, 16)
+	raw, ok := o.str("mode", true, enumBytesMax)
 	if !ok {
 		return engine.ModeNone
 	}
@@ -164,7 +165,7 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		member string
 		into   *engine.Currency
 	}{{"source", &cmd.Pair.Source}, {"destination", &cmd.Pair.Destination}} {
-		if raw, ok := o.str(side.member, true, 16); ok {
+		if raw, ok := o.str(side.member, true, enumBytesMax); ok {
 			c, ok := engine.ParseCurrency(raw)
 			if !ok {
 				o.problem(side.member, "must be one of GHS, NGN, USDT")
@@ -173,7 +174,7 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 	}
 	cmd.Rate, _ = o.rate("rate")
-	if owner, ok := o.str("ownerClientId", false, 64); ok {
+	if owner, ok := o.str("ownerClientId", false, idBytesMax); ok {
 		id, ok := engine.ParseUUID(owner)
 		if !ok {
 			o.problem("ownerClientId", "must be a UUID")
@@ -281,7 +282,7 @@ func parseRate(o *object, cmd *actors.PoolCommand, _ engine.Currency) {
 }
 
 func parseStatus(o *object, cmd *actors.PoolCommand, _ engine.Currency) {
-	raw, ok := o.str("status", true, 16)
+	raw, ok := o.str("status", true, enumBytesMax)
 	if !ok {
 		return
 	}
@@ -411,7 +412,7 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	dir, _ := o.str("dir", true, 4096)
+	dir, _ := o.str("dir", true, backupDirBytesMax)
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return

@@ -17,7 +17,13 @@
 //	idempotencyKeyBytesMax 255      Idempotency-Key
 //	requestIDBytesMax      128      echoed X-Request-Id
 //	serviceSourceBytesMax  128      x-service-source
+//	jsonDepthMax           32       nesting of objects and arrays in a JSON body (400, before parsing)
+//	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
+//	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
+//	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)
+//	backupDirBytesMax      4096     the dir of POST /admin/v1/backup
 //	connectionsMax         20000    concurrent connections per listener
+//	connectionsPerIPMax    0        concurrent connections per client address (0: unlimited)
 //	readTimeout            10 s     reading one request
 //	writeTimeout           15 s     writing one response
 //	idleTimeout            60 s     keep-alive silence
@@ -28,17 +34,25 @@
 //	sseShutdownWriteMax    1 s      time a stream's last writes get on shutdown
 //	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
 //	--sse-heartbeat        15 s     rate stream heartbeat
+//	streamKeysMax          64       (mode, pair) books the rate stream can track (its bit masks; start-up refuses more)
 //	routeKeysMax           2048     distinct series of the request metrics
 //	objectMembersMax       32       members of one JSON request object
 //	fxmsg.BodyBytesMax     64 KiB   XML request body
 //	fxmsg.DepthMax         16       XML nesting depth (DTDs and entities are refused outright)
 //	fxmsg.ElementsMax      256      XML elements per request; fxmsg.AttributesMax 16 attributes
 //	listingsPageSizeMax    100      listings page size (default 20); listingsPageMax pages
-//	bank field limits      140/34/35 bytes: account name, number, bank code (XML accept)
+//	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
+//	                       140/34/35 bytes: account name, number, bank code (XML accept)
+//	fxCurrencyCodeBytesMax 16       a currency code or AmtDrctn in XML or an FX query
 //	chainAddressBytesMax   64       blockchain address (XML accept)
 //	fxIDBytesMax           64       trade id in an XML path
 //	--rate-limit           req/s per API key (429 RATE_LIMITED, Retry-After, RateLimit-*)
-//	--max-open-quotes      open quotes per client and mode (429)
+//	--max-open-quotes      open quotes per API key (429 RATE_LIMITED)
+//	(actors) requestTimeout 10 s    a request's wait for its actor and fsync (503 UNAVAILABLE after)
+//
+// A JSON request object has no array member (contract §6, §11), so an array
+// is refused like any other unknown or mistyped member, after a scan bounded
+// by bodyBytesMax; gateway's TestLimits shows each of these refusals.
 //
 // Use:
 //

@@ -39,12 +39,44 @@ type member struct {
 const objectMembersMax = 32
 
 // parseObject parses body as one JSON object. It refuses anything else,
-// including trailing data and duplicate members.
+// including trailing data and duplicate members, and nesting deeper than
+// jsonDepthMax (checked first: json.Valid has no depth limit of its own
+// below 10000 levels).
 func parseObject(body []byte) (*object, *apiError) {
+	if !jsonDepthWithin(body, jsonDepthMax) {
+		return nil, fieldError("body", "must not nest objects or arrays more than "+strconv.Itoa(jsonDepthMax)+" levels deep")
+	}
 	if !json.Valid(body) {
 		return nil, fieldError("body", "must be a valid JSON object")
 	}
 	return objectFrom(body, "", nil)
+}
+
+// jsonDepthWithin reports whether no object or array in body (valid JSON or
+// not) opens more than max levels deep. One pass, no allocation; brackets
+// inside strings do not count.
+func jsonDepthWithin(body []byte, max int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return false
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return true
 }
 
 // objectFrom splits a valid JSON value into an object's members.
@@ -464,7 +496,12 @@ func (w *jsonWriter) value(k string, v any) {
 		w.b = append(w.b, '{')
 		w.comma = false
 		for _, k := range keys {
-			w.value(k, v[k])
+			// NB: key, then the value with no key of its own: value("") means
+			// "no key" (an array element), and a request member may be
+			// named "" (FuzzAcceptJSON found details rendered without it).
+			w.key(k)
+			w.comma = false
+			w.value("", v[k])
 		}
 		w.b = append(w.b, '}')
 	default:

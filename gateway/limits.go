@@ -21,6 +21,21 @@ const (
 	requestIDBytesMax = 128
 	// serviceSourceBytesMax bounds x-service-source.
 	serviceSourceBytesMax = 128
+	// jsonDepthMax bounds how deep objects and arrays nest in a JSON request
+	// body. Requests nest two levels at most (chatMetadata); the check runs
+	// before json.Valid, whose own bound is 10000 levels.
+	jsonDepthMax = 32
+	// enumBytesMax bounds a JSON member whose value is one of a few words:
+	// a currency code, amountDirection, chain, mode, pool status.
+	enumBytesMax = 16
+	// idBytesMax bounds a JSON member holding an id, before it is parsed as
+	// a UUID (36 characters).
+	idBytesMax = 64
+	// bearerTokenBytesMax bounds the credential of an Authorization header
+	// (API keys are about 50 characters, the admin token is the operator's).
+	bearerTokenBytesMax = 256
+	// backupDirBytesMax bounds the dir of POST /admin/v1/backup.
+	backupDirBytesMax = 4096
 	// connectionsMax bounds concurrent connections per listener.
 	connectionsMax = 20000
 	// connectionsPerIPMax bounds concurrent connections from one address

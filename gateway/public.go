@@ -26,6 +26,7 @@ func (s *Server) publicRouter() *router.Router {
 	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
 	s.registerStream(r)
 	s.registerFX(r)
+	s.registerOpenAPI(r)
 	return r
 }
 
@@ -102,17 +103,17 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 		return nil, e
 	}
 	cmd := &actors.CreateQuote{}
-	source, sourceOK := o.str("sourceCurrency", true, 16)
-	destination, destinationOK := o.str("destinationCurrency", true, 16)
-	direction, directionOK := o.str("amountDirection", true, 16)
+	source, sourceOK := o.str("sourceCurrency", true, enumBytesMax)
+	destination, destinationOK := o.str("destinationCurrency", true, enumBytesMax)
+	direction, directionOK := o.str("amountDirection", true, enumBytesMax)
 	amount, amountOK := o.number("amount", true)
 	cmd.Rate, _ = o.rate("rate")
-	if chain, ok := o.str("chain", false, 16); ok {
+	if chain, ok := o.str("chain", false, enumBytesMax); ok {
 		if cmd.Chain, ok = engine.ParseChain(chain); !ok {
 			o.problem("chain", "must be one of TRON, ETHEREUM, BSC, POLYGON, SOLANA")
 		}
 	}
-	if listing, ok := o.str("listingId", false, 64); ok {
+	if listing, ok := o.str("listingId", false, idBytesMax); ok {
 		id, ok := engine.ParseUUID(listing)
 		if !ok {
 			o.problem("listingId", "must be a UUID")
@@ -305,7 +306,7 @@ func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, e)
 		return
 	}
-	raw, ok := o.str("accountId", true, 64)
+	raw, ok := o.str("accountId", true, idBytesMax)
 	account, valid := engine.ParseUUID(raw)
 	if ok && !valid {
 		o.problem("accountId", "must be a UUID")

@@ -180,7 +180,11 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 		defer func() {
 			if r := recover(); r != nil {
 				s.cfg.Logger.Error("handler panic", "panic", fmt.Sprint(r), "path", string(ctx.Path()))
+				// The reset drops whatever the handler set, the request id
+				// too: every answer carries it (contract §9).
+				id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 				ctx.Response.Reset()
+				ctx.Response.Header.SetBytesV("X-Request-Id", id)
 				s.writeError(ctx, errInternal)
 			}
 			took := time.Since(start)
@@ -332,7 +336,7 @@ func bearer(ctx *fasthttp.RequestCtx) (string, bool) {
 		return "", false
 	}
 	token := bytes.TrimSpace(h[len(scheme):])
-	if len(token) == 0 || len(token) > 256 {
+	if len(token) == 0 || len(token) > bearerTokenBytesMax {
 		return "", false
 	}
 	return string(token), true

@@ -85,6 +85,7 @@ func ojaBinary(t *testing.T) string {
 		ojaBuild.dir = dir
 		goTool, err := exec.LookPath("go")
 		if err != nil {
+			//lint:ignore SA1019 a fallback only: go test puts GOROOT/bin on the test's PATH
 			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

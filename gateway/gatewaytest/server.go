@@ -5,8 +5,11 @@ package gatewaytest
 
 import (
 	"context"
+	"path"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/gateway"
@@ -27,6 +30,14 @@ type Options struct {
 	Clock         func() time.Time
 	SSEHeartbeat  time.Duration // rate stream heartbeat; default 15 s
 	SSEStallMax   time.Duration // rate stream stall limit; default 30 s
+	// FS is the log's filesystem (vfs.NewCrashableMem, an errorfs wrapper
+	// injecting faults); nil is the real disk. With FS set, Dir is a path
+	// in it, default its root.
+	//
+	// NB: the default is the root, not a new directory, because wal.Open
+	// does not sync the parent of a directory it creates: a crash clone
+	// taken after that drops the new directory with everything in it.
+	FS vfs.FS
 }
 
 // Server is a running test service.
@@ -43,7 +54,7 @@ type Server struct {
 // Start starts a service and registers its shutdown with t.Cleanup.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	if opts.Dir == "" {
+	if opts.Dir == "" && opts.FS == nil {
 		opts.Dir = t.TempDir()
 	}
 	if opts.QuoteTTL == 0 {
@@ -52,7 +63,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.PaymentWindow == 0 {
 		opts.PaymentWindow = 30 * time.Minute
 	}
-	log, err := wal.Open(opts.Dir+"/store", wal.Options{Sync: opts.Sync})
+	log, err := wal.Open(path.Join(opts.Dir, "store"), wal.Options{Sync: opts.Sync, FS: opts.FS})
 	if err != nil {
 		t.Fatalf("gatewaytest: open log: %v", err)
 	}

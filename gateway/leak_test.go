@@ -1,0 +1,23 @@
+package gateway_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them: a
+// server whose listeners, rate streams, actors or log were not shut down.
+//
+// NB: two fasthttp goroutines are not ours to stop and are ignored. Its
+// worker pool's cleaner sleeps MaxIdleWorkerDuration (10 s) between looks at
+// its stop channel, so it outlives a Shutdown by up to that long; and
+// updateServerDate is one process-wide ticker started on first use, by
+// design. A server that was not shut down still shows (its Serve loop, our
+// listener goroutine, its actors and Pebble), so they hide nothing of ours.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+	)
+}
