@@ -150,7 +150,9 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 	} else {
 		a.ref.view.Store(view)
 		if !view.Status.Open() {
-			a.ref.timer.Stop()
+			if t := a.ref.timer.Load(); t != nil {
+				t.Stop()
+			}
 			a.ref.pid.Store(nil)
 			sys.openCounter(view.Key).Add(-1)
 		}
@@ -243,17 +245,25 @@ func (s *System) activate(ref *quoteRef) *actor.PID {
 
 // armExpiry (re)sets the quote's expiry timer for deadline (unix ms). The
 // timer activates the quote's actor if needed and tells it the deadline is
-// due. REQUIRES: called by the quote's owner (the pair actor at creation,
-// Start at recovery, then the quote actor).
+// due (the actor checks the deadline itself, so an early or repeated firing
+// is harmless).
+//
+// NB: the timer is published through an atomic pointer: it can fire (and
+// its quote actor run) before time.AfterFunc has even returned to the pair
+// actor that armed it.
 func (s *System) armExpiry(ref *quoteRef, deadline int64) {
 	wait := max(time.Duration(deadline-s.nowMillis())*time.Millisecond, 0)
-	if ref.timer == nil {
-		ref.timer = time.AfterFunc(wait, func() {
-			if pid := s.activate(ref); pid != nil {
-				s.root.Send(pid, &expiryDue{})
-			}
-		})
+	if t := ref.timer.Load(); t != nil {
+		t.Reset(wait)
 		return
 	}
-	ref.timer.Reset(wait)
+	t := time.AfterFunc(wait, func() {
+		if pid := s.activate(ref); pid != nil {
+			s.root.Send(pid, &expiryDue{})
+		}
+	})
+	if !ref.timer.CompareAndSwap(nil, t) {
+		t.Stop()
+		ref.timer.Load().Reset(wait)
+	}
 }

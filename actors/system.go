@@ -101,8 +101,8 @@ type quoteRef struct {
 	mode   engine.Mode
 	pid    atomic.Pointer[actor.PID]
 	view   atomic.Pointer[engine.Quote]
-	mu     sync.Mutex  // serialises activation
-	timer  *time.Timer // owned as armExpiry says
+	mu     sync.Mutex                 // serialises activation
+	timer  atomic.Pointer[time.Timer] // see armExpiry
 }
 
 type poolRef struct {
@@ -241,8 +241,8 @@ func (s *System) Stop() {
 	var futures []*actor.Future
 	s.quotes.Range(func(_, v any) bool {
 		ref := v.(*quoteRef)
-		if ref.timer != nil {
-			ref.timer.Stop()
+		if t := ref.timer.Load(); t != nil {
+			t.Stop()
 		}
 		if pid := ref.pid.Load(); pid != nil {
 			futures = append(futures, s.root.StopFuture(pid))
