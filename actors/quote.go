@@ -238,7 +238,7 @@ func (s *System) activate(ref *quoteRef) *actor.PID {
 	if !q.Status.Open() || s.stopped.Load() {
 		return nil
 	}
-	pid := s.spawn(&quoteActor{sys: s, quote: q.Clone(), ref: ref}, false)
+	pid := s.spawn(&quoteActor{sys: s, quote: q.Clone(), ref: ref}, kindQuote)
 	ref.pid.Store(pid)
 	return pid
 }

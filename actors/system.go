@@ -70,6 +70,8 @@ type System struct {
 	treasuries  map[engine.Mode]*actor.PID                        // immutable after Start
 	coordinator *actor.PID
 
+	mailboxes [kindCount]mailboxGauge
+
 	fault   atomic.Pointer[error] // a panic in an actor: writes refused until restart
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
@@ -171,7 +173,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			ref.view.Store(cloneAccount(a))
 			s.accounts.Store(id, ref)
 		}
-		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, true)
+		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, kindTreasury)
 	}
 	for key, book := range state.Books {
 		ticker := state.Tickers[key]
@@ -179,7 +181,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		view.Store(ticker.Clone())
 		s.tickers[key] = view
 		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: make(map[engine.PoolID]poolInfo)}
-		s.pairs[key] = s.spawn(pa, true)
+		s.pairs[key] = s.spawn(pa, kindPair)
 	}
 	for _, p := range state.Pools {
 		key := engine.BookKey{Mode: p.Mode, Pair: p.Pair}
@@ -208,16 +210,49 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			s.idem.store(scope, rec, ref.view.Load())
 		}
 	}
-	s.coordinator = s.spawn(&coordinatorActor{sys: s}, true)
+	s.coordinator = s.spawn(&coordinatorActor{sys: s}, kindCoordinator)
 	return s, nil
 }
 
-func (s *System) spawn(a actor.Actor, bounded bool) *actor.PID {
-	var opts []actor.PropsOption
-	if bounded {
-		opts = append(opts, actor.WithMailbox(actor.Bounded(mailboxMessagesMax)))
+// Actor kinds, for the mailbox depth gauges.
+const (
+	kindPair = iota
+	kindPool
+	kindQuote
+	kindTreasury
+	kindCoordinator
+	kindCount
+)
+
+// ActorKinds names the kinds MailboxDepths reports, in index order.
+var ActorKinds = [kindCount]string{"pair", "pool", "quote", "treasury", "coordinator"}
+
+// mailboxGauge counts the messages queued in the mailboxes of one kind of
+// actor: posted minus received (a protoactor mailbox middleware).
+type mailboxGauge struct{ queued atomic.Int64 }
+
+func (g *mailboxGauge) MailboxStarted()     {}
+func (g *mailboxGauge) MessagePosted(any)   { g.queued.Add(1) }
+func (g *mailboxGauge) MessageReceived(any) { g.queued.Add(-1) }
+func (g *mailboxGauge) MailboxEmpty()       {}
+
+// MailboxDepths returns the messages waiting in the mailboxes of each kind
+// of actor (summed over the actors of that kind), indexed like ActorKinds.
+func (s *System) MailboxDepths() [kindCount]int64 {
+	var out [kindCount]int64
+	for i := range out {
+		out[i] = s.mailboxes[i].queued.Load()
 	}
-	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, opts...))
+	return out
+}
+
+func (s *System) spawn(a actor.Actor, kind int) *actor.PID {
+	gauge := &s.mailboxes[kind]
+	mailbox := actor.Bounded(mailboxMessagesMax, gauge)
+	if kind == kindQuote {
+		mailbox = actor.Unbounded(gauge) // a quote gets a handful of messages
+	}
+	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, actor.WithMailbox(mailbox)))
 }
 
 func (s *System) startPool(p *engine.Pool) {
@@ -228,7 +263,7 @@ func (s *System) startPool(p *engine.Pool) {
 	proceeds.view.Store(cloneAccount(&p.Proceeds))
 	s.accounts.Store(p.Liquidity.ID, liquidity)
 	s.accounts.Store(p.Proceeds.ID, proceeds)
-	ref.pid = s.spawn(&poolActor{sys: s, pool: p, ref: ref, liquidity: liquidity, proceeds: proceeds}, true)
+	ref.pid = s.spawn(&poolActor{sys: s, pool: p, ref: ref, liquidity: liquidity, proceeds: proceeds}, kindPool)
 	s.pools.Store(p.ID, ref)
 }
 

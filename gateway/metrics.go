@@ -11,6 +11,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -184,9 +185,14 @@ func gaugeLine(b []byte, name, labels string, v float64) []byte {
 type systemView interface {
 	QuoteCounts() map[engine.Mode]map[engine.Status]int
 	Pools(engine.Mode) []*engine.Pool
+	MailboxDepths() [5]int64
 }
 
 func appendEngineMetrics(b []byte, sys systemView) []byte {
+	b = append(b, "# HELP oja_actor_mailbox_depth Messages waiting in actor mailboxes, summed by kind of actor.\n# TYPE oja_actor_mailbox_depth gauge\n"...)
+	for i, depth := range sys.MailboxDepths() {
+		b = gaugeLine(b, "oja_actor_mailbox_depth", `kind="`+actors.ActorKinds[i]+`"`, float64(depth))
+	}
 	b = append(b, "# HELP oja_quotes Quotes held in memory, by mode and status.\n# TYPE oja_quotes gauge\n"...)
 	counts := sys.QuoteCounts()
 	for _, m := range engine.Modes {
