@@ -161,6 +161,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	ref.view.Store(q)
 	sys.armExpiry(ref, q.ExpiresAt)
 	sys.quotes.Store(q.ID, ref)
+	sys.countQuote(q.Mode, 0, q.Status)
 	if ev.IdempotencyKey != "" {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
 			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, q)

@@ -148,7 +148,8 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 			ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
 		}
 	} else {
-		a.ref.view.Store(view)
+		previous := a.ref.view.Swap(view)
+		sys.countQuote(view.Mode, previous.Status, view.Status)
 		if !view.Status.Open() {
 			if t := a.ref.timer.Load(); t != nil {
 				t.Stop()

@@ -71,6 +71,8 @@ type System struct {
 	coordinator *actor.PID
 
 	mailboxes [kindCount]mailboxGauge
+	// quoteCounts[mode][status] counts the quotes in the registry.
+	quoteCounts [engine.ModeSandbox + 1][engine.StatusExpired + 1]atomic.Int64
 
 	fault   atomic.Pointer[error] // a panic in an actor: writes refused until restart
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
@@ -197,6 +199,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		ref := &quoteRef{client: q.Client, mode: q.Mode}
 		ref.view.Store(q)
 		s.quotes.Store(id, ref)
+		s.countQuote(q.Mode, 0, q.Status)
 		if q.Status.Open() {
 			s.openCounter(q.Key).Add(1)
 			s.armExpiry(ref, q.ExpiresAt)
@@ -696,6 +699,7 @@ func (s *System) Maintain() {
 		ref := v.(*quoteRef)
 		if q := ref.view.Load(); ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
 			s.quotes.Delete(k)
+			s.countQuote(q.Mode, q.Status, 0)
 		}
 		return true
 	})
@@ -723,14 +727,31 @@ func (s *System) Clients() []*engine.Client {
 }
 
 // QuoteCounts counts the quotes held in memory by mode and status.
+// Counts are kept as quotes are registered, move and are forgotten, so a
+// scrape costs nothing however many quotes there are.
 func (s *System) QuoteCounts() map[engine.Mode]map[engine.Status]int {
-	out := map[engine.Mode]map[engine.Status]int{engine.ModeLive: {}, engine.ModeSandbox: {}}
-	s.quotes.Range(func(_, v any) bool {
-		q := v.(*quoteRef).view.Load()
-		out[q.Mode][q.Status]++
-		return true
-	})
+	out := map[engine.Mode]map[engine.Status]int{}
+	for _, m := range engine.Modes {
+		out[m] = map[engine.Status]int{}
+		for _, st := range engine.Statuses {
+			out[m][st] = int(s.quoteCounts[m][st].Load())
+		}
+	}
 	return out
+}
+
+// countQuote moves one quote of mode m from status from to status to in
+// the counts (0 = not counted).
+func (s *System) countQuote(m engine.Mode, from, to engine.Status) {
+	if from == to {
+		return
+	}
+	if from != 0 {
+		s.quoteCounts[m][from].Add(-1)
+	}
+	if to != 0 {
+		s.quoteCounts[m][to].Add(1)
+	}
 }
 
 // minLevelHandler drops records below min.
