@@ -57,7 +57,8 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 	}
 }
 
-// store records a created quote (from the log callback, or at start).
+// store records a created quote (by the pair actor once it is durable, or
+// at start).
 func (x *idempotencyIndex) store(scope engine.IdempotencyScope, rec engine.IdempotencyRecord, quote *engine.Quote) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
