@@ -77,32 +77,7 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		return
 	}
 	a.expireIfDue(ctx)
-	now := a.sys.nowMillis()
-	var (
-		res     engine.Result
-		ev      engine.Event
-		allowed []engine.Status
-	)
-	switch cmd.Operation {
-	case OperationAccept:
-		r, e := a.quote.Accept(cmd.Accept, now, a.sys.cfg.PaymentWindow.Milliseconds())
-		res, allowed = r, engine.AcceptAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	case OperationCancel:
-		r, e := a.quote.Cancel(now)
-		res, allowed = r, engine.CancelAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	case OperationComplete:
-		r, e := a.quote.Complete(now)
-		res, allowed = r, engine.CompleteAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	}
+	res, ev, allowed := decide(a.quote, cmd, a.sys.nowMillis(), a.sys.cfg.PaymentWindow.Milliseconds())
 	if ev != nil {
 		a.apply(ctx, ev, ctx.Sender())
 		return
@@ -183,7 +158,8 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 }
 
 // quoteConsequences sends a durable quote event's effects to the actors that
-// own them. Called from the log callback, so effects arrive in log order.
+// own them. Called by the quote actor once the event is durable, in log
+// order, so effects arrive in log order.
 // It reports whether it took over sending reply to replyTo: a completion
 // credited to a wallet is answered by the treasury once the credit is
 // applied, so the partner's next balance read includes it.
@@ -267,4 +243,34 @@ func (s *System) armExpiry(ref *quoteRef, deadline int64) {
 		t.Stop()
 		ref.timer.Load().Reset(wait)
 	}
+}
+
+// decide asks the engine for cmd's outcome on q without changing q: the
+// result, the event to apply (nil for a refusal or a safe repeat) and the
+// statuses the operation is allowed from (the 409 details).
+func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int64) (engine.Result, engine.Event, []engine.Status) {
+	switch cmd.Operation {
+	case OperationAccept:
+		res, ev := q.Accept(cmd.Accept, now, paymentWindowMillis)
+		return res, asEvent(ev), engine.AcceptAllowedFrom
+	case OperationCancel:
+		res, ev := q.Cancel(now)
+		return res, asEvent(ev), engine.CancelAllowedFrom
+	case OperationComplete:
+		res, ev := q.Complete(now)
+		return res, asEvent(ev), engine.CompleteAllowedFrom
+	}
+	return engine.ResultValidation, nil, nil
+}
+
+// asEvent turns a possibly nil event pointer into an Event that is nil when
+// the pointer is (a nil *QuoteAccepted stored in an interface is not nil).
+func asEvent[P interface {
+	*E
+	engine.Event
+}, E any](ev P) engine.Event {
+	if ev == nil {
+		return nil
+	}
+	return ev
 }

@@ -78,7 +78,8 @@ type System struct {
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
 
-	// mu guards clients and keys. Writers: the coordinator's log callbacks.
+	// mu guards clients and keys. Writers: the coordinator's durability
+	// callbacks (rare operator writes).
 	mu         sync.RWMutex
 	clients    map[engine.ClientID]*engine.Client
 	keys       map[engine.KeyID]*keyRef
@@ -177,18 +178,25 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		}
 		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, kindTreasury)
 	}
+	// The recovered books already rank every pool with its available
+	// liquidity; the pair actors only need each pool's name and account.
+	infos := make(map[engine.BookKey]map[engine.PoolID]poolInfo, len(state.Books))
+	for key := range state.Books {
+		infos[key] = make(map[engine.PoolID]poolInfo)
+	}
+	for _, p := range state.Pools {
+		infos[engine.BookKey{Mode: p.Mode, Pair: p.Pair}][p.ID] = poolInfoOf(p)
+	}
 	for key, book := range state.Books {
 		ticker := state.Tickers[key]
 		view := new(atomic.Pointer[engine.Ticker])
 		view.Store(ticker.Clone())
 		s.tickers[key] = view
-		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: make(map[engine.PoolID]poolInfo)}
+		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key]}
 		s.pairs[key] = s.spawn(pa, kindPair)
 	}
 	for _, p := range state.Pools {
-		key := engine.BookKey{Mode: p.Mode, Pair: p.Pair}
 		s.startPool(p)
-		s.root.Send(s.pairs[key], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})
 	}
 	now := s.nowMillis()
 	retention := cfg.Retention.Milliseconds()
@@ -209,8 +217,11 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		if now-rec.At > engine.IdempotencyRetentionMillis {
 			continue
 		}
-		if ref, ok := s.quoteRef(rec.Quote); ok {
-			s.idem.store(scope, rec, ref.view.Load())
+		// NB: the recovered quote itself, not a registry lookup (the
+		// registry holds this same pointer): one map read per key instead
+		// of a sync.Map probe, at start-up where it showed in profiles.
+		if q, ok := state.Quotes[rec.Quote]; ok {
+			s.idem.store(scope, rec, q)
 		}
 	}
 	s.coordinator = s.spawn(&coordinatorActor{sys: s}, kindCoordinator)
@@ -496,32 +507,9 @@ func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id en
 // have no actor: no transition from them produces an event, so the pure
 // engine decision on a copy is the whole answer.
 func decideTerminal(view *engine.Quote, cmd *TransitionQuote, now int64) *QuoteReply {
-	q := view.Clone()
-	var res engine.Result
-	var ev engine.Event
-	var allowed []engine.Status
-	switch cmd.Operation {
-	case OperationAccept:
-		r, e := q.Accept(cmd.Accept, now, 0)
-		res, allowed = r, engine.AcceptAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	case OperationCancel:
-		r, e := q.Cancel(now)
-		res, allowed = r, engine.CancelAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	case OperationComplete:
-		r, e := q.Complete(now)
-		res, allowed = r, engine.CompleteAllowedFrom
-		if e != nil {
-			ev = e
-		}
-	}
+	res, ev, allowed := decide(view, cmd, now, 0)
 	if ev != nil {
-		return &QuoteReply{Err: fmt.Errorf("%w: terminal quote %s produced %s", ErrFault, q.ID, ev.Type())}
+		return &QuoteReply{Err: fmt.Errorf("%w: terminal quote %s produced %s", ErrFault, view.ID, ev.Type())}
 	}
 	reply := &QuoteReply{Result: res, Quote: view}
 	if res == engine.ResultInvalidState {
@@ -658,12 +646,7 @@ func (s *System) ClearingBalance(m engine.Mode, c engine.Currency) (engine.Amoun
 	}
 	sum := res.(*engine.Treasury).Clearing[c]
 	for _, p := range s.Pools(m) {
-		if p.Pair.Source == c {
-			sum += p.ClearingSource
-		}
-		if p.Pair.Destination == c {
-			sum += p.ClearingDestination
-		}
+		sum += p.ClearingShard(c)
 	}
 	return sum, nil
 }

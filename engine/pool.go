@@ -107,3 +107,16 @@ func (p *Pool) LedgerSums(sums *[currencyCount]Amount) {
 	sums[p.Pair.Destination] += p.Liquidity.Balance + p.ClearingDestination
 	sums[p.Pair.Source] += p.Proceeds.Balance + p.ClearingSource
 }
+
+// ClearingShard is this pool's shard of the clearing account of currency c
+// (zero for a currency not in its pair).
+func (p *Pool) ClearingShard(c Currency) Amount {
+	var shard Amount
+	if p.Pair.Source == c {
+		shard += p.ClearingSource
+	}
+	if p.Pair.Destination == c {
+		shard += p.ClearingDestination
+	}
+	return shard
+}

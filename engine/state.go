@@ -527,14 +527,8 @@ func (l *LedgerAccumulator) Report() LedgerReport {
 func (s *State) ClearingBalance(m Mode, c Currency) Amount {
 	sum := s.Treasuries[m].Clearing[c]
 	for _, p := range s.Pools {
-		if p.Mode != m {
-			continue
-		}
-		if p.Pair.Source == c {
-			sum += p.ClearingSource
-		}
-		if p.Pair.Destination == c {
-			sum += p.ClearingDestination
+		if p.Mode == m {
+			sum += p.ClearingShard(c)
 		}
 	}
 	return sum
