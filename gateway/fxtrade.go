@@ -22,18 +22,11 @@ func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeFXError(ctx, errMediaXML)
 		return
 	}
-	key, e := idempotencyKey(ctx)
+	cmd, e := createCommand(ctx, who, engine.ChannelXML, parseFXTradInstr)
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
 	}
-	cmd, e := parseFXTradInstr(ctx.PostBody())
-	if e != nil {
-		s.writeFXError(ctx, e)
-		return
-	}
-	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, key, engine.ChannelXML
-	cmd.RequestHash = requestHash(cmd)
 	reply := sys.CreateQuote(cmd)
 	if s.fxQuoteFailed(ctx, reply, cmd) {
 		return

@@ -69,20 +69,32 @@ func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, errMediaJSON)
 		return
 	}
-	key, e := idempotencyKey(ctx)
+	cmd, e := createCommand(ctx, who, engine.ChannelJSON, parseCreateQuote)
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	cmd, e := parseCreateQuote(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, key, engine.ChannelJSON
-	cmd.RequestHash = requestHash(cmd)
 	reply := sys.CreateQuote(cmd)
 	s.quoteReply(ctx, sys, reply, cmd)
+}
+
+// createCommand builds a create from a request of either API: the
+// Idempotency-Key, the body (parsed by parse), the caller and the request's
+// hash. JSON create and XML initiate share it, so both keep the same checks
+// in the same order.
+func createCommand(ctx *fasthttp.RequestCtx, who actors.Principal, channel engine.Channel,
+	parse func(body []byte) (*actors.CreateQuote, *apiError)) (*actors.CreateQuote, *apiError) {
+	key, e := idempotencyKey(ctx)
+	if e != nil {
+		return nil, e
+	}
+	cmd, e := parse(ctx.PostBody())
+	if e != nil {
+		return nil, e
+	}
+	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, key, channel
+	cmd.RequestHash = requestHash(cmd)
+	return cmd, nil
 }
 
 func idempotencyKey(ctx *fasthttp.RequestCtx) (string, *apiError) {
