@@ -194,7 +194,11 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 		default:
 			unanswered = append(unanswered, a)
 		}
-		if a.err == nil && a.start.Before(signalled) && a.end.After(signalled) {
+		// In flight at SIGTERM: sent before the signal, finished after it —
+		// answered (drained) or cut without an answer (judged after the
+		// restart below). A fast drain can answer none of them, so counting
+		// only answered ones made the check flaky.
+		if !isDialError(a.err) && a.start.Before(signalled) && a.end.After(signalled) {
 			inflight++
 		}
 	}
