@@ -17,9 +17,13 @@ package engine
 //   - every entry's Available is >= 0 and its Rate is > 0.
 //
 // Ownership: a Book is not safe for concurrent use. One actor (the pair's) owns
-// it; Allocate is pure and the caller makes the result durable (a QuoteCreated
-// event carries the slices) before it calls Reserve, so that replay re-applies
-// the recorded slices and never re-runs matching against a book that may differ.
+// it; Allocate is pure. The live caller Reserves the slices at once, before the
+// QuoteCreated event that carries them is durable, so that the next quote
+// cannot be matched against liquidity already promised; it gives them back
+// (AddAvailable) if the
+// append fails, and answers the partner only after the event is durable.
+// Replay re-applies the recorded slices and never re-runs matching against a
+// book that may differ.
 //
 // Allocation walks the entries in priority order and fills greedily (contract
 // §5). A pool is eligible when it is active, has Available > 0, its Rate is at
