@@ -20,8 +20,8 @@ package engine
 // it; Allocate is pure. The live caller Reserves the slices at once, before the
 // QuoteCreated event that carries them is durable, so that the next quote
 // cannot be matched against liquidity already promised; it gives them back
-// (AddAvailable) if the
-// append fails, and answers the partner only after the event is durable.
+// (AddAvailable) if the append fails, and answers the partner only after the
+// event is durable.
 // Replay re-applies the recorded slices and never re-runs matching against a
 // book that may differ.
 //
