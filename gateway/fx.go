@@ -269,7 +269,7 @@ func fxDetailText(v any) string {
 
 // fxTime is RFC 3339 UTC with milliseconds (contract §1).
 func fxTime(unixMillis int64) string {
-	return time.UnixMilli(unixMillis).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	return time.UnixMilli(unixMillis).UTC().Format(timestampLayout)
 }
 
 // fxOperatingError is operatingError for the FX routes.

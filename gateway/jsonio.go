@@ -243,6 +243,31 @@ func (o *object) str(member string, required bool, maxBytes int) (string, bool) 
 	return s, true
 }
 
+// timestampLayout is the contract's timestamp form (§1): RFC 3339 in UTC
+// with milliseconds.
+const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// timestamp reads an optional RFC 3339 date-time string member and returns it
+// in the contract's form (UTC, milliseconds), so "2026-11-21T11:00:00+01:00"
+// is kept as "2026-11-21T10:00:00.000Z". A time finer than a millisecond is
+// refused rather than silently truncated, like an over-precise amount.
+func (o *object) timestamp(member string) string {
+	s, ok := o.str(member, false, chatFieldBytesMax)
+	if !ok {
+		return ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		o.problem(member, "must be an RFC 3339 date-time, e.g. 2026-11-21T10:00:00.123Z")
+		return ""
+	}
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		o.problem(member, "must be at most millisecond precision")
+		return ""
+	}
+	return t.UTC().Format(timestampLayout)
+}
+
 // number reads a JSON number member's text.
 func (o *object) number(member string, required bool) ([]byte, bool) {
 	v, ok := o.raw(member, required)
@@ -380,7 +405,7 @@ func appendString(b []byte, s string) []byte {
 // appendTime appends a timestamp as RFC 3339 UTC with milliseconds.
 func appendTime(b []byte, unixMillis int64) []byte {
 	b = append(b, '"')
-	b = time.UnixMilli(unixMillis).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	b = time.UnixMilli(unixMillis).UTC().AppendFormat(b, timestampLayout)
 	return append(b, '"')
 }
 

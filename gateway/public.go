@@ -196,8 +196,8 @@ func parseChat(o *object) *engine.Chat {
 	c.ConversationID, _ = o.str("conversationId", false, chatFieldBytesMax)
 	c.ChatQuoteID, _ = o.str("chatQuoteId", false, chatFieldBytesMax)
 	c.ListingID, _ = o.str("listingId", false, chatFieldBytesMax)
-	c.NegotiationStartedAt, _ = o.str("negotiationStartedAt", false, chatFieldBytesMax)
-	c.QuoteSentAt, _ = o.str("quoteSentAt", false, chatFieldBytesMax)
+	c.NegotiationStartedAt = o.timestamp("negotiationStartedAt")
+	c.QuoteSentAt = o.timestamp("quoteSentAt")
 	o.unknown()
 	return c
 }

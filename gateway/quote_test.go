@@ -768,6 +768,12 @@ func TestCreateQuoteValidation(t *testing.T) {
 			[]string{"chatMetadata.mood"}},
 		{"chatMetadata mistyped member", with(base, "chatMetadata", map[string]any{"conversationId": n("5")}),
 			[]string{"chatMetadata.conversationId"}},
+		{"chatMetadata time not a date-time", with(base, "chatMetadata", map[string]any{"quoteSentAt": "yesterday"}),
+			[]string{"chatMetadata.quoteSentAt"}},
+		{"chatMetadata time without a zone", with(base, "chatMetadata", map[string]any{"negotiationStartedAt": "2026-11-21T10:00:00"}),
+			[]string{"chatMetadata.negotiationStartedAt"}},
+		{"chatMetadata time finer than a millisecond", with(base, "chatMetadata",
+			map[string]any{"quoteSentAt": "2026-11-21T10:00:00.0001Z"}), []string{"chatMetadata.quoteSentAt"}},
 		{"several problems at once", with(base, "amount", nil, "rate", "x", "extra", true),
 			[]string{"amount", "rate", "extra"}},
 		{"non-positive amount and missing destination", with(base, "destinationCurrency", nil, "amount", n("-5")),
@@ -1014,6 +1020,37 @@ func TestChatMetadata(t *testing.T) {
 	plain := mustCreateQuote(t, s, key, quoteRequest("NGN", "USDT", "1000", "0.0006", "source"))
 	if _, ok := plain["chatMetadata"]; ok {
 		t.Errorf("chatMetadata present on a quote created without it")
+	}
+}
+
+// Chat timestamps are kept in the contract's form (§1: UTC, milliseconds)
+// whatever offset and precision the partner wrote, and the same instant
+// written two ways is the same request for Idempotency-Key.
+func TestChatMetadataTimestampsNormalised(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	partner := s.NewPartner(t, "partner")
+	newPool(t, s, engine.ModeSandbox, gatewaytest.NGNUSDT, "alpha", "0.000625", "1000")
+	key := partner.SandboxKey
+	body := func(started, sent string) map[string]any {
+		return with(quoteRequest("NGN", "USDT", "1000", "0.000625", "source"), "chatMetadata",
+			map[string]any{"negotiationStartedAt": started, "quoteSentAt": sent})
+	}
+	q := mustCreateQuote(t, s, key, body("2026-11-21T11:58:00+01:00", "2026-11-21T09:59:30.5-00:30"),
+		"Idempotency-Key", "chat-times")
+	for _, view := range []map[string]any{q, wantOK(t, getQuote(t, s, key, getString(t, q, "quoteId")))} {
+		chat := getObject(t, view, "chatMetadata")
+		if got := chat["negotiationStartedAt"]; got != "2026-11-21T10:58:00.000Z" {
+			t.Errorf("negotiationStartedAt: got %v, want 2026-11-21T10:58:00.000Z", got)
+		}
+		if got := chat["quoteSentAt"]; got != "2026-11-21T10:29:30.500Z" {
+			t.Errorf("quoteSentAt: got %v, want 2026-11-21T10:29:30.500Z", got)
+		}
+	}
+	r := do(t, http.MethodPost, s.URL+intentPath, key, body("2026-11-21T10:58:00.000Z", "2026-11-21T10:29:30.500Z"),
+		"Idempotency-Key", "chat-times")
+	if r.status != http.StatusOK || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the same instants in UTC with the same key: got %s, want the original replayed", r)
 	}
 }
 
