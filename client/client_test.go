@@ -39,7 +39,6 @@ func newMarket(t *testing.T) *market {
 	s := gatewaytest.Start(t, gatewaytest.Options{})
 	m := &market{srv: s, partner: s.NewPartner(t, "client-test")}
 	m.poolA = s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk A", "0.000625", "1000")
-	time.Sleep(3 * time.Millisecond) // distinct rate-set times
 	m.poolB = s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk B", "0.00062", "1000")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.GHSUSDT, "Desk C", "0.08", "1000")
 	var err error

@@ -410,13 +410,11 @@ func fxPoolUnchanged(t testing.TB, s *gatewaytest.Server, id engine.PoolID, bala
 	}
 }
 
-// fxNewPool creates a funded pool and sleeps a little, so that pools
-// created one after another have distinct rate-set times.
+// fxNewPool creates a funded pool; pools created one after another have
+// distinct rate-set times (gatewaytest's NewPool advances the clock).
 func fxNewPool(t testing.TB, s *gatewaytest.Server, mode engine.Mode, pair engine.Pair, name, rate, liquidity string) *engine.Pool {
 	t.Helper()
-	p := s.NewPool(t, mode, pair, name, rate, liquidity)
-	time.Sleep(3 * time.Millisecond)
-	return p
+	return s.NewPool(t, mode, pair, name, rate, liquidity)
 }
 
 // fxWallet is the partner's wallet id in mode and currency.

@@ -459,13 +459,11 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 	}
 }
 
-// newPool creates a funded pool and sleeps a few ms, so that pools created
-// one after another have distinct rate-set times (price-time priority).
+// newPool creates a funded pool; pools created one after another have
+// distinct rate-set times (gatewaytest's NewPool advances the clock).
 func newPool(t testing.TB, s *gatewaytest.Server, mode engine.Mode, pair engine.Pair, name, rate, liquidity string) *engine.Pool {
 	t.Helper()
-	p := s.NewPool(t, mode, pair, name, rate, liquidity)
-	time.Sleep(3 * time.Millisecond)
-	return p
+	return s.NewPool(t, mode, pair, name, rate, liquidity)
 }
 
 // wallet is the partner's wallet account id in mode and currency.

@@ -567,7 +567,6 @@ func TestOpenAPIDocument(t *testing.T) {
 	p := s.NewPartner(t, "openapi")
 	other := s.NewPartner(t, "openapi-other")
 	poolA := s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk A", "0.000625", "1000")
-	time.Sleep(3 * time.Millisecond)
 	poolB := s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk B", "0.00062", "1000")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.GHSUSDT, "Desk C", "0.08", "1000")
 	key := p.SandboxKey

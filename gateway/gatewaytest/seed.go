@@ -2,6 +2,7 @@ package gatewaytest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -62,6 +63,9 @@ func (s *Server) NewPool(t testing.TB, mode engine.Mode, pair engine.Pair, name,
 		}
 		pool = dep.Pool
 	}
+	// Pools created one after another get distinct rate-set times (price-time
+	// priority): the clock moves on a millisecond instead of the test sleeping.
+	s.Advance(time.Millisecond)
 	return pool
 }
 

@@ -6,6 +6,7 @@ package gatewaytest
 import (
 	"context"
 	"path"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,10 +34,6 @@ type Options struct {
 	// FS is the log's filesystem (vfs.NewCrashableMem, an errorfs wrapper
 	// injecting faults); nil is the real disk. With FS set, Dir is a path
 	// in it, default its root.
-	//
-	// NB: the default is the root, not a new directory, because wal.Open
-	// does not sync the parent of a directory it creates: a crash clone
-	// taken after that drops the new directory with everything in it.
 	FS vfs.FS
 }
 
@@ -49,7 +46,13 @@ type Server struct {
 	URL     string // public base, e.g. http://127.0.0.1:41234
 	Admin   string // admin base
 	stopped bool
+	// skew is how far the service's clock runs ahead of Options.Clock (or
+	// time.Now); Advance moves it.
+	skew *atomic.Int64
 }
+
+// Advance moves the service's clock d ahead, without sleeping.
+func (s *Server) Advance(d time.Duration) { s.skew.Add(int64(d)) }
 
 // Start starts a service and registers its shutdown with t.Cleanup.
 func Start(t testing.TB, opts Options) *Server {
@@ -67,10 +70,12 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatalf("gatewaytest: open log: %v", err)
 	}
-	clock := opts.Clock
-	if clock == nil {
-		clock = time.Now
+	base := opts.Clock
+	if base == nil {
+		base = time.Now
 	}
+	skew := new(atomic.Int64)
+	clock := func() time.Time { return base().Add(time.Duration(skew.Load())) }
 	state, _, err := actors.Recover(log, clock())
 	if err != nil {
 		log.Close()
@@ -97,7 +102,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	srv.SetSystem(sys)
 	s := &Server{Server: srv, Sys: sys, Log: log, Dir: opts.Dir,
-		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr()}
+		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew}
 	t.Cleanup(s.Stop)
 	return s
 }
