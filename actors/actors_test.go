@@ -15,6 +15,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/poll"
 	"github.com/oja-exchange/oja/wal"
 )
 
@@ -265,22 +266,6 @@ func mustTransition(t testing.TB, sys *actors.System, q *engine.Quote, cmd *acto
 	return r.Quote
 }
 
-// waitFor polls cond until it returns "" or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, cond func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		msg := cond()
-		if msg == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, msg)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // converged reports how the actors' published views differ from the state
 // the log holds (every pool, wallet and registered quote), "" when they
 // agree. Consequences of a write (holds, payouts) reach their owners after
@@ -319,7 +304,7 @@ func converged(t testing.TB, n *node) string {
 
 func waitConverged(t testing.TB, n *node) {
 	t.Helper()
-	waitFor(t, 10*time.Second, func() string { return converged(t, n) })
+	poll.Until(t, 10*time.Second, func() string { return converged(t, n) })
 }
 
 // views is everything a partner or operator can read, for comparing across
@@ -671,7 +656,7 @@ func TestExpiryWhileRunning(t *testing.T) {
 	accepted = mustTransition(t, n.sys, accepted, jsonAccept(t, ada, accepted))
 	for _, q := range []*engine.Quote{pending, accepted} {
 		deadline := time.UnixMilli(q.ExpiresAt)
-		waitFor(t, time.Until(deadline)+time.Second, func() string {
+		poll.Until(t, time.Until(deadline)+time.Second, func() string {
 			got, _ := n.sys.Quote(q.Client, q.Mode, q.ID)
 			if got.Status != engine.StatusExpired {
 				return fmt.Sprintf("quote %s is %s, %s after its deadline", q.ID, got.Status, time.Since(deadline))
@@ -682,7 +667,7 @@ func TestExpiryWhileRunning(t *testing.T) {
 			t.Errorf("quote expired before its deadline")
 		}
 	}
-	waitFor(t, 5*time.Second, func() string {
+	poll.Until(t, 5*time.Second, func() string {
 		if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != 0 {
 			return fmt.Sprintf("pool still holds %d", p.Liquidity.Held)
 		}
@@ -889,7 +874,7 @@ func TestMaxOpenQuotes(t *testing.T) {
 
 func waitStatus(t testing.TB, sys *actors.System, q *engine.Quote, want engine.Status) {
 	t.Helper()
-	waitFor(t, 5*time.Second, func() string {
+	poll.Until(t, 5*time.Second, func() string {
 		if got, _ := sys.Quote(q.Client, q.Mode, q.ID); got.Status != want {
 			return fmt.Sprintf("quote %s is %s, want %s", q.ID, got.Status, want)
 		}
@@ -900,7 +885,7 @@ func waitStatus(t testing.TB, sys *actors.System, q *engine.Quote, want engine.S
 // waitWallets waits until every wallet of c is readable.
 func waitWallets(t testing.TB, sys *actors.System, c *engine.Client) {
 	t.Helper()
-	waitFor(t, 5*time.Second, func() string {
+	poll.Until(t, 5*time.Second, func() string {
 		for _, w := range c.Wallets {
 			if _, ok := sys.Account(w.Account); !ok {
 				return fmt.Sprintf("wallet %s of %s not readable", w.Account, c.Name)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // Fuzz tests of every parser that faces the network, each through the real
@@ -84,7 +85,7 @@ func (m *fuzzMarket) poolView(t testing.TB) fuzzPoolView {
 // acknowledged writes reach the pool actor just after the reply.
 func (m *fuzzMarket) settle(t testing.TB, held engine.Amount) {
 	t.Helper()
-	eventually(t, 5*time.Second, "pool holds settle", func() bool { return m.poolView(t).held == held })
+	poll.True(t, 5*time.Second, "pool holds settle", func() bool { return m.poolView(t).held == held })
 }
 
 // fuzzState is everything a refused request must leave as it was.
@@ -509,7 +510,7 @@ func (m *fuzzMarket) streamGet(t testing.TB, target string, headers ...string) *
 	}
 	r.body = first
 	conn.Close()
-	eventually(t, 5*time.Second, "the closed stream is let go", func() bool { return m.s.Streams() == 0 })
+	poll.True(t, 5*time.Second, "the closed stream is let go", func() bool { return m.s.Streams() == 0 })
 	return r
 }
 

@@ -429,18 +429,6 @@ func fxWallet(t testing.TB, p gatewaytest.Partner, mode engine.Mode, c engine.Cu
 	return ""
 }
 
-// fxEventually polls cond every 20 ms until it holds or timeout passes.
-func fxEventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s", what, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // fxClock is a test clock: the wall clock plus an offset the test moves.
 type fxClock struct{ offset atomic.Int64 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // Tests of the XML FX API (contract §7) through a real server on loopback.
@@ -309,7 +310,7 @@ func TestFXExpired(t *testing.T) {
 		t.Errorf("TTL: got %d, want at most 1", m.TTL)
 	}
 	var st *fxmsg.FXTradStsAndDtlsNtfctn
-	fxEventually(t, 5*time.Second, "trade expired", func() bool {
+	poll.True(t, 5*time.Second, "trade expired", func() bool {
 		st = fxStatus(t, s, p.SandboxKey, m.UnqTxIdr.TxId)
 		return st.TradSts.Sts == "CANC"
 	})
@@ -937,7 +938,7 @@ func TestFXOpenQuoteCap(t *testing.T) {
 		t.Errorf("JSON create over the cap: %d %v", status, j)
 	}
 	fxCall(t, s, http.MethodPut, "/trades/"+first.UnqTxIdr.TxId+"/cancellation", p.SandboxKey, "")
-	fxEventually(t, 5*time.Second, "cap freed", func() bool {
+	poll.True(t, 5*time.Second, "cap freed", func() bool {
 		return fxCall(t, s, http.MethodPost, "/trades", p.SandboxKey, fxInstr("NGN", "USDT", "1600", "0.0006", "SELL")).status == http.StatusOK
 	})
 	fxPoolUnchanged(t, s, pool.ID, "1000", "999")

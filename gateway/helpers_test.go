@@ -447,18 +447,6 @@ func syncTreasury(t testing.TB, s *gatewaytest.Server, mode string) map[string]a
 	return wantOK(t, admin(t, s, http.MethodGet, "/admin/v1/ledger/check?mode="+mode, nil))
 }
 
-// eventually polls cond every 50 ms until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s", what, timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // newPool creates a funded pool; pools created one after another have
 // distinct rate-set times (gatewaytest's NewPool advances the clock).
 func newPool(t testing.TB, s *gatewaytest.Server, mode engine.Mode, pair engine.Pair, name, rate, liquidity string) *engine.Pool {

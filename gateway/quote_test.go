@@ -14,6 +14,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 var (
@@ -666,7 +667,7 @@ func TestTransitionAfterDeadline(t *testing.T) {
 			if got := details["status"]; got != "expired" {
 				t.Errorf("details.status after the deadline: got %v, want expired", got)
 			}
-			eventually(t, 2*time.Second, "quote expired", func() bool {
+			poll.True(t, 2*time.Second, "quote expired", func() bool {
 				return wantOK(t, getQuote(t, s, key, getString(t, q, "quoteId")))["status"] == "expired"
 			})
 		})
@@ -1162,13 +1163,13 @@ func TestQuoteExpiry(t *testing.T) {
 			wantTTL(t, q, 0, 1)
 
 			var last map[string]any
-			eventually(t, 3*time.Second, "quote expired", func() bool {
+			poll.True(t, 3*time.Second, "quote expired", func() bool {
 				last = wantOK(t, getQuote(t, s, key, id))
 				return last["status"] == "expired"
 			})
 			wantQuoteKeys(t, last, extra...)
 			wantTTL(t, last, 0, 0)
-			eventually(t, 2*time.Second, "holds released", func() bool {
+			poll.True(t, 2*time.Second, "holds released", func() bool {
 				return number(t, pool(t, s, alpha.ID.String()), "available").Equal(decimal.NewFromInt(1000))
 			})
 			p := syncPool(t, s, alpha.ID.String())

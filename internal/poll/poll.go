@@ -1,0 +1,41 @@
+// Package poll is the one way tests wait for something that happens
+// asynchronously (an actor's view catching up, an expiry firing): poll a
+// condition until it holds or a deadline passes. It is for tests only; the
+// product never polls.
+package poll
+
+import (
+	"testing"
+	"time"
+)
+
+// Interval is how often Until asks again.
+const Interval = 10 * time.Millisecond
+
+// Until calls cond until it returns "" or timeout passes, then fails t
+// with cond's last answer, which should say what was still missing.
+func Until(t testing.TB, timeout time.Duration, cond func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		msg := cond()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", timeout, msg)
+		}
+		time.Sleep(Interval)
+	}
+}
+
+// True is Until for a yes/no condition; what names what is awaited.
+func True(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Until(t, timeout, func() string {
+		if cond() {
+			return ""
+		}
+		return what + ": not reached"
+	})
+}
