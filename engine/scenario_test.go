@@ -1,25 +1,22 @@
 package engine_test
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
+
 	"github.com/oja-exchange/oja/engine"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/scenarios/*.txt from the actual output")
-
-// TestScenarios runs the scripts in testdata/scenarios/*.txt against a State
-// driven by the engine's own decisions (see world), checking every ledger
-// invariant after every event. A script is a sequence of cases separated by
-// blank lines; '#' lines are comments. A case is one command line, a "----"
-// line and the expected output:
+// TestScenarios runs the scripts in testdata/scenarios/*.txt
+// (cockroachdb/datadriven files) against a State driven by the engine's own
+// decisions (see world), checking every ledger invariant after every event.
+// A case is one command line, a "----" line and the expected output; cases
+// are separated by blank lines and '#' lines are comments:
 //
 //	deposit lagos 100
 //	----
@@ -38,57 +35,15 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	pools                              quotes
 //	wallets CLIENT MODE                ledger
 //
-// Run with -rewrite to regenerate the expected output; review it as a diff.
+// Run with -rewrite (datadriven's flag) to regenerate the expected output;
+// review it as a diff.
 func TestScenarios(t *testing.T) {
-	paths, err := filepath.Glob("testdata/scenarios/*.txt")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			runScenario(t, path)
+	datadriven.Walk(t, "testdata/scenarios", func(t *testing.T, path string) {
+		s := newScenario(t)
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			return s.run(d.FullCmd())
 		})
-	}
-}
-
-func runScenario(t *testing.T, path string) {
-	content, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
-	s := newScenario(t)
-	var out []string
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out = append(out, line)
-			i++
-			continue
-		}
-		if i+1 >= len(lines) || lines[i+1] != "----" {
-			t.Fatalf("%s:%d: command %q not followed by ----", path, i+1, line)
-		}
-		end := i + 2
-		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
-			end++
-		}
-		want := strings.Join(lines[i+2:end], "\n")
-		got := strings.TrimRight(s.run(line), "\n")
-		if got != want && !*rewrite {
-			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, i+1, line, got, want)
-		}
-		out = append(out, line, "----")
-		if got != "" {
-			out = append(out, got)
-		}
-		i = end
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 // scenario is a world with names.
