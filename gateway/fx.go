@@ -108,10 +108,11 @@ func (s *Server) writeErrorByPath(ctx *fasthttp.RequestCtx, e *apiError) {
 	s.writeError(ctx, e)
 }
 
-// fxPartner is s.partner for the FX routes: the same authentication, rate
-// limit and readiness checks in the same order, answering with MsgRjct. A
-// panic in h is answered 500 as a MsgRjct too (and logged).
+// fxPartner is s.partner for the FX routes: the same gate
+// (s.authenticated), answering with MsgRjct. A panic in h is answered 500 as
+// a MsgRjct too (and logged).
 func (s *Server) fxPartner(h partnerHandler) fasthttp.RequestHandler {
+	gate := s.authenticated(s.writeFXError, h)
 	return func(ctx *fasthttp.RequestCtx) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -120,26 +121,7 @@ func (s *Server) fxPartner(h partnerHandler) fasthttp.RequestHandler {
 				s.writeFXError(ctx, errInternal)
 			}
 		}()
-		token, ok := bearer(ctx)
-		if !ok {
-			s.writeFXError(ctx, errUnauthorized)
-			return
-		}
-		sys := s.sys.Load()
-		if sys == nil || s.closing.Load() {
-			s.writeFXError(ctx, errUnavailable)
-			return
-		}
-		who, ok := sys.Authenticate(token)
-		if !ok {
-			s.writeFXError(ctx, errUnauthorized)
-			return
-		}
-		if !s.limiter.allow(ctx, who.Key) {
-			s.writeFXError(ctx, errRateLimited)
-			return
-		}
-		h(ctx, sys, who)
+		gate(ctx)
 	}
 }
 

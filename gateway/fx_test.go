@@ -1,10 +1,14 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -942,4 +946,48 @@ func TestFXOpenQuoteCap(t *testing.T) {
 		return fxCall(t, s, http.MethodPost, "/trades", p.SandboxKey, fxInstr("NGN", "USDT", "1600", "0.0006", "SELL")).status == http.StatusOK
 	})
 	fxPoolUnchanged(t, s, pool.ID, "1000", "999")
+}
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Both dialects pass the same partner gate: an XML request's access log
+// line names its client exactly as a JSON request's does (the XML gate was
+// a copy that never recorded it).
+func TestFXAccessLogNamesClient(t *testing.T) {
+	var logs lockedBuffer
+	s, p, _ := fxMarket(t, gatewaytest.Options{AccessLog: true, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	mustCreateQuote(t, s, p.SandboxKey, quoteRequest("NGN", "USDT", "1000", "0.0006", "source"))
+	fxCreate(t, s, p.SandboxKey, fxInstr("NGN", "USDT", "16000", "0.0006", "SELL"))
+	want := p.Client.ID.String()
+	for _, route := range []string{"/api/v1/partners/marketplace/intent", "/api/v1/partners/fx/trades"} {
+		poll.Until(t, 5*time.Second, func() string {
+			for line := range strings.Lines(logs.String()) {
+				var rec map[string]any
+				if json.Unmarshal([]byte(line), &rec) != nil || rec["route"] != route {
+					continue
+				}
+				if rec["client_id"] != want {
+					return fmt.Sprintf("%s logged with client_id %v, want %s: %s", route, rec["client_id"], want, line)
+				}
+				return ""
+			}
+			return "no access log line for " + route
+		})
+	}
 }

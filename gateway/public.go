@@ -34,28 +34,37 @@ func (s *Server) publicRouter() *router.Router {
 type partnerHandler func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal)
 
 // partner authenticates the API key, applies the per-key rate limit and
-// refuses while the service is not ready.
+// refuses while the service is not ready, answering refusals in JSON.
 func (s *Server) partner(h partnerHandler) fasthttp.RequestHandler {
+	return s.authenticated(s.writeError, h)
+}
+
+// authenticated is the one partner gate of both dialects (JSON and the XML
+// FX API): the bearer credential, readiness, the key, the access log's
+// client and the rate limit, in that order; fail writes a refusal in the
+// caller's dialect.
+func (s *Server) authenticated(fail func(*fasthttp.RequestCtx, *apiError), h partnerHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		token, ok := bearer(ctx)
 		if !ok {
-			s.writeError(ctx, errUnauthorized)
+			fail(ctx, errUnauthorized)
 			return
 		}
-		sys := s.system(ctx)
-		if sys == nil {
+		sys := s.sys.Load()
+		if sys == nil || s.closing.Load() {
+			fail(ctx, errUnavailable)
 			return
 		}
 		who, ok := sys.Authenticate(token)
 		if !ok {
-			s.writeError(ctx, errUnauthorized)
+			fail(ctx, errUnauthorized)
 			return
 		}
 		if s.cfg.AccessLog {
 			ctx.SetUserValue(clientValue{}, who.Client)
 		}
 		if !s.limiter.allow(ctx, who.Key) {
-			s.writeError(ctx, errRateLimited)
+			fail(ctx, errRateLimited)
 			return
 		}
 		h(ctx, sys, who)

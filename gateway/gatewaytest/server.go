@@ -5,6 +5,7 @@ package gatewaytest
 
 import (
 	"context"
+	"log/slog"
 	"path"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,8 @@ type Options struct {
 	Clock         func() time.Time
 	SSEHeartbeat  time.Duration // rate stream heartbeat; default 15 s
 	SSEStallMax   time.Duration // rate stream stall limit; default 30 s
+	Logger        *slog.Logger  // the gateway's logger; default discards
+	AccessLog     bool          // one log line per request
 	// FS is the log's filesystem (vfs.NewCrashableMem, an errorfs wrapper
 	// injecting faults); nil is the real disk. With FS set, Dir is a path
 	// in it, default its root.
@@ -86,6 +89,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
 		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
+		Logger: opts.Logger, AccessLog: opts.AccessLog,
 	})
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,
