@@ -271,25 +271,9 @@ func (s *Server) fxQuoteFailed(ctx *fasthttp.RequestCtx, reply *actors.QuoteRepl
 		s.fxOperatingError(ctx, reply.Err)
 		return true
 	}
-	if reply.Result == engine.ResultOK {
+	e := refusal(reply, create)
+	if e == nil {
 		return false
-	}
-	e := resultError(reply.Result)
-	switch reply.Result {
-	case engine.ResultInvalidState:
-		allowed := make([]string, len(reply.AllowedFrom))
-		for i, st := range reply.AllowedFrom {
-			allowed[i] = st.String()
-		}
-		status := ""
-		if reply.Quote != nil {
-			status = reply.Quote.Status.String()
-		}
-		e.details = map[string]any{"status": status, "allowedFrom": allowed}
-	case engine.ResultInsufficientLiquidity:
-		if create != nil {
-			e.details = liquidityDetails(create, reply.Allocation)
-		}
 	}
 	s.writeFXError(ctx, e)
 	return true

@@ -233,34 +233,44 @@ func requestHash(cmd *actors.CreateQuote) [32]byte {
 	return out
 }
 
+// refusal is the error of a quote operation the engine refused, with the
+// details each result carries, for both dialects; nil when it succeeded.
+// create is the request of a create, nil for a transition.
+func refusal(reply *actors.QuoteReply, create *actors.CreateQuote) *apiError {
+	if reply.Result == engine.ResultOK {
+		return nil
+	}
+	e := resultError(reply.Result)
+	switch reply.Result {
+	case engine.ResultInvalidState:
+		allowed := make([]string, len(reply.AllowedFrom))
+		for i, st := range reply.AllowedFrom {
+			allowed[i] = st.String()
+		}
+		status := ""
+		if reply.Quote != nil {
+			status = reply.Quote.Status.String()
+		}
+		e.details = map[string]any{"status": status, "allowedFrom": allowed}
+	case engine.ResultInsufficientLiquidity:
+		if create != nil {
+			e.details = liquidityDetails(create, reply.Allocation)
+		}
+	case engine.ResultValidation:
+		if reply.Field != "" {
+			e = fieldError(reply.Field, "does not name a listing of this pair and mode")
+		}
+	}
+	return e
+}
+
 // quoteReply answers a quote operation.
 func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply *actors.QuoteReply, create *actors.CreateQuote) {
 	if reply.Err != nil {
 		s.operatingError(ctx, reply.Err)
 		return
 	}
-	if reply.Result != engine.ResultOK {
-		e := resultError(reply.Result)
-		switch reply.Result {
-		case engine.ResultInvalidState:
-			allowed := make([]string, len(reply.AllowedFrom))
-			for i, st := range reply.AllowedFrom {
-				allowed[i] = st.String()
-			}
-			status := ""
-			if reply.Quote != nil {
-				status = reply.Quote.Status.String()
-			}
-			e.details = map[string]any{"status": status, "allowedFrom": allowed}
-		case engine.ResultInsufficientLiquidity:
-			if create != nil {
-				e.details = liquidityDetails(create, reply.Allocation)
-			}
-		case engine.ResultValidation:
-			if reply.Field != "" {
-				e = fieldError(reply.Field, "does not name a listing of this pair and mode")
-			}
-		}
+	if e := refusal(reply, create); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
