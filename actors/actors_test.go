@@ -447,9 +447,9 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 	mustTransition(t, sys, acceptedCancelled, cancelOp)
 	bank := mustQuote(t, sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
 		Direction: engine.DirectionDestination, Amount: amount(t, "5", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
-		Channel: engine.ChannelXML})
+		Chain: engine.ChainTron, Channel: engine.ChannelXML})
 	mustTransition(t, sys, bank, &actors.TransitionQuote{Operation: actors.OperationAccept, Accept: engine.AcceptQuote{
-		Settlement: engine.Settlement{Kind: engine.SettlementBank, AccountName: "Ada Obi", AccountNumber: "0123456789", BankCode: "058"}}})
+		Settlement: engine.Settlement{Kind: engine.SettlementChain, Address: "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW"}}})
 	mustTransition(t, sys, bank, completeOp)
 
 	all := []*engine.Quote{pending, awaiting, completed, cancelled, acceptedCancelled, bank}

@@ -77,6 +77,15 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		return
 	}
 	a.expireIfDue(ctx)
+	if cmd.Operation == OperationAccept && cmd.Accept.OwnerWallets == nil {
+		// The engine decides whether the settlement is legal; a wallet
+		// must be the quote's owner's.
+		if c, ok := a.sys.Client(a.quote.Client); ok {
+			withWallets := *cmd
+			withWallets.Accept.OwnerWallets = c.Wallets
+			cmd = &withWallets
+		}
+	}
 	res, ev, allowed := decide(a.quote, cmd, a.sys.nowMillis(), a.sys.cfg.PaymentWindow.Milliseconds())
 	if ev != nil {
 		a.apply(ctx, ev, ctx.Sender())

@@ -656,6 +656,9 @@ func (w *tortureWorker) transition() {
 		cmd = &actors.TransitionQuote{Operation: actors.OperationAccept, Accept: engine.AcceptQuote{
 			Settlement: engine.Settlement{Kind: engine.SettlementBank, AccountName: "Ada", AccountNumber: "0123456789",
 				BankCode: "058"}}}
+		if q.Pair.Destination.IsToken() {
+			cmd.Accept.Settlement = engine.Settlement{Kind: engine.SettlementChain, Address: "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW"}
+		}
 		if c, ok := w.sys.Client(q.Client); ok {
 			for _, wa := range c.Wallets {
 				if wa.Mode == q.Mode && wa.Currency == q.Pair.Destination && w.rng.IntN(2) == 0 {

@@ -285,7 +285,8 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 	case 3: // accepted to the partner's wallet, then completed
 		g.at++
 		res, accepted := q.Accept(engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: ev.Allocations[0].PoolAccount,
-			Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: g.wallet}},
+			Settlement:   engine.Settlement{Kind: engine.SettlementWallet, Account: g.wallet},
+			OwnerWallets: g.state.Clients[g.client].Wallets},
 			g.at, paymentWindow.Milliseconds())
 		if res != engine.ResultOK || accepted == nil {
 			return fmt.Errorf("bench: generated accept: %v", res)

@@ -135,6 +135,11 @@ type AcceptQuote struct {
 	NamesPoolAccount bool
 	PoolAccount      AccountID
 	Settlement       Settlement
+	// OwnerWallets are the wallets of the quote's client, for a wallet
+	// settlement: it must be one of them (CheckSettlement). The quote actor
+	// fills them in; they are context for the decision, not part of the
+	// event.
+	OwnerWallets []WalletAccount
 }
 
 // Accept decides an accept at time now (REQUIRES: ExpireIfDue was applied).
@@ -142,8 +147,8 @@ type AcceptQuote struct {
 func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result, *QuoteAccepted) {
 	switch q.Status {
 	case StatusPending:
-		if cmd.Settlement.Kind == SettlementNone {
-			return ResultValidation, nil
+		if p := CheckSettlement(q, cmd.Settlement, cmd.OwnerWallets); p != SettlementLegal {
+			return p.Result(), nil
 		}
 		if cmd.NamesPoolAccount && !q.HasPoolAccount(cmd.PoolAccount) {
 			return ResultInvalidAccount, nil

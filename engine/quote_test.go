@@ -26,11 +26,13 @@ var (
 	quoteWallet    = engine.AccountID{0x77}
 	quoteWallet2   = engine.AccountID{0x78}
 	walletSettle   = engine.Settlement{Kind: engine.SettlementWallet, Account: quoteWallet}
-	acceptJSONA    = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountA, Settlement: walletSettle}
-	acceptJSONB    = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountB, Settlement: walletSettle}
-	acceptForeign  = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteForeign, Settlement: walletSettle}
-	acceptZero     = engine.AcceptQuote{NamesPoolAccount: true, Settlement: walletSettle}
-	acceptWallet2  = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountA, Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: quoteWallet2}}
+	ownerWallets   = []engine.WalletAccount{{Mode: engine.ModeSandbox, Currency: engine.CurrencyUSDT, Account: quoteWallet}}
+	acceptJSONA    = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountA, Settlement: walletSettle, OwnerWallets: ownerWallets}
+	acceptJSONB    = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountB, Settlement: walletSettle, OwnerWallets: ownerWallets}
+	acceptForeign  = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteForeign, Settlement: walletSettle, OwnerWallets: ownerWallets}
+	acceptZero     = engine.AcceptQuote{NamesPoolAccount: true, Settlement: walletSettle, OwnerWallets: ownerWallets}
+	acceptWallet2  = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountA, Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: quoteWallet2}, OwnerWallets: ownerWallets}
+	acceptChainBad = engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementChain, Address: "0x52908400098527886E0F7030069857D2E4169EE7"}}
 	acceptBank     = engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementBank, AccountName: "Ada Obi", AccountNumber: "0123456789", BankCode: "058"}}
 	acceptChain    = engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementChain, Address: "TQ1h2d3CqWn2C8pR9vJ5kW7uXyZ4aB6cDe"}}
 	acceptNoTarget = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: quoteAccountA}
@@ -119,8 +121,10 @@ func TestQuoteAccept(t *testing.T) {
 		{"pending/json second pool account", engine.StatusPending, acceptJSONB, engine.ResultOK, true},
 		{"pending/json account not of the quote", engine.StatusPending, acceptForeign, engine.ResultInvalidAccount, false},
 		{"pending/json zero account", engine.StatusPending, acceptZero, engine.ResultInvalidAccount, false},
-		{"pending/xml bank", engine.StatusPending, acceptBank, engine.ResultOK, true},
+		{"pending/json wallet not the owner's", engine.StatusPending, acceptWallet2, engine.ResultInvalidAccount, false},
+		{"pending/xml bank for a token destination", engine.StatusPending, acceptBank, engine.ResultValidation, false},
 		{"pending/xml chain", engine.StatusPending, acceptChain, engine.ResultOK, true},
+		{"pending/xml chain, address of another chain", engine.StatusPending, acceptChainBad, engine.ResultValidation, false},
 		{"pending/no settlement", engine.StatusPending, acceptNoTarget, engine.ResultValidation, false},
 		{"awaiting_payment/same input repeated", engine.StatusAwaitingPayment, acceptJSONA, engine.ResultOK, false},
 		{"awaiting_payment/other pool account", engine.StatusAwaitingPayment, acceptJSONB, engine.ResultInvalidState, false},

@@ -76,7 +76,8 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 			case StatusPending:
 				if rng.IntN(2) == 0 {
 					wallet, _ := s.Treasuries[q.Mode].Wallet(q.Client, q.Pair.Destination)
-					_, ev = q.Accept(AcceptQuote{Settlement: Settlement{Kind: SettlementWallet, Account: wallet.ID}}, now, 1_800_000)
+					_, ev = q.Accept(AcceptQuote{Settlement: Settlement{Kind: SettlementWallet, Account: wallet.ID},
+						OwnerWallets: s.Clients[q.Client].Wallets}, now, 1_800_000)
 				} else {
 					_, ev = q.Cancel(now)
 				}

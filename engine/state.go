@@ -352,15 +352,17 @@ func (s *State) checkLifecycle(ev Event) error {
 		if acc.PoolAccount != (AccountID{}) && !q.HasPoolAccount(acc.PoolAccount) {
 			return fmt.Errorf("accept names account %s, not one of quote %s", acc.PoolAccount, q.ID)
 		}
-		switch acc.Settlement.Kind {
-		case SettlementWallet:
-			w, ok := s.Treasuries[q.Mode].Wallets[acc.Settlement.Account]
-			if !ok || w.Currency != q.Pair.Destination {
+		var owned []WalletAccount
+		if c, ok := s.Clients[q.Client]; ok {
+			owned = c.Wallets
+		}
+		if p := CheckSettlement(q, acc.Settlement, owned); p != SettlementLegal {
+			return fmt.Errorf("accept of quote %s with an illegal settlement (%s)", q.ID, p)
+		}
+		if acc.Settlement.Kind == SettlementWallet {
+			if w, ok := s.Treasuries[q.Mode].Wallets[acc.Settlement.Account]; !ok || w.Currency != q.Pair.Destination {
 				return fmt.Errorf("settlement wallet %s unknown or of another currency", acc.Settlement.Account)
 			}
-		case SettlementBank, SettlementChain:
-		default:
-			return fmt.Errorf("accept without a settlement")
 		}
 		if acc.ExpiresAt <= acc.At {
 			return fmt.Errorf("accept with a deadline before it")

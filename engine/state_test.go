@@ -247,7 +247,8 @@ func (w *world) createQuote(req quoteRequest) (engine.AllocationOutcome, *engine
 // to the partner's wallet in the destination currency.
 func (w *world) walletAccept(q *engine.Quote) engine.AcceptQuote {
 	return engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations[0].PoolAccount, Settlement: engine.Settlement{
-		Kind: engine.SettlementWallet, Account: w.wallet(q.Client, q.Mode, q.Pair.Destination).ID}}
+		Kind: engine.SettlementWallet, Account: w.wallet(q.Client, q.Mode, q.Pair.Destination).ID},
+		OwnerWallets: w.state.Clients[q.Client].Wallets}
 }
 
 func (w *world) accept(q *engine.Quote, cmd engine.AcceptQuote) engine.Result {
@@ -868,6 +869,9 @@ func randomWorld(t testing.TB, rng *rand.Rand, n int) *world {
 			if rng.IntN(3) == 0 {
 				cmd = engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementBank,
 					AccountName: "Ada", AccountNumber: fmt.Sprint(rng.IntN(1e9)), BankCode: "058"}}
+				if q.Pair.Destination.IsToken() {
+					cmd.Settlement = engine.Settlement{Kind: engine.SettlementChain, Address: "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW"}
+				}
 			}
 			w.accept(q, cmd)
 		case op < 82 && len(open) > 0:
@@ -1059,12 +1063,14 @@ func TestStateHash(t *testing.T) {
 func TestStateHashCoversWholeState(t *testing.T) {
 	w := newWorld(t)
 	ada := w.createClient("ada").Client
-	p := w.createPool(engine.ModeLive, pairNGNUSDT, "p", decimalRate(t, "0.000625"))
+	p := w.createPool(engine.ModeLive, pairNGNGHS, "p", decimalRate(t, "0.0075"))
 	w.deposit(p, 100_000_000)
-	_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeLive, pair: pairNGNUSDT,
+	_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeLive, pair: pairNGNGHS,
 		direction: engine.DirectionDestination, amount: 10_000_000, rate: p.Rate})
-	w.accept(q, engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementBank,
-		AccountName: "Ada Obi", AccountNumber: "0123456789", BankCode: "058"}})
+	if res := w.accept(q, engine.AcceptQuote{Settlement: engine.Settlement{Kind: engine.SettlementBank,
+		AccountName: "Ada Obi", AccountNumber: "0123456789", BankCode: "058"}}); res != engine.ResultOK {
+		t.Fatalf("fixture: bank accept %v", res)
+	}
 	s := w.state
 	scope := engine.IdempotencyScope{Client: ada, Mode: engine.ModeLive, Key: "k"}
 	tests := []struct {

@@ -13,43 +13,6 @@ import (
 // Table and fuzz tests of the XML FX API's pure parts. The HTTP tests are
 // in fx_test.go (package gateway_test, real server).
 
-func TestFXChainAddress(t *testing.T) {
-	for _, c := range []struct {
-		chain   engine.Chain
-		address string
-		want    bool
-	}{
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW", true},
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxM", false},   // 33 characters
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMWW", false}, // 35
-		{engine.ChainTron, "AJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW", false},  // not T
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sx0W", false},  // 0 is not base58
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxOW", false},  // O
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxIW", false},  // I
-		{engine.ChainTron, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxlW", false},  // l
-		{engine.ChainTron, "0x52908400098527886E0F7030069857D2E4169EE7", false},
-		{engine.ChainEthereum, "0x52908400098527886E0F7030069857D2E4169EE7", true},
-		{engine.ChainEthereum, "0x52908400098527886e0f7030069857d2e4169ee7", true},
-		{engine.ChainEthereum, "0X52908400098527886E0F7030069857D2E4169EE7", false},
-		{engine.ChainEthereum, "0x52908400098527886E0F7030069857D2E4169EE", false},
-		{engine.ChainEthereum, "0x52908400098527886E0F7030069857D2E4169EEG", false},
-		{engine.ChainEthereum, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW", false},
-		{engine.ChainBSC, "0x52908400098527886E0F7030069857D2E4169EE7", true},
-		{engine.ChainPolygon, "0x52908400098527886E0F7030069857D2E4169EE7", true},
-		{engine.ChainSolana, "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T", true}, // 44
-		{engine.ChainSolana, strings.Repeat("2", 32), true},
-		{engine.ChainSolana, strings.Repeat("2", 31), false},
-		{engine.ChainSolana, strings.Repeat("2", 45), false},
-		{engine.ChainSolana, "0x52908400098527886E0F7030069857D2E4169EE7", false},
-		{engine.ChainNone, "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW", false},
-		{engine.ChainTron, "", false},
-	} {
-		if got := fxChainAddressValid(c.chain, c.address); got != c.want {
-			t.Errorf("%s %q: got %v, want %v", c.chain, c.address, got, c.want)
-		}
-	}
-}
-
 func TestFXPercentChange(t *testing.T) {
 	rate := func(s string) engine.Rate {
 		r, err := engine.RateFromDecimal(decimal.RequireFromString(s))

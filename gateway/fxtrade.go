@@ -381,88 +381,30 @@ func parseFXTradAccptReq(body []byte) (engine.Settlement, *apiError) {
 	return st, nil
 }
 
-// fxCheckSettlement checks an accept's settlement against the trade
-// (contract §7): a bank payout only for fiat destinations, a chain payout
-// only for token destinations to an address of the trade's chain, a wallet
-// only if it is the caller's own in the destination currency (else 422
-// INVALID_ACCOUNT, as in JSON).
+// fxCheckSettlement answers an accept whose settlement the engine's rule
+// (engine.CheckSettlement) refuses, naming the XML element at fault; nil
+// when it is legal. The quote actor asks the same rule again when it
+// decides.
 func fxCheckSettlement(sys *actors.System, who actors.Principal, q *engine.Quote, st engine.Settlement) *apiError {
+	client, ok := sys.Client(who.Client)
+	if !ok {
+		return errUnauthorized
+	}
 	destination := q.Pair.Destination
-	switch st.Kind {
-	case engine.SettlementBank:
-		if destination.IsToken() {
-			return fieldError("SttlmDstn/BkDstn", "applies only to fiat destinations; "+destination.String()+
-				" is a token: use SttlmDstn/BlkChnDstn or AcctId")
-		}
-	case engine.SettlementChain:
-		if !destination.IsToken() {
-			return fieldError("SttlmDstn/BlkChnDstn", "applies only to token destinations; "+destination.String()+
-				" is fiat: use SttlmDstn/BkDstn or AcctId")
-		}
-		if !fxChainAddressValid(q.Chain, st.Address) {
-			return fieldError("SttlmDstn/BlkChnDstn/Adr", "must be a "+q.Chain.String()+" address: "+fxChainAddressRule(q.Chain))
-		}
-	case engine.SettlementWallet:
-		client, ok := sys.Client(who.Client)
-		if !ok {
-			return errUnauthorized
-		}
-		for _, w := range client.Wallets {
-			if w.Mode == who.Mode && w.Currency == destination && w.Account == st.Account {
-				return nil
-			}
-		}
-		return resultError(engine.ResultInvalidAccount)
+	switch p := engine.CheckSettlement(q, st, client.Wallets); p {
+	case engine.SettlementLegal:
+		return nil
+	case engine.SettlementBankForToken:
+		return fieldError("SttlmDstn/BkDstn", "applies only to fiat destinations; "+destination.String()+
+			" is a token: use SttlmDstn/BlkChnDstn or AcctId")
+	case engine.SettlementChainForFiat:
+		return fieldError("SttlmDstn/BlkChnDstn", "applies only to token destinations; "+destination.String()+
+			" is fiat: use SttlmDstn/BkDstn or AcctId")
+	case engine.SettlementBadAddress:
+		return fieldError("SttlmDstn/BlkChnDstn/Adr", "must be a "+q.Chain.String()+" address: "+q.Chain.AddressRule())
+	default:
+		return resultError(p.Result())
 	}
-	return nil
-}
-
-const fxBase58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-// fxChainAddressValid checks an address's shape for chain c: TRON "T" + 33
-// base58 characters; ETHEREUM, BSC and POLYGON "0x" + 40 hex digits; SOLANA
-// 32 to 44 base58 characters. Shape only: checksums are the payout rail's.
-func fxChainAddressValid(c engine.Chain, address string) bool {
-	switch c {
-	case engine.ChainTron:
-		return len(address) == 34 && address[0] == 'T' && fxIsBase58(address[1:])
-	case engine.ChainEthereum, engine.ChainBSC, engine.ChainPolygon:
-		return len(address) == 42 && address[:2] == "0x" && fxIsHex(address[2:])
-	case engine.ChainSolana:
-		return len(address) >= 32 && len(address) <= 44 && fxIsBase58(address)
-	}
-	return false
-}
-
-func fxChainAddressRule(c engine.Chain) string {
-	switch c {
-	case engine.ChainTron:
-		return "T followed by 33 base58 characters"
-	case engine.ChainEthereum, engine.ChainBSC, engine.ChainPolygon:
-		return "0x followed by 40 hexadecimal digits"
-	case engine.ChainSolana:
-		return "32 to 44 base58 characters"
-	}
-	return "no payout is possible on this chain"
-}
-
-func fxIsBase58(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(fxBase58Alphabet, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func fxIsHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-			return false
-		}
-	}
-	return true
 }
 
 // fxDecodeError maps a refused document to its answer: 413 for size, else
