@@ -26,9 +26,10 @@
 //     the log.
 //  3. When the log reports the event durable, its committer only enqueues a
 //     message back to the owning actor (appendDurable, quoteRecorded), which
-//     publishes views, sends the event's consequences to the other owners
-//     (holds to pools, releases to the pair, payouts to the treasury) — in
-//     log order — and only then replies. No 2xx is ever sent for an event
+//     publishes views, routes the event's outcome to the other owners
+//     (engine.RouteOutcome, the route replay applies too: holds, settlements
+//     and releases to pools, releases to the pair, payouts to the treasury)
+//     — in log order — and only then replies. No 2xx is ever sent for an event
 //     that is not fsync'd; a safe repeat waits for its quote's in-flight
 //     appends.
 //  4. If the log fails, every later write fails too (503) until a restart

@@ -78,9 +78,10 @@ type poolAdded struct {
 	info  poolInfo
 }
 
-// budgetReleased tells a pair actor that a quote's holds were released.
-type budgetReleased struct {
-	allocations []engine.Allocation
+// bookOutcome carries the book's part of a quote outcome (holds released)
+// to the pair actor; it applies it with engine.Book.ApplyOutcome.
+type bookOutcome struct {
+	outcome *engine.Outcome
 }
 
 // poolEventApplied carries a durable pool event to the pool actor, which
@@ -90,19 +91,16 @@ type poolEventApplied struct {
 	replyTo replyTarget
 }
 
-// holdPlaced, holdReleased, quoteAccepted and quoteSettled carry one slice's
-// consequence of a durable quote event to the slice's pool actor.
-type holdPlaced struct{ amount engine.Amount }
-type holdReleased struct{ amount engine.Amount }
-type quoteAcceptedOnPool struct{}
-type quoteSettled struct{ source, destination engine.Amount }
+// sliceEffect carries one pool's part of a durable quote outcome
+// (engine.RouteOutcome) to the pool actor, which applies it with
+// engine.Pool.ApplySliceEffect.
+type sliceEffect struct{ effect engine.SliceEffect }
 
 // walletCredited carries a completed quote's payout to the treasury actor,
 // which applies it and then sends reply (if any) to replyTo: a partner that
 // reads its balance after the completion's 200 sees the credit.
 type walletCredited struct {
-	account engine.AccountID
-	amount  engine.Amount
+	credit  engine.WalletCredit
 	replyTo *actor.PID
 	reply   *QuoteReply
 }
@@ -138,7 +136,6 @@ type expiryDue struct{}
 type appendDurable struct {
 	event   engine.Event
 	view    *engine.Quote
-	release bool
 	replyTo *actor.PID
 	err     error
 }

@@ -73,11 +73,8 @@ func (a *pairActor) Receive(ctx actor.Context) {
 			a.book.Upsert(msg.entry)
 			a.info[msg.entry.Pool] = msg.info
 			a.observe()
-		case *budgetReleased:
-			for i := range msg.allocations {
-				al := &msg.allocations[i]
-				a.book.AddAvailable(al.Pool, al.Destination)
-			}
+		case *bookOutcome:
+			a.book.ApplyOutcome(msg.outcome)
 			a.observe()
 		}
 	})
@@ -154,9 +151,13 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 		return
 	}
 	q := engine.NewQuote(ev)
-	for i := range ev.Allocations {
-		sys.sendPool(ev.Allocations[i].Pool, &holdPlaced{amount: ev.Allocations[i].Destination})
-	}
+	o := new(engine.Outcome)
+	engine.RouteOutcome(q, ev, o)
+	// The book's part (the slices taken from available liquidity) was
+	// applied when the quote was decided, before the append: only the
+	// pools get theirs now.
+	o.BookDelta = 0
+	sys.routeOutcome(o, nil, nil)
 	ref := &quoteRef{client: q.Client, mode: q.Mode}
 	ref.view.Store(q)
 	sys.armExpiry(ref, q.ExpiresAt)

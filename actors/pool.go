@@ -8,8 +8,9 @@ import (
 
 // poolActor owns one liquidity pool: its ledger (liquidity with its holds,
 // proceeds, its shards of the clearing accounts), its profile and its trade
-// counters. It receives only durable outcomes — holds placed and released,
-// settlements, and pool events decided by its pair actor — applies them with
+// counters. It receives only durable outcomes — its part of each quote
+// outcome (engine.RouteOutcome: holds placed and released, acceptances,
+// settlements) and pool events decided by its pair actor — applies them with
 // the engine's Pool methods and publishes an immutable view after each.
 type poolActor struct {
 	sys       *System
@@ -22,14 +23,8 @@ type poolActor struct {
 func (a *poolActor) Receive(ctx actor.Context) {
 	a.sys.guard(ctx, func() {
 		switch msg := ctx.Message().(type) {
-		case *holdPlaced:
-			a.pool.ApplyHold(msg.amount)
-		case *holdReleased:
-			a.pool.ApplyRelease(msg.amount)
-		case *quoteAcceptedOnPool:
-			a.pool.ApplyAccepted()
-		case *quoteSettled:
-			a.pool.ApplySettle(msg.source, msg.destination)
+		case *sliceEffect:
+			a.pool.ApplySliceEffect(msg.effect)
 		case *poolEventApplied:
 			a.applyEvent(msg.event)
 			a.publish()

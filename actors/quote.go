@@ -109,7 +109,7 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 // durable; once it is, the view is published, the consequences are sent to
 // the pools, pair and treasury, and replyTo (if any) gets the answer.
 func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PID) {
-	release := a.quote.Apply(ev)
+	a.quote.Apply(ev)
 	view := a.quote.Clone()
 	if ev.Type() == engine.EventQuoteAccepted {
 		a.sys.armExpiry(a.ref, a.quote.ExpiresAt)
@@ -117,7 +117,7 @@ func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PI
 	a.inFlight++
 	sys, self := a.sys, ctx.Self()
 	sys.appendEvents(func(err error) {
-		sys.root.Send(self, &appendDurable{event: ev, view: view, release: release, replyTo: replyTo, err: err})
+		sys.root.Send(self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err})
 	}, ev)
 }
 
@@ -145,7 +145,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		if msg.replyTo != nil {
 			reply = &QuoteReply{Result: engine.ResultOK, Quote: view}
 		}
-		if !sys.quoteConsequences(view, msg.event, msg.release, msg.replyTo, reply) && reply != nil {
+		if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
 			ctx.Send(msg.replyTo, reply)
 		}
 	}
@@ -166,35 +166,31 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 	}
 }
 
-// quoteConsequences sends a durable quote event's effects to the actors that
-// own them. Called by the quote actor once the event is durable, in log
-// order, so effects arrive in log order.
+// quoteConsequences routes a durable quote event's outcome
+// (engine.RouteOutcome, the route replay applies too) to the actors that
+// own its parts: each slice's pool, the pair's book, the treasury of a
+// wallet it pays. Called by the quote actor once the event is durable, in
+// log order, so effects arrive in log order.
 // It reports whether it took over sending reply to replyTo: a completion
 // credited to a wallet is answered by the treasury once the credit is
 // applied, so the partner's next balance read includes it.
-func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, release bool, replyTo *actor.PID, reply *QuoteReply) (replied bool) {
-	switch ev.Type() {
-	case engine.EventQuoteAccepted:
-		for i := range q.Allocations {
-			s.sendPool(q.Allocations[i].Pool, &quoteAcceptedOnPool{})
-		}
-	case engine.EventQuoteCompleted:
-		for i := range q.Allocations {
-			a := &q.Allocations[i]
-			s.sendPool(a.Pool, &quoteSettled{source: a.Source, destination: a.Destination})
-		}
-		if q.Settlement.Kind == engine.SettlementWallet {
-			s.root.Send(s.treasuries[q.Mode], &walletCredited{account: q.Settlement.Account,
-				amount: q.TotalDestination, replyTo: replyTo, reply: reply})
-			replied = reply != nil
-		}
+func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, replyTo *actor.PID, reply *QuoteReply) (replied bool) {
+	o := new(engine.Outcome)
+	engine.RouteOutcome(q, ev, o)
+	return s.routeOutcome(o, replyTo, reply)
+}
+
+// routeOutcome forwards each part of a routed outcome to its owner.
+func (s *System) routeOutcome(o *engine.Outcome, replyTo *actor.PID, reply *QuoteReply) (replied bool) {
+	for _, e := range o.Slices {
+		s.sendPool(e.Pool, &sliceEffect{effect: e})
 	}
-	if release {
-		for i := range q.Allocations {
-			a := &q.Allocations[i]
-			s.sendPool(a.Pool, &holdReleased{amount: a.Destination})
-		}
-		s.root.Send(s.pairs[engine.BookKey{Mode: q.Mode, Pair: q.Pair}], &budgetReleased{allocations: q.Allocations})
+	if o.BookDelta != 0 {
+		s.root.Send(s.pairs[o.Book], &bookOutcome{outcome: o})
+	}
+	if c := o.Credit; c != nil {
+		s.root.Send(s.treasuries[c.Mode], &walletCredited{credit: *c, replyTo: replyTo, reply: reply})
+		replied = reply != nil
 	}
 	return replied
 }

@@ -27,8 +27,8 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 				}
 			}
 		case *walletCredited:
-			a.treasury.ApplyCredit(msg.account, msg.amount)
-			a.publish(msg.account)
+			a.treasury.ApplyCredit(msg.credit.Account, msg.credit.Amount)
+			a.publish(msg.credit.Account)
 			if msg.reply != nil {
 				ctx.Send(msg.replyTo, msg.reply)
 			}

@@ -73,14 +73,10 @@ func (s *State) touchedPools(ev Event) []PoolID {
 	case *PoolWithdrawn:
 		return []PoolID{ev.Pool}
 	case *QuoteCreated, *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
-		id := quoteOf(ev)
-		if created, ok := ev.(*QuoteCreated); ok {
-			id = created.Quote
-		}
-		q := s.Quotes[id]
-		out := make([]PoolID, 0, len(q.Allocations))
-		for i := range q.Allocations {
-			out = append(out, q.Allocations[i].Pool)
+		// Exactly the pools the event's routed outcome reached.
+		out := make([]PoolID, 0, len(s.outcome.Slices))
+		for _, e := range s.outcome.Slices {
+			out = append(out, e.Pool)
 		}
 		return out
 	}

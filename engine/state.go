@@ -31,6 +31,9 @@ type State struct {
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	LastAt      int64 // time of the last applied event
+	// outcome is the routing of the last quote event applied (reused
+	// storage; the invariants build checks the pools it touched).
+	outcome Outcome
 }
 
 // NewState returns the empty state.
@@ -126,13 +129,10 @@ func (s *State) apply(ev Event) error {
 		t, _ := s.walletTreasury(ev.Account)
 		t.ApplyCredit(ev.Account, ev.Amount)
 	case *QuoteCreated:
-		b := s.Book(ev.Mode, ev.Pair)
-		for i := range ev.Allocations {
-			a := &ev.Allocations[i]
-			s.Pools[a.Pool].ApplyHold(a.Destination)
-			b.AddAvailable(a.Pool, -a.Destination)
-		}
-		s.Quotes[ev.Quote] = NewQuote(ev)
+		q := NewQuote(ev)
+		s.Quotes[ev.Quote] = q
+		RouteOutcome(q, ev, &s.outcome)
+		s.applyOutcome(&s.outcome)
 		if ev.IdempotencyKey != "" {
 			s.Idempotency[IdempotencyScope{ev.Client, ev.Mode, ev.IdempotencyKey}] =
 				IdempotencyRecord{Quote: ev.Quote, RequestHash: ev.RequestHash, At: ev.At}
@@ -371,28 +371,13 @@ func (s *State) checkLifecycle(ev Event) error {
 	return nil
 }
 
-// applyLifecycle applies a checked lifecycle event to the quote and its
-// consequences to the pools, book and treasury.
+// applyLifecycle applies a checked lifecycle event to the quote and routes
+// its outcome to the pools, book and treasury (RouteOutcome).
 func (s *State) applyLifecycle(ev Event) {
 	q := s.Quotes[quoteOf(ev)]
-	release := q.Apply(ev)
-	switch ev.(type) {
-	case *QuoteAccepted:
-		ApplyAcceptedToPools(q, s.Pools)
-	case *QuoteCompleted:
-		ApplyCompletedToPools(q, s.Pools)
-		if q.Settlement.Kind == SettlementWallet {
-			s.Treasuries[q.Mode].ApplyCredit(q.Settlement.Account, q.TotalDestination)
-		}
-	}
-	if release {
-		b := s.Book(q.Mode, q.Pair)
-		for i := range q.Allocations {
-			a := &q.Allocations[i]
-			s.Pools[a.Pool].ApplyRelease(a.Destination)
-			b.AddAvailable(a.Pool, a.Destination)
-		}
-	}
+	q.Apply(ev)
+	RouteOutcome(q, ev, &s.outcome)
+	s.applyOutcome(&s.outcome)
 }
 
 // lifecycleFits checks that ev is a transition q's status allows.
@@ -410,22 +395,6 @@ func lifecycleFits(q *Quote, ev Event) error {
 		return fmt.Errorf("quote %s is %s", q.ID, q.Status)
 	}
 	return nil
-}
-
-// ApplyAcceptedToPools counts the acceptance on each pool holding a slice.
-// Live, each pool actor applies its own part; see package actors.
-func ApplyAcceptedToPools(q *Quote, pools map[PoolID]*Pool) {
-	for i := range q.Allocations {
-		pools[q.Allocations[i].Pool].ApplyAccepted()
-	}
-}
-
-// ApplyCompletedToPools settles each slice on its pool.
-func ApplyCompletedToPools(q *Quote, pools map[PoolID]*Pool) {
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
-		pools[a.Pool].ApplySettle(a.Source, a.Destination)
-	}
 }
 
 // Expired returns the expiry events of every open quote whose deadline is
