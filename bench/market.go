@@ -108,7 +108,7 @@ func adminError(r *actors.AdminReply) error {
 		return r.Err
 	}
 	if r.Result != engine.ResultOK {
-		return errors.New(r.Result.Code())
+		return errors.New(r.Result.String())
 	}
 	return nil
 }

@@ -2,8 +2,9 @@ package engine
 
 // Result is the outcome of a command: ResultOK or a business refusal. Business
 // refusals are values, not errors (STYLE.md "Errors, three channels"): the
-// gateway maps each one to an HTTP status, a JSON code and an XML reason
-// through a single table.
+// engine knows results only; the gateway maps each one to an HTTP status, a
+// wire code (JSON code, XML reason) and a message through its one table
+// (gateway/errors.go).
 type Result uint8
 
 const (
@@ -27,32 +28,34 @@ const (
 	resultCount
 )
 
-var resultNames = [resultCount]string{
-	ResultOK:                    "OK",
-	ResultInvalidCurrency:       "INVALID_CURRENCY",
-	ResultInvalidCurrencyPair:   "INVALID_CURRENCY_PAIR",
-	ResultValidation:            "VALIDATION_ERROR",
-	ResultQuoteNotFound:         "QUOTE_NOT_FOUND",
-	ResultAccountNotFound:       "ACCOUNT_NOT_FOUND",
-	ResultPoolNotFound:          "NOT_FOUND",
-	ResultClientNotFound:        "NOT_FOUND",
-	ResultKeyNotFound:           "NOT_FOUND",
-	ResultInvalidState:          "INVALID_STATE",
-	ResultInsufficientLiquidity: "INSUFFICIENT_LIQUIDITY",
-	ResultAmountTooSmall:        "AMOUNT_TOO_SMALL",
-	ResultInvalidAccount:        "INVALID_ACCOUNT",
-	ResultIdempotencyKeyReused:  "IDEMPOTENCY_KEY_REUSED",
-	ResultInsufficientFunds:     "INSUFFICIENT_FUNDS",
-	ResultTooManyOpenQuotes:     "RATE_LIMITED",
-	ResultNoRate:                "NO_RATE",
-}
+// ResultCount is the number of results; every Result is below it.
+const ResultCount = int(resultCount)
 
-// Code is the wire code of r (the JSON `code` and the XML reason).
-func (r Result) Code() string {
+// String is the result's Go name, for logs and test failures. What a partner
+// sees for it (HTTP status, code, message) is the gateway's one table.
+func (r Result) String() string {
 	if r >= resultCount {
-		return "INTERNAL_ERROR"
+		return "Result(unknown)"
 	}
 	return resultNames[r]
 }
 
-func (r Result) String() string { return r.Code() }
+var resultNames = [resultCount]string{
+	ResultOK:                    "OK",
+	ResultInvalidCurrency:       "InvalidCurrency",
+	ResultInvalidCurrencyPair:   "InvalidCurrencyPair",
+	ResultValidation:            "Validation",
+	ResultQuoteNotFound:         "QuoteNotFound",
+	ResultAccountNotFound:       "AccountNotFound",
+	ResultPoolNotFound:          "PoolNotFound",
+	ResultClientNotFound:        "ClientNotFound",
+	ResultKeyNotFound:           "KeyNotFound",
+	ResultInvalidState:          "InvalidState",
+	ResultInsufficientLiquidity: "InsufficientLiquidity",
+	ResultAmountTooSmall:        "AmountTooSmall",
+	ResultInvalidAccount:        "InvalidAccount",
+	ResultIdempotencyKeyReused:  "IdempotencyKeyReused",
+	ResultInsufficientFunds:     "InsufficientFunds",
+	ResultTooManyOpenQuotes:     "TooManyOpenQuotes",
+	ResultNoRate:                "NoRate",
+}

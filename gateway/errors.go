@@ -6,45 +6,31 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// resultStatus is the single table from engine results to HTTP statuses
-// (contract §9). Codes come from engine.Result.Code; messages below.
-var resultStatus = map[engine.Result]int{
-	engine.ResultOK:                    fasthttp.StatusOK,
-	engine.ResultInvalidCurrency:       fasthttp.StatusBadRequest,
-	engine.ResultInvalidCurrencyPair:   fasthttp.StatusBadRequest,
-	engine.ResultValidation:            fasthttp.StatusBadRequest,
-	engine.ResultQuoteNotFound:         fasthttp.StatusNotFound,
-	engine.ResultAccountNotFound:       fasthttp.StatusNotFound,
-	engine.ResultPoolNotFound:          fasthttp.StatusNotFound,
-	engine.ResultClientNotFound:        fasthttp.StatusNotFound,
-	engine.ResultKeyNotFound:           fasthttp.StatusNotFound,
-	engine.ResultInvalidState:          fasthttp.StatusConflict,
-	engine.ResultInsufficientLiquidity: fasthttp.StatusUnprocessableEntity,
-	engine.ResultAmountTooSmall:        fasthttp.StatusUnprocessableEntity,
-	engine.ResultInvalidAccount:        fasthttp.StatusUnprocessableEntity,
-	engine.ResultIdempotencyKeyReused:  fasthttp.StatusUnprocessableEntity,
-	engine.ResultInsufficientFunds:     fasthttp.StatusUnprocessableEntity,
-	engine.ResultTooManyOpenQuotes:     fasthttp.StatusTooManyRequests,
-	engine.ResultNoRate:                fasthttp.StatusNotFound,
-}
-
-var resultMessage = map[engine.Result]string{
-	engine.ResultInvalidCurrency:       "supported source currencies are NGN and GHS",
-	engine.ResultInvalidCurrencyPair:   "supported pairs are NGN/USDT, GHS/USDT, NGN/GHS",
-	engine.ResultValidation:            "the request is invalid",
-	engine.ResultQuoteNotFound:         "quote not found",
-	engine.ResultAccountNotFound:       "account not found",
-	engine.ResultPoolNotFound:          "pool not found",
-	engine.ResultClientNotFound:        "client not found",
-	engine.ResultKeyNotFound:           "key not found",
-	engine.ResultInvalidState:          "the quote's status does not allow this operation",
-	engine.ResultInsufficientLiquidity: "not enough liquidity at the proposed rate or better to fill the quote in full",
-	engine.ResultAmountTooSmall:        "the amount converts to zero in the destination currency",
-	engine.ResultInvalidAccount:        "the account is not valid for this quote",
-	engine.ResultIdempotencyKeyReused:  "this Idempotency-Key was used with a different request",
-	engine.ResultInsufficientFunds:     "not enough available funds",
-	engine.ResultTooManyOpenQuotes:     "too many open quotes for this key; complete, cancel or let some expire",
-	engine.ResultNoRate:                "no market maker rate for this pair",
+// resultErrors is the one table from engine results to what a partner sees
+// (contract §9): the HTTP status, the wire code (JSON `code`, XML reason)
+// and the message. The engine knows results only.
+var resultErrors = [engine.ResultCount]struct {
+	status  int
+	code    string
+	message string
+}{
+	engine.ResultOK:                    {fasthttp.StatusOK, "OK", ""},
+	engine.ResultInvalidCurrency:       {fasthttp.StatusBadRequest, "INVALID_CURRENCY", "supported source currencies are NGN and GHS"},
+	engine.ResultInvalidCurrencyPair:   {fasthttp.StatusBadRequest, "INVALID_CURRENCY_PAIR", "supported pairs are NGN/USDT, GHS/USDT, NGN/GHS"},
+	engine.ResultValidation:            {fasthttp.StatusBadRequest, codeValidation, "the request is invalid"},
+	engine.ResultQuoteNotFound:         {fasthttp.StatusNotFound, "QUOTE_NOT_FOUND", "quote not found"},
+	engine.ResultAccountNotFound:       {fasthttp.StatusNotFound, "ACCOUNT_NOT_FOUND", "account not found"},
+	engine.ResultPoolNotFound:          {fasthttp.StatusNotFound, codeNotFound, "pool not found"},
+	engine.ResultClientNotFound:        {fasthttp.StatusNotFound, codeNotFound, "client not found"},
+	engine.ResultKeyNotFound:           {fasthttp.StatusNotFound, codeNotFound, "key not found"},
+	engine.ResultInvalidState:          {fasthttp.StatusConflict, "INVALID_STATE", "the quote's status does not allow this operation"},
+	engine.ResultInsufficientLiquidity: {fasthttp.StatusUnprocessableEntity, "INSUFFICIENT_LIQUIDITY", "not enough liquidity at the proposed rate or better to fill the quote in full"},
+	engine.ResultAmountTooSmall:        {fasthttp.StatusUnprocessableEntity, "AMOUNT_TOO_SMALL", "the amount converts to zero in the destination currency"},
+	engine.ResultInvalidAccount:        {fasthttp.StatusUnprocessableEntity, "INVALID_ACCOUNT", "the account is not valid for this quote"},
+	engine.ResultIdempotencyKeyReused:  {fasthttp.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request"},
+	engine.ResultInsufficientFunds:     {fasthttp.StatusUnprocessableEntity, "INSUFFICIENT_FUNDS", "not enough available funds"},
+	engine.ResultTooManyOpenQuotes:     {fasthttp.StatusTooManyRequests, codeRateLimited, "too many open quotes for this key; complete, cancel or let some expire"},
+	engine.ResultNoRate:                {fasthttp.StatusNotFound, "NO_RATE", "no market maker rate for this pair"},
 }
 
 // Error codes that are not engine results.
@@ -70,11 +56,11 @@ type apiError struct {
 }
 
 func resultError(r engine.Result) *apiError {
-	status, ok := resultStatus[r]
-	if !ok {
+	if int(r) >= len(resultErrors) || resultErrors[r].code == "" {
 		return &apiError{status: fasthttp.StatusInternalServerError, code: codeInternal, message: "internal error"}
 	}
-	return &apiError{status: status, code: r.Code(), message: resultMessage[r]}
+	e := &resultErrors[r]
+	return &apiError{status: e.status, code: e.code, message: e.message}
 }
 
 func validationError(details map[string]any) *apiError {

@@ -194,7 +194,7 @@ func fxCleanRefusal(t *testing.T, e *apiError) {
 		if len(e.details) == 0 {
 			t.Fatalf("VALIDATION_ERROR without details")
 		}
-	case e.code == engine.ResultInvalidCurrency.Code(), e.code == engine.ResultInvalidCurrencyPair.Code():
+	case e.code == resultError(engine.ResultInvalidCurrency).code, e.code == resultError(engine.ResultInvalidCurrencyPair).code:
 	default:
 		t.Fatalf("refusal with code %s", e.code)
 	}
@@ -273,7 +273,7 @@ func FuzzFXListingQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, query string) {
 		code := fxListingParameterCode(query)
-		if code != "" && code != codeValidation && code != engine.ResultInvalidCurrencyPair.Code() {
+		if code != "" && code != codeValidation && code != resultError(engine.ResultInvalidCurrencyPair).code {
 			t.Fatalf("%q: code %s", query, code)
 		}
 		var ctx fasthttp.RequestCtx

@@ -528,8 +528,9 @@ func (s *Server) balancesByCurrency(ctx *fasthttp.RequestCtx, sys *actors.System
 	raw, _ := ctx.UserValue("currency").(string)
 	c, ok := engine.ParseCurrency(raw)
 	if !ok {
-		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: engine.ResultInvalidCurrency.Code(),
-			message: "unknown currency; known currencies are GHS, NGN and USDT"})
+		e := resultError(engine.ResultInvalidCurrency)
+		e.message = "unknown currency; known currencies are GHS, NGN and USDT"
+		s.writeError(ctx, e)
 		return
 	}
 	var out []*engine.Account

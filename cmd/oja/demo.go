@@ -112,7 +112,7 @@ func adminErr(r *actors.AdminReply) error {
 		return r.Err
 	}
 	if r.Result != engine.ResultOK {
-		return errors.New(r.Result.Code())
+		return errors.New(r.Result.String())
 	}
 	return nil
 }
