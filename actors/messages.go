@@ -78,6 +78,13 @@ type poolAdded struct {
 	info  poolInfo
 }
 
+// budgetDeposited tells a pair actor that a deposit its pool actor decided
+// is durable: the pool's reservation budget grows by amount.
+type budgetDeposited struct {
+	pool   engine.PoolID
+	amount engine.Amount
+}
+
 // bookOutcome carries the book's part of a quote outcome (holds released)
 // to the pair actor; it applies it with engine.Book.ApplyOutcome.
 type bookOutcome struct {

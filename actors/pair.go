@@ -76,6 +76,9 @@ func (a *pairActor) Receive(ctx actor.Context) {
 		case *bookOutcome:
 			a.book.ApplyOutcome(msg.outcome)
 			a.observe()
+		case *budgetDeposited:
+			a.book.AddAvailable(msg.pool, msg.amount)
+			a.observe()
 		}
 	})
 }
@@ -189,9 +192,6 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 	case cmd.Status != nil:
 		ev = &engine.PoolStatusSet{At: now, Pool: cmd.Pool, Active: *cmd.Status}
 		a.book.SetActive(cmd.Pool, *cmd.Status)
-	case cmd.Deposit > 0:
-		ev = &engine.PoolDeposited{At: now, Pool: cmd.Pool, Amount: cmd.Deposit}
-		a.book.AddAvailable(cmd.Pool, cmd.Deposit)
 	case cmd.Withdraw > 0:
 		if cmd.Withdraw > entry.Available {
 			ctx.Respond(&PoolReply{Result: engine.ResultInsufficientFunds})

@@ -8,7 +8,8 @@ import (
 
 // poolActor owns one liquidity pool: its ledger (liquidity with its holds,
 // proceeds, its shards of the clearing accounts), its profile and its trade
-// counters. It receives only durable outcomes — its part of each quote
+// counters. It decides deposits (the balance is its own: engine.DepositFits)
+// and otherwise receives only durable outcomes — its part of each quote
 // outcome (engine.RouteOutcome: holds placed and released, acceptances,
 // settlements) and pool events decided by its pair actor — applies them with
 // the engine's Pool methods and publishes an immutable view after each.
@@ -25,6 +26,9 @@ func (a *poolActor) Receive(ctx actor.Context) {
 		switch msg := ctx.Message().(type) {
 		case *sliceEffect:
 			a.pool.ApplySliceEffect(msg.effect)
+		case *PoolCommand:
+			a.deposit(ctx, msg)
+			return
 		case *poolEventApplied:
 			a.applyEvent(msg.event)
 			a.publish()
@@ -37,14 +41,41 @@ func (a *poolActor) Receive(ctx actor.Context) {
 	})
 }
 
+// deposit decides a deposit into the pool's liquidity with the rule replay
+// checks (engine.DepositFits), applies it at once (so the next deposit sees
+// it) and appends it; once durable, the pair actor's budget grows by the
+// amount and only then the caller gets its answer, so a quote created after
+// the 200 can use it. A failed append fails the log and every later write.
+func (a *poolActor) deposit(ctx actor.Context, cmd *PoolCommand) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&PoolReply{Err: err})
+		return
+	}
+	if !engine.DepositFits(a.pool.Liquidity.Balance, cmd.Deposit) {
+		ctx.Respond(&PoolReply{Result: engine.ResultAmountOutOfRange})
+		return
+	}
+	ev := &engine.PoolDeposited{At: a.sys.nowMillis(), Pool: a.pool.ID, Amount: cmd.Deposit}
+	a.pool.ApplyDeposit(cmd.Deposit)
+	a.publish()
+	sys, replyTo, view := a.sys, ctx.Sender(), a.ref.view.Load()
+	pair := a.ref.pair
+	sys.appendEvents(func(err error) {
+		if err != nil {
+			sys.root.Send(replyTo, &PoolReply{Err: err})
+			return
+		}
+		sys.root.Send(pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount})
+		sys.root.Send(replyTo, &PoolReply{Result: engine.ResultOK, Pool: view})
+	}, ev)
+}
+
 func (a *poolActor) applyEvent(ev engine.Event) {
 	switch ev := ev.(type) {
 	case *engine.PoolRateSet:
 		a.pool.ApplyRateSet(ev)
 	case *engine.PoolStatusSet:
 		a.pool.ApplyStatusSet(ev)
-	case *engine.PoolDeposited:
-		a.pool.ApplyDeposit(ev.Amount)
 	case *engine.PoolWithdrawn:
 		a.pool.ApplyWithdraw(ev.Amount)
 	}

@@ -599,7 +599,14 @@ func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
 	if err := s.writable(); err != nil {
 		return &PoolReply{Err: err}
 	}
-	res, err := s.request(v.(*poolRef).pair, cmd)
+	// A deposit is decided by the pool actor, which owns the balance it must
+	// keep within engine.DepositFits; the rest by the pair actor, which owns
+	// the book and the reservation budget.
+	target := v.(*poolRef).pair
+	if cmd.Deposit > 0 {
+		target = v.(*poolRef).pid
+	}
+	res, err := s.request(target, cmd)
 	if err != nil {
 		return &PoolReply{Err: err}
 	}

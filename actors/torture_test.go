@@ -507,6 +507,28 @@ var tortureRates = map[engine.Pair][]engine.Rate{
 	pairNGNGHS:  {9_500_000_000_000_000, 9_400_000_000_000_000},
 }
 
+// extremeAmount is usually a typical amount in [1, typical], and one time in
+// five a bound: the smallest amount, the largest (engine.AmountMax), just
+// below it, or half of it plus one — so that sums of acknowledged amounts
+// cross AmountMax, and a live decision that replay would refuse shows as a
+// failed recovery (issue 15 §1: live and replay must use one rule).
+func extremeAmount(rng *rand.Rand, typical int64) engine.Amount {
+	if rng.IntN(5) != 0 {
+		return engine.Amount(1 + rng.Int64N(typical))
+	}
+	return [...]engine.Amount{1, engine.AmountMax, engine.AmountMax - 1, engine.AmountMax/2 + 1}[rng.IntN(4)]
+}
+
+// extremeRate is usually one of the pair's typical rates, and one time in
+// ten a bound of the engine (the smallest rate, engine.RateMax).
+func extremeRate(rng *rand.Rand, pair engine.Pair) engine.Rate {
+	if rng.IntN(10) == 0 {
+		return [...]engine.Rate{1, engine.RateMax}[rng.IntN(2)]
+	}
+	rates := tortureRates[pair]
+	return rates[rng.IntN(len(rates))]
+}
+
 func (w *tortureWorker) step() {
 	k, rng := w.known, w.rng
 	k.mu.Lock()
@@ -525,9 +547,8 @@ func (w *tortureWorker) step() {
 		}
 	case x < 9 && pools < torturePoolsMax || pools == 0:
 		pair := engine.Pairs[rng.IntN(len(engine.Pairs))]
-		rates := tortureRates[pair]
 		w.admin(&actors.CreatePool{Mode: engine.Modes[rng.IntN(2)], Name: fmt.Sprintf("desk-%d", rng.IntN(1000)),
-			Pair: pair, Rate: rates[rng.IntN(len(rates))]})
+			Pair: pair, Rate: extremeRate(rng, pair)})
 	case x < 20:
 		w.changePool()
 	case x < 24:
@@ -578,14 +599,13 @@ func (w *tortureWorker) changePool() {
 	var change poolChange
 	switch x := w.rng.IntN(10); {
 	case x < 5:
-		cmd.Deposit = engine.Amount(1 + w.rng.Int64N(500_000_000))
+		cmd.Deposit = extremeAmount(w.rng, 500_000_000)
 		change = poolChange{p.ID, engine.EventPoolDeposited, uint64(cmd.Deposit)}
 	case x < 7:
-		cmd.Withdraw = engine.Amount(1 + w.rng.Int64N(100_000_000))
+		cmd.Withdraw = extremeAmount(w.rng, 100_000_000)
 		change = poolChange{p.ID, engine.EventPoolWithdrawn, uint64(cmd.Withdraw)}
 	case x < 9:
-		rates := tortureRates[p.Pair]
-		cmd.Rate = rates[w.rng.IntN(len(rates))]
+		cmd.Rate = extremeRate(w.rng, p.Pair)
 		change = poolChange{p.ID, engine.EventPoolRateSet, uint64(cmd.Rate)}
 	default:
 		active := w.rng.IntN(4) != 0
@@ -607,7 +627,7 @@ func (w *tortureWorker) depositWallet() {
 		return
 	}
 	account := c.Wallets[w.rng.IntN(len(c.Wallets))].Account
-	amount := engine.Amount(1 + w.rng.Int64N(1_000_000))
+	amount := extremeAmount(w.rng, 1_000_000)
 	r := w.sys.DepositAccount(&actors.DepositAccount{Account: account, Amount: amount})
 	if r.Err != nil || r.Result != engine.ResultOK {
 		return
@@ -626,10 +646,13 @@ func (w *tortureWorker) createQuote() {
 	pair := engine.Pairs[rng.IntN(len(engine.Pairs))]
 	rates := tortureRates[pair]
 	cmd := &actors.CreateQuote{Client: c.ID, Mode: engine.Modes[rng.IntN(2)], Pair: pair,
-		Direction: engine.DirectionSource, Amount: engine.Amount(1 + rng.Int64N(50_000_000)),
+		Direction: engine.DirectionSource, Amount: extremeAmount(rng, 50_000_000),
 		Rate: rates[rng.IntN(len(rates))] - engine.Rate(rng.Int64N(2))*rates[0]/100, Chain: engine.DefaultChain(pair.Destination)}
 	if rng.IntN(2) == 0 {
-		cmd.Direction, cmd.Amount = engine.DirectionDestination, engine.Amount(1+rng.Int64N(30_000_000))
+		cmd.Direction, cmd.Amount = engine.DirectionDestination, extremeAmount(rng, 30_000_000)
+	}
+	if rng.IntN(20) == 0 {
+		cmd.Rate = [...]engine.Rate{1, engine.RateMax}[rng.IntN(2)]
 	}
 	if rng.IntN(4) == 0 {
 		cmd.IdempotencyKey = fmt.Sprintf("retry-%d", rng.IntN(20))

@@ -45,8 +45,13 @@ func (a *treasuryActor) deposit(ctx actor.Context, cmd *DepositAccount) {
 		ctx.Respond(&AccountReply{Err: err})
 		return
 	}
-	if _, ok := a.treasury.Wallets[cmd.Account]; !ok {
+	w, ok := a.treasury.Wallets[cmd.Account]
+	if !ok {
 		ctx.Respond(&AccountReply{Result: engine.ResultAccountNotFound})
+		return
+	}
+	if !engine.DepositFits(w.Balance, cmd.Amount) {
+		ctx.Respond(&AccountReply{Result: engine.ResultAmountOutOfRange})
 		return
 	}
 	ev := &engine.AccountDeposited{At: a.sys.nowMillis(), Account: cmd.Account, Amount: cmd.Amount}

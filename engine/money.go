@@ -69,6 +69,15 @@ type Amount int64
 // exceed it; they still fit an int64 by a wide margin.
 const AmountMax Amount = 1_000_000_000_000_000
 
+// DepositFits is the one rule for a deposit of amount into an account
+// holding balance: a positive amount at most AmountMax that keeps the
+// balance at most AmountMax. The live actors decide deposits with it and
+// replay checks them with it, so a deposit acknowledged live is never one
+// replay refuses.
+func DepositFits(balance, amount Amount) bool {
+	return amount > 0 && amount <= AmountMax && balance <= AmountMax-amount
+}
+
 // Rate is the number of destination units one source unit buys, as an integer
 // scaled by 10^RateScale (18 decimal places, contract §1).
 //

@@ -25,6 +25,7 @@ const (
 	ResultInsufficientFunds
 	ResultTooManyOpenQuotes
 	ResultNoRate
+	ResultAmountOutOfRange
 	resultCount
 )
 
@@ -58,4 +59,5 @@ var resultNames = [resultCount]string{
 	ResultInsufficientFunds:     "InsufficientFunds",
 	ResultTooManyOpenQuotes:     "TooManyOpenQuotes",
 	ResultNoRate:                "NoRate",
+	ResultAmountOutOfRange:      "AmountOutOfRange",
 }

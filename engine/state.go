@@ -201,7 +201,7 @@ func (s *State) check(ev Event) error {
 		if err != nil {
 			return err
 		}
-		if ev.Amount <= 0 || ev.Amount > AmountMax || p.Liquidity.Balance > AmountMax-ev.Amount {
+		if !DepositFits(p.Liquidity.Balance, ev.Amount) {
 			return fmt.Errorf("deposit of %d out of range", ev.Amount)
 		}
 	case *PoolWithdrawn:
@@ -217,7 +217,7 @@ func (s *State) check(ev Event) error {
 		if !ok {
 			return fmt.Errorf("unknown wallet %s", ev.Account)
 		}
-		if ev.Amount <= 0 || ev.Amount > AmountMax || t.Wallets[ev.Account].Balance > AmountMax-ev.Amount {
+		if !DepositFits(t.Wallets[ev.Account].Balance, ev.Amount) {
 			return fmt.Errorf("deposit of %d out of range", ev.Amount)
 		}
 	case *QuoteCreated:

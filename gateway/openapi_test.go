@@ -838,11 +838,13 @@ func TestOpenAPIDocument(t *testing.T) {
 		c.run(t, oapiCall{name: "pool " + sub.name + " not json", base: adm, method: sub.method, path: path, template: template, token: tok, ctype: "text/plain", body: "x", want: 415})
 		c.run(t, oapiCall{name: "pool " + sub.name + " no token", base: adm, method: sub.method, path: path, template: template, body: sub.body, want: 401})
 	}
+	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: pools + "/" + poolID + "/deposit", template: pools + "/{poolId}/deposit", token: tok, body: `{"amount":1000000000}`, want: 422})
 	c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: pools + "/" + poolID + "/withdraw", template: pools + "/{poolId}/withdraw", token: tok, body: `{"amount":1000000}`, want: 422})
 	deposit := "/admin/v1/accounts/{accountId}/deposit"
 	depositPath := "/admin/v1/accounts/" + wallet(p, engine.CurrencyNGN) + "/deposit"
 	c.run(t, oapiCall{name: "deposit", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":100.25}`, want: 200})
 	c.run(t, oapiCall{name: "deposit bad", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":1.001}`, want: 400})
+	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":10000000000000}`, want: 422})
 	c.run(t, oapiCall{name: "deposit unknown", base: adm, method: "POST", path: "/admin/v1/accounts/" + unknownID + "/deposit", template: deposit, token: tok, body: `{"amount":1}`, want: 404})
 	c.run(t, oapiCall{name: "deposit not json", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, ctype: "text/plain", body: "x", want: 415})
 	c.run(t, oapiCall{name: "deposit no token", base: adm, method: "POST", path: depositPath, template: deposit, body: `{"amount":1}`, want: 401})
