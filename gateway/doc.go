@@ -5,12 +5,17 @@
 // of its own beyond input validation.
 //
 // Every error uses the contract's {code, message, details} shape; engine
-// results map to HTTP statuses through one table (errors.go).
+// results map to HTTP statuses, codes and messages through one table
+// (errors.go). Before any route runs, both listeners refuse ambiguous
+// framing (Content-Length with Transfer-Encoding: 400 and the connection
+// closed) and repeated singleton headers (framing.go); on the XML routes
+// every refusal, fasthttp's parse refusals too (sniff.go), is a MsgRjct.
 //
 // Limits (limits.go; each refusal uses the contract's error shape):
 //
 //	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE)
 //	headerBytesMax         8 KiB    request line + headers (400)
+//	sniffLineBytesMax      512      start of a request kept per connection to route a parse refusal's dialect
 //	numberBytesMax         64       text of one JSON number
 //	nameBytesMax           200      client and pool names
 //	chatFieldBytesMax      200      each chatMetadata string

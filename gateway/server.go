@@ -134,6 +134,7 @@ func (s *Server) Start() error {
 		ln.Close()
 		return fmt.Errorf("gateway: listen %s: %w", s.cfg.AdminListen, err)
 	}
+	ln, adminLn = sniffListener{ln}, sniffListener{adminLn}
 	s.ln, s.adminLn = ln, adminLn
 	for _, pair := range []struct {
 		srv *fasthttp.Server
@@ -187,6 +188,9 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 				ctx.Response.Header.SetBytesV("X-Request-Id", id)
 				s.writeError(ctx, errInternal)
 			}
+			if c, ok := ctx.Conn().(*sniffConn); ok {
+				c.mark()
+			}
 			took := time.Since(start)
 			s.metrics.observe(listener, ctx, took)
 			if s.cfg.AccessLog {
@@ -194,6 +198,9 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 			}
 		}()
 		s.requestID(ctx)
+		if s.refuseBadFraming(ctx) {
+			return
+		}
 		h(ctx)
 	}
 }
@@ -226,8 +233,15 @@ func (s *Server) logRequest(listener string, ctx *fasthttp.RequestCtx, took time
 	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
 }
 
-// parseError answers requests fasthttp could not parse.
+// parseError answers requests fasthttp could not parse, in the dialect of
+// the route the request line named (sniffConn): fasthttp has reset the
+// request by now.
 func (s *Server) parseError(ctx *fasthttp.RequestCtx, err error) {
+	if c, ok := ctx.Conn().(*sniffConn); ok {
+		if target := c.target(); len(target) > 0 {
+			ctx.Request.SetRequestURIBytes(target)
+		}
+	}
 	s.requestID(ctx)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		s.writeErrorByPath(ctx, errTooLarge)
