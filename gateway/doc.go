@@ -40,7 +40,6 @@
 //	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
 //	--sse-heartbeat        15 s     rate stream heartbeat
 //	streamKeysMax          64       (mode, pair) books the rate stream can track (its bit masks; start-up refuses more)
-//	routeKeysMax           2048     distinct series of the request metrics
 //	objectMembersMax       32       members of one JSON request object
 //	fxmsg.BodyBytesMax     64 KiB   XML request body
 //	fxmsg.DepthMax         16       XML nesting depth (DTDs and entities are refused outright)

@@ -1,184 +1,116 @@
 package gateway
 
 import (
-	"math"
-	"sort"
+	"bytes"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
-// metrics holds the gateway's own counters, exposed at /metrics on the
-// admin listener in the Prometheus text format. It is dependency-free: a
-// handful of counters and fixed-bucket histograms updated with atomics on
-// the request path, and gauges computed from the actors' read views at
-// scrape time.
+// metrics is the admin listener's /metrics, on client_golang: one registry
+// holding the request counters and latency histograms, a collector that
+// reads the actors' views at scrape time (systemCollector), and whatever
+// the program adds (Config.Collectors: the log's figures in `oja serve`).
+// client_golang renders the exposition format, one group per family, which
+// `promtool check metrics` accepts (TestMetricsExposition).
+//
+// Every label comes from a closed set, so hostile traffic cannot create
+// series: the listener (public, admin), the route template (never the raw
+// path; "unmatched" for unknown routes and requests refused before
+// routing), the method (the eight methods of RFC 9110 §9 and PATCH, else
+// OTHER) and the status, which the server itself sets.
 type metrics struct {
-	mu     sync.RWMutex
-	routes map[routeKey]*routeStats
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	// series caches each label set's counter and observer: the request path
+	// then pays one map read instead of two label hashes.
+	series sync.Map // routeKey → *routeSeries
 }
 
 type routeKey struct {
-	listener string
-	route    string
-	method   string
-	status   int
+	listener, route, method string
+	status                  int
+}
+
+type routeSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 // latencyBucketsSeconds are the request latency histogram's upper bounds.
 var latencyBucketsSeconds = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5}
 
-type routeStats struct {
-	count   atomic.Uint64
-	sumNano atomic.Uint64
-	buckets [14]atomic.Uint64 // len(latencyBucketsSeconds) + the +Inf bucket
+func newMetrics() *metrics {
+	labels := []string{"listener", "route", "method", "status"}
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "oja_http_requests_total",
+			Help: "HTTP requests by listener, route, method and status."}, labels),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "oja_http_request_duration_seconds",
+			Help: "HTTP request latency.", Buckets: latencyBucketsSeconds}, labels),
+	}
+	m.registry.MustRegister(m.requests, m.duration)
+	return m
 }
 
-// routeKeysMax bounds the distinct (listener, route, method, status)
-// series, so hostile traffic cannot grow the map without bound (unknown
-// routes all count as route "unmatched").
-const routeKeysMax = 2048
-
-func newMetrics() *metrics { return &metrics{routes: make(map[routeKey]*routeStats)} }
+// methodLabel maps a request method to its label: a known method, else OTHER.
+func methodLabel(method []byte) string {
+	for _, known := range [...]string{"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE"} {
+		if string(method) == known {
+			return known
+		}
+	}
+	return "OTHER"
+}
 
 func (m *metrics) observe(listener string, ctx *fasthttp.RequestCtx, took time.Duration) {
 	route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
 	if route == "" {
 		route = "unmatched"
 	}
-	key := routeKey{listener: listener, route: route, method: string(ctx.Method()), status: ctx.Response.StatusCode()}
-	m.mu.RLock()
-	st, ok := m.routes[key]
-	m.mu.RUnlock()
+	key := routeKey{listener: listener, route: route, method: methodLabel(ctx.Method()), status: ctx.Response.StatusCode()}
+	v, ok := m.series.Load(key)
 	if !ok {
-		m.mu.Lock()
-		if st, ok = m.routes[key]; !ok {
-			if len(m.routes) >= routeKeysMax {
-				m.mu.Unlock()
-				return
-			}
-			st = &routeStats{}
-			m.routes[key] = st
-		}
-		m.mu.Unlock()
+		status := strconv.Itoa(key.status)
+		v, _ = m.series.LoadOrStore(key, &routeSeries{
+			count:   m.requests.WithLabelValues(key.listener, key.route, key.method, status),
+			latency: m.duration.WithLabelValues(key.listener, key.route, key.method, status),
+		})
 	}
-	st.count.Add(1)
-	st.sumNano.Add(uint64(took))
-	seconds := took.Seconds()
-	i := sort.SearchFloat64s(latencyBucketsSeconds, seconds)
-	st.buckets[i].Add(1)
+	rs := v.(*routeSeries)
+	rs.count.Inc()
+	rs.latency.Observe(took.Seconds())
 }
 
-// writeMetrics renders every metric.
+// writeMetrics renders every metric in the Prometheus text format.
 func (s *Server) writeMetrics(ctx *fasthttp.RequestCtx) {
-	b := make([]byte, 0, 16<<10)
-	b = append(b, "# HELP oja_http_requests_total HTTP requests by listener, route, method and status.\n# TYPE oja_http_requests_total counter\n"...)
-	s.metrics.mu.RLock()
-	keys := make([]routeKey, 0, len(s.metrics.routes))
-	for k := range s.metrics.routes {
-		keys = append(keys, k)
+	families, err := s.metrics.registry.Gather()
+	if err != nil {
+		s.cfg.Logger.Error("metrics: gather", "err", err)
+		s.writeError(ctx, errInternal)
+		return
 	}
-	s.metrics.mu.RUnlock()
-	sort.Slice(keys, func(i, j int) bool {
-		a, c := keys[i], keys[j]
-		if a.listener != c.listener {
-			return a.listener < c.listener
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.FmtText)
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			s.cfg.Logger.Error("metrics: encode", "err", err)
+			s.writeError(ctx, errInternal)
+			return
 		}
-		if a.route != c.route {
-			return a.route < c.route
-		}
-		if a.method != c.method {
-			return a.method < c.method
-		}
-		return a.status < c.status
-	})
-	label := func(b []byte, k routeKey) []byte {
-		b = append(b, `listener="`...)
-		b = append(b, k.listener...)
-		b = append(b, `",route="`...)
-		b = append(b, k.route...)
-		b = append(b, `",method="`...)
-		b = append(b, k.method...)
-		b = append(b, `",status="`...)
-		b = strconv.AppendInt(b, int64(k.status), 10)
-		return append(b, '"')
-	}
-	s.metrics.mu.RLock()
-	stats := make([]*routeStats, len(keys))
-	for i, k := range keys {
-		stats[i] = s.metrics.routes[k]
-	}
-	s.metrics.mu.RUnlock()
-	for i, k := range keys {
-		b = append(b, "oja_http_requests_total{"...)
-		b = label(b, k)
-		b = append(b, "} "...)
-		b = strconv.AppendUint(b, stats[i].count.Load(), 10)
-		b = append(b, '\n')
-	}
-	b = append(b, "# HELP oja_http_request_duration_seconds HTTP request latency.\n# TYPE oja_http_request_duration_seconds histogram\n"...)
-	for i, k := range keys {
-		st := stats[i]
-		var cumulative uint64
-		for j := range st.buckets {
-			cumulative += st.buckets[j].Load()
-			b = append(b, "oja_http_request_duration_seconds_bucket{"...)
-			b = label(b, k)
-			b = append(b, `,le="`...)
-			if j < len(latencyBucketsSeconds) {
-				b = strconv.AppendFloat(b, latencyBucketsSeconds[j], 'g', -1, 64)
-			} else {
-				b = append(b, "+Inf"...)
-			}
-			b = append(b, `"} `...)
-			b = strconv.AppendUint(b, cumulative, 10)
-			b = append(b, '\n')
-		}
-		b = append(b, "oja_http_request_duration_seconds_sum{"...)
-		b = label(b, k)
-		b = append(b, "} "...)
-		b = strconv.AppendFloat(b, float64(st.sumNano.Load())/1e9, 'g', -1, 64)
-		b = append(b, "\noja_http_request_duration_seconds_count{"...)
-		b = label(b, k)
-		b = append(b, "} "...)
-		b = strconv.AppendUint(b, st.count.Load(), 10)
-		b = append(b, '\n')
-	}
-	if sys := s.sys.Load(); sys != nil {
-		b = appendEngineMetrics(b, sys)
-	}
-	b = append(b, "# HELP oja_sse_subscribers Open rate streams.\n# TYPE oja_sse_subscribers gauge\n"...)
-	b = gaugeLine(b, "oja_sse_subscribers", "", float64(s.Streams()))
-	if s.cfg.ExtraMetrics != nil {
-		b = s.cfg.ExtraMetrics(b)
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-	ctx.SetBody(b)
-}
-
-// gaugeLine appends one gauge sample.
-func gaugeLine(b []byte, name, labels string, v float64) []byte {
-	b = append(b, name...)
-	if labels != "" {
-		b = append(b, '{')
-		b = append(b, labels...)
-		b = append(b, '}')
-	}
-	b = append(b, ' ')
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		b = strconv.AppendInt(b, int64(v), 10)
-	} else {
-		b = strconv.AppendFloat(b, v, 'g', -1, 64)
-	}
-	return append(b, '\n')
+	ctx.SetContentType(string(expfmt.FmtText))
+	ctx.SetBody(b.Bytes())
 }
 
 // systemView is what the metrics need of the actors.
@@ -188,25 +120,58 @@ type systemView interface {
 	MailboxDepths() [5]int64
 }
 
-func appendEngineMetrics(b []byte, sys systemView) []byte {
-	b = append(b, "# HELP oja_actor_mailbox_depth Messages waiting in actor mailboxes, summed by kind of actor.\n# TYPE oja_actor_mailbox_depth gauge\n"...)
-	for i, depth := range sys.MailboxDepths() {
-		b = gaugeLine(b, "oja_actor_mailbox_depth", `kind="`+actors.ActorKinds[i]+`"`, float64(depth))
+// systemCollector computes the engine's gauges from the actors' read views
+// at scrape time, and the open rate streams.
+type systemCollector struct {
+	s                                     *Server
+	mailbox, quotes, pools, held, balance *prometheus.Desc
+	allocations, sseSubscribers           *prometheus.Desc
+}
+
+func newSystemCollector(s *Server) *systemCollector {
+	return &systemCollector{s: s,
+		mailbox: prometheus.NewDesc("oja_actor_mailbox_depth",
+			"Messages waiting in actor mailboxes, summed by kind of actor.", []string{"kind"}, nil),
+		quotes: prometheus.NewDesc("oja_quotes", "Quotes held in memory, by mode and status.", []string{"mode", "status"}, nil),
+		pools:  prometheus.NewDesc("oja_pools", "Liquidity pools, by mode.", []string{"mode"}, nil),
+		held: prometheus.NewDesc("oja_liquidity_held", "Liquidity held for open quotes, in currency units.",
+			[]string{"mode", "currency"}, nil),
+		balance: prometheus.NewDesc("oja_liquidity_balance", "Pool liquidity balances, in currency units.",
+			[]string{"mode", "currency"}, nil),
+		allocations: prometheus.NewDesc("oja_pool_allocations_total",
+			"Quotes completed per mode (pool slices settled).", []string{"mode"}, nil),
+		sseSubscribers: prometheus.NewDesc("oja_sse_subscribers", "Open rate streams.", nil, nil),
 	}
-	b = append(b, "# HELP oja_quotes Quotes held in memory, by mode and status.\n# TYPE oja_quotes gauge\n"...)
+}
+
+func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.mailbox, c.quotes, c.pools, c.held, c.balance, c.allocations, c.sseSubscribers} {
+		ch <- d
+	}
+}
+
+func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.sseSubscribers, prometheus.GaugeValue, float64(c.s.Streams()))
+	sys := c.s.sys.Load()
+	if sys == nil {
+		return
+	}
+	c.collectSystem(ch, sys)
+}
+
+func (c *systemCollector) collectSystem(ch chan<- prometheus.Metric, sys systemView) {
+	for i, depth := range sys.MailboxDepths() {
+		ch <- prometheus.MustNewConstMetric(c.mailbox, prometheus.GaugeValue, float64(depth), actors.ActorKinds[i])
+	}
 	counts := sys.QuoteCounts()
 	for _, m := range engine.Modes {
 		for _, st := range engine.Statuses {
-			b = gaugeLine(b, "oja_quotes", `mode="`+m.String()+`",status="`+st.String()+`"`, float64(counts[m][st]))
+			ch <- prometheus.MustNewConstMetric(c.quotes, prometheus.GaugeValue, float64(counts[m][st]), m.String(), st.String())
 		}
 	}
-	b = append(b, "# HELP oja_pools Liquidity pools, by mode.\n# TYPE oja_pools gauge\n"...)
-	b = append(b, "# HELP oja_liquidity_held Liquidity held for open quotes, in currency units.\n# TYPE oja_liquidity_held gauge\n"...)
-	b = append(b, "# HELP oja_liquidity_balance Pool liquidity balances, in currency units.\n# TYPE oja_liquidity_balance gauge\n"...)
-	b = append(b, "# HELP oja_pool_allocations_total Quotes completed per mode (pool slices settled).\n# TYPE oja_pool_allocations_total counter\n"...)
 	for _, m := range engine.Modes {
 		pools := sys.Pools(m)
-		b = gaugeLine(b, "oja_pools", `mode="`+m.String()+`"`, float64(len(pools)))
+		ch <- prometheus.MustNewConstMetric(c.pools, prometheus.GaugeValue, float64(len(pools)), m.String())
 		var held, balance [8]engine.Amount
 		var settled uint64
 		for _, p := range pools {
@@ -214,14 +179,12 @@ func appendEngineMetrics(b []byte, sys systemView) []byte {
 			balance[p.Pair.Destination] += p.Liquidity.Balance
 			settled += p.Completed
 		}
-		for _, c := range engine.Currencies {
-			labels := `mode="` + m.String() + `",currency="` + c.String() + `"`
-			h, _ := held[c].Decimal(c).Float64() // display only: never used for money
-			v, _ := balance[c].Decimal(c).Float64()
-			b = gaugeLine(b, "oja_liquidity_held", labels, h)
-			b = gaugeLine(b, "oja_liquidity_balance", labels, v)
+		for _, cur := range engine.Currencies {
+			h, _ := held[cur].Decimal(cur).Float64() // display only: never used for money
+			v, _ := balance[cur].Decimal(cur).Float64()
+			ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, h, m.String(), cur.String())
+			ch <- prometheus.MustNewConstMetric(c.balance, prometheus.GaugeValue, v, m.String(), cur.String())
 		}
-		b = gaugeLine(b, "oja_pool_allocations_total", `mode="`+m.String()+`"`, float64(settled))
+		ch <- prometheus.MustNewConstMetric(c.allocations, prometheus.CounterValue, float64(settled), m.String())
 	}
-	return b
 }

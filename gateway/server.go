@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -54,9 +55,9 @@ type Config struct {
 	// AccessLog writes one log line per request (request id, client,
 	// route, status, duration).
 	AccessLog bool
-	// ExtraMetrics, when set, appends more Prometheus text to /metrics
-	// (the log's commit figures, recovery time).
-	ExtraMetrics func(b []byte) []byte
+	// Collectors are registered on /metrics next to the gateway's own
+	// (the log's figures in `oja serve`).
+	Collectors []prometheus.Collector
 }
 
 // Server is the fasthttp gateway: a public listener for partners and an
@@ -85,6 +86,8 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit), metrics: newMetrics()}
+	s.metrics.registry.MustRegister(newSystemCollector(s))
+	s.metrics.registry.MustRegister(cfg.Collectors...)
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.publicRouter().Handler)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
@@ -135,8 +137,8 @@ func serve(args []string) error {
 	srv := gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:       func(dir string) error { return backup(log, cfg.data, dir) },
-		ExtraMetrics: walMetrics(log, &recoveryTime),
+		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
+		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime)},
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
