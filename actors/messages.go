@@ -51,6 +51,7 @@ type QuoteReply struct {
 	AllowedFrom []engine.Status
 	Allocation  engine.AllocationOutcome // on ResultInsufficientLiquidity: Fillable and BestRate
 	Field       string                   // on ResultValidation: the offending request member
+	Exposure    *ExposureLimit           // on ResultExposureLimit
 	Replayed    bool                     // an Idempotency-Key replay
 	Err         error                    // an operating failure (storage, shutdown): 503
 }

@@ -32,6 +32,8 @@ type pairActor struct {
 	ticker *engine.Ticker
 	info   map[engine.PoolID]poolInfo
 	slice  [engine.SlicesMax]engine.Slice
+	// exposure is each API key's reservations in this book (exposure.go).
+	exposure exposure
 }
 
 // observe recomputes the pair's rates after a book change and, when they
@@ -74,8 +76,12 @@ func (a *pairActor) Receive(ctx actor.Context) {
 			a.info[msg.entry.Pool] = msg.info
 			a.observe()
 		case *bookOutcome:
-			a.book.ApplyOutcome(msg.outcome)
-			a.observe()
+			o := msg.outcome
+			a.book.ApplyOutcome(o)
+			a.exposure.add(o.Key, engine.Amount(o.KeyDelta)*o.Reserved)
+			if o.BookDelta != 0 {
+				a.observe()
+			}
 		case *budgetDeposited:
 			a.book.AddAvailable(msg.pool, msg.amount)
 			a.observe()
@@ -111,6 +117,15 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Result: alloc.Result, Allocation: alloc})
 		return
 	}
+	var reserved engine.Amount
+	for _, sl := range alloc.Slices {
+		reserved += sl.Destination
+	}
+	if a.exposure.refuse(cmd.Key, reserved, a.book) {
+		ctx.Respond(&QuoteReply{Result: engine.ResultExposureLimit, Exposure: &ExposureLimit{
+			Pair: a.key.Pair, MaxShare: a.exposure.maxShare, Reserved: a.exposure.byKey[cmd.Key], Requested: reserved}})
+		return
+	}
 	now := a.sys.nowMillis()
 	ids := a.sys.ids
 	ev := &engine.QuoteCreated{
@@ -134,6 +149,7 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ev.Chat = &chat
 	}
 	a.book.Reserve(alloc.Slices)
+	a.exposure.add(cmd.Key, reserved)
 	a.observe()
 	sys, replyTo, self := a.sys, ctx.Sender(), ctx.Self()
 	sys.appendEvents(func(err error) {
@@ -147,19 +163,22 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys, ev := a.sys, msg.event
 	if msg.err != nil {
+		var reserved engine.Amount
 		for i := range ev.Allocations {
 			a.book.AddAvailable(ev.Allocations[i].Pool, ev.Allocations[i].Destination)
+			reserved += ev.Allocations[i].Destination
 		}
+		a.exposure.add(ev.Key, -reserved)
 		ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
 		return
 	}
 	q := engine.NewQuote(ev)
 	o := new(engine.Outcome)
 	engine.RouteOutcome(q, ev, o)
-	// The book's part (the slices taken from available liquidity) was
-	// applied when the quote was decided, before the append: only the
-	// pools get theirs now.
-	o.BookDelta = 0
+	// The book's and the key's parts (the slices taken from available
+	// liquidity, the key's exposure) were applied when the quote was
+	// decided, before the append: only the pools get theirs now.
+	o.BookDelta, o.KeyDelta = 0, 0
 	sys.routeOutcome(o, nil, nil)
 	ref := &quoteRef{client: q.Client, mode: q.Mode}
 	ref.view.Store(q)

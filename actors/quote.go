@@ -185,7 +185,7 @@ func (s *System) routeOutcome(o *engine.Outcome, replyTo *actor.PID, reply *Quot
 	for _, e := range o.Slices {
 		s.sendPool(e.Pool, &sliceEffect{effect: e})
 	}
-	if o.BookDelta != 0 {
+	if o.BookDelta != 0 || o.KeyDelta != 0 {
 		s.root.Send(s.pairs[o.Book], &bookOutcome{outcome: o})
 	}
 	if c := o.Credit; c != nil {

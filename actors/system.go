@@ -31,9 +31,13 @@ type Config struct {
 	PaymentWindow time.Duration // default 30 min
 	Retention     time.Duration // terminal quotes stay readable at least this long
 	MaxOpenQuotes int           // per client and mode; 0 = unlimited
-	Clock         func() time.Time
-	Logger        *slog.Logger
-	Random        io.Reader // nil = crypto/rand
+	// MaxKeyShare is the share, in parts per million (ShareScale), of a
+	// pair's pool liquidity in its mode that one API key's open quotes may
+	// reserve (exposure.go); 0 = unlimited.
+	MaxKeyShare uint32
+	Clock       func() time.Time
+	Logger      *slog.Logger
+	Random      io.Reader // nil = crypto/rand
 	// RateListener, when set, is called by a pair actor each time its
 	// consensus rate changes. It runs on the actor's goroutine: it must not
 	// block (the rate stream conflates and returns at once).
@@ -187,12 +191,23 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		infos[engine.BookKey{Mode: p.Mode, Pair: p.Pair}][p.ID] = poolInfoOf(p)
 	}
+	exposures := make(map[engine.BookKey]exposure, len(state.Books))
+	for key := range state.Books {
+		exposures[key] = newExposure(cfg.MaxKeyShare)
+	}
+	for _, q := range state.Quotes {
+		if q.Status.Open() {
+			x := exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}]
+			x.add(q.Key, q.TotalDestination)
+			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}] = x
+		}
+	}
 	for key, book := range state.Books {
 		ticker := state.Tickers[key]
 		view := new(atomic.Pointer[engine.Ticker])
 		view.Store(ticker.Clone())
 		s.tickers[key] = view
-		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key]}
+		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key], exposure: exposures[key]}
 		s.pairs[key] = s.spawn(pa, kindPair)
 	}
 	for _, p := range state.Pools {

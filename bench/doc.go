@@ -25,7 +25,7 @@
 //     records per group commit.
 //  3. http: a real server on loopback — by default the oja binary, built
 //     from ./cmd/oja and started as `oja serve --demo --max-open-quotes 0
-//     --access-log=false --sync=true`; --server inprocess wires the same
+//     --max-key-share 1 --access-log=false --sync=true`; --server inprocess wires the same
 //     parts inside this process. First closed loops over 64 connections:
 //     /livez (the ceiling of this server and client on this machine) and
 //     create-quote, alternating, and their ratio. Then an open-loop sweep

@@ -29,7 +29,7 @@ trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$wor
 go build -o "$work/oja" ./cmd/oja
 port=$((20000 + RANDOM % 20000))
 "$work/oja" serve --demo --data "$work/data" --listen "127.0.0.1:$port" \
-  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --access-log=false --sync=true --log-format json 2>"$work/server.log" &
+  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true --log-format json 2>"$work/server.log" &
 pid=$!
 base="http://127.0.0.1:$port"
 for _ in $(seq 100); do

@@ -54,7 +54,9 @@ func (r *run) startTarget(ctx context.Context) (*target, error) {
 // startBinary builds cmd/oja and runs
 //
 //	oja serve --demo --data DIR --listen 127.0.0.1:P --admin-listen 127.0.0.1:P+1
-//	  --max-open-quotes 0 --access-log=false --sync=true
+//	  --max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true
+//
+// (one key drives all the load, so neither per-key cap may refuse it)
 //
 // with its profiler on a third loopback port when profiling.
 func (r *run) startBinary(ctx context.Context) (*target, error) {
@@ -82,7 +84,7 @@ func (r *run) startBinary(ctx context.Context) (*target, error) {
 	data := filepath.Join(dir, "data")
 	cmd := exec.Command(bin, "serve", "--demo", "--data", data, "--listen", addr,
 		"--admin-listen", fmt.Sprintf("127.0.0.1:%d", ports[1]), "--max-open-quotes", "0",
-		"--access-log=false", "--sync=true", "--log-format", "json")
+		"--max-key-share", "1", "--access-log=false", "--sync=true", "--log-format", "json")
 	cmd.Env = append(os.Environ(), "OJA_ADMIN_TOKEN=")
 	pprofAddr := ""
 	if r.cfg.Profile {

@@ -44,25 +44,33 @@ type Outcome struct {
 	Book      BookKey
 	BookDelta int8
 	Credit    *WalletCredit // a completion settled to a wallet, else nil
+	// Key is the API key that created the quote; KeyDelta is +1 when the
+	// quote starts reserving Reserved (its total destination) and -1 when
+	// it stops (released or settled), 0 otherwise. The live pair actor
+	// keeps each key's exposure with it (--max-key-share); State has no
+	// use for it.
+	Key      KeyID
+	KeyDelta int8
+	Reserved Amount
 }
 
 // RouteOutcome routes ev, a QuoteCreated or a lifecycle event of quote q
 // (q as it is once ev is applied), into o, reusing o's storage.
 func RouteOutcome(q *Quote, ev Event, o *Outcome) {
-	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}}
+	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}, Key: q.Key, Reserved: q.TotalDestination}
 	var kind SliceEffectKind
 	switch ev.(type) {
 	case *QuoteCreated:
-		kind, o.BookDelta = SliceHold, -1
+		kind, o.BookDelta, o.KeyDelta = SliceHold, -1, +1
 	case *QuoteAccepted:
 		kind = SliceAccepted
 	case *QuoteCompleted:
-		kind = SliceSettle
+		kind, o.KeyDelta = SliceSettle, -1
 		if q.Settlement.Kind == SettlementWallet {
 			o.Credit = &WalletCredit{Mode: q.Mode, Account: q.Settlement.Account, Amount: q.TotalDestination}
 		}
 	case *QuoteCancelled, *QuoteExpired:
-		kind, o.BookDelta = SliceRelease, +1
+		kind, o.BookDelta, o.KeyDelta = SliceRelease, +1, -1
 	default:
 		assert(false, "no outcome route for %T", ev)
 	}

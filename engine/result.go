@@ -26,6 +26,7 @@ const (
 	ResultTooManyOpenQuotes
 	ResultNoRate
 	ResultAmountOutOfRange
+	ResultExposureLimit
 	resultCount
 )
 
@@ -60,4 +61,5 @@ var resultNames = [resultCount]string{
 	ResultTooManyOpenQuotes:     "TooManyOpenQuotes",
 	ResultNoRate:                "NoRate",
 	ResultAmountOutOfRange:      "AmountOutOfRange",
+	ResultExposureLimit:         "ExposureLimit",
 }

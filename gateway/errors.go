@@ -31,6 +31,8 @@ var resultErrors = [engine.ResultCount]struct {
 	engine.ResultInsufficientFunds:     {fasthttp.StatusUnprocessableEntity, "INSUFFICIENT_FUNDS", "not enough available funds"},
 	engine.ResultTooManyOpenQuotes:     {fasthttp.StatusTooManyRequests, codeRateLimited, "too many open quotes for this key; complete, cancel or let some expire"},
 	engine.ResultNoRate:                {fasthttp.StatusNotFound, "NO_RATE", "no market maker rate for this pair"},
+	engine.ResultExposureLimit: {fasthttp.StatusUnprocessableEntity, "EXPOSURE_LIMIT",
+		"this key's open quotes would reserve more than its share of the pair's liquidity; complete, cancel or let some expire"},
 	engine.ResultAmountOutOfRange: {fasthttp.StatusUnprocessableEntity, "AMOUNT_OUT_OF_RANGE",
 		"the balance would exceed the largest amount an account holds (10^15 minor units)"},
 }

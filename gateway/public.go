@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/fasthttp/router"
+	"github.com/shopspring/decimal"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -260,8 +261,23 @@ func refusal(reply *actors.QuoteReply, create *actors.CreateQuote) *apiError {
 		if reply.Field != "" {
 			e = fieldError(reply.Field, "does not name a listing of this pair and mode")
 		}
+	case engine.ResultExposureLimit:
+		if x := reply.Exposure; x != nil {
+			c := x.Pair.Destination
+			e.details = map[string]any{
+				"pair":      x.Pair.String(),
+				"maxShare":  rawNumber(shareText(x.MaxShare)),
+				"reserved":  rawNumber(engine.AppendAmount(nil, x.Reserved, c)),
+				"requested": rawNumber(engine.AppendAmount(nil, x.Requested, c)),
+			}
+		}
 	}
 	return e
+}
+
+// shareText writes a share in parts per million as a decimal: 500000 → 0.5.
+func shareText(ppm uint32) []byte {
+	return []byte(decimal.New(int64(ppm), -6).String())
 }
 
 // quoteReply answers a quote operation.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/gateway"
@@ -38,6 +39,7 @@ type serveConfig struct {
 	retention     time.Duration
 	rateLimit     float64
 	maxOpenQuotes int
+	maxKeyShare   shareFlag
 	demo          bool
 	logFormat     string
 	accessLog     bool
@@ -65,6 +67,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.retention, "retention", 168*time.Hour, "how long terminal quotes stay readable")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 0, "requests per second per API key (0 = off)")
 	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes per API key's client and mode (0 = no cap)")
+	c.maxKeyShare = actors.ShareScale / 2
+	fs.Var(&c.maxKeyShare, "max-key-share", "share of a pair's pool liquidity one API key's open quotes may reserve, in (0, 1] (1 = no limit)")
 	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
 	fs.StringVar(&c.logFormat, "log-format", "", `"json" or "text" (default: text on a terminal, else json)`)
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
@@ -96,6 +100,26 @@ func parseServe(args []string) (*serveConfig, error) {
 		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
 	}
 	return c, nil
+}
+
+// shareFlag is a share in (0, 1] with at most six decimals, held in parts
+// per million (actors.ShareScale), parsed exactly (no float).
+type shareFlag uint32
+
+func (f *shareFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return decimal.New(int64(*f), -6).String()
+}
+
+func (f *shareFlag) Set(s string) error {
+	d, err := decimal.NewFromString(s)
+	if err != nil || !d.IsPositive() || d.GreaterThan(decimal.NewFromInt(1)) || d.Exponent() < -6 && !d.Equal(d.Round(6)) {
+		return errors.New("must be a decimal in (0, 1] with at most six decimals, e.g. 0.5")
+	}
+	*f = shareFlag(d.Shift(6).IntPart())
+	return nil
 }
 
 func newLogger(format string) *slog.Logger {
@@ -160,7 +184,7 @@ func serve(args []string) error {
 		"expired", stats.Expired, "duration", stats.Duration.String())
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
-		MaxOpenQuotes: cfg.maxOpenQuotes, Logger: logger, RateListener: srv.RateChanged,
+		MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, RateListener: srv.RateChanged,
 	})
 	if err != nil {
 		shutdownQuietly(srv, log)

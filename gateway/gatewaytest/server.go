@@ -28,12 +28,15 @@ type Options struct {
 	QuoteTTL      time.Duration
 	PaymentWindow time.Duration
 	MaxOpenQuotes int
-	RateLimit     float64
-	Clock         func() time.Time
-	SSEHeartbeat  time.Duration // rate stream heartbeat; default 15 s
-	SSEStallMax   time.Duration // rate stream stall limit; default 30 s
-	Logger        *slog.Logger  // the gateway's logger; default discards
-	AccessLog     bool          // one log line per request
+	// MaxKeyShare is --max-key-share in parts per million; 0 (the tests'
+	// default, unlike the service's 0.5) is no limit.
+	MaxKeyShare  uint32
+	RateLimit    float64
+	Clock        func() time.Time
+	SSEHeartbeat time.Duration // rate stream heartbeat; default 15 s
+	SSEStallMax  time.Duration // rate stream stall limit; default 30 s
+	Logger       *slog.Logger  // the gateway's logger; default discards
+	AccessLog    bool          // one log line per request
 	// FS is the log's filesystem (vfs.NewCrashableMem, an errorfs wrapper
 	// injecting faults); nil is the real disk. With FS set, Dir is a path
 	// in it, default its root.
@@ -93,7 +96,7 @@ func Start(t testing.TB, opts Options) *Server {
 	})
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,
-		MaxOpenQuotes: opts.MaxOpenQuotes, Clock: clock, RateListener: srv.RateChanged,
+		MaxOpenQuotes: opts.MaxOpenQuotes, MaxKeyShare: opts.MaxKeyShare, Clock: clock, RateListener: srv.RateChanged,
 	})
 	if err != nil {
 		log.Close()
