@@ -1,0 +1,34 @@
+package main
+
+import (
+	"testing"
+)
+
+// --max-key-share (and OJA_MAX_KEY_SHARE) is a share in (0, 1], exact,
+// default 0.5.
+func TestMaxKeyShareFlag(t *testing.T) {
+	c, err := parseServe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.maxKeyShare != 500_000 {
+		t.Errorf("default %d ppm, want 500000", c.maxKeyShare)
+	}
+	for _, tc := range []struct {
+		value string
+		ppm   uint32
+		ok    bool
+	}{
+		{"0.5", 500_000, true}, {"1", 1_000_000, true}, {"0.000001", 1, true}, {"0.25", 250_000, true},
+		{"0", 0, false}, {"-0.5", 0, false}, {"1.5", 0, false}, {"0.0000001", 0, false}, {"half", 0, false}, {"", 0, false},
+	} {
+		c, err := parseServe([]string{"--max-key-share", tc.value})
+		if (err == nil) != tc.ok || tc.ok && uint32(c.maxKeyShare) != tc.ppm {
+			t.Errorf("--max-key-share %q: err %v, ppm %v; want ok %v, %d", tc.value, err, c, tc.ok, tc.ppm)
+		}
+	}
+	t.Setenv("OJA_MAX_KEY_SHARE", "0.3")
+	if c, err := parseServe(nil); err != nil || c.maxKeyShare != 300_000 {
+		t.Errorf("OJA_MAX_KEY_SHARE=0.3: %v %v", c, err)
+	}
+}
