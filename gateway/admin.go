@@ -2,7 +2,10 @@ package gateway
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"slices"
+	"syscall"
 
 	"github.com/fasthttp/router"
 	"github.com/shopspring/decimal"
@@ -160,7 +163,12 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	cmd := &actors.CreatePool{Mode: parseModeMember(o)}
-	cmd.Name, _ = o.str("name", true, nameBytesMax)
+	if name, ok := o.str("name", true, nameBytesMax); ok {
+		cmd.Name = name
+		if len(bytes.TrimSpace([]byte(name))) == 0 {
+			o.problem("name", "must not be empty")
+		}
+	}
 	for _, side := range []struct {
 		member string
 		into   *engine.Currency
@@ -174,15 +182,23 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 	}
 	cmd.Rate, _ = o.rate("rate")
+	nilOwner := false
 	if owner, ok := o.str("ownerClientId", false, idBytesMax); ok {
 		id, ok := engine.ParseUUID(owner)
 		if !ok {
 			o.problem("ownerClientId", "must be a UUID")
 		}
 		cmd.Owner = engine.ClientID(id)
+		// The nil UUID is no client's id: refused like any unknown one,
+		// not taken as "no owner".
+		nilOwner = ok && cmd.Owner.IsZero()
 	}
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
+		return
+	}
+	if nilOwner {
+		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
 	}
 	if !cmd.Pair.Supported() {
@@ -198,8 +214,13 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 
 func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	mode := engine.ModeNone
-	if raw := ctx.QueryArgs().Peek("mode"); len(raw) > 0 {
-		m, ok := engine.ParseMode(string(raw))
+	q, e := queryParams(ctx, "mode")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if raw := q["mode"]; len(raw) > 0 {
+		m, ok := engine.ParseMode(raw)
 		if !ok {
 			s.writeError(ctx, fieldError("mode", `must be "live" or "sandbox"`))
 			return
@@ -371,8 +392,12 @@ func (s *Server) depositAccount(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw := string(ctx.QueryArgs().Peek("mode"))
-	mode, ok := engine.ParseMode(raw)
+	q, e := queryParams(ctx, "mode")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	mode, ok := engine.ParseMode(q["mode"])
 	if !ok {
 		s.writeError(ctx, fieldError("mode", `query parameter must be "live" or "sandbox"`))
 		return
@@ -406,6 +431,34 @@ func AppendLedgerReport(b []byte, r engine.LedgerReport) []byte {
 	return w.b
 }
 
+// BackupRefusal is a backup refused for a reason the operator can act on;
+// Reason is answered as it is.
+type BackupRefusal struct{ Reason string }
+
+func (e *BackupRefusal) Error() string { return e.Reason }
+
+// backupProblem says what is wrong with a backup in the operator's terms:
+// the operating system's messages name paths and calls (mkdir
+// /proc/self/…), so only their kind is answered.
+func backupProblem(err error) string {
+	var refusal *BackupRefusal
+	switch {
+	case errors.As(err, &refusal):
+		return refusal.Reason
+	case errors.Is(err, fs.ErrPermission):
+		return "the server may not write there (permission denied)"
+	case errors.Is(err, fs.ErrExist):
+		return "already exists and is not a directory"
+	case errors.Is(err, syscall.ENOTDIR):
+		return "a part of the path is not a directory"
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on that device"
+	case errors.Is(err, syscall.EROFS):
+		return "that filesystem is read-only"
+	}
+	return "the backup could not be written there; the server log says why"
+}
+
 func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	o, e := parseObject(ctx.PostBody())
 	if e != nil {
@@ -422,7 +475,10 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	if err := s.cfg.Backup(dir); err != nil {
-		s.writeError(ctx, fieldError("dir", err.Error()))
+		s.writeError(ctx, fieldError("dir", backupProblem(err)))
+		if !errors.As(err, new(*BackupRefusal)) {
+			s.cfg.Logger.Warn("backup failed", "dir", dir, "err", err)
+		}
 		return
 	}
 	w := jsonWriter{}

@@ -148,7 +148,7 @@ func TestFXListingParameters(t *testing.T) {
 func fxListingParameterCode(query string) string {
 	var ctx fasthttp.RequestCtx
 	ctx.Request.SetRequestURI("/api/v1/partners/fx/listings?" + query)
-	q, e := fxQuery(&ctx, "source", "destination", "page", "pageSize")
+	q, e := queryParams(&ctx, "source", "destination", "page", "pageSize")
 	if e != nil {
 		return e.code
 	}
@@ -278,7 +278,7 @@ func FuzzFXListingQuery(f *testing.F) {
 		}
 		var ctx fasthttp.RequestCtx
 		ctx.Request.SetRequestURI("/x?" + query)
-		if _, e := fxQuery(&ctx, "from", "to"); e != nil && e.status != fasthttp.StatusBadRequest {
+		if _, e := queryParams(&ctx, "from", "to"); e != nil && e.status != fasthttp.StatusBadRequest {
 			t.Fatalf("%q: status %d", query, e.status)
 		}
 	})

@@ -22,7 +22,7 @@ import (
 // fxListings is row 8: GET /listings?source=&destination=&page=&pageSize=
 // → FndPrcgPsptRpt, the caller's mode's active pools, best rate first.
 func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	q, e := fxQuery(ctx, "source", "destination", "page", "pageSize")
+	q, e := queryParams(ctx, "source", "destination", "page", "pageSize")
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
@@ -134,7 +134,7 @@ func fxPageParameter(f fxFields, name, raw string, def, least, most int) int {
 // the best active pool rate with liquidity of the pair in the caller's
 // mode, when it was set, and its change over 24 hours.
 func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	q, e := fxQuery(ctx, "from", "to")
+	q, e := queryParams(ctx, "from", "to")
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
@@ -204,28 +204,4 @@ func percentChange(current, reference engine.Rate) decimal.Decimal {
 		}
 	}
 	return decimal.NewFromBigInt(quotient, -2)
-}
-
-// fxQuery reads the query string: only the named parameters, each at most
-// once (else 400 VALIDATION_ERROR naming the parameter).
-func fxQuery(ctx *fasthttp.RequestCtx, names ...string) (map[string]string, *apiError) {
-	values := make(map[string]string, len(names))
-	seen := make(map[string]bool, len(names))
-	f := fxFields{}
-	for k, v := range ctx.QueryArgs().All() {
-		key := string(k)
-		switch {
-		case !slices.Contains(names, key):
-			f.problem(key, "is not a known parameter")
-		case seen[key]:
-			f.problem(key, "must be given at most once")
-		default:
-			seen[key] = true
-			values[key] = string(v)
-		}
-	}
-	if e := f.err(); e != nil {
-		return nil, e
-	}
-	return values, nil
 }

@@ -231,6 +231,11 @@ func (o *object) str(member string, required bool, maxBytes int) (string, bool) 
 	if !ok {
 		return "", false
 	}
+	if !utf8.Valid(v) {
+		// RFC 8259 §8.1: JSON text is UTF-8. Decoding would keep U+FFFD.
+		o.problem(member, "must be valid UTF-8")
+		return "", false
+	}
 	s, ok := unquote(v)
 	if !ok {
 		o.problem(member, "must be a string")

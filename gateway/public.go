@@ -137,8 +137,13 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 	}
 	if listing, ok := o.str("listingId", false, idBytesMax); ok {
 		id, ok := engine.ParseUUID(listing)
-		if !ok {
+		switch {
+		case !ok:
 			o.problem("listingId", "must be a UUID")
+		case id == [16]byte{}:
+			// The nil UUID names no pool; taken as "not given" it lifted
+			// the listing restriction the partner asked for.
+			o.problem("listingId", "does not name a listing of this pair and mode")
 		}
 		cmd.Listing = engine.PoolID(id)
 	}

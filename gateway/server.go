@@ -44,7 +44,9 @@ type Config struct {
 	Collection  map[engine.Currency]BankAccount
 	Logger      *slog.Logger
 	// Backup, when set, makes a consistent online copy of the store
-	// (POST /admin/v1/backup).
+	// (POST /admin/v1/backup). A *BackupRefusal is answered with its
+	// reason; any other error by its kind, never the operating system's
+	// text (it goes to the log).
 	Backup func(dir string) error
 	// SSEHeartbeat is the rate stream's heartbeat interval (--sse-heartbeat;
 	// 0 = 15 s).
@@ -172,6 +174,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
 	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()
 	err := errors.Join(streamsErr, <-errs, <-errs)
+	// fasthttp closes only the listeners its Serve has registered; a
+	// Shutdown right after Start can come before a Serve goroutine ran, and
+	// that Serve would then accept forever. Closing the listeners here ends
+	// it either way (an already closed listener only says so).
+	_ = s.ln.Close()
+	_ = s.adminLn.Close()
 	s.wg.Wait()
 	return err
 }
@@ -346,17 +354,43 @@ func (s *Server) system(ctx *fasthttp.RequestCtx) *actors.System {
 }
 
 // bearer extracts the credential of "Authorization: Bearer <token>".
+// Only the exact form is accepted (RFC 6750 §2.1): the scheme (its case is
+// free, RFC 9110 §11.1), one space, and a token68 credential — no other
+// white space (a trailing non-breaking space used to be trimmed away), no
+// other bytes.
 func bearer(ctx *fasthttp.RequestCtx) (string, bool) {
 	h := ctx.Request.Header.Peek("Authorization")
 	const scheme = "bearer "
 	if len(h) <= len(scheme) || !bytes.EqualFold(h[:len(scheme)], []byte(scheme)) {
 		return "", false
 	}
-	token := bytes.TrimSpace(h[len(scheme):])
-	if len(token) == 0 || len(token) > bearerTokenBytesMax {
+	token := h[len(scheme):]
+	if len(token) > bearerTokenBytesMax || !isToken68(token) {
 		return "", false
 	}
 	return string(token), true
+}
+
+// isToken68 reports whether b is a token68 (RFC 9110 §11.2): one or more
+// of ALPHA DIGIT - . _ ~ + /, then any number of =.
+func isToken68(b []byte) bool {
+	i := 0
+	for ; i < len(b); i++ {
+		c := b[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
+			break
+		}
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(b); i++ {
+		if b[i] != '=' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) health(ctx *fasthttp.RequestCtx) {

@@ -131,7 +131,12 @@ func (s *Server) RateChanged(key engine.BookKey, t *engine.Ticker) {
 func (s *Server) Streams() int { return s.streams.count() }
 
 func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	pairs, e := streamPairs(ctx.QueryArgs())
+	q, e := queryParams(ctx, "from", "to")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	pairs, e := streamPairs(q["from"], q["to"])
 	if e != nil {
 		s.writeError(ctx, e)
 		return
@@ -163,13 +168,12 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 
 // streamPairs reads from/to: both (one supported pair) or neither (every
 // supported pair). The result is a mask of indexes into engine.Pairs.
-func streamPairs(args *fasthttp.Args) (uint64, *apiError) {
-	from, to := args.Peek("from"), args.Peek("to")
+func streamPairs(from, to string) (uint64, *apiError) {
 	if len(from) == 0 && len(to) == 0 {
 		return 1<<len(engine.Pairs) - 1, nil
 	}
-	source, sourceOK := engine.ParseCurrency(string(from))
-	destination, destinationOK := engine.ParseCurrency(string(to))
+	source, sourceOK := engine.ParseCurrency(from)
+	destination, destinationOK := engine.ParseCurrency(to)
 	if sourceOK && destinationOK {
 		want := engine.Pair{Source: source, Destination: destination}
 		for i, p := range engine.Pairs {

@@ -214,6 +214,27 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("backup: %v, want dir %s", b, backupDir)
 	}
 	adminFails(t, srv, "VALIDATION_ERROR", "backup", backupDir) // already holds a store
+	// Never inside the live data dir (issue 15 §5: {"dir":"<data>/store"}
+	// wrote into the live store), also through a symbolic link; an OS
+	// failure is answered by its kind, without the OS's text.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(srv.data, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{filepath.Join(srv.data, "store"), srv.data, filepath.Join(srv.data, "new", "dir"),
+		filepath.Join(link, "copy"), srv.data + "/../" + filepath.Base(srv.data) + "/x"} {
+		_, errOut, _ := adminCLI(t, srv, "backup", dir)
+		if !strings.Contains(errOut, "VALIDATION_ERROR") || !strings.Contains(errOut, "outside the server's data directory") {
+			t.Errorf("backup into %s: %s", dir, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(srv.data, "new")); err == nil {
+		t.Error("a refused backup created a directory inside the data dir")
+	}
+	_, errOut, _ = adminCLI(t, srv, "backup", "/proc/self/oja-backup/x")
+	if !strings.Contains(errOut, "VALIDATION_ERROR") || strings.Contains(errOut, "/proc") || strings.Contains(errOut, "mkdir") {
+		t.Errorf("backup into /proc: %s, want a VALIDATION_ERROR without the OS's text", errOut)
+	}
 	out, errOut, code = runOja(t, srv.bin, childEnv(), "wal", "verify", "--data", backupDir)
 	if code != 0 || !strings.Contains(out, "\nOK\n") {
 		t.Fatalf("wal verify of the backup: exit %d\n%s%s", code, out, errOut)

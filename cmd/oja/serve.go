@@ -122,6 +122,43 @@ func (f *shareFlag) Set(s string) error {
 	return nil
 }
 
+// within reports whether path is dir or lies inside it, once both are
+// absolute and their existing parts' symbolic links resolved (a path that
+// does not exist yet is resolved through its longest existing ancestor).
+func within(path, dir string) (bool, error) {
+	p, err := resolvedPath(path)
+	if err != nil {
+		return false, err
+	}
+	d, err := resolvedPath(dir)
+	if err != nil {
+		return false, err
+	}
+	rel, err := filepath.Rel(d, p)
+	if err != nil {
+		return false, nil
+	}
+	return rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
+}
+
+func resolvedPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for p := abs; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...), nil
+		}
+		if parent := filepath.Dir(p); parent == p {
+			return abs, nil
+		} else {
+			rest = append([]string{filepath.Base(p)}, rest...)
+		}
+	}
+}
+
 func newLogger(format string) *slog.Logger {
 	if format == "" {
 		format = "json"
@@ -300,10 +337,17 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 // the admin token, so that `oja serve --data dir` serves it as is.
 func backup(log *wal.Log, data, dir string) error {
 	if dir == "" {
-		return errors.New("backup directory is required")
+		return &gateway.BackupRefusal{Reason: "a backup directory is required"}
+	}
+	inside, err := within(dir, data)
+	if err != nil {
+		return err
+	}
+	if inside {
+		return &gateway.BackupRefusal{Reason: "must be outside the server's data directory"}
 	}
 	if _, err := os.Stat(storeDir(dir)); err == nil {
-		return fmt.Errorf("backup: %s already holds a store", dir)
+		return &gateway.BackupRefusal{Reason: "already holds a store; name a new directory"}
 	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("backup: %w", err)

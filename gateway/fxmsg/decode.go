@@ -312,8 +312,9 @@ func (r *reader) document() error {
 		case bytes.HasPrefix(rest, []byte("<!")):
 			err = errDirective
 		case bytes.HasPrefix(rest, []byte("<?")):
+			first := r.i == 0
 			r.i += 2
-			err = r.instruction()
+			err = r.instruction(first)
 		default:
 			r.i++
 			err = r.startTag()
@@ -543,16 +544,27 @@ func (r *reader) cdata() error {
 	return r.placeText(mark)
 }
 
-// instruction reads a processing instruction after "<?". The XML
-// declaration's version must be 1.0 and its encoding UTF-8; others are
+// instruction reads a processing instruction after "<?"; first says it
+// opened the document. The XML declaration may only open the document (XML
+// 1.0 §2.8: not after white space, not twice, not inside the root; other
+// targets spelled xml in any case are reserved, §2.6), must name version
+// 1.0 and, if it names one, the UTF-8 encoding; other instructions are
 // skipped.
-func (r *reader) instruction() error {
+func (r *reader) instruction(first bool) error {
 	target, err := r.name()
 	if err != nil {
 		return err
 	}
 	if len(target) == 0 {
 		return malformed("expected target name after <?")
+	}
+	if strings.EqualFold(string(target), "xml") {
+		if string(target) != "xml" {
+			return malformed("processing-instruction targets spelled %q are reserved", target)
+		}
+		if !first {
+			return malformed("the XML declaration may only open the document (nothing before it, not twice)")
+		}
 	}
 	r.space()
 	start := r.i
@@ -572,7 +584,10 @@ func (r *reader) instruction() error {
 		return nil
 	}
 	content := string(r.body[start : r.i-2])
-	if v := pseudoAttribute("version", content); v != "" && v != "1.0" {
+	if v := pseudoAttribute("version", content); v != "1.0" {
+		if v == "" {
+			return malformed("the XML declaration must name version=\"1.0\"")
+		}
 		return refuse("the document must be XML version 1.0, not %s", v)
 	}
 	if e := pseudoAttribute("encoding", content); e != "" && !strings.EqualFold(e, "utf-8") {

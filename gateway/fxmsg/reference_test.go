@@ -45,6 +45,7 @@ func referenceCheck(body []byte, root, space string) error {
 	d := referenceDecoder(body)
 	var (
 		depth, elements  int
+		tokens           int
 		closed, seenRoot bool
 		rootSpace        string
 		children         [][]string
@@ -60,6 +61,8 @@ func referenceCheck(body []byte, root, space string) error {
 		if err != nil {
 			return err
 		}
+		firstToken := tokens == 0
+		tokens++
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch {
@@ -101,6 +104,18 @@ func referenceCheck(body []byte, root, space string) error {
 			}
 		case xml.Directive:
 			return errors.New("directive")
+		case xml.ProcInst:
+			// XML 1.0 §2.8 and §2.6, which encoding/xml does not enforce:
+			// the declaration only opens the document, names version 1.0,
+			// and other targets spelled xml are reserved.
+			if strings.EqualFold(t.Target, "xml") {
+				if t.Target != "xml" || !firstToken {
+					return errors.New("misplaced or reserved XML declaration")
+				}
+				if !bytes.Contains(t.Inst, []byte("version")) {
+					return errors.New("XML declaration without a version")
+				}
+			}
 		}
 	}
 }

@@ -54,11 +54,16 @@ type Server struct {
 	stopped bool
 	// skew is how far the service's clock runs ahead of Options.Clock (or
 	// time.Now); Advance moves it.
-	skew *atomic.Int64
+	skew  *atomic.Int64
+	clock func() time.Time
 }
 
 // Advance moves the service's clock d ahead, without sleeping.
 func (s *Server) Advance(d time.Duration) { s.skew.Add(int64(d)) }
+
+// Now is the service's clock: Options.Clock (or time.Now) plus what
+// Advance added.
+func (s *Server) Now() time.Time { return s.clock() }
 
 // Start starts a service and registers its shutdown with t.Cleanup.
 func Start(t testing.TB, opts Options) *Server {
@@ -109,7 +114,7 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	srv.SetSystem(sys)
 	s := &Server{Server: srv, Sys: sys, Log: log, Dir: opts.Dir,
-		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew}
+		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew, clock: clock}
 	t.Cleanup(s.Stop)
 	return s
 }
