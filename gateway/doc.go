@@ -37,6 +37,7 @@
 //	sseStreamsPerKeyMax    10       open rate streams per API key (429 RATE_LIMITED, Retry-After)
 //	sseStallMax            30 s     a stream write blocked this long disconnects the subscriber
 //	sseShutdownWriteMax    1 s      time a stream's last writes get on shutdown
+//	sseSendBufferBytes     16 KiB   a stream socket's kernel send buffer (SO_SNDBUF), so a stall is seen in time
 //	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
 //	--sse-heartbeat        15 s     rate stream heartbeat
 //	streamKeysMax          64       (mode, pair) books the rate stream can track (its bit masks; start-up refuses more)

@@ -94,6 +94,14 @@ const (
 	// sseShutdownWriteMax bounds how long the last bytes of a stream may take
 	// once the server is shutting down.
 	sseShutdownWriteMax = time.Second
+	// sseSendBufferBytes bounds a stream socket's kernel send buffer
+	// (SO_SNDBUF; Linux doubles it). Left to the kernel, a subscriber that
+	// never reads was dropped only once ~2 MB of buffers filled — about an
+	// hour at demo rates — so "cannot keep up for sseStallMax" did not mean
+	// sseStallMax. Bounded, the writes block once the client's receive
+	// window and this much are full, and the stall detector counts from
+	// there.
+	sseSendBufferBytes = 16 << 10
 	// sseFanoutIntervalMin spaces the hub's fan-outs: a burst of consensus
 	// changes (a busy book moves its weighted median on many quotes) reaches
 	// each subscriber as at most one wake per interval, carrying the latest

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -165,9 +166,26 @@ func (h *streamHub) fanOut() {
 	}
 }
 
+// boundSendBuffer sets conn's socket send buffer to bytes (best effort: a
+// connection without a socket, as in some tests, is left alone).
+func boundSendBuffer(conn net.Conn, bytes int) {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = raw.Control(func(fd uintptr) {
+		_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, bytes)
+	})
+}
+
 // subscribe registers a stream of who's mode for the pairs in mask (indexes
 // into engine.Pairs) written on conn.
 func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs uint64, conn net.Conn) (*streamSubscriber, *apiError) {
+	boundSendBuffer(conn, sseSendBufferBytes)
 	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1)}
 	for j := range engine.Pairs {
 		if pairs&(1<<j) == 0 {
