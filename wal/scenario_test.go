@@ -2,24 +2,20 @@ package wal
 
 import (
 	"cmp"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt from the actual output")
-
-// TestScenarios runs the scripts in testdata/*.txt. A script is a sequence of
-// cases separated by blank lines; '#' lines are comments. A case is one
-// command line, a "----" line, and the expected output:
+// TestScenarios runs the scripts in testdata/*.txt (cockroachdb/datadriven
+// files). A case is one command line, a "----" line, and the expected
+// output; cases are separated by blank lines and '#' lines are comments:
 //
 //	append a b
 //	----
@@ -34,58 +30,16 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testda
 //	corrupt seq=N                      delete seq=N
 //	corrupt-snapshot seq=N             crash (keep only synced data)
 //
-// Run with -rewrite to regenerate the expected output; review it as a diff.
+// Run with -rewrite (datadriven's flag) to regenerate the expected output;
+// review it as a diff.
 func TestScenarios(t *testing.T) {
-	paths, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			runScenario(t, path)
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		s := &scenario{fs: vfs.NewCrashableMem()}
+		defer s.closeAll()
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			return s.run(t, d.FullCmd())
 		})
-	}
-}
-
-func runScenario(t *testing.T, path string) {
-	content, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(content), "\n"), "\n")
-	s := &scenario{fs: vfs.NewCrashableMem()}
-	defer s.closeAll()
-	var out []string
-	for i := 0; i < len(lines); {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out = append(out, line)
-			i++
-			continue
-		}
-		if i+1 >= len(lines) || lines[i+1] != "----" {
-			t.Fatalf("%s:%d: command %q not followed by ----", path, i+1, line)
-		}
-		end := i + 2
-		for end < len(lines) && strings.TrimSpace(lines[end]) != "" {
-			end++
-		}
-		want := strings.Join(lines[i+2:end], "\n")
-		got := strings.TrimRight(s.run(t, line), "\n")
-		if got != want && !*rewrite {
-			t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, i+1, line, got, want)
-		}
-		out = append(out, line, "----")
-		if got != "" {
-			out = append(out, got)
-		}
-		i = end
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 // scenario is the driver's state: the filesystem and the open log, if any.
