@@ -217,18 +217,36 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.mu.work.L = &l.mu.Mutex
 	l.mu.progress.L = &l.mu.Mutex
 
-	db, err := pebble.Open(dir, &pebble.Options{
-		FS:                 fs,
-		Logger:             &guardLogger{next: opts.Logger, fail: l.fail},
-		FormatMajorVersion: pebble.FormatNewest,
-		ReadOnly:           opts.ReadOnly,
-		ErrorIfNotExists:   opts.ReadOnly,
-		Lock:               lock,
-		MemTableSize:       memTableBytes,
-	})
+	pebbleOptions := func() *pebble.Options {
+		return &pebble.Options{
+			FS:                 fs,
+			Logger:             &guardLogger{next: opts.Logger, fail: l.fail},
+			FormatMajorVersion: pebble.FormatNewest,
+			ReadOnly:           opts.ReadOnly,
+			ErrorIfNotExists:   opts.ReadOnly,
+			Lock:               lock,
+			MemTableSize:       memTableBytes,
+		}
+	}
+	// A new store is created and closed once before it is opened for use:
+	// the WAL Pebble creates with a new store is written before the store's
+	// format reaches FormatWALSyncChunks, so its chunks carry no synced
+	// offsets, and damage inside it would read as a torn tail (doc.go,
+	// "Torn tail or corruption"). Every later WAL carries them.
+	if !opts.ReadOnly && newStore(fs, dir) {
+		db, err := pebble.Open(dir, pebbleOptions())
+		if err == nil {
+			err = db.Close()
+		}
+		if err != nil {
+			_ = lock.Close()
+			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+		}
+	}
+	db, err := pebble.Open(dir, pebbleOptions())
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		return nil, fmt.Errorf("wal: open %s: %w", dir, damaged(fs, dir, err))
 	}
 	l.db = db
 	if err := l.Failed(); err != nil {
@@ -250,6 +268,20 @@ func Open(dir string, opts Options) (*Log, error) {
 		go l.commitLoop()
 	}
 	return l, nil
+}
+
+// newStore reports whether dir holds no Pebble store yet (no MANIFEST).
+func newStore(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	if err != nil {
+		return false
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, "MANIFEST-") {
+			return false
+		}
+	}
+	return true
 }
 
 // isLockConflict reports whether err from pebble.LockDirectory means another

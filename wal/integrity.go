@@ -1,0 +1,126 @@
+package wal
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/batchrepr"
+	"github.com/cockroachdb/pebble/v2/record"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// DamagedError is a log Open refuses: Pebble found damage it can prove is
+// not a torn tail (see doc.go, "Torn tail or corruption"). File, Offset and
+// LastIntactSeq say where, when the damage is in a WAL file; otherwise
+// File is empty and Cause says what Pebble found (an SSTable or MANIFEST
+// checksum, say).
+type DamagedError struct {
+	File          string // the WAL file, e.g. "000006.log"
+	Offset        int64  // byte offset of the first record that cannot be read
+	LastIntactSeq uint64 // the last record sequence read intact before it in that file (0: none)
+	Cause         error  // Pebble's error
+}
+
+func (e *DamagedError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("wal: the store is damaged (%v); nothing was served or changed: restore from a backup", e.Cause)
+	}
+	intact := "no record of that file precedes it"
+	if e.LastIntactSeq > 0 {
+		intact = "the last intact record before it is seq " + strconv.FormatUint(e.LastIntactSeq, 10)
+	}
+	return fmt.Sprintf("wal: the log is damaged: %s at byte %d cannot be read and data synced after it exists, "+
+		"so this is corruption, not a torn tail; %s; nothing was served or changed: restore from a backup",
+		e.File, e.Offset, intact)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Cause }
+
+// damaged turns Pebble's corruption error at Open into a DamagedError
+// naming the WAL file and offset when the damage is in a WAL file.
+func damaged(fs vfs.FS, dir string, cause error) error {
+	if !pebble.IsCorruptionError(cause) {
+		return cause
+	}
+	e := &DamagedError{Cause: cause}
+	names, err := fs.List(dir)
+	if err != nil {
+		return e
+	}
+	type walFile struct {
+		name string
+		num  uint64
+	}
+	var wals []walFile
+	for _, name := range names {
+		if n, ok := strings.CutSuffix(name, ".log"); ok {
+			if num, err := strconv.ParseUint(n, 10, 64); err == nil {
+				wals = append(wals, walFile{name, num})
+			}
+		}
+	}
+	slices.SortFunc(wals, func(a, b walFile) int { return int(a.num) - int(b.num) })
+	for _, w := range wals {
+		if offset, last, bad := scanWAL(fs, fs.PathJoin(dir, w.name), w.num); bad {
+			e.File, e.Offset, e.LastIntactSeq = w.name, offset, last
+			break
+		}
+	}
+	return e
+}
+
+// newRecordReader is record.NewReader with the log number given as a plain
+// integer: its parameter's type lives in an internal Pebble package.
+func newRecordReader(r io.Reader, logNum uint64) *record.Reader {
+	fn := reflect.ValueOf(record.NewReader)
+	num := reflect.ValueOf(logNum).Convert(fn.Type().In(1))
+	return fn.Call([]reflect.Value{reflect.ValueOf(r), num})[0].Interface().(*record.Reader)
+}
+
+// scanWAL reads one WAL file with Pebble's record reader (which confirms
+// corruption from the sync offsets later chunks carry) and reports where
+// the first confirmed damage is and the last record sequence before it.
+func scanWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint64, bad bool) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	defer f.Close()
+	rr := newRecordReader(f, logNum)
+	for {
+		offset = rr.Offset()
+		r, err := rr.Next()
+		if err == nil {
+			var batch []byte
+			batch, err = io.ReadAll(r)
+			if err == nil {
+				lastSeq = max(lastSeq, batchLastRecord(batch))
+				continue
+			}
+		}
+		return offset, lastSeq, errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk)
+	}
+}
+
+// batchLastRecord is the highest record sequence a WAL batch sets (0 if
+// none).
+func batchLastRecord(repr []byte) uint64 {
+	var last uint64
+	br := batchrepr.Read(repr)
+	for {
+		_, key, _, ok, err := br.Next()
+		if !ok || err != nil {
+			return last
+		}
+		if len(key) == 9 && key[0] == recordPrefix {
+			last = max(last, binary.BigEndian.Uint64(key[1:]))
+		}
+	}
+}
