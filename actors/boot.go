@@ -17,6 +17,7 @@ type Replayer interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
 	LastSeq() uint64
 	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
+	CorruptSnapshots() []uint64
 	SaveSnapshot(seq uint64, data []byte) error
 }
 
@@ -26,12 +27,16 @@ const snapshotEventsMin = 100000
 
 // RecoveryStats describes one recovery.
 type RecoveryStats struct {
-	Snapshot uint64        // sequence of the snapshot recovery started from (0: none)
-	Saved    uint64        // sequence of the snapshot saved after recovery (0: none)
-	Events   uint64        // events replayed
-	LastSeq  uint64        // last sequence applied
-	Expired  int           // quotes expired because their deadline passed while down
-	Duration time.Duration // wall time of the whole recovery
+	Snapshot uint64 // sequence of the snapshot recovery started from (0: none)
+	// CorruptSnapshots are newer snapshots skipped because their checksum
+	// failed: recovery started from an older one (or the first record)
+	// and replayed more instead.
+	CorruptSnapshots []uint64
+	Saved            uint64        // sequence of the snapshot saved after recovery (0: none)
+	Events           uint64        // events replayed
+	LastSeq          uint64        // last sequence applied
+	Expired          int           // quotes expired because their deadline passed while down
+	Duration         time.Duration // wall time of the whole recovery
 }
 
 // Recover rebuilds the acknowledged state from the log:
@@ -52,6 +57,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	if err != nil {
 		return nil, stats, fmt.Errorf("actors: reading snapshot: %w", err)
 	}
+	stats.CorruptSnapshots = log.CorruptSnapshots()
 	if ok {
 		if state, err = engine.DecodeState(data); err != nil {
 			return nil, stats, fmt.Errorf("actors: snapshot at seq %d: %w", seq, err)

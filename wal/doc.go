@@ -16,6 +16,8 @@
 //     unsynced tail.
 //  2. LatestSnapshot(). If ok, decode data into the engine state; it is the
 //     state after record seq. Otherwise start from the empty state and seq 0.
+//     A snapshot whose checksum fails is skipped for an older one (or none):
+//     a longer replay, reported by CorruptSnapshots.
 //  3. Replay(seq, apply). Apply each record to the state. Any error is fatal
 //     to start-up: a *CorruptError names the first bad sequence ("wal:
 //     corrupt record at seq 42: checksum mismatch"); serve nothing.

@@ -211,9 +211,11 @@ func (l *Log) snapshotSeqs() (seqs []uint64, err error) {
 	return seqs, nil
 }
 
-// LatestSnapshot returns the newest snapshot and the seq it was taken at,
-// with its checksum verified (a mismatch is a *CorruptError with Snapshot
-// set); ok is false when there is none. data is the caller's to keep.
+// LatestSnapshot returns the newest snapshot whose checksum holds: the state
+// after record seq. A newer snapshot that fails its checksum is skipped, not
+// returned — the caller then replays more records from an older one (or
+// from the start) — and reported by CorruptSnapshots. ok is false when no
+// intact snapshot exists.
 func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 	iter, err := l.db.NewIter(&pebble.IterOptions{
 		LowerBound: []byte{snapshotPrefix},
@@ -227,22 +229,34 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 			err = fmt.Errorf("wal: latest snapshot: %w", closeErr)
 		}
 	}()
-	if !iter.Last() {
-		return 0, nil, false, nil
+	var skipped []uint64
+	defer func() { l.corruptSnapshots.Store(&skipped) }()
+	for valid := iter.Last(); valid; valid = iter.Prev() {
+		seq, ok = parseKey(iter.Key(), snapshotPrefix)
+		if !ok {
+			return 0, nil, false, &CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+		}
+		value, err := iter.ValueAndErr()
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
+		}
+		payload, ok := parseFrame(value)
+		if !ok {
+			skipped = append(skipped, seq)
+			continue
+		}
+		return seq, slices.Clone(payload), true, nil
 	}
-	seq, ok = parseKey(iter.Key(), snapshotPrefix)
-	if !ok {
-		return 0, nil, false, &CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+	return 0, nil, false, nil
+}
+
+// CorruptSnapshots returns the sequences of the snapshots the last
+// LatestSnapshot call skipped because their checksum failed, newest first.
+func (l *Log) CorruptSnapshots() []uint64 {
+	if p := l.corruptSnapshots.Load(); p != nil {
+		return slices.Clone(*p)
 	}
-	value, err := iter.ValueAndErr()
-	if err != nil {
-		return 0, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
-	}
-	payload, ok := parseFrame(value)
-	if !ok {
-		return 0, nil, false, &CorruptError{Snapshot: true, Seq: seq, Reason: "checksum mismatch"}
-	}
-	return seq, slices.Clone(payload), true, nil
+	return nil
 }
 
 // Checkpoint writes a consistent copy of the log into dir (which must not

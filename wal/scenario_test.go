@@ -139,13 +139,17 @@ func (s *scenario) run(t *testing.T, line string) string {
 	case "snapshot-latest":
 		needLog()
 		seq, data, ok, err := s.l.LatestSnapshot()
+		skipped := ""
+		if c := s.l.CorruptSnapshots(); len(c) > 0 {
+			skipped = fmt.Sprintf(" (skipped corrupt %v)", c)
+		}
 		switch {
 		case err != nil:
 			return "error: " + err.Error()
 		case !ok:
-			return "none"
+			return "none" + skipped
 		}
-		return fmt.Sprintf("seq=%d data=%s", seq, data)
+		return fmt.Sprintf("seq=%d data=%s", seq, data) + skipped
 	case "stats":
 		needLog()
 		stats, err := s.l.Stats()

@@ -121,6 +121,9 @@ type Log struct {
 	db   *pebble.DB
 	lock *pebble.Lock
 
+	// corruptSnapshots are the snapshots the last LatestSnapshot skipped.
+	corruptSnapshots atomic.Pointer[[]uint64]
+
 	// writeOptions is pebble.Sync or pebble.NoSync per Options.Sync.
 	writeOptions *pebble.WriteOptions
 

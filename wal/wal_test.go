@@ -394,11 +394,22 @@ func TestSnapshots(t *testing.T) {
 	if err := l.db.Set(makeKey(snapshotPrefix, 8), value, pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = l.LatestSnapshot()
-	var corrupt *CorruptError
-	if !errors.As(err, &corrupt) || !corrupt.Snapshot || corrupt.Seq != 8 ||
-		err.Error() != "wal: corrupt snapshot at seq 8: checksum mismatch" {
-		t.Fatalf("LatestSnapshot of corrupt snapshot = %v, want corrupt snapshot at seq 8", err)
+	// A flipped bit in the newest snapshot: the older one is returned
+	// (a longer replay) and the skipped one reported, never the bad data.
+	seq, data, ok, err = l.LatestSnapshot()
+	if err != nil || !ok || seq != 6 || string(data) != "state@6" || fmt.Sprint(l.CorruptSnapshots()) != "[8]" {
+		t.Fatalf("LatestSnapshot with snapshot 8 corrupt = %d %q %v %v, skipped %v; want 6, state@6, skipped [8]",
+			seq, data, ok, err, l.CorruptSnapshots())
+	}
+	value = make([]byte, checksumBytes+len("state@6"))
+	putFrame(value, []byte("state@6"))
+	value[checksumBytes] ^= 1
+	if err := l.db.Set(makeKey(snapshotPrefix, 6), value, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := l.LatestSnapshot(); ok || err != nil || fmt.Sprint(l.CorruptSnapshots()) != "[8 6]" {
+		t.Fatalf("both snapshots corrupt: ok %v err %v skipped %v; want none (replay from the start), skipped [8 6]",
+			ok, err, l.CorruptSnapshots())
 	}
 }
 

@@ -217,6 +217,10 @@ func serve(args []string) error {
 		shutdownQuietly(srv, log)
 		return fmt.Errorf("recovery: %w", err)
 	}
+	if len(stats.CorruptSnapshots) > 0 {
+		logger.Warn("corrupt snapshots skipped: their checksum failed; recovered from an older one with a longer replay",
+			"skipped_seqs", fmt.Sprint(stats.CorruptSnapshots), "started_from_seq", stats.Snapshot)
+	}
 	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
 		"expired", stats.Expired, "duration", stats.Duration.String())
 	sys, err := actors.Start(state, log, actors.Config{
