@@ -117,12 +117,15 @@
 // closes it once before using it: every WAL that ever holds a record
 // carries them (TestDamagedWALRefused fails without that).
 //
-// What this cannot prove: damage to the last chunks written before the
-// crash or stop, with no later chunk to vouch for them, looks exactly like
-// a torn tail, and Pebble drops it. Closing that window needs a durable
-// high-water mark of acknowledged sequences kept elsewhere (a second file
-// synced with each group commit, or a replica's acknowledgement); it is
-// left for the replicated log (issue 12), where a peer holds that mark.
+// Damage to the last chunks written before a stop has no later chunk to
+// vouch for it and looks exactly like a torn tail to Pebble. After a clean
+// stop it is caught all the same: Close writes the last acknowledged
+// sequence into a mark beside the store (cleanstop.go, its own file, synced)
+// and Open refuses a log that no longer reaches it (a DamagedError; Pebble's
+// own recovery has run by then, so restore from a backup). What remains
+// unprovable is the same damage after a crash (kill -9, power loss), when no
+// mark was written: closing that needs a high-water mark kept elsewhere on
+// every commit (a replica's acknowledgement in the replicated log, issue 12).
 //
 // Rejected: parsing Pebble's "stopped reading at offset" log line (the
 // tools did; it cannot tell the two cases apart); a second fsync'd

@@ -16,11 +16,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// DamagedError is a log Open refuses: Pebble found damage it can prove is
-// not a torn tail (see doc.go, "Torn tail or corruption"). File, Offset and
-// LastIntactSeq say where, when the damage is in a WAL file; otherwise
-// File is empty and Cause says what Pebble found (an SSTable or MANIFEST
-// checksum, say).
+// DamagedError is a log Open refuses: damage that is provably not a torn
+// tail (see doc.go, "Torn tail or corruption"). File, Offset and
+// LastIntactSeq say where, when Pebble found it in a WAL file; otherwise
+// File is empty and Cause says what was found (an SSTable or MANIFEST
+// checksum, or records a clean stop acknowledged missing from the end).
 type DamagedError struct {
 	File          string // the WAL file, e.g. "000006.log"
 	Offset        int64  // byte offset of the first record that cannot be read
@@ -30,7 +30,7 @@ type DamagedError struct {
 
 func (e *DamagedError) Error() string {
 	if e.File == "" {
-		return fmt.Sprintf("wal: the store is damaged (%v); nothing was served or changed: restore from a backup", e.Cause)
+		return fmt.Sprintf("wal: the store is damaged (%v); nothing was served: restore from a backup", e.Cause)
 	}
 	intact := "no record of that file precedes it"
 	if e.LastIntactSeq > 0 {

@@ -66,3 +66,69 @@ func TestDamagedWALRefused(t *testing.T) {
 		}
 	}
 }
+
+// Damage to the last records before a clean stop has nothing after it to
+// vouch for it, so Pebble reads it as a torn tail; the clean-stop mark
+// refuses it. A second start after a refused one refuses again, and a
+// stop without the mark (a crash) is judged as a crash.
+func TestDamagedTailAfterCleanStopRefused(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	l, err := Open(store, Options{Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte(strings.Repeat("an encoded quote event with its allocations ", 4))
+	for range 300 {
+		if _, err := l.AppendWait(payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cleanStopPath(store)); err != nil {
+		t.Fatalf("no clean-stop mark after Close: %v", err)
+	}
+	wals, _ := filepath.Glob(filepath.Join(store, "*.log"))
+	path := wals[len(wals)-1]
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(b) - 600; i < len(b); i++ { // the last synced chunks, zeroed
+		b[i] = 0
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		l, err := Open(store, Options{Sync: true})
+		if err == nil {
+			last := l.LastSeq()
+			_ = l.Close()
+			t.Fatalf("opened with %d of 300 records acknowledged before the clean stop", last)
+		}
+		var d *DamagedError
+		if !errors.As(err, &d) || !strings.Contains(err.Error(), "acknowledged before the last clean stop") {
+			t.Fatalf("open: %v, want a DamagedError about the clean stop", err)
+		}
+	}
+
+	// Without the mark (as after kill -9) the same damaged tail is a torn
+	// tail: tolerated.
+	if err := os.Remove(cleanStopPath(store)); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(store, Options{Sync: true})
+	if err != nil {
+		t.Fatalf("open without a clean-stop mark: %v", err)
+	}
+	if last := l.LastSeq(); last >= 300 || last == 0 {
+		t.Errorf("after the torn tail: last seq %d", last)
+	}
+	if _, err := os.Stat(cleanStopPath(store)); !os.IsNotExist(err) {
+		t.Errorf("the mark is still there after a start: %v", err)
+	}
+	_ = l.Close()
+}

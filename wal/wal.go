@@ -263,6 +263,22 @@ func Open(dir string, opts Options) (*Log, error) {
 		_ = l.closePebble()
 		return nil, err
 	}
+	// A clean stop marked the last sequence it acknowledged: the log must
+	// still hold it (cleanstop.go). The mark goes before any new write.
+	if marked, ok, err := readCleanStop(fs, dir); err != nil || ok && last < marked {
+		_ = l.closePebble()
+		cause := err
+		if cause == nil {
+			cause = fmt.Errorf("records %d..%d were acknowledged before the last clean stop and are missing from the log's end",
+				last+1, marked)
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause})
+	} else if ok && !opts.ReadOnly {
+		if err := removeCleanStop(fs, dir); err != nil {
+			_ = l.closePebble()
+			return nil, fmt.Errorf("wal: open %s: clean-stop mark: %w", dir, err)
+		}
+	}
 	l.lastSeq.Store(last)
 	l.durableSeq.Store(last)
 	if opts.ReadOnly {
@@ -349,8 +365,19 @@ func (l *Log) Close() error {
 			err = fatal
 		}
 	}
-	if closeErr := l.closePebble(); closeErr != nil && err == nil {
-		err = closeErr
+	dbErr := l.db.Close()
+	if err == nil && dbErr == nil && !l.opts.ReadOnly && l.Failed() == nil {
+		// Every accepted Append is durable now: mark the clean stop
+		// (cleanstop.go) while the directory lock is still held.
+		if markErr := writeCleanStop(l.opts.FS, l.dir, l.lastSeq.Load()); markErr != nil {
+			err = fmt.Errorf("wal: clean-stop mark: %w", markErr)
+		}
+	}
+	if lockErr := l.lock.Close(); dbErr == nil {
+		dbErr = lockErr
+	}
+	if dbErr != nil && err == nil {
+		err = fmt.Errorf("wal: close %s: %w", l.dir, dbErr)
 	}
 	if failure := l.Failed(); failure != nil {
 		return failure
