@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,24 +17,7 @@ import (
 func TestDamagedWALRefused(t *testing.T) {
 	for _, at := range []float64{1.0 / 3, 0.5, 2.0 / 3} {
 		dir := t.TempDir()
-		l, err := Open(dir, Options{Sync: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload := []byte(strings.Repeat("an encoded quote event with its allocations ", 4))
-		for range 300 {
-			if _, err := l.AppendWait(payload); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-		if len(wals) == 0 {
-			t.Fatal("no WAL file")
-		}
-		path := wals[len(wals)-1]
+		path := storeOf300(t, dir)
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -72,26 +56,11 @@ func TestDamagedWALRefused(t *testing.T) {
 // refuses it. A second start after a refused one refuses again, and a
 // stop without the mark (a crash) is judged as a crash.
 func TestDamagedTailAfterCleanStopRefused(t *testing.T) {
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	l, err := Open(store, Options{Sync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload := []byte(strings.Repeat("an encoded quote event with its allocations ", 4))
-	for range 300 {
-		if _, err := l.AppendWait(payload); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	store := filepath.Join(t.TempDir(), "store")
+	path := storeOf300(t, store)
 	if _, err := os.Stat(cleanStopPath(store)); err != nil {
 		t.Fatalf("no clean-stop mark after Close: %v", err)
 	}
-	wals, _ := filepath.Glob(filepath.Join(store, "*.log"))
-	path := wals[len(wals)-1]
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +89,7 @@ func TestDamagedTailAfterCleanStopRefused(t *testing.T) {
 	if err := os.Remove(cleanStopPath(store)); err != nil {
 		t.Fatal(err)
 	}
-	l, err = Open(store, Options{Sync: true})
+	l, err := Open(store, Options{Sync: true})
 	if err != nil {
 		t.Fatalf("open without a clean-stop mark: %v", err)
 	}
@@ -131,4 +100,29 @@ func TestDamagedTailAfterCleanStopRefused(t *testing.T) {
 		t.Errorf("the mark is still there after a start: %v", err)
 	}
 	_ = l.Close()
+}
+
+// storeOf300 makes a log in dir with 300 synced records, stops it cleanly
+// and returns the path of its newest WAL file.
+func storeOf300(t *testing.T, dir string) string {
+	t.Helper()
+	l, err := Open(dir, Options{Sync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte(strings.Repeat("an encoded quote event with its allocations ", 4))
+	for range 300 {
+		if _, err := l.AppendWait(payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wals, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	if len(wals) == 0 {
+		t.Fatal("no WAL file")
+	}
+	slices.Sort(wals)
+	return wals[len(wals)-1]
 }
