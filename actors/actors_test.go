@@ -124,11 +124,27 @@ func (n *node) restart() *node {
 	return startNode(n.t, n.dir, n.cfg)
 }
 
-// replayLog builds an engine.State from every record of log.
+// replayLog builds an engine.State from every record of log (from the
+// snapshot the retained records start at, when retention deleted some).
 func replayLog(t testing.TB, log *wal.Log) *engine.State {
 	t.Helper()
 	s := engine.NewState()
-	err := log.Replay(0, func(seq uint64, rec []byte) error {
+	first, err := log.FirstRetained()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first > 1 {
+		err := log.Snapshots(func(seq uint64, data []byte) error {
+			if seq == first-1 {
+				s, err = engine.DecodeState(data)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("base snapshot: %v", err)
+		}
+	}
+	err = log.Replay(first-1, func(seq uint64, rec []byte) error {
 		ev, err := engine.DecodeEvent(rec)
 		if err != nil {
 			return fmt.Errorf("record %d: %w", seq, err)

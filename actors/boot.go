@@ -18,12 +18,7 @@ type Replayer interface {
 	LastSeq() uint64
 	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
 	CorruptSnapshots() []uint64
-	SaveSnapshot(seq uint64, data []byte) error
 }
-
-// snapshotEventsMin is how many events a recovery must replay beyond the
-// latest snapshot before it saves a new one, so the next start replays less.
-const snapshotEventsMin = 100000
 
 // RecoveryStats describes one recovery.
 type RecoveryStats struct {
@@ -32,7 +27,6 @@ type RecoveryStats struct {
 	// failed: recovery started from an older one (or the first record)
 	// and replayed more instead.
 	CorruptSnapshots []uint64
-	Saved            uint64        // sequence of the snapshot saved after recovery (0: none)
 	Events           uint64        // events replayed
 	LastSeq          uint64        // last sequence applied
 	Expired          int           // quotes expired because their deadline passed while down
@@ -45,25 +39,19 @@ type RecoveryStats struct {
 //  2. replay every later event in sequence order (events carry outcomes:
 //     nothing is re-matched);
 //  3. expire, durably, every open quote whose deadline passed while the
-//     service was down, so no traffic ever sees a quote past its deadline;
-//  4. when many events were replayed, save a snapshot for the next start.
+//     service was down, so no traffic ever sees a quote past its deadline.
 //
-// The returned state is ready for Start.
+// The returned state is ready for Start. Recovery saves no snapshot: that is
+// the Follower's work, off the start path.
 func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) {
 	start := time.Now()
-	state := engine.NewState()
 	var stats RecoveryStats
-	seq, data, ok, err := log.LatestSnapshot()
-	if err != nil {
-		return nil, stats, fmt.Errorf("actors: reading snapshot: %w", err)
-	}
+	state, seq, err := loadSnapshot(log)
 	stats.CorruptSnapshots = log.CorruptSnapshots()
-	if ok {
-		if state, err = engine.DecodeState(data); err != nil {
-			return nil, stats, fmt.Errorf("actors: snapshot at seq %d: %w", seq, err)
-		}
-		stats.Snapshot, stats.LastSeq = seq, seq
+	if err != nil {
+		return nil, stats, err
 	}
+	stats.Snapshot, stats.LastSeq = seq, seq
 	err = log.Replay(stats.Snapshot, func(seq uint64, rec []byte) error {
 		ev, err := engine.DecodeEvent(rec)
 		if err != nil {
@@ -98,13 +86,6 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 			}
 		}
 		stats.Expired = len(expired)
-	}
-	if stats.Events >= snapshotEventsMin {
-		last := log.LastSeq()
-		if err := log.SaveSnapshot(last, engine.EncodeState(state)); err != nil {
-			return nil, stats, fmt.Errorf("actors: saving snapshot at seq %d: %w", last, err)
-		}
-		stats.Saved = last
 	}
 	stats.Duration = time.Since(start)
 	return state, stats, nil

@@ -138,5 +138,5 @@
 // RecordBytesMax (1 MiB per record), AppendRecordsMax and AppendBytesMax (one
 // Append), BatchRecordsMax (4096) and BatchBytesMax (8 MiB) per group commit,
 // QueueRecordsMax (65536 records accepted but not yet acknowledged; Append
-// blocks beyond it), SnapshotsKept (2) and SnapshotBytesMax (1 GiB).
+// blocks beyond it) and SnapshotBytesMax (1 GiB).
 package wal

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,23 +51,10 @@ func damaged(fs vfs.FS, dir string, cause error) error {
 		return cause
 	}
 	e := &DamagedError{Cause: cause}
-	names, err := fs.List(dir)
+	wals, err := walFiles(fs, dir)
 	if err != nil {
 		return e
 	}
-	type walFile struct {
-		name string
-		num  uint64
-	}
-	var wals []walFile
-	for _, name := range names {
-		if n, ok := strings.CutSuffix(name, ".log"); ok {
-			if num, err := strconv.ParseUint(n, 10, 64); err == nil {
-				wals = append(wals, walFile{name, num})
-			}
-		}
-	}
-	slices.SortFunc(wals, func(a, b walFile) int { return int(a.num) - int(b.num) })
 	for _, w := range wals {
 		if offset, last, bad := scanWAL(fs, fs.PathJoin(dir, w.name), w.num); bad {
 			e.File, e.Offset, e.LastIntactSeq = w.name, offset, last
@@ -88,9 +76,19 @@ func newRecordReader(r io.Reader, logNum uint64) *record.Reader {
 // corruption from the sync offsets later chunks carry) and reports where
 // the first confirmed damage is and the last record sequence before it.
 func scanWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint64, bad bool) {
+	offset, lastSeq, err := readWAL(fs, path, logNum)
+	return offset, lastSeq, errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk)
+}
+
+// readWAL reads one WAL file to its end and returns the offset of the first
+// record it could not read, the last record sequence before it, and why it
+// stopped: io.EOF at a clean end; record.ErrUnexpectedEOF at an incomplete
+// write nothing later vouches for (a torn tail); record.ErrInvalidChunk or
+// ErrZeroedChunk at damage a later chunk proves was synced.
+func readWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint64, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, err
 	}
 	defer f.Close()
 	rr := newRecordReader(f, logNum)
@@ -105,8 +103,68 @@ func scanWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint6
 				continue
 			}
 		}
-		return offset, lastSeq, errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk)
+		return offset, lastSeq, err
 	}
+}
+
+// TornTail is the end of a WAL file that holds no complete record: what a
+// crash leaves of the write in flight. Pebble drops it when it opens the
+// store.
+type TornTail struct {
+	File   string // the WAL file's base name, e.g. "000012.log"
+	Offset int64  // where the last complete record ends
+	Size   int64  // the file's size
+}
+
+// TornTails reads every WAL file in the store dir with Pebble's record
+// reader and returns those that end in a torn write. Damage that later
+// records prove was synced is not a torn tail: Open refuses it
+// (DamagedError).
+func TornTails(fs vfs.FS, dir string) ([]TornTail, error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	wals, err := walFiles(fs, dir)
+	if err != nil {
+		return nil, err
+	}
+	var tails []TornTail
+	for _, w := range wals {
+		path := fs.PathJoin(dir, w.name)
+		offset, _, err := readWAL(fs, path, w.num)
+		if !errors.Is(err, record.ErrUnexpectedEOF) {
+			continue
+		}
+		info, statErr := fs.Stat(path)
+		if statErr != nil {
+			return nil, statErr
+		}
+		tails = append(tails, TornTail{File: w.name, Offset: offset, Size: info.Size()})
+	}
+	return tails, nil
+}
+
+type walFile struct {
+	name string
+	num  uint64
+}
+
+// walFiles lists the store's WAL files in log number order.
+func walFiles(fs vfs.FS, dir string) ([]walFile, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	var wals []walFile
+	for _, name := range names {
+		if n, ok := strings.CutSuffix(name, ".log"); ok {
+			if num, err := strconv.ParseUint(n, 10, 64); err == nil {
+				wals = append(wals, walFile{name, num})
+			}
+		}
+	}
+	slices.SortFunc(wals, func(a, b walFile) int { return cmp.Compare(a.num, b.num) })
+	return wals, nil
 }
 
 // batchLastRecord is the highest record sequence a WAL batch sets (0 if

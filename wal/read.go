@@ -15,21 +15,31 @@ type Stats struct {
 	Bytes     uint64 // their summed payload bytes (no keys, no checksums)
 	FirstSeq  uint64 // first record present; 0 if none
 	LastSeq   uint64 // last record present; 0 if none
-	Snapshots int    // snapshots present (at most SnapshotsKept after a save)
+	Snapshots int    // snapshots present
 	DiskBytes uint64 // Pebble's whole on-disk footprint: tables, WAL, manifest
+	// FirstRetained is the first sequence log retention kept (1 until
+	// Truncate deleted records); records before it were deleted on purpose.
+	FirstRetained uint64
 }
 
 // Replay calls fn(seq, rec) for every record with seq > from, in order. It
 // verifies each record's checksum and that sequences run contiguously from
 // from+1, and stops at the first bad one with a *CorruptError naming its
-// sequence ("wal: corrupt record at seq 42: checksum mismatch"). An error
-// from fn stops the replay and is returned as is.
+// sequence ("wal: corrupt record at seq 42: checksum mismatch"). Asked for
+// records that Truncate deleted (from+1 < FirstRetained), it returns a
+// *TruncatedError and calls fn for none. An error from fn stops the replay
+// and is returned as is.
 //
 // Replay reads a point-in-time view taken when it starts; Appends made during
 // it may or may not be seen. rec is only valid until fn returns.
 func (l *Log) Replay(from uint64, fn func(seq uint64, rec []byte) error) error {
 	if from == math.MaxUint64 {
 		return nil
+	}
+	if first, err := l.FirstRetained(); err != nil {
+		return err
+	} else if from+1 < first {
+		return &TruncatedError{From: from + 1, FirstRetained: first}
 	}
 	iter, err := l.db.NewIter(&pebble.IterOptions{
 		LowerBound: makeKey(recordPrefix, from+1),
@@ -127,13 +137,16 @@ func (l *Log) Stats() (Stats, error) {
 		return Stats{}, fmt.Errorf("wal: stats: %w", err)
 	}
 	stats.DiskBytes = l.db.Metrics().DiskSpaceUsage()
+	if stats.FirstRetained, err = l.FirstRetained(); err != nil {
+		return Stats{}, err
+	}
 	return stats, nil
 }
 
 // SaveSnapshot durably (always fsync'd, whatever Options.Sync) stores data as
-// the snapshot of the state after record seq, then deletes all but the
-// newest SnapshotsKept snapshots, in the same atomic batch. A snapshot saved
-// again at the same seq replaces the earlier one.
+// the snapshot of the state after record seq. A snapshot saved again at the
+// same seq replaces the earlier one. It deletes no other snapshot: which to
+// keep is the caller's policy (DeleteSnapshots, Truncate).
 //
 // It first waits until records 1..seq are durable, so the caller may
 // snapshot state that includes records not yet acknowledged: a crash can
@@ -158,28 +171,13 @@ func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 	}
 	l.snapshotMu.Lock()
 	defer l.snapshotMu.Unlock()
-
-	seqs, err := l.snapshotSeqs()
-	if err != nil {
-		return err
-	}
-	if !slices.Contains(seqs, seq) {
-		seqs = append(seqs, seq)
-		slices.Sort(seqs)
-	}
 	batch := l.db.NewBatch()
 	defer func() { _ = batch.Close() }()
 	op := batch.SetDeferred(keyBytes, checksumBytes+len(data))
 	putKey(op.Key, snapshotPrefix, seq)
 	putFrame(op.Value, data)
 	assert(op.Finish() == nil, "unindexed batch failed to finish")
-	if len(seqs) > SnapshotsKept {
-		oldestKept := seqs[len(seqs)-SnapshotsKept]
-		if err := batch.DeleteRange(makeKey(snapshotPrefix, 0), makeKey(snapshotPrefix, oldestKept), nil); err != nil {
-			return fmt.Errorf("wal: save snapshot at seq %d: %w", seq, err)
-		}
-	}
-	err = l.db.Apply(batch, pebble.Sync)
+	err := l.db.Apply(batch, pebble.Sync)
 	if err == nil {
 		err = l.Failed() // see commit: Pebble reports a failed sync via Fatalf
 	}

@@ -39,9 +39,6 @@ const (
 	// exceed it blocks until the committer brings the count down: this is the
 	// back-pressure that keeps a slow disk from growing memory without bound.
 	QueueRecordsMax = 64 * 1024
-	// SnapshotsKept is how many snapshots SaveSnapshot leaves on disk: the one
-	// it saved and the newest SnapshotsKept-1 before it.
-	SnapshotsKept = 2
 	// SnapshotBytesMax bounds one snapshot. SaveSnapshot returns an error (not
 	// a panic) above it, since state size is an operating condition.
 	SnapshotBytesMax = 1 << 30

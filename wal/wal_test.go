@@ -362,15 +362,16 @@ func TestSnapshots(t *testing.T) {
 		if err != nil || !ok || seq2 != seq || string(data) != fmt.Sprintf("state@%d", seq) {
 			t.Fatalf("LatestSnapshot after saving %d = %d %q %v %v", seq, seq2, data, ok, err)
 		}
-		seqs, err := l.snapshotSeqs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(seqs) > SnapshotsKept {
-			t.Fatalf("after saving %d: snapshots %v, want at most %d", seq, seqs, SnapshotsKept)
-		}
 	}
-	seqs, err := l.snapshotSeqs()
+	seqs, err := l.SnapshotSeqs()
+	if err != nil || fmt.Sprint(seqs) != "[2 4 6 8]" {
+		t.Fatalf("snapshots after saving = %v (%v), want [2 4 6 8]: SaveSnapshot deletes none", seqs, err)
+	}
+	// The newest is never deleted; absent ones are ignored.
+	if err := l.DeleteSnapshots([]uint64{2, 4, 8, 99}); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err = l.SnapshotSeqs()
 	if err != nil || fmt.Sprint(seqs) != "[6 8]" {
 		t.Fatalf("snapshots kept = %v (%v), want [6 8]", seqs, err)
 	}

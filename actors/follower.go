@@ -1,0 +1,348 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// FollowLog is the log as a Follower reads and maintains it (*wal.Log).
+type FollowLog interface {
+	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
+	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
+	CorruptSnapshots() []uint64
+	DurableSeq() uint64
+	SaveSnapshot(seq uint64, data []byte) error
+	SnapshotSeqs() ([]uint64, error)
+	DeleteSnapshots(seqs []uint64) error
+	Truncate(through uint64) error
+	Record(seq uint64) ([]byte, error)
+	FirstRetained() (uint64, error)
+}
+
+// FollowerConfig configures a Follower.
+type FollowerConfig struct {
+	// SnapshotEvery is how many applied events make a snapshot due; 0
+	// saves none.
+	SnapshotEvery uint64
+	// Retention: records older than it, and covered by a snapshot, are
+	// deleted (see retain). 0 keeps every record.
+	Retention time.Duration
+	// Poll is how often Run looks for new durable records; 0 means
+	// followerPollDefault.
+	Poll time.Duration
+	// Now is the clock retention is judged by; nil means time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger // nil: slog.Default()
+	// Stop, when closed, ends a load or catch-up in progress (ErrStopped)
+	// and Run. nil: never.
+	Stop <-chan struct{}
+}
+
+// ErrStopped is returned by a Follower's work cut short by Config.Stop.
+var ErrStopped = errors.New("actors: follower stopped")
+
+// followerPollDefault is how often Run looks for new records by default.
+const followerPollDefault = 100 * time.Millisecond
+
+// snapshotsNewestKept is how many of the newest snapshots are always kept:
+// the newest, and one to fall back on should its checksum fail.
+const snapshotsNewestKept = 2
+
+// milestonesPerRetention is how many snapshots inside the retention window
+// are kept besides the newest: the points the retained log's start can
+// advance to, so it advances in steps of Retention/milestonesPerRetention.
+const milestonesPerRetention = 8
+
+// Follower applies the log's durable records, in order, to an engine.State
+// of its own — the same decode and Apply as Recover and `oja wal replay` —
+// and, every SnapshotEvery events, encodes that state and saves it as a
+// snapshot, then applies the retention policy. It reads only the log, so it
+// needs no consistent cut across the live actors and never pauses them: a
+// snapshot costs the follower's goroutine, not the request path. A
+// standby replica runs the same piece on the records it receives.
+//
+// The state is the follower's alone: only the goroutine that calls CatchUp,
+// Maintain or Run may touch it.
+type Follower struct {
+	log    FollowLog
+	cfg    FollowerConfig
+	logger *slog.Logger
+	state  *engine.State
+
+	applied    uint64 // last sequence applied to state
+	snapshotAt uint64 // sequence of the newest snapshot on disk (0: none)
+	// snapshotTimes are the state times (LastAt, unix ms) of the snapshots
+	// this follower saved or looked up, by sequence.
+	snapshotTimes map[uint64]int64
+
+	stats followerCounters
+}
+
+type followerCounters struct {
+	applied, snapshots, lastSnapshot, firstRetained atomic.Uint64
+	lastSnapshotNanos, lastSnapshotBytes            atomic.Int64
+}
+
+// FollowerStats is what a Follower has done; safe to read from any
+// goroutine.
+type FollowerStats struct {
+	Applied          uint64        // last sequence applied
+	Snapshots        uint64        // snapshots saved by this follower
+	LastSnapshot     uint64        // sequence of the last one (0: none yet)
+	LastSnapshotTook time.Duration // encode + save of the last one
+	LastSnapshotSize int64         // its bytes
+	FirstRetained    uint64        // first record the log keeps
+}
+
+// NewFollower builds the follower's state from the latest intact snapshot
+// and the durable records after it.
+func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
+	if cfg.Poll <= 0 {
+		cfg.Poll = followerPollDefault
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	f := &Follower{log: log, cfg: cfg, logger: logger, snapshotTimes: map[uint64]int64{}}
+	state, seq, err := loadSnapshot(log)
+	if err != nil {
+		return nil, err
+	}
+	f.state, f.applied, f.snapshotAt = state, seq, seq
+	f.snapshotTimes[seq] = state.LastAt
+	first, err := log.FirstRetained()
+	if err != nil {
+		return nil, err
+	}
+	f.stats.firstRetained.Store(first)
+	if err := f.CatchUp(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// loadSnapshot returns the state of the latest intact snapshot and its
+// sequence, or the empty state and 0.
+func loadSnapshot(log interface {
+	LatestSnapshot() (uint64, []byte, bool, error)
+}) (*engine.State, uint64, error) {
+	seq, data, ok, err := log.LatestSnapshot()
+	if err != nil {
+		return nil, 0, fmt.Errorf("actors: reading snapshot: %w", err)
+	}
+	if !ok {
+		return engine.NewState(), 0, nil
+	}
+	state, err := engine.DecodeState(data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, err)
+	}
+	return state, seq, nil
+}
+
+// errPastDurable stops a replay at the first record not yet durable.
+var errPastDurable = errors.New("past the durable records")
+
+// CatchUp applies every durable record after the last one applied. It
+// returns the first error: a record that does not decode or apply is a
+// fault in the log (the live service decided it), so the follower stops.
+func (f *Follower) CatchUp() error {
+	durable := f.log.DurableSeq()
+	if durable <= f.applied {
+		return nil
+	}
+	err := f.log.Replay(f.applied, func(seq uint64, rec []byte) error {
+		if seq > durable {
+			return errPastDurable
+		}
+		if seq%1024 == 0 && f.stopped() {
+			return ErrStopped
+		}
+		ev, err := engine.DecodeEvent(rec)
+		if err != nil {
+			return fmt.Errorf("actors: follower: record %d: %w", seq, err)
+		}
+		if err := f.state.Apply(ev); err != nil {
+			return fmt.Errorf("actors: follower: record %d: %w", seq, err)
+		}
+		f.applied = seq
+		return nil
+	})
+	f.stats.applied.Store(f.applied)
+	if errors.Is(err, errPastDurable) {
+		return nil
+	}
+	return err
+}
+
+// Maintain saves a snapshot when SnapshotEvery events were applied since the
+// newest one, then applies the retention policy (retain).
+func (f *Follower) Maintain() error {
+	if f.cfg.SnapshotEvery == 0 || f.applied-f.snapshotAt < f.cfg.SnapshotEvery {
+		return nil
+	}
+	start := time.Now()
+	data := engine.EncodeState(f.state)
+	if err := f.log.SaveSnapshot(f.applied, data); err != nil {
+		return fmt.Errorf("actors: follower: snapshot at seq %d: %w", f.applied, err)
+	}
+	took := time.Since(start)
+	f.snapshotAt = f.applied
+	f.snapshotTimes[f.applied] = f.state.LastAt
+	f.stats.snapshots.Add(1)
+	f.stats.lastSnapshot.Store(f.applied)
+	f.stats.lastSnapshotNanos.Store(int64(took))
+	f.stats.lastSnapshotBytes.Store(int64(len(data)))
+	f.logger.Info("snapshot saved", "seq", f.applied, "bytes", len(data), "took", took.String())
+	return f.retain()
+}
+
+// retain decides which snapshots to keep and where the log may start:
+//
+//   - the newest snapshotsNewestKept snapshots are kept;
+//   - with a Retention, the base is the newest snapshot whose state time is
+//     older than now-Retention: every record up to it is older than the
+//     retention and covered by it, so they are deleted (Truncate) and the
+//     base is kept as the state the retained records start from;
+//   - between the base and the newest, a snapshot is kept when it is at
+//     least Retention/milestonesPerRetention younger than the last kept one:
+//     the milestones the base advances to later;
+//   - every other snapshot is deleted.
+//
+// So `oja wal replay --until` reaches any point inside the retention (from
+// the base), the log holds at most Retention·(1+1/milestonesPerRetention)
+// plus SnapshotEvery events, and at most milestonesPerRetention+3
+// snapshots are on disk.
+func (f *Follower) retain() error {
+	seqs, err := f.log.SnapshotSeqs()
+	if err != nil || len(seqs) == 0 {
+		return err
+	}
+	first, err := f.log.FirstRetained()
+	if err != nil {
+		return err
+	}
+	keep := map[uint64]bool{}
+	for _, s := range seqs[max(len(seqs)-snapshotsNewestKept, 0):] {
+		keep[s] = true
+	}
+	var base uint64
+	if f.cfg.Retention > 0 {
+		cutoff := f.cfg.Now().Add(-f.cfg.Retention).UnixMilli()
+		step := f.cfg.Retention.Milliseconds() / milestonesPerRetention
+		lastKept := int64(-1)
+		for _, s := range seqs {
+			at := f.snapshotTime(s, first)
+			if at <= cutoff {
+				base = s // the newest such wins
+			}
+			if lastKept < 0 || at-lastKept >= step {
+				keep[s], lastKept = true, at
+			}
+		}
+		if base > 0 {
+			keep[base] = true
+		}
+	}
+	var drop []uint64
+	for _, s := range seqs {
+		if !keep[s] || s < base {
+			drop = append(drop, s)
+		}
+	}
+	if err := f.log.DeleteSnapshots(drop); err != nil {
+		return fmt.Errorf("actors: follower: pruning snapshots: %w", err)
+	}
+	for _, s := range drop {
+		delete(f.snapshotTimes, s)
+	}
+	if base >= first {
+		if err := f.log.Truncate(base); err != nil {
+			return fmt.Errorf("actors: follower: log retention through seq %d: %w", base, err)
+		}
+		first = base + 1
+		f.logger.Info("log retention: records deleted", "through_seq", base, "first_retained", first)
+	}
+	f.stats.firstRetained.Store(first)
+	return nil
+}
+
+// snapshotTime is the state time of the snapshot at seq: remembered, or
+// the time of the record at seq; a snapshot whose record retention already
+// deleted is the base, older than any cutoff.
+func (f *Follower) snapshotTime(seq, firstRetained uint64) int64 {
+	if at, ok := f.snapshotTimes[seq]; ok {
+		return at
+	}
+	at := int64(0)
+	if seq >= firstRetained {
+		if rec, err := f.log.Record(seq); err == nil {
+			if ev, err := engine.DecodeEvent(rec); err == nil {
+				at = ev.Time()
+			}
+		}
+	}
+	f.snapshotTimes[seq] = at
+	return at
+}
+
+func (f *Follower) stopped() bool {
+	select {
+	case <-f.cfg.Stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Run catches up and maintains every Poll until Config.Stop is closed, then
+// returns nil; or returns the first error (the caller reports it: the
+// service keeps serving from its actors, without new snapshots).
+func (f *Follower) Run() error {
+	t := time.NewTicker(f.cfg.Poll)
+	defer t.Stop()
+	for {
+		err := f.CatchUp()
+		if err == nil {
+			err = f.Maintain()
+		}
+		if errors.Is(err, ErrStopped) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-f.cfg.Stop:
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// Applied is the last sequence applied. Only for the follower's goroutine.
+func (f *Follower) Applied() uint64 { return f.applied }
+
+// State is the follower's state. Only for the follower's goroutine.
+func (f *Follower) State() *engine.State { return f.state }
+
+// Stats returns what the follower has done so far.
+func (f *Follower) Stats() FollowerStats {
+	return FollowerStats{
+		Applied:          f.stats.applied.Load(),
+		Snapshots:        f.stats.snapshots.Load(),
+		LastSnapshot:     f.stats.lastSnapshot.Load(),
+		LastSnapshotTook: time.Duration(f.stats.lastSnapshotNanos.Load()),
+		LastSnapshotSize: f.stats.lastSnapshotBytes.Load(),
+		FirstRetained:    f.stats.firstRetained.Load(),
+	}
+}

@@ -1,0 +1,97 @@
+package actors_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// The follower rebuilds, from the log alone, the state the actors hold; it
+// snapshots every SnapshotEvery events while they keep serving, keeps the
+// newest snapshots and the retention milestones, and deletes the records
+// older than the retention once a snapshot covers them. A restart then
+// starts from the retained records and holds everything.
+func TestFollowerSnapshotsAndRetention(t *testing.T) {
+	clk := newClock()
+	n := newNode(t, testConfig(clk))
+	sys := n.sys
+	ada := newClient(t, sys, "ada")
+	newPool(t, sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "1000000")
+	quote := func(i int) {
+		mustQuote(t, sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
+			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
+			Chain: engine.ChainTron, IdempotencyKey: fmt.Sprint("k", i)})
+	}
+	f, err := actors.NewFollower(n.log, actors.FollowerConfig{SnapshotEvery: 10, Retention: time.Hour, Now: clk.Now,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(what string) {
+		t.Helper()
+		if err := f.CatchUp(); err != nil {
+			t.Fatalf("%s: catch up: %v", what, err)
+		}
+		if got, want := f.Applied(), n.log.DurableSeq(); got != want {
+			t.Fatalf("%s: applied %d, durable %d", what, got, want)
+		}
+		if got, want := f.State().Hash(), replayLog(t, n.log).Hash(); got != want {
+			t.Fatalf("%s: follower state %x, replay %x", what, got, want)
+		}
+		if err := f.Maintain(); err != nil {
+			t.Fatalf("%s: maintain: %v", what, err)
+		}
+	}
+	// Three hours of quotes, twelve snapshots an hour.
+	for i := range 36 {
+		for j := range 10 {
+			quote(i*10 + j)
+		}
+		step(fmt.Sprint("batch ", i))
+		clk.Advance(5 * time.Minute)
+	}
+	st := f.Stats()
+	if st.Snapshots < 30 || st.LastSnapshot != f.Applied() && f.Applied()-st.LastSnapshot >= 10 {
+		t.Fatalf("follower stats %+v after %d records", st, f.Applied())
+	}
+	first, err := n.log.FirstRetained()
+	if err != nil || first < 2 {
+		t.Fatalf("first retained %d (%v): nothing deleted after 3 hours with a 1 hour retention", first, err)
+	}
+	// Deleted records are older than the retention; retained ones reach
+	// back to it.
+	rec, err := n.log.Record(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := engine.DecodeEvent(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	age := clk.Now().Sub(time.UnixMilli(ev.Time()))
+	if age < time.Hour || age > time.Hour+time.Hour/8+10*time.Minute {
+		t.Errorf("the first retained record is %s old; want the retention (1h) up to one milestone step more", age)
+	}
+	seqs, err := n.log.SnapshotSeqs()
+	if err != nil || len(seqs) > 8+3 || seqs[0] != first-1 {
+		t.Fatalf("snapshots %v (%v): want at most 11, the oldest at %d", seqs, err, first-1)
+	}
+	before := replayLog(t, n.log)
+	n = n.restart() // its recovery also expires the quotes past their deadline
+	after := replayLog(t, n.log)
+	if len(after.Quotes) != 360 || len(before.Quotes) != 360 {
+		t.Fatalf("quotes: %d before the restart, %d after; want 360", len(before.Quotes), len(after.Quotes))
+	}
+	for id, q := range before.Quotes {
+		if a := after.Quotes[id]; a == nil || a.CreatedAt != q.CreatedAt || a.Amount != q.Amount {
+			t.Fatalf("quote %s lost or changed by the restart", id)
+		}
+	}
+	if n.stats.Snapshot != seqs[len(seqs)-1] {
+		t.Errorf("restart recovered from snapshot %d, want the newest %d", n.stats.Snapshot, seqs[len(seqs)-1])
+	}
+}

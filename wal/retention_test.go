@@ -1,0 +1,76 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Truncate deletes the records up to a snapshot and the snapshots before
+// it; reads before the retained start are told apart from holes, and the
+// log reopens with the mark.
+func TestTruncate(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openLog(t, fs, "db", true)
+	for i := range 100 {
+		if _, err := l.AppendWait(fmt.Appendf(nil, "rec%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Truncate(40); err == nil {
+		t.Fatal("Truncate to a seq without a snapshot succeeded")
+	}
+	for _, seq := range []uint64{20, 40, 90} {
+		if err := l.SaveSnapshot(seq, fmt.Appendf(nil, "state@%d", seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Truncate(40); err != nil {
+		t.Fatal(err)
+	}
+	check := func(l *Log) {
+		t.Helper()
+		first, err := l.FirstRetained()
+		if err != nil || first != 41 {
+			t.Fatalf("FirstRetained = %d, %v; want 41", first, err)
+		}
+		var te *TruncatedError
+		if err := l.Replay(0, func(uint64, []byte) error { return nil }); !errors.As(err, &te) || te.FirstRetained != 41 {
+			t.Fatalf("Replay(0) after truncation = %v, want a TruncatedError at 41", err)
+		}
+		if _, err := l.Record(40); !errors.As(err, &te) {
+			t.Fatalf("Record(40) = %v, want a TruncatedError", err)
+		}
+		n := 0
+		if err := l.Replay(40, func(seq uint64, rec []byte) error {
+			if string(rec) != fmt.Sprintf("rec%d", seq) {
+				return fmt.Errorf("seq %d holds %q", seq, rec)
+			}
+			n++
+			return nil
+		}); err != nil || n != 60 {
+			t.Fatalf("Replay(40) = %d records, %v; want 60", n, err)
+		}
+		seqs, err := l.SnapshotSeqs()
+		if err != nil || fmt.Sprint(seqs) != "[40 90]" {
+			t.Fatalf("snapshots after truncation = %v (%v), want [40 90]", seqs, err)
+		}
+		st, err := l.Stats()
+		if err != nil || st.FirstSeq != 41 || st.FirstRetained != 41 || st.Records != 60 || st.LastSeq != 100 {
+			t.Fatalf("stats after truncation = %+v, %v", st, err)
+		}
+	}
+	check(l)
+	if err := l.Truncate(20); err != nil { // before the mark: nothing to do
+		t.Fatal(err)
+	}
+	closeLog(t, l)
+	l = openLog(t, fs, "db", true)
+	defer closeLog(t, l)
+	check(l)
+	if rec, err := l.Record(77); err != nil || string(rec) != "rec77" {
+		t.Fatalf("Record(77) = %q, %v", rec, err)
+	}
+}
