@@ -26,19 +26,22 @@ type DamagedError struct {
 	File          string // the WAL file, e.g. "000006.log"
 	Offset        int64  // byte offset of the first record that cannot be read
 	LastIntactSeq uint64 // the last record sequence read intact before it in that file (0: none)
-	Cause         error  // Pebble's error
+	// Acknowledged is set when records are missing from the log's end: the
+	// last sequence the clean-stop mark says was acknowledged.
+	Acknowledged uint64
+	Cause        error // Pebble's error, or what is missing
 }
 
 func (e *DamagedError) Error() string {
 	if e.File == "" {
-		return fmt.Sprintf("wal: the store is damaged (%v); nothing was served: restore from a backup", e.Cause)
+		return fmt.Sprintf("wal: the store is damaged (%v); nothing was served: restore from a backup, or write the intact prefix to a new data dir with oja wal salvage", e.Cause)
 	}
 	intact := "no record of that file precedes it"
 	if e.LastIntactSeq > 0 {
 		intact = "the last intact record before it is seq " + strconv.FormatUint(e.LastIntactSeq, 10)
 	}
 	return fmt.Sprintf("wal: the log is damaged: %s at byte %d cannot be read and data synced after it exists, "+
-		"so this is corruption, not a torn tail; %s; nothing was served or changed: restore from a backup",
+		"so this is corruption, not a torn tail; %s; nothing was served or changed: restore from a backup, or write the intact prefix to a new data dir with oja wal salvage",
 		e.File, e.Offset, intact)
 }
 
@@ -144,6 +147,16 @@ func TornTails(fs vfs.FS, dir string) ([]TornTail, error) {
 	return tails, nil
 }
 
+// walNum is the log number of a WAL file's name ("000012.log": 12).
+func walNum(name string) (uint64, bool) {
+	n, ok := strings.CutSuffix(name, ".log")
+	if !ok {
+		return 0, false
+	}
+	num, err := strconv.ParseUint(n, 10, 64)
+	return num, err == nil
+}
+
 type walFile struct {
 	name string
 	num  uint64
@@ -157,10 +170,8 @@ func walFiles(fs vfs.FS, dir string) ([]walFile, error) {
 	}
 	var wals []walFile
 	for _, name := range names {
-		if n, ok := strings.CutSuffix(name, ".log"); ok {
-			if num, err := strconv.ParseUint(n, 10, 64); err == nil {
-				wals = append(wals, walFile{name, num})
-			}
+		if num, ok := walNum(name); ok {
+			wals = append(wals, walFile{name, num})
 		}
 	}
 	slices.SortFunc(wals, func(a, b walFile) int { return cmp.Compare(a.num, b.num) })

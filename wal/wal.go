@@ -269,7 +269,7 @@ func Open(dir string, opts Options) (*Log, error) {
 			cause = fmt.Errorf("records %d..%d were acknowledged before the last clean stop and are missing from the log's end",
 				last+1, marked)
 		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause})
+		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause, Acknowledged: marked})
 	} else if ok && !opts.ReadOnly {
 		if err := removeCleanStop(fs, dir); err != nil {
 			_ = l.closePebble()

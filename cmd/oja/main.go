@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -32,19 +33,14 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		if code, ok := err.(exitCode); ok {
-			os.Exit(int(code)) // already reported
+		var code interface{ ExitStatus() int }
+		if errors.As(err, &code) {
+			os.Exit(code.ExitStatus()) // already reported
 		}
 		fmt.Fprintln(os.Stderr, "oja:", err)
 		os.Exit(1)
 	}
 }
-
-// exitCode is an error that has already been reported and carries the
-// process exit status.
-type exitCode int
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:

@@ -6,21 +6,32 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/wal"
 )
 
-// walCollector exposes the log's figures and the recovery time on /metrics,
-// read at scrape time.
+// walCollector exposes the log's figures, the recovery time and the log
+// follower's snapshots on /metrics, read at scrape time.
 type walCollector struct {
 	log                                   *wal.Log
 	recoveryNanos                         *atomic.Int64
+	follower                              *atomic.Pointer[actors.Follower]
 	lastSeq, durableSeq, commits, records *prometheus.Desc
 	commitDuration, recoveryDuration      *prometheus.Desc
+	applied, snapshots, snapshotSeq       *prometheus.Desc
+	snapshotDuration, snapshotBytes       *prometheus.Desc
+	firstRetained                         *prometheus.Desc
 }
 
-func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64) *walCollector {
+func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64, follower *atomic.Pointer[actors.Follower]) *walCollector {
 	desc := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
-	return &walCollector{log: log, recoveryNanos: recoveryNanos,
+	return &walCollector{log: log, recoveryNanos: recoveryNanos, follower: follower,
+		applied:          desc("oja_follower_applied_seq", "Last log sequence the snapshot follower applied."),
+		snapshots:        desc("oja_snapshots_saved_total", "Snapshots saved while serving."),
+		snapshotSeq:      desc("oja_snapshot_last_seq", "Log sequence of the last snapshot saved while serving."),
+		snapshotDuration: desc("oja_snapshot_last_duration_seconds", "Encode and save time of the last snapshot."),
+		snapshotBytes:    desc("oja_snapshot_last_bytes", "Size of the last snapshot."),
+		firstRetained:    desc("oja_wal_first_retained_seq", "First log sequence kept by log retention."),
 		lastSeq:          desc("oja_wal_last_seq", "Last log sequence assigned."),
 		durableSeq:       desc("oja_wal_durable_seq", "Last log sequence durable."),
 		commits:          desc("oja_wal_commits_total", "Group commits."),
@@ -31,7 +42,8 @@ func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64) *walCollector {
 }
 
 func (c *walCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.lastSeq, c.durableSeq, c.commits, c.records, c.commitDuration, c.recoveryDuration} {
+	for _, d := range []*prometheus.Desc{c.lastSeq, c.durableSeq, c.commits, c.records, c.commitDuration, c.recoveryDuration,
+		c.applied, c.snapshots, c.snapshotSeq, c.snapshotDuration, c.snapshotBytes, c.firstRetained} {
 		ch <- d
 	}
 }
@@ -53,4 +65,15 @@ func (c *walCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstHistogram(c.commitDuration, cumulative, m.CommitSeconds, buckets)
 	ch <- prometheus.MustNewConstMetric(c.recoveryDuration, prometheus.GaugeValue,
 		time.Duration(c.recoveryNanos.Load()).Seconds())
+	if f := c.follower.Load(); f != nil {
+		st := f.Stats()
+		ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(st.Applied))
+		ch <- prometheus.MustNewConstMetric(c.snapshots, prometheus.CounterValue, float64(st.Snapshots))
+		ch <- prometheus.MustNewConstMetric(c.snapshotSeq, prometheus.GaugeValue, float64(st.LastSnapshot))
+		ch <- prometheus.MustNewConstMetric(c.snapshotDuration, prometheus.GaugeValue, st.LastSnapshotTook.Seconds())
+		ch <- prometheus.MustNewConstMetric(c.snapshotBytes, prometheus.GaugeValue, float64(st.LastSnapshotSize))
+		if st.FirstRetained > 0 {
+			ch <- prometheus.MustNewConstMetric(c.firstRetained, prometheus.GaugeValue, float64(st.FirstRetained))
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
 )
@@ -37,6 +38,8 @@ type serveConfig struct {
 	paymentWindow time.Duration
 	sseHeartbeat  time.Duration
 	retention     time.Duration
+	snapshotEvery uint64
+	logRetention  time.Duration
 	rateLimit     float64
 	maxOpenQuotes int
 	maxKeyShare   shareFlag
@@ -65,6 +68,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.paymentWindow, "payment-window", 30*time.Minute, "time an accepted quote may be paid")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "rate stream heartbeat interval")
 	fs.DurationVar(&c.retention, "retention", 168*time.Hour, "how long terminal quotes stay readable")
+	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 100000, "save a snapshot every N logged events, while serving (0 = never)")
+	fs.DurationVar(&c.logRetention, "log-retention", 168*time.Hour, "delete log records older than this once a snapshot covers them (0 = keep all)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 0, "requests per second per API key (0 = off)")
 	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes per API key's client and mode (0 = no cap)")
 	c.maxKeyShare = actors.ShareScale / 2
@@ -95,6 +100,9 @@ func parseServe(args []string) (*serveConfig, error) {
 	}
 	if c.sseHeartbeat < 100*time.Millisecond {
 		return nil, errors.New("--sse-heartbeat must be at least 100ms")
+	}
+	if c.logRetention < 0 {
+		return nil, errors.New("--log-retention must not be negative")
 	}
 	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
 		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
@@ -195,11 +203,12 @@ func serve(args []string) error {
 		return err
 	}
 	var recoveryTime atomic.Int64 // nanoseconds; read by /metrics
+	var follower atomic.Pointer[actors.Follower]
 	srv := gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
-		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime)},
+		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
@@ -245,6 +254,7 @@ func serve(args []string) error {
 	if cfg.demo {
 		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
 	}
+	stopFollower := startFollower(log, cfg, logger, &follower)
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
@@ -270,11 +280,44 @@ wait:
 		logger.Warn("shutdown: connections cut", "err", err)
 	}
 	sys.Stop()
+	stopFollower()
 	if err := log.Close(); err != nil {
 		return fmt.Errorf("closing log: %w", err)
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// startFollower runs the log follower (actors.Follower) that saves a
+// snapshot every --snapshot-every events and applies --log-retention, on
+// its own goroutine: it builds its own state from the log, so the start is
+// not delayed and traffic is not paused. The returned func stops it and
+// waits, before the log is closed.
+func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower]) (stop func()) {
+	if cfg.snapshotEvery == 0 {
+		if cfg.logRetention > 0 {
+			logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
+		}
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		f, err := actors.NewFollower(log, actors.FollowerConfig{
+			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, Logger: logger, Stop: quit,
+		})
+		if err == nil {
+			current.Store(f)
+			err = f.Run()
+		}
+		if err != nil && !errors.Is(err, actors.ErrStopped) {
+			logger.Error("log follower stopped: no snapshots until restart; serving continues", "err", err)
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 func shutdownQuietly(srv *gateway.Server, log *wal.Log) {
@@ -285,7 +328,7 @@ func shutdownQuietly(srv *gateway.Server, log *wal.Log) {
 }
 
 // storeDir is where the Pebble store lives inside a data dir.
-func storeDir(data string) string { return filepath.Join(data, "store") }
+func storeDir(data string) string { return waltools.StoreDir(data) }
 
 // adminToken returns OJA_ADMIN_TOKEN, else <data>/admin.token, creating it
 // (mode 0600) on first start.

@@ -12,7 +12,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -27,9 +26,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/wal"
@@ -163,11 +162,11 @@ func stateAt(t *testing.T, data string, seq uint64) (*engine.State, uint64) {
 	t.Helper()
 	log := openLog(t, data, true)
 	defer log.Close()
-	var stop func(uint64, engine.Event) bool
+	var stop func(uint64, int64) bool
 	if seq > 0 {
-		stop = func(s uint64, _ engine.Event) bool { return s > seq }
+		stop = func(s uint64, _ int64) bool { return s > seq }
 	}
-	state, last, err := replayInto(log, stop)
+	state, last, err := waltools.ReplayInto(log, stop)
 	if err != nil {
 		t.Fatalf("replay %s: %v", data, err)
 	}
@@ -181,12 +180,12 @@ func stateAt(t *testing.T, data string, seq uint64) (*engine.State, uint64) {
 func walTool(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := runWal(args, &out, &errOut)
-	var exit exitCode
+	err := waltools.Run(args, &out, &errOut)
+	var exit waltools.ExitCode
 	switch {
 	case err == nil:
 	case errors.As(err, &exit):
-		code = int(exit)
+		code = exit.ExitStatus()
 	default:
 		fmt.Fprintf(&errOut, "oja: %v\n", err)
 		code = 1
@@ -405,7 +404,7 @@ func TestWalVerifySnapshots(t *testing.T) {
 	log = openLog(t, good, true)
 	walker := &snapshotListingLog{Log: log, snapshots: map[uint64][]byte{mid: engine.EncodeState(atMid), last: engine.EncodeState(full)}}
 	var buf bytes.Buffer
-	err := walVerify(walker, &buf, nil)
+	err := waltools.Verify(walker, &buf, nil)
 	log.Close()
 	if err != nil || !strings.Contains(buf.String(), fmt.Sprintf("snapshot at seq %d matches", mid)) ||
 		strings.Contains(buf.String(), "not checked") {
@@ -415,9 +414,9 @@ func TestWalVerifySnapshots(t *testing.T) {
 	log = openLog(t, good, true)
 	walker.Log = log
 	buf.Reset()
-	err = walVerify(walker, &buf, nil)
+	err = waltools.Verify(walker, &buf, nil)
 	log.Close()
-	if !errors.Is(err, walExitFault) || !strings.HasPrefix(lastLine(buf.String()), fmt.Sprintf("FAIL: snapshot at seq %d differs", mid)) {
+	if !errors.Is(err, waltools.ExitFault) || !strings.HasPrefix(lastLine(buf.String()), fmt.Sprintf("FAIL: snapshot at seq %d differs", mid)) {
 		t.Errorf("verify of a wrong older snapshot: %v\n%s", err, buf.String())
 	}
 
@@ -673,117 +672,54 @@ func TestWalToolsRefuseHeldDir(t *testing.T) {
 	}
 }
 
-// dumpShapes is the documented top-level event members of each type
-// (walUsage), optional ones included when the event sets them.
-var dumpShapes = map[string][]string{
-	"ClientCreated":    {"clientId", "name", "wallets"},
-	"KeyCreated":       {"keyId", "clientId", "mode", "keyHash"},
-	"KeyRevoked":       {"keyId"},
-	"PoolCreated":      {"poolId", "mode", "name", "pair", "source", "destination", "rate", "ownerClientId", "poolAccountId", "proceedsAccountId"},
-	"PoolRateSet":      {"poolId", "rate"},
-	"PoolStatusSet":    {"poolId", "status"},
-	"PoolDeposited":    {"poolId", "amount"},
-	"PoolWithdrawn":    {"poolId", "amount"},
-	"AccountDeposited": {"accountId", "amount"},
-	"QuoteCreated": {"quoteId", "clientId", "keyId", "mode", "pair", "source", "destination", "amountDirection", "amount",
-		"proposedRate", "chain", "reference", "channel", "idempotencyKey", "requestHash", "expiresAt", "allocations", "chatMetadata"},
-	"QuoteAccepted":  {"quoteId", "poolAccountId", "expiresAt", "settlement"},
-	"QuoteCancelled": {"quoteId"},
-	"QuoteExpired":   {"quoteId"},
-	"QuoteCompleted": {"quoteId"},
-}
+// ---- log retention ---------------------------------------------------------------------
 
-// TestWalDumpShape pins `oja wal dump --json`: every event type, with
-// every optional member set, has exactly its documented members; amounts
-// are integers in minor units, rates plain decimal numbers, ids UUIDs.
-func TestWalDumpShape(t *testing.T) {
+// TestWalToolsAfterLogRetention: once retention deleted the records up to a
+// snapshot, replay --until reaches any point from that snapshot on with the
+// same state as before the deletion, says clearly when asked for a point
+// before it, and stats and verify show where the retained log starts.
+func TestWalToolsAfterLogRetention(t *testing.T) {
 	t.Parallel()
-	id := func() [16]byte { return uuid.New() }
-	rate, _ := engine.RateFromDecimal(decimal.RequireFromString("0.000625"))
-	at := time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC).UnixMilli()
-	events := []engine.Event{
-		&engine.ClientCreated{At: at, Client: id(), Name: "Acme", Wallets: []engine.WalletAccount{{Mode: engine.ModeLive, Currency: engine.CurrencyNGN, Account: id()}}},
-		&engine.KeyCreated{At: at, Key: id(), Client: id(), Mode: engine.ModeLive, Hash: [32]byte{1}},
-		&engine.KeyRevoked{At: at, Key: id()},
-		&engine.PoolCreated{At: at, Pool: id(), Mode: engine.ModeSandbox, Name: "Desk", Pair: gatewaytest.NGNUSDT, Rate: rate, Owner: id(), LiquidityAccount: id(), ProceedsAccount: id()},
-		&engine.PoolRateSet{At: at, Pool: id(), Rate: rate},
-		&engine.PoolStatusSet{At: at, Pool: id(), Active: false},
-		&engine.PoolDeposited{At: at, Pool: id(), Amount: 150000},
-		&engine.PoolWithdrawn{At: at, Pool: id(), Amount: 1},
-		&engine.AccountDeposited{At: at, Account: id(), Amount: 250},
-		&engine.QuoteCreated{At: at, Quote: id(), Client: id(), Mode: engine.ModeLive, Pair: gatewaytest.NGNUSDT,
-			Direction: engine.DirectionSource, Amount: 160000, ProposedRate: rate, Chain: engine.ChainTron, Reference: "OJA-4F7Q9D2M",
-			ExpiresAt: at + 300000, IdempotencyKey: "k-1", Channel: engine.ChannelXML, Key: id(),
-			Allocations: []engine.Allocation{{ID: id(), Pool: id(), PoolAccount: id(), PoolName: "Desk", Rate: rate, Source: 160000, Destination: 1000000, Reference: "ALC-7K3M9Q2XPB"}},
-			Chat:        &engine.Chat{ConversationID: "c", ChatQuoteID: "q", ListingID: "l", InitialListingRate: rate, NegotiationStartedAt: "t1", QuoteSentAt: "t2"}},
-		&engine.QuoteAccepted{At: at, Quote: id(), PoolAccount: id(), ExpiresAt: at + 1800000,
-			Settlement: engine.Settlement{Kind: engine.SettlementBank, AccountName: "A", AccountNumber: "1", BankCode: "B"}},
-		&engine.QuoteCancelled{At: at, Quote: id()},
-		&engine.QuoteExpired{At: at, Quote: id()},
-		&engine.QuoteCompleted{At: at, Quote: id()},
-	}
-	seen := map[string]bool{}
-	for i, ev := range events {
-		name := ev.Type().String()
-		seen[name] = true
-		if !strings.Contains(walUsage, "    "+name+" ") {
-			t.Errorf("%s: not documented in oja wal help", name)
-		}
-		raw, err := json.Marshal(dumpRecord{Seq: uint64(i + 1), Type: name, At: fmtMillis(ev.Time()), Event: dumpEventOf(ev)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := json.NewDecoder(bytes.NewReader(raw))
-		d.UseNumber()
-		var rec map[string]any
-		if err := d.Decode(&rec); err != nil {
-			t.Fatal(err)
-		}
-		if rec["at"] != "2026-11-21T10:00:00.123Z" || rec["type"] != name || rec["seq"] != json.Number(fmt.Sprint(i+1)) {
-			t.Errorf("%s: record %s", name, raw)
-		}
-		event, _ := rec["event"].(map[string]any)
-		if got, want := sortedMemberNames(event), sortedStrings(dumpShapes[name]); !slices.Equal(got, want) {
-			t.Errorf("%s: event members %q, want %q", name, got, want)
-		}
-		for k, v := range event {
-			switch {
-			case strings.HasSuffix(k, "Id") && k != "idempotencyKey":
-				if s, _ := v.(string); uuid.Validate(s) != nil {
-					t.Errorf("%s.%s = %v, want a UUID", name, k, v)
-				}
-			case k == "amount":
-				if v != json.Number("150000") && v != json.Number("1") && v != json.Number("250") && v != json.Number("160000") {
-					t.Errorf("%s.amount = %v, want the minor units as an integer", name, v)
-				}
-			case k == "rate" || k == "proposedRate":
-				if v != json.Number("0.000625") {
-					t.Errorf("%s.%s = %v (%T), want the number 0.000625", name, k, v, v)
-				}
-			}
-		}
-	}
-	for name := range dumpShapes {
-		if !seen[name] {
-			t.Errorf("%s: no test event", name)
-		}
-	}
-	if len(dumpShapes) != 14 {
-		t.Errorf("%d event types pinned; engine has 14", len(dumpShapes))
-	}
-}
+	f := newFixture(t, 8)
+	_, last := stateAt(t, f.data, 0)
+	base := last / 2
+	atBase, _ := stateAt(t, f.data, base)
+	later := base + (last-base)/2
+	atLater, _ := stateAt(t, f.data, later)
 
-func sortedMemberNames(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	log := openLog(t, f.data, false)
+	if err := log.SaveSnapshot(base, engine.EncodeState(atBase)); err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(keys)
-	return keys
-}
+	if err := log.Truncate(base); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
 
-func sortedStrings(s []string) []string {
-	c := slices.Clone(s)
-	slices.Sort(c)
-	return c
+	if seq, hash := replayHash(t, f.data, fmt.Sprint(later)); seq != later || hash != fmt.Sprintf("%x", atLater.Hash()) {
+		t.Errorf("replay --until %d after retention: seq %d hash %s, want the state before the deletion %x", later, seq, hash, atLater.Hash())
+	}
+	if seq, hash := replayHash(t, f.data, fmt.Sprint(base)); seq != base || hash != fmt.Sprintf("%x", atBase.Hash()) {
+		t.Errorf("replay --until %d (the base): seq %d hash %s", base, seq, hash)
+	}
+	out, errOut, code := runOja(t, ojaBinary(t), childEnv(), "wal", "replay", "--data", f.data, "--until", fmt.Sprint(base-1))
+	if code != 1 || !strings.Contains(errOut, "before the log's retention") || !strings.Contains(errOut, fmt.Sprintf("oldest state kept is at seq %d", base)) {
+		t.Errorf("replay --until %d (deleted): exit %d\n%s%s", base-1, code, out, errOut)
+	}
+	before := time.UnixMilli(atBase.LastAt - 1).UTC().Format(time.RFC3339Nano)
+	if _, errOut, code := runOja(t, ojaBinary(t), childEnv(), "wal", "replay", "--data", f.data, "--until", before); code != 1 ||
+		!strings.Contains(errOut, "before the log's retention") {
+		t.Errorf("replay --until %s (before the base's time): exit %d\n%s", before, code, errOut)
+	}
+	stats, errOut, code := runOja(t, ojaBinary(t), childEnv(), "wal", "stats", "--data", f.data)
+	if code != 0 || !strings.Contains(stats, fmt.Sprintf("retained    from seq %d: records 1..%d deleted", base+1, base)) {
+		t.Errorf("stats after retention: exit %d\n%s%s", code, stats, errOut)
+	}
+	out, errOut, code = runOja(t, ojaBinary(t), childEnv(), "wal", "verify", "--data", f.data)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("records %d..%d verified", base+1, last)) ||
+		!strings.Contains(out, fmt.Sprintf("log retention: records 1..%d deleted", base)) {
+		t.Errorf("verify after retention: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -1,0 +1,220 @@
+package waltools
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/wal"
+)
+
+// ---- dump ---------------------------------------------------------------------------
+
+// dumpRecord is one --json line (shape documented in walUsage).
+type dumpRecord struct {
+	Seq   uint64    `json:"seq"`
+	Type  string    `json:"type"`
+	At    string    `json:"at"`
+	Event dumpEvent `json:"event"`
+}
+
+// dumpEvent is the stable JSON form of every event type: which fields each
+// type carries is listed in walUsage. Fields that a type always carries are
+// set for it even when zero (pointers and non-empty strings); the optional
+// ones are omitted when empty.
+//
+// NB: an explicit conversion rather than json.Marshal of the engine's
+// structs: those are free to change shape (and their Go field names are not
+// the wire's), while operators' scripts parse this.
+type dumpEvent struct {
+	QuoteID           string            `json:"quoteId,omitempty"`
+	PoolID            string            `json:"poolId,omitempty"`
+	ClientID          string            `json:"clientId,omitempty"`
+	KeyID             string            `json:"keyId,omitempty"`
+	AccountID         string            `json:"accountId,omitempty"`
+	Mode              string            `json:"mode,omitempty"`
+	Name              *string           `json:"name,omitempty"`
+	Pair              string            `json:"pair,omitempty"`
+	Source            string            `json:"source,omitempty"`
+	Destination       string            `json:"destination,omitempty"`
+	Rate              json.Number       `json:"rate,omitempty"`
+	Status            string            `json:"status,omitempty"`
+	AmountDirection   string            `json:"amountDirection,omitempty"`
+	Amount            *int64            `json:"amount,omitempty"`
+	ProposedRate      json.Number       `json:"proposedRate,omitempty"`
+	Chain             string            `json:"chain,omitempty"`
+	Reference         *string           `json:"reference,omitempty"`
+	Channel           string            `json:"channel,omitempty"`
+	IdempotencyKey    string            `json:"idempotencyKey,omitempty"`
+	RequestHash       string            `json:"requestHash,omitempty"`
+	OwnerClientID     string            `json:"ownerClientId,omitempty"`
+	PoolAccountID     string            `json:"poolAccountId,omitempty"`
+	ProceedsAccountID string            `json:"proceedsAccountId,omitempty"`
+	KeyHash           string            `json:"keyHash,omitempty"`
+	Wallets           *[]dumpWallet     `json:"wallets,omitempty"`
+	Allocations       *[]dumpAllocation `json:"allocations,omitempty"`
+	ChatMetadata      *dumpChat         `json:"chatMetadata,omitempty"`
+	Settlement        *dumpSettlement   `json:"settlement,omitempty"`
+	ExpiresAt         string            `json:"expiresAt,omitempty"`
+}
+
+type dumpWallet struct {
+	AccountID string `json:"accountId"`
+	Mode      string `json:"mode"`
+	Currency  string `json:"currency"`
+}
+
+type dumpAllocation struct {
+	AllocationID      string      `json:"allocationId"`
+	PoolID            string      `json:"poolId"`
+	PoolAccountID     string      `json:"poolAccountId"`
+	PoolName          string      `json:"poolName"`
+	Rate              json.Number `json:"rate"`
+	SourceAmount      int64       `json:"sourceAmount"`
+	DestinationAmount int64       `json:"destinationAmount"`
+	Reference         string      `json:"reference"`
+}
+
+type dumpChat struct {
+	ConversationID       string      `json:"conversationId,omitempty"`
+	ChatQuoteID          string      `json:"chatQuoteId,omitempty"`
+	ListingID            string      `json:"listingId,omitempty"`
+	InitialListingRate   json.Number `json:"initialListingRate,omitempty"`
+	NegotiationStartedAt string      `json:"negotiationStartedAt,omitempty"`
+	QuoteSentAt          string      `json:"quoteSentAt,omitempty"`
+}
+
+type dumpSettlement struct {
+	Kind          string `json:"kind"`
+	AccountID     string `json:"accountId,omitempty"`
+	AccountName   string `json:"accountName,omitempty"`
+	AccountNumber string `json:"accountNumber,omitempty"`
+	BankCode      string `json:"bankCode,omitempty"`
+	Address       string `json:"address,omitempty"`
+}
+
+func dumpRate(r engine.Rate) json.Number { return json.Number(engine.AppendRate(nil, r)) }
+
+func dumpAmount(a engine.Amount) *int64 { v := int64(a); return &v }
+
+// dumpEventOf converts ev to its stable dump form.
+func dumpEventOf(ev engine.Event) dumpEvent {
+	var d dumpEvent
+	switch ev := ev.(type) {
+	case *engine.ClientCreated:
+		d.ClientID, d.Name = ev.Client.String(), &ev.Name
+		wallets := make([]dumpWallet, len(ev.Wallets))
+		for i, w := range ev.Wallets {
+			wallets[i] = dumpWallet{AccountID: w.Account.String(), Mode: w.Mode.String(), Currency: w.Currency.String()}
+		}
+		d.Wallets = &wallets
+	case *engine.KeyCreated:
+		d.KeyID, d.ClientID, d.Mode, d.KeyHash = ev.Key.String(), ev.Client.String(), ev.Mode.String(), hex.EncodeToString(ev.Hash[:])
+	case *engine.KeyRevoked:
+		d.KeyID = ev.Key.String()
+	case *engine.PoolCreated:
+		d.PoolID, d.Mode, d.Name = ev.Pool.String(), ev.Mode.String(), &ev.Name
+		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
+		d.Rate = dumpRate(ev.Rate)
+		if !ev.Owner.IsZero() {
+			d.OwnerClientID = ev.Owner.String()
+		}
+		d.PoolAccountID, d.ProceedsAccountID = ev.LiquidityAccount.String(), ev.ProceedsAccount.String()
+	case *engine.PoolRateSet:
+		d.PoolID, d.Rate = ev.Pool.String(), dumpRate(ev.Rate)
+	case *engine.PoolStatusSet:
+		d.PoolID, d.Status = ev.Pool.String(), "suspended"
+		if ev.Active {
+			d.Status = "active"
+		}
+	case *engine.PoolDeposited:
+		d.PoolID, d.Amount = ev.Pool.String(), dumpAmount(ev.Amount)
+	case *engine.PoolWithdrawn:
+		d.PoolID, d.Amount = ev.Pool.String(), dumpAmount(ev.Amount)
+	case *engine.AccountDeposited:
+		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
+	case *engine.QuoteCreated:
+		d.QuoteID, d.ClientID, d.KeyID, d.Mode = ev.Quote.String(), ev.Client.String(), ev.Key.String(), ev.Mode.String()
+		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
+		d.AmountDirection, d.Amount, d.ProposedRate = ev.Direction.String(), dumpAmount(ev.Amount), dumpRate(ev.ProposedRate)
+		d.Chain, d.Reference = ev.Chain.String(), &ev.Reference
+		d.Channel = "json"
+		if ev.Channel == engine.ChannelXML {
+			d.Channel = "xml"
+		}
+		d.IdempotencyKey, d.RequestHash = ev.IdempotencyKey, hex.EncodeToString(ev.RequestHash[:])
+		d.ExpiresAt = fmtMillis(ev.ExpiresAt)
+		allocations := make([]dumpAllocation, len(ev.Allocations))
+		for i := range ev.Allocations {
+			a := &ev.Allocations[i]
+			allocations[i] = dumpAllocation{AllocationID: a.ID.String(), PoolID: a.Pool.String(),
+				PoolAccountID: a.PoolAccount.String(), PoolName: a.PoolName, Rate: dumpRate(a.Rate),
+				SourceAmount: int64(a.Source), DestinationAmount: int64(a.Destination), Reference: a.Reference}
+		}
+		d.Allocations = &allocations
+		if c := ev.Chat; c != nil {
+			d.ChatMetadata = &dumpChat{ConversationID: c.ConversationID, ChatQuoteID: c.ChatQuoteID, ListingID: c.ListingID,
+				NegotiationStartedAt: c.NegotiationStartedAt, QuoteSentAt: c.QuoteSentAt}
+			if c.InitialListingRate != 0 {
+				d.ChatMetadata.InitialListingRate = dumpRate(c.InitialListingRate)
+			}
+		}
+	case *engine.QuoteAccepted:
+		d.QuoteID, d.ExpiresAt = ev.Quote.String(), fmtMillis(ev.ExpiresAt)
+		if !ev.PoolAccount.IsZero() {
+			d.PoolAccountID = ev.PoolAccount.String()
+		}
+		st := &ev.Settlement
+		d.Settlement = &dumpSettlement{Kind: st.Kind.String(), AccountName: st.AccountName,
+			AccountNumber: st.AccountNumber, BankCode: st.BankCode, Address: st.Address}
+		if !st.Account.IsZero() {
+			d.Settlement.AccountID = st.Account.String()
+		}
+	case *engine.QuoteCancelled:
+		d.QuoteID = ev.Quote.String()
+	case *engine.QuoteExpired:
+		d.QuoteID = ev.Quote.String()
+	case *engine.QuoteCompleted:
+		d.QuoteID = ev.Quote.String()
+	}
+	return d
+}
+
+func walDump(log *wal.Log, out io.Writer, from, limit uint64, asJSON bool) error {
+	printed := uint64(0)
+	errStop := errors.New("limit reached")
+	first, err := log.FirstRetained()
+	if err != nil {
+		return err
+	}
+	start := first - 1 // by default, from the first record retention kept
+	if from > 0 {
+		start = from - 1
+	}
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	err = log.Replay(start, func(seq uint64, rec []byte) error {
+		if limit > 0 && printed >= limit {
+			return errStop
+		}
+		ev, err := engine.DecodeEvent(rec)
+		if err != nil {
+			return fmt.Errorf("wal: corrupt record at seq %d: %w", seq, err)
+		}
+		printed++
+		if asJSON {
+			return enc.Encode(dumpRecord{Seq: seq, Type: ev.Type().String(), At: fmtMillis(ev.Time()), Event: dumpEventOf(ev)})
+		}
+		if _, err := fmt.Fprintf(out, "%d %s %s ", seq, fmtMillis(ev.Time()), ev.Type()); err != nil {
+			return err
+		}
+		return enc.Encode(dumpEventOf(ev)) // ends the line
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
