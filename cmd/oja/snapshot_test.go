@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"path/filepath"
+)
+
+// --snapshot-every and --log-retention (and their OJA_ variables): the
+// defaults the issue names, and bad values refused.
+func TestSnapshotFlags(t *testing.T) {
+	c, err := parseServe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.snapshotEvery != 100000 || c.logRetention != 168*time.Hour {
+		t.Errorf("defaults: --snapshot-every %d --log-retention %v", c.snapshotEvery, c.logRetention)
+	}
+	for _, bad := range [][]string{{"--snapshot-every", "-1"}, {"--snapshot-every", "many"}, {"--log-retention", "-1h"}, {"--log-retention", "week"}} {
+		if _, err := parseServe(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	t.Setenv("OJA_SNAPSHOT_EVERY", "5000")
+	t.Setenv("OJA_LOG_RETENTION", "24h")
+	if c, err := parseServe(nil); err != nil || c.snapshotEvery != 5000 || c.logRetention != 24*time.Hour {
+		t.Errorf("OJA_SNAPSHOT_EVERY=5000 OJA_LOG_RETENTION=24h: %+v %v", c, err)
+	}
+}
+
+// A serving process saves snapshots every --snapshot-every events without
+// a restart, reports them on /metrics, and the next start recovers from
+// the newest and replays only what followed it.
+func TestSnapshotsWhileServing(t *testing.T) {
+	t.Parallel()
+	srv := newOjaServer(t, "--demo", "--snapshot-every", "50")
+	srv.start()
+	raw, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(raw))
+	client := newHTTPClient()
+	defer client.CloseIdleConnections()
+	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}`)
+	for i := range 120 {
+		mustDo(t, client, 200, "POST", srv.publicURL()+"/api/v1/partners/marketplace/intent", key, body,
+			"Idempotency-Key", fmt.Sprintf("snap-%d", i))
+	}
+	metric := func(name string) (v float64) {
+		res := mustDo(t, client, 200, "GET", srv.adminURL()+"/metrics", crashAdminToken, nil)
+		for _, line := range strings.Split(string(res.body), "\n") {
+			if rest, ok := strings.CutPrefix(line, name+" "); ok {
+				fmt.Sscan(rest, &v)
+			}
+		}
+		return v
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for metric("oja_snapshots_saved_total") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no two snapshots 10 s after %v events with --snapshot-every 50", metric("oja_wal_durable_seq"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	last := metric("oja_snapshot_last_seq")
+	if last < 100 || metric("oja_snapshot_last_bytes") <= 0 || metric("oja_follower_applied_seq") < last {
+		t.Errorf("snapshot metrics: last seq %v, bytes %v, applied %v", last, metric("oja_snapshot_last_bytes"), metric("oja_follower_applied_seq"))
+	}
+	srv.stop()
+
+	stats, errOut, code := runOja(t, srv.bin, childEnv(), "wal", "stats", "--data", srv.data)
+	if code != 0 || strings.Contains(stats, "snapshots   0\n") {
+		t.Fatalf("wal stats after serving: exit %d\n%s%s", code, stats, errOut)
+	}
+	if out, errOut, code := runOja(t, srv.bin, childEnv(), "wal", "verify", "--data", srv.data); code != 0 {
+		t.Fatalf("wal verify: exit %d\n%s%s", code, out, errOut)
+	}
+	srv.start()
+	logText, _ := os.ReadFile(srv.logPath)
+	starts := strings.Split(string(logText), "==== start 2")
+	recovered := starts[len(starts)-1]
+	i := strings.Index(recovered, `"msg":"recovered"`)
+	if i < 0 {
+		t.Fatalf("no recovered line:\n%s", recovered)
+	}
+	var events int
+	if j := strings.Index(recovered[i:], `"events":`); j < 0 {
+		t.Fatalf("no events in %s", recovered[i:])
+	} else {
+		fmt.Sscan(recovered[i+j+len(`"events":`):], &events)
+	}
+	if events >= 50 {
+		t.Errorf("the restart replayed %d events; a snapshot every 50 should leave fewer", events)
+	}
+}
