@@ -243,6 +243,15 @@ func Open(dir string, opts Options) (*Log, error) {
 			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 		}
 	}
+	// Damage in a WAL's last block that Pebble would drop as a torn tail
+	// (integrity.go), before Pebble replays and retires the WAL.
+	if d, err := vouchedDamage(fs, dir); err != nil || d != nil {
+		_ = lock.Close()
+		if d != nil {
+			err = d
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
 	db, err := pebble.Open(dir, pebbleOptions())
 	if err != nil {
 		_ = lock.Close()
