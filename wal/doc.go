@@ -28,14 +28,17 @@
 //  5. Now and then, SaveSnapshot(seq, state) with the state after record seq,
 //     to shorten the next start-up's replay. The state may include records
 //     not yet acknowledged: SaveSnapshot waits until 1..seq are durable.
-//     Older snapshots are pruned.
+//     DeleteSnapshots and Truncate (records older than a snapshot) keep the
+//     store bounded ("A bounded log").
 //  6. Close() after the last Append: it waits for every accepted Append's
 //     done, syncs and closes.
 //
 // At any time while open, Checkpoint(dir) makes an online backup that Open
 // accepts. Open(…, Options{ReadOnly: true}) serves offline tools (`oja wal
 // stats|dump|verify|replay`) on a stopped server's directory: Stats, Replay
-// (verify = Replay with a no-op fn) and LatestSnapshot.
+// (verify = Replay with a no-op fn), Snapshots and LatestSnapshot;
+// TornTails reports an incomplete last write, Salvage cuts a damaged store
+// back to its intact prefix in a new directory.
 //
 // # On-disk layout
 //
@@ -43,6 +46,10 @@
 //
 //	record:   'r' + big-endian uint64 seq  →  crc32c(payload) (4 bytes, little-endian) + payload
 //	snapshot: 's' + big-endian uint64 seq  →  crc32c(data)    (4 bytes, little-endian) + data
+//	retained: "mretained"                  →  crc32c + big-endian uint64 first retained seq (after a Truncate)
+//
+// Beside the store directory, <store>.clean-stop holds the last sequence a
+// clean Close acknowledged (cleanstop.go).
 //
 // Big-endian keys sort in sequence order, so Replay is one forward scan and
 // Open finds the last sequence with one seek. The CRC-32C (Castagnoli)
@@ -117,21 +124,55 @@
 // closes it once before using it: every WAL that ever holds a record
 // carries them (TestDamagedWALRefused fails without that).
 //
-// Damage to the last chunks written before a stop has no later chunk to
-// vouch for it and looks exactly like a torn tail to Pebble. After a clean
-// stop it is caught all the same: Close writes the last acknowledged
-// sequence into a mark beside the store (cleanstop.go, its own file, synced)
-// and Open refuses a log that no longer reaches it (a DamagedError; Pebble's
-// own recovery has run by then, so restore from a backup). What remains
-// unprovable is the same damage after a crash (kill -9, power loss), when no
-// mark was written: closing that needs a high-water mark kept elsewhere on
-// every commit (a replica's acknowledgement in the replicated log, issue 12).
+// Pebble's reader looks for that evidence only from the 32 KiB block after
+// the damaged one, so damage in a WAL's last block — up to 32 KiB of
+// synced, acknowledged records — read as a torn tail after a crash
+// (TestCorruptionInjection found 17 records lost to 8 flipped bytes). Open
+// therefore first reads every WAL file itself (vouchedDamage, integrity.go):
+// where reading ends in what would be a torn tail at byte x, it searches
+// every later byte position for an intact chunk of the same log whose
+// synced offset lies beyond x. Such a chunk was written after the bytes at
+// x were synced; a torn write can never be followed by one (every chunk
+// written after it carries a synced offset at or before it), so a true
+// torn tail is never refused.
+//
+// Damage to the last group commit written before a stop has no later
+// chunk at all. After a clean stop it is caught all the same: Close writes
+// the last acknowledged sequence into a mark beside the store
+// (cleanstop.go, its own file, synced) and Open refuses a log that no
+// longer reaches it (a DamagedError). What remains unprovable is that
+// damage after a crash (kill -9, power loss): the records of the last group
+// commit, which are then dropped as a torn tail. Closing it needs the last
+// acknowledged sequence kept elsewhere before every acknowledgement — a
+// replica's acknowledgement in the replicated log (issue 12).
 //
 // Rejected: parsing Pebble's "stopped reading at offset" log line (the
 // tools did; it cannot tell the two cases apart); a second fsync'd
-// high-water-mark file on every group commit (it doubles the fsyncs of the
-// hot path for a window of one commit); RocksDB's absolute-consistency
-// recovery mode (every torn tail after a crash would refuse to start).
+// high-water-mark file written after every group commit (it doubles the
+// fsync latency of every acknowledgement, for a window of one commit);
+// RocksDB's absolute-consistency recovery mode (every torn tail after a
+// crash would refuse to start).
+//
+// The way out of a refused log is a backup (`oja admin backup`), or
+// Salvage (salvage.go, `oja wal salvage --to NEWDIR`): it copies the store
+// to a new directory cut back to the intact prefix — the damaged WAL file
+// ends at the damaged record, later WAL files are left out, records and
+// snapshots after the first gap are deleted — and reports the last
+// acknowledged sequence it can prove (the clean-stop mark, or the highest
+// record still readable past the damage, read block by block) and the
+// records it could still read, so the operator knows exactly what was lost.
+// The damaged store is only read.
+//
+// # A bounded log
+//
+// Truncate(through) deletes records 1..through and the snapshots before
+// through in one synced batch, records through+1 as the first retained
+// sequence (a key of its own, so a read before it is a *TruncatedError,
+// not a hole), and compacts the range to give the disk back. It requires a
+// verified snapshot at through: the state the retained records start from.
+// Which snapshots to keep and how far to truncate is the caller's policy
+// (actors.Follower: --snapshot-every, --log-retention); SaveSnapshot and
+// DeleteSnapshots only store and delete.
 //
 // # Limits
 //

@@ -291,4 +291,3 @@ func (l *Log) discardAfter(seq uint64) error {
 	l.durableSeq.Store(seq)
 	return nil
 }
-
