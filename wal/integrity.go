@@ -80,35 +80,57 @@ func newRecordReader(r io.Reader, logNum uint64) *record.Reader {
 // corruption from the sync offsets later chunks carry) and reports where
 // the first confirmed damage is and the last record sequence before it.
 func scanWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint64, bad bool) {
-	offset, lastSeq, err := readWAL(fs, path, logNum)
+	offset, lastSeq, err := readWAL(fs, path, logNum, 0, true)
 	return offset, lastSeq, errors.Is(err, record.ErrInvalidChunk) || errors.Is(err, record.ErrZeroedChunk)
 }
 
-// readWAL reads one WAL file to its end and returns the offset of the first
-// record it could not read, the last record sequence before it, and why it
-// stopped: io.EOF at a clean end; record.ErrUnexpectedEOF at an incomplete
-// write nothing later vouches for (a torn tail); record.ErrInvalidChunk or
-// ErrZeroedChunk at damage a later chunk proves was synced.
-func readWAL(fs vfs.FS, path string, logNum uint64) (offset int64, lastSeq uint64, err error) {
+// readWAL reads one WAL file from the block boundary start to its end and
+// returns the offset of the first record it could not read, the last
+// record sequence before it (when seqs is set; else 0: the batches are
+// only checked, not parsed), and why it stopped: io.EOF at a clean end;
+// record.ErrUnexpectedEOF at an incomplete write nothing later vouches for
+// (a torn tail); record.ErrInvalidChunk or ErrZeroedChunk at damage a
+// later chunk proves was synced. A reader that starts mid-file skips the
+// chunks of a record begun before start.
+func readWAL(fs vfs.FS, path string, logNum uint64, start int64, seqs bool) (offset int64, lastSeq uint64, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer f.Close()
-	rr := newRecordReader(f, logNum)
+	info, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	rr := newRecordReader(io.NewSectionReader(f, start, max(info.Size()-start, 0)), logNum)
 	for {
-		offset = rr.Offset()
+		offset = start + rr.Offset()
 		r, err := rr.Next()
 		if err == nil {
-			var batch []byte
-			batch, err = io.ReadAll(r)
-			if err == nil {
-				lastSeq = max(lastSeq, batchLastRecord(batch))
-				continue
+			if !seqs {
+				_, err = io.Copy(io.Discard, r)
+				if err == nil {
+					continue
+				}
+			} else {
+				var batch []byte
+				if batch, err = io.ReadAll(r); err == nil {
+					lastSeq = max(lastSeq, batchLastRecord(batch))
+					continue
+				}
 			}
 		}
 		return offset, lastSeq, err
 	}
+}
+
+// lastBlock is the offset of the 32 KiB block holding a file's last byte.
+func lastBlock(fs vfs.FS, path string) (int64, error) {
+	info, err := fs.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return max(info.Size()-1, 0) / walBlockBytes * walBlockBytes, nil
 }
 
 // TornTail is the end of a WAL file that holds no complete record: what a
@@ -135,7 +157,7 @@ func TornTails(fs vfs.FS, dir string) ([]TornTail, error) {
 	var tails []TornTail
 	for _, w := range wals {
 		path := fs.PathJoin(dir, w.name)
-		offset, _, err := readWAL(fs, path, w.num)
+		offset, _, err := readWAL(fs, path, w.num, 0, false)
 		if !errors.Is(err, record.ErrUnexpectedEOF) {
 			continue
 		}
@@ -223,7 +245,17 @@ func vouchedDamage(fs vfs.FS, dir string) (*DamagedError, error) {
 	}
 	for _, w := range wals {
 		path := fs.PathJoin(dir, w.name)
-		x, lastSeq, err := readWAL(fs, path, w.num)
+		// NB: a file whose last block reads cleanly to its end has no torn
+		// tail, so only a file that ends in one (after a crash) is read
+		// whole: the common start does not pay a second read of the WAL.
+		last, err := lastBlock(fs, path)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := readWAL(fs, path, w.num, last, false); errors.Is(err, io.EOF) {
+			continue
+		}
+		x, _, err := readWAL(fs, path, w.num, 0, false)
 		if !errors.Is(err, record.ErrUnexpectedEOF) {
 			continue
 		}
@@ -232,6 +264,7 @@ func vouchedDamage(fs vfs.FS, dir string) (*DamagedError, error) {
 			return nil, err
 		}
 		if p, synced, ok := findVouchingChunk(tail, x, uint32(w.num)); ok {
+			_, lastSeq, _ := readWAL(fs, path, w.num, 0, true)
 			return &DamagedError{File: w.name, Offset: x, LastIntactSeq: lastSeq,
 				Cause: fmt.Errorf("an intact chunk at byte %d was written after %d bytes of the file had been synced", x+p, synced)}, nil
 		}
