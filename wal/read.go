@@ -136,7 +136,7 @@ func (l *Log) Stats() (Stats, error) {
 	if err := iter.Close(); err != nil {
 		return Stats{}, fmt.Errorf("wal: stats: %w", err)
 	}
-	stats.DiskBytes = l.db.Metrics().DiskSpaceUsage()
+	stats.DiskBytes = l.db.Metrics().DiskSpaceUsage() + l.snapshotFilesBytes()
 	if stats.FirstRetained, err = l.FirstRetained(); err != nil {
 		return Stats{}, err
 	}
@@ -144,7 +144,9 @@ func (l *Log) Stats() (Stats, error) {
 }
 
 // SaveSnapshot durably (always fsync'd, whatever Options.Sync) stores data as
-// the snapshot of the state after record seq. A snapshot saved again at the
+// the snapshot of the state after record seq: in a file of its own, which a
+// key in Pebble refers to with its size and checksum (snapfile.go). A
+// snapshot saved again at the
 // same seq replaces the earlier one. It deletes no other snapshot: which to
 // keep is the caller's policy (DeleteSnapshots, Truncate).
 //
@@ -171,12 +173,21 @@ func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 	}
 	l.snapshotMu.Lock()
 	defer l.snapshotMu.Unlock()
+	// NB: the reference (size, checksum) is taken before the write: Pebble's
+	// test filesystems, built with invariants (as under -race), scribble
+	// over a written buffer to catch callers that reuse it.
+	ref := snapshotRef(data)
+	// The file first, durably; then the key that refers to it (snapfile.go).
+	if err := l.writeSnapshotFile(seq, data); err != nil {
+		return l.fail(fmt.Errorf("save snapshot at seq %d: %w", seq, err))
+	}
+	value := make([]byte, checksumBytes+len(ref))
+	putFrame(value, ref)
 	batch := l.db.NewBatch()
 	defer func() { _ = batch.Close() }()
-	op := batch.SetDeferred(keyBytes, checksumBytes+len(data))
-	putKey(op.Key, snapshotPrefix, seq)
-	putFrame(op.Value, data)
-	assert(op.Finish() == nil, "unindexed batch failed to finish")
+	if err := batch.Set(makeKey(snapshotPrefix, seq), value, nil); err != nil {
+		return fmt.Errorf("wal: save snapshot at seq %d: %w", seq, err)
+	}
 	err := l.db.Apply(batch, pebble.Sync)
 	if err == nil {
 		err = l.Failed() // see commit: Pebble reports a failed sync via Fatalf
@@ -238,12 +249,15 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 		if err != nil {
 			return 0, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
 		}
-		payload, ok := parseFrame(value)
-		if !ok {
+		payload, reason := l.snapshotData(seq, value)
+		if reason != "" {
 			skipped = append(skipped, seq)
 			continue
 		}
-		return seq, slices.Clone(payload), true, nil
+		if len(payload) > 0 && &payload[0] == &value[checksumBytes] {
+			payload = slices.Clone(payload) // held in the value: only valid until Prev
+		}
+		return seq, payload, true, nil
 	}
 	return 0, nil, false, nil
 }
@@ -271,8 +285,15 @@ func (l *Log) Checkpoint(dir string) error {
 	if err := l.Failed(); err != nil {
 		return err
 	}
+	// NB: no snapshot is saved or deleted meanwhile, so every snapshot key
+	// the copy holds finds its file.
+	l.snapshotMu.Lock()
+	defer l.snapshotMu.Unlock()
 	if err := l.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
 		return fmt.Errorf("wal: checkpoint to %s: %w", dir, err)
+	}
+	if err := l.copySnapshotFiles(dir); err != nil {
+		return fmt.Errorf("wal: checkpoint to %s: snapshot files: %w", dir, err)
 	}
 	return nil
 }
@@ -294,9 +315,9 @@ func (l *Log) Snapshots(fn func(seq uint64, data []byte) error) error {
 		if err != nil {
 			return errors.Join(fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err), iter.Close())
 		}
-		payload, ok := parseFrame(value)
-		if !ok {
-			return errors.Join(&CorruptError{Snapshot: true, Seq: seq, Reason: "checksum mismatch"}, iter.Close())
+		payload, reason := l.snapshotData(seq, value)
+		if reason != "" {
+			return errors.Join(&CorruptError{Snapshot: true, Seq: seq, Reason: reason}, iter.Close())
 		}
 		if err := fn(seq, payload); err != nil {
 			_ = iter.Close()

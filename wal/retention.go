@@ -72,10 +72,10 @@ func (l *Log) Truncate(through uint64) error {
 	if err != nil {
 		return fmt.Errorf("wal: truncate through seq %d: no snapshot there (%w)", through, err)
 	}
-	_, ok := parseFrame(value)
+	_, reason := l.snapshotData(through, value)
 	_ = closer.Close()
-	if !ok {
-		return &CorruptError{Snapshot: true, Seq: through, Reason: "checksum mismatch; not truncating to it"}
+	if reason != "" {
+		return &CorruptError{Snapshot: true, Seq: through, Reason: reason + "; not truncating to it"}
 	}
 	if through > l.durableSeq.Load() {
 		return fmt.Errorf("wal: truncate through seq %d beyond the last durable record %d", through, l.durableSeq.Load())
@@ -101,6 +101,7 @@ func (l *Log) Truncate(through uint64) error {
 	if err != nil {
 		return l.fail(fmt.Errorf("truncate through seq %d: %w", through, err))
 	}
+	l.removeSnapshotFiles(func(seq uint64) bool { return seq >= through })
 	// NB: the delete is durable already; compaction only reclaims space, so
 	// its failure is reported but does not fail the log.
 	if err := l.db.Compact(context.Background(), makeKey(recordPrefix, 0), makeKey(recordPrefix, through+1), false); err != nil {
@@ -148,6 +149,11 @@ func (l *Log) DeleteSnapshots(seqs []uint64) error {
 	if err != nil {
 		return l.fail(fmt.Errorf("delete snapshots: %w", err))
 	}
+	deleted := map[uint64]bool{}
+	for _, seq := range seqs {
+		deleted[seq] = seq != have[len(have)-1]
+	}
+	l.removeSnapshotFiles(func(seq uint64) bool { return !deleted[seq] })
 	return nil
 }
 

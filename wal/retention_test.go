@@ -3,6 +3,7 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -73,4 +74,50 @@ func TestTruncate(t *testing.T) {
 	if rec, err := l.Record(77); err != nil || string(rec) != "rec77" {
 		t.Fatalf("Record(77) = %q, %v", rec, err)
 	}
+}
+
+// Snapshot data lives in files the keys refer to: a file no key names (a
+// crash between the file and its key) and a leftover temporary file are
+// removed by the next writable open; a referenced one stays, and a missing
+// one is a corrupt snapshot that the next older one replaces.
+func TestSnapshotFiles(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openLog(t, fs, "db", true)
+	for i := range 10 {
+		if _, err := l.AppendWait(fmt.Appendf(nil, "rec%d", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, seq := range []uint64{4, 8} {
+		if err := l.SaveSnapshot(seq, fmt.Appendf(nil, "state@%d", seq)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeLog(t, l)
+	orphan, tmp := "db/snapshots/00000000000000000009.snap", "db/snapshots/00000000000000000010.snap.tmp"
+	for _, path := range []string{orphan, tmp} {
+		f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	l = openLog(t, fs, "db", true)
+	names, _ := fs.List("db/snapshots")
+	slices.Sort(names)
+	if fmt.Sprint(names) != "[00000000000000000004.snap 00000000000000000008.snap]" {
+		t.Errorf("snapshot files after a writable open: %v", names)
+	}
+	if err := fs.Remove(l.snapshotPath(8)); err != nil {
+		t.Fatal(err)
+	}
+	seq, data, ok, err := l.LatestSnapshot()
+	if err != nil || !ok || seq != 4 || string(data) != "state@4" || fmt.Sprint(l.CorruptSnapshots()) != "[8]" {
+		t.Errorf("latest with the newest file missing: %d %q %v %v, skipped %v", seq, data, ok, err, l.CorruptSnapshots())
+	}
+	st, err := l.Stats()
+	if err != nil || st.DiskBytes == 0 || st.Snapshots != 2 {
+		t.Errorf("stats: %+v %v", st, err)
+	}
+	closeLog(t, l)
 }

@@ -225,6 +225,12 @@ func copyStore(fs vfs.FS, dir, to string, cut *DamagedError) error {
 		if name == "LOCK" {
 			continue
 		}
+		if name == snapshotDir {
+			if err := copyDir(fs, fs.PathJoin(dir, name), fs.PathJoin(to, name)); err != nil {
+				return err
+			}
+			continue
+		}
 		limit := int64(math.MaxInt64)
 		if num, isWAL := walNum(name); cut != nil && isWAL {
 			cutNum, _ := walNum(cut.File)
@@ -236,6 +242,23 @@ func copyStore(fs vfs.FS, dir, to string, cut *DamagedError) error {
 			}
 		}
 		if err := copyFile(fs, fs.PathJoin(dir, name), fs.PathJoin(to, name), limit); err != nil {
+			return err
+		}
+	}
+	return syncDir(fs, to)
+}
+
+// copyDir copies the files of one directory level, synced.
+func copyDir(fs vfs.FS, from, to string) error {
+	if err := createDurably(fs, to); err != nil {
+		return err
+	}
+	names, err := fs.List(from)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := copyFile(fs, fs.PathJoin(from, name), fs.PathJoin(to, name), math.MaxInt64); err != nil {
 			return err
 		}
 	}
@@ -287,6 +310,7 @@ func (l *Log) discardAfter(seq uint64) error {
 	if err := l.db.Apply(batch, pebble.Sync); err != nil {
 		return err
 	}
+	l.removeSnapshotFiles(func(s uint64) bool { return s <= seq })
 	l.lastSeq.Store(seq)
 	l.durableSeq.Store(seq)
 	return nil

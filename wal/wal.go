@@ -287,6 +287,12 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	l.lastSeq.Store(last)
 	l.durableSeq.Store(last)
+	if !opts.ReadOnly {
+		if err := l.removeOrphanSnapshotFiles(); err != nil {
+			_ = l.closePebble()
+			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+		}
+	}
 	if opts.ReadOnly {
 		close(l.committerDone)
 	} else {
