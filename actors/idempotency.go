@@ -25,8 +25,29 @@ type idempotencyEntry struct {
 	done  chan struct{} // closed when the in-flight create finished
 }
 
-func (x *idempotencyIndex) init() {
-	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
+func (x *idempotencyIndex) init(size int) {
+	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry, size)
+}
+
+// closedDone is the done channel of every entry whose create had finished
+// before this start: already closed, shared (release never closes a closed
+// one), so recovering a million keys makes no million channels.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// preload records the recovered keys in one pass, the entries in one
+// allocation. REQUIRES: before any other use.
+func (x *idempotencyIndex) preload(state *engine.State, keep func(engine.IdempotencyRecord) bool) {
+	entries := make([]idempotencyEntry, 0, len(state.Idempotency))
+	for scope, rec := range state.Idempotency {
+		// NB: the recovered quote itself, not a registry lookup (the
+		// registry holds this same pointer).
+		q, ok := state.Quotes[rec.Quote]
+		if !ok || !keep(rec) {
+			continue
+		}
+		entries = append(entries, idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: q, done: closedDone})
+		x.entries[scope] = &entries[len(entries)-1]
+	}
 }
 
 // claim returns (nil, true) when the caller now owns the key and must create

@@ -135,9 +135,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		previous := a.ref.view.Swap(view)
 		sys.countQuote(view.Mode, previous.Status, view.Status)
 		if !view.Status.Open() {
-			if t := a.ref.timer.Load(); t != nil {
-				t.Stop()
-			}
+			sys.expiry.disarm(a.ref)
 			a.ref.pid.Store(nil)
 			sys.openCounter(view.Key).Add(-1)
 		}
@@ -225,30 +223,11 @@ func (s *System) activate(ref *quoteRef) *actor.PID {
 	return pid
 }
 
-// armExpiry (re)sets the quote's expiry timer for deadline (unix ms). The
-// timer activates the quote's actor if needed and tells it the deadline is
-// due (the actor checks the deadline itself, so an early or repeated firing
-// is harmless).
-//
-// NB: the timer is published through an atomic pointer: it can fire (and
-// its quote actor run) before time.AfterFunc has even returned to the pair
-// actor that armed it.
-func (s *System) armExpiry(ref *quoteRef, deadline int64) {
-	wait := max(time.Duration(deadline-s.nowMillis())*time.Millisecond, 0)
-	if t := ref.timer.Load(); t != nil {
-		t.Reset(wait)
-		return
-	}
-	t := time.AfterFunc(wait, func() {
-		if pid := s.activate(ref); pid != nil {
-			s.root.Send(pid, &expiryDue{})
-		}
-	})
-	if !ref.timer.CompareAndSwap(nil, t) {
-		t.Stop()
-		ref.timer.Load().Reset(wait)
-	}
-}
+// armExpiry (re)sets the quote's expiry for deadline (unix ms): the expiry
+// wheel then activates the quote's actor if needed and tells it the
+// deadline is due (the actor checks the deadline itself, so a repeated
+// firing is harmless).
+func (s *System) armExpiry(ref *quoteRef, deadline int64) { s.expiry.arm(ref, deadline) }
 
 // decide asks the engine for cmd's outcome on q without changing q: the
 // result, the event to apply (nil for a refusal or a safe repeat) and the

@@ -73,6 +73,7 @@ type System struct {
 	tickers     map[engine.BookKey]*atomic.Pointer[engine.Ticker] // map immutable after Start; views published by pair actors
 	treasuries  map[engine.Mode]*actor.PID                        // immutable after Start
 	coordinator *actor.PID
+	expiry      *expiryWheel // every open quote's deadline
 
 	mailboxes [kindCount]mailboxGauge
 	// quoteCounts[mode][status] counts the quotes in the registry.
@@ -110,8 +111,10 @@ type quoteRef struct {
 	mode   engine.Mode
 	pid    atomic.Pointer[actor.PID]
 	view   atomic.Pointer[engine.Quote]
-	mu     sync.Mutex                 // serialises activation
-	timer  atomic.Pointer[time.Timer] // see armExpiry
+	mu     sync.Mutex // serialises activation
+	// deadline is when the expiry wheel fires the quote (unix ms; 0:
+	// disarmed). See expiryWheel.
+	deadline atomic.Int64
 }
 
 type poolRef struct {
@@ -154,7 +157,12 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		keys:       make(map[engine.KeyID]*keyRef),
 		keysByHash: make(map[[32]byte]*keyRef),
 	}
-	s.idem.init()
+	s.idem.init(len(state.Idempotency))
+	s.expiry = newExpiryWheel(s.nowMillis, func(ref *quoteRef) {
+		if pid := s.activate(ref); pid != nil {
+			s.root.Send(pid, &expiryDue{})
+		}
+	})
 	logger := cfg.Logger
 	// protoactor logs every dead letter and lifecycle step at Info; only its
 	// warnings and errors are worth an operator's attention.
@@ -191,15 +199,33 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		infos[engine.BookKey{Mode: p.Mode, Pair: p.Pair}][p.ID] = poolInfoOf(p)
 	}
+	// One pass over the quotes (a million of them cost a cache miss each):
+	// each key's reservations, the registry, the counters and the expiry
+	// wheel, which fires nothing before Start ends (expiry.start).
 	exposures := make(map[engine.BookKey]exposure, len(state.Books))
 	for key := range state.Books {
 		exposures[key] = newExposure(cfg.MaxKeyShare)
 	}
-	for _, q := range state.Quotes {
-		if q.Status.Open() {
+	now := s.nowMillis()
+	retention := cfg.Retention.Milliseconds()
+	refs := make([]quoteRef, 0, len(state.Quotes))
+	for id, q := range state.Quotes {
+		open := q.Status.Open()
+		if open {
 			x := exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}]
 			x.add(q.Key, q.TotalDestination)
 			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}] = x
+		} else if retention > 0 && now-q.UpdatedAt > retention {
+			continue
+		}
+		refs = append(refs, quoteRef{client: q.Client, mode: q.Mode})
+		ref := &refs[len(refs)-1]
+		ref.view.Store(q)
+		s.quotes.Store(id, ref)
+		s.countQuote(q.Mode, 0, q.Status)
+		if open {
+			s.openCounter(q.Key).Add(1)
+			s.armExpiry(ref, q.ExpiresAt)
 		}
 	}
 	for key, book := range state.Books {
@@ -213,33 +239,11 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		s.startPool(p)
 	}
-	now := s.nowMillis()
-	retention := cfg.Retention.Milliseconds()
-	for id, q := range state.Quotes {
-		if !q.Status.Open() && retention > 0 && now-q.UpdatedAt > retention {
-			continue
-		}
-		ref := &quoteRef{client: q.Client, mode: q.Mode}
-		ref.view.Store(q)
-		s.quotes.Store(id, ref)
-		s.countQuote(q.Mode, 0, q.Status)
-		if q.Status.Open() {
-			s.openCounter(q.Key).Add(1)
-			s.armExpiry(ref, q.ExpiresAt)
-		}
-	}
-	for scope, rec := range state.Idempotency {
-		if now-rec.At > engine.IdempotencyRetentionMillis {
-			continue
-		}
-		// NB: the recovered quote itself, not a registry lookup (the
-		// registry holds this same pointer): one map read per key instead
-		// of a sync.Map probe, at start-up where it showed in profiles.
-		if q, ok := state.Quotes[rec.Quote]; ok {
-			s.idem.store(scope, rec, q)
-		}
-	}
+	s.idem.preload(state, func(rec engine.IdempotencyRecord) bool {
+		return now-rec.At <= engine.IdempotencyRetentionMillis
+	})
 	s.coordinator = s.spawn(&coordinatorActor{sys: s}, kindCoordinator)
+	s.expiry.start()
 	return s, nil
 }
 
@@ -302,12 +306,10 @@ func (s *System) Stop() {
 	if s.stopped.Swap(true) {
 		return
 	}
+	s.expiry.stop()
 	var futures []*actor.Future
 	s.quotes.Range(func(_, v any) bool {
 		ref := v.(*quoteRef)
-		if t := ref.timer.Load(); t != nil {
-			t.Stop()
-		}
 		if pid := ref.pid.Load(); pid != nil {
 			futures = append(futures, s.root.StopFuture(pid))
 		}

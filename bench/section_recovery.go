@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -277,6 +278,8 @@ func (l *timedLog) SaveSnapshot(uint64, []byte) error { return nil }
 func (r *run) recoverOnce(store, profile string) (recoveryRound, error) {
 	var rr recoveryRound
 	measure := func() error {
+		// As oja serve does, from open to ready.
+		defer debug.SetGCPercent(debug.SetGCPercent(actors.RecoveryGCPercent))
 		start := time.Now()
 		l, err := wal.Open(store, wal.Options{Sync: true})
 		if err != nil {

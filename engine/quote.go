@@ -74,7 +74,15 @@ type Quote struct {
 
 // NewQuote builds the pending quote an event created.
 func NewQuote(ev *QuoteCreated) *Quote {
-	q := &Quote{
+	q := new(Quote)
+	q.init(ev)
+	return q
+}
+
+// init makes q the quote ev creates (NewQuote, and DecodeState into its
+// slab of quotes).
+func (q *Quote) init(ev *QuoteCreated) {
+	*q = Quote{
 		ID: ev.Quote, Client: ev.Client, Mode: ev.Mode, Pair: ev.Pair, Direction: ev.Direction,
 		Amount: ev.Amount, ProposedRate: ev.ProposedRate, Chain: ev.Chain, Reference: ev.Reference,
 		Channel: ev.Channel, Allocations: ev.Allocations, Chat: ev.Chat,
@@ -86,7 +94,6 @@ func NewQuote(ev *QuoteCreated) *Quote {
 		q.TotalSource += ev.Allocations[i].Source
 		q.TotalDestination += ev.Allocations[i].Destination
 	}
-	return q
 }
 
 // Clone returns a copy safe to hand to readers: the shared parts are

@@ -208,10 +208,21 @@ func DecodeState(b []byte) (*State, error) {
 		}
 	}
 	quotes := count()
+	if quotes > uint64(len(d.buf))/snapshotQuoteBytesMin {
+		d.fail() // more quotes than the bytes left can hold: no slab that size
+		quotes = 0
+	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
 	s.Idempotency = make(map[IdempotencyScope]IdempotencyRecord, quotes)
-	for n := quotes; n > 0 && d.err == nil; n-- {
-		q := decodeQuote(&d)
+	// NB: the quotes in one allocation: a million small ones cost more to
+	// allocate and to scan than their decoding.
+	slab := make([]Quote, quotes)
+	for i := range slab {
+		if d.err != nil {
+			break
+		}
+		q := &slab[i]
+		decodeQuote(&d, q)
 		if d.err != nil {
 			break
 		}
@@ -244,14 +255,19 @@ func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
 	}
 }
 
-func decodeQuote(d *decoder) *Quote {
-	ev := &QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
+// snapshotQuoteBytesMin is less than any encoded quote takes (its three
+// ids and request hash alone take 80 bytes), so a count of quotes is
+// checked against the bytes left before a slab is allocated for them.
+const snapshotQuoteBytesMin = 80
+
+func decodeQuote(d *decoder, q *Quote) {
+	ev := QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
 		Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(), Chain: Chain(d.byte1()),
 		Reference: d.str(), Channel: Channel(d.byte1())}
 	ev.Allocations = d.allocations()
 	ev.Chat = d.chat()
 	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.str(), d.hash(), d.id()
-	q := NewQuote(ev)
+	q.init(&ev)
 	q.Status = Status(d.byte1())
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()
 	q.PoolAccount = d.id()
@@ -259,5 +275,4 @@ func decodeQuote(d *decoder) *Quote {
 	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()
 	}
-	return q
 }

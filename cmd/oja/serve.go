@@ -51,9 +51,6 @@ type serveConfig struct {
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
 const shutdownTimeout = 8 * time.Second
 
-// recoveryGCPercent is GOGC while recovering (see serve).
-const recoveryGCPercent = 800
-
 // maintenanceInterval is how often retention and idempotency pruning run.
 const maintenanceInterval = time.Minute
 
@@ -216,10 +213,8 @@ func serve(args []string) error {
 	}
 	logger.Info("listening; recovering before serving", "public", srv.Addr(), "admin", srv.AdminAddr(), "data", cfg.data)
 
-	// Recovery builds the whole state at once: collecting garbage at the
-	// default pace would scan the growing heap again and again (≈ a quarter
-	// of recovery's CPU at 1M quotes), so let the heap grow until serving.
-	gcPercent := debug.SetGCPercent(recoveryGCPercent)
+	// Let the heap grow until serving (actors.RecoveryGCPercent).
+	gcPercent := debug.SetGCPercent(actors.RecoveryGCPercent)
 	state, stats, err := actors.Recover(log, time.Now())
 	recoveryTime.Store(int64(stats.Duration))
 	if err != nil {

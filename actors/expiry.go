@@ -1,0 +1,146 @@
+package actors
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// expiryBucketMillis is the width of one bucket of the expiry wheel: a
+// deadline fires at the end of its bucket, so at most this late (never
+// early), which the quote actor's own deadline check makes harmless.
+const expiryBucketMillis = 10
+
+// expiryWheel fires quote deadlines: one timer and one goroutine at a time
+// for every open quote, instead of a runtime timer each. A million open
+// quotes cost a slice slot each, and a start arms them in one pass (a
+// timer each showed as a quarter of actors.Start at 1M quotes).
+//
+// A quote is armed by storing its deadline in the quoteRef and adding the
+// ref to the deadline's bucket; re-arming (an accept moves the deadline)
+// adds it to the new bucket, and the entry left in the old one is stale:
+// a bucket fires a ref only if the ref's deadline still falls in it. A
+// terminal quote is disarmed by a zero deadline.
+type expiryWheel struct {
+	fire func(*quoteRef)
+	now  func() int64 // unix ms
+
+	mu      sync.Mutex
+	buckets map[int64][]*quoteRef // by bucket number
+	order   bucketHeap            // the bucket numbers in buckets
+	timer   *time.Timer
+	armed   int64 // the bucket the timer is set for; 0: none
+	started bool  // start was called: the timer may be set
+	stopped bool
+}
+
+func newExpiryWheel(now func() int64, fire func(*quoteRef)) *expiryWheel {
+	return &expiryWheel{fire: fire, now: now, buckets: make(map[int64][]*quoteRef)}
+}
+
+func bucketOf(deadline int64) int64 {
+	return (deadline + expiryBucketMillis - 1) / expiryBucketMillis
+}
+
+// arm (re)sets ref's deadline (unix ms).
+func (w *expiryWheel) arm(ref *quoteRef, deadline int64) {
+	ref.deadline.Store(deadline)
+	b := bucketOf(deadline)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	refs, ok := w.buckets[b]
+	if !ok {
+		heap.Push(&w.order, b)
+	}
+	w.buckets[b] = append(refs, ref)
+	if w.started && (w.armed == 0 || b < w.armed) {
+		w.schedule(b)
+	}
+}
+
+// start lets the wheel fire: the quotes armed before (at Start, while the
+// actors they would reach are still being spawned) from now on.
+func (w *expiryWheel) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.started = true
+	if !w.stopped && w.order.Len() > 0 {
+		w.schedule(w.order[0])
+	}
+}
+
+// disarm makes ref's pending firing (if any) a no-op.
+func (w *expiryWheel) disarm(ref *quoteRef) { ref.deadline.Store(0) }
+
+// schedule sets the timer for bucket b. REQUIRES: w.mu held.
+func (w *expiryWheel) schedule(b int64) {
+	wait := max(time.Duration(b*expiryBucketMillis-w.now())*time.Millisecond, 0)
+	w.armed = b
+	if w.timer == nil {
+		w.timer = time.AfterFunc(wait, w.tick)
+		return
+	}
+	w.timer.Reset(wait)
+}
+
+// tick fires every bucket up to the one the timer was set for, then sets
+// the timer for the next.
+func (w *expiryWheel) tick() {
+	w.mu.Lock()
+	if w.stopped || w.armed == 0 {
+		w.mu.Unlock()
+		return
+	}
+	upTo := w.armed
+	w.armed = 0
+	type due struct {
+		bucket int64
+		refs   []*quoteRef
+	}
+	var fired []due
+	for w.order.Len() > 0 && w.order[0] <= upTo {
+		b := heap.Pop(&w.order).(int64)
+		fired = append(fired, due{b, w.buckets[b]})
+		delete(w.buckets, b)
+	}
+	if w.order.Len() > 0 {
+		w.schedule(w.order[0])
+	}
+	w.mu.Unlock()
+	for _, d := range fired {
+		for _, ref := range d.refs {
+			if deadline := ref.deadline.Load(); deadline != 0 && bucketOf(deadline) == d.bucket {
+				w.fire(ref)
+			}
+		}
+	}
+}
+
+// stop cancels every pending firing.
+func (w *expiryWheel) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	clear(w.buckets)
+	w.order = nil
+}
+
+// bucketHeap is a min-heap of bucket numbers.
+type bucketHeap []int64
+
+func (h bucketHeap) Len() int           { return len(h) }
+func (h bucketHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h bucketHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *bucketHeap) Push(x any)        { *h = append(*h, x.(int64)) }
+func (h *bucketHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,66 @@
+package actors
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// The expiry wheel fires each armed quote once, at or after its deadline
+// and never before; a re-armed quote fires only at its new deadline, a
+// disarmed one never, and nothing fires after stop.
+func TestExpiryWheel(t *testing.T) {
+	var mu sync.Mutex
+	fired := map[*quoteRef]int64{}
+	now := func() int64 { return time.Now().UnixMilli() }
+	w := newExpiryWheel(now, func(ref *quoteRef) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, twice := fired[ref]; twice {
+			t.Errorf("fired twice")
+		}
+		fired[ref] = now()
+	})
+	w.start()
+	start := now()
+	refs := make([]*quoteRef, 200)
+	for i := range refs {
+		refs[i] = &quoteRef{}
+		w.arm(refs[i], start+int64(i%50)*3) // 0..147 ms, many in one bucket
+	}
+	moved, disarmed, past := refs[7], refs[8], &quoteRef{}
+	w.arm(moved, start+400) // an accept moves the deadline later
+	w.disarm(disarmed)      // terminal
+	w.arm(past, start-1000) // already due
+	time.Sleep(600 * time.Millisecond)
+	mu.Lock()
+	for i, ref := range refs {
+		at, ok := fired[ref]
+		switch {
+		case ref == disarmed:
+			if ok {
+				t.Errorf("disarmed quote fired")
+			}
+		case !ok:
+			t.Errorf("quote %d never fired", i)
+		case at < ref.deadline.Load():
+			t.Errorf("quote %d fired %d ms early", i, ref.deadline.Load()-at)
+		}
+	}
+	if at := fired[moved]; at < start+400 {
+		t.Errorf("re-armed quote fired at +%d ms, before its new deadline +400", at-start)
+	}
+	if _, ok := fired[past]; !ok {
+		t.Error("a deadline already past did not fire")
+	}
+	mu.Unlock()
+	late := &quoteRef{}
+	w.arm(late, now()+20)
+	w.stop()
+	time.Sleep(60 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if _, ok := fired[late]; ok {
+		t.Error("fired after stop")
+	}
+}
