@@ -14,6 +14,13 @@ import (
 type idempotencyIndex struct {
 	mu      sync.Mutex
 	entries map[engine.IdempotencyScope]*idempotencyEntry
+	// recovered are the keys of the state this start recovered, used as
+	// they are (a million of them rebuilt into entries cost more than a
+	// second of the start); entries made since shadow them.
+	recovered map[engine.IdempotencyScope]engine.IdempotencyRecord
+	// quote resolves a recovered key's quote (the registry); nil: gone.
+	quote func(engine.QuoteID) *engine.Quote
+	now   func() int64
 }
 
 type idempotencyEntry struct {
@@ -25,30 +32,34 @@ type idempotencyEntry struct {
 	done  chan struct{} // closed when the in-flight create finished
 }
 
-func (x *idempotencyIndex) init(size int) {
-	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry, size)
+// init starts the index from the recovered keys (taken over, not copied).
+func (x *idempotencyIndex) init(recovered map[engine.IdempotencyScope]engine.IdempotencyRecord,
+	quote func(engine.QuoteID) *engine.Quote, now func() int64) {
+	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
+	x.recovered, x.quote, x.now = recovered, quote, now
 }
 
-// closedDone is the done channel of every entry whose create had finished
-// before this start: already closed, shared (release never closes a closed
-// one), so recovering a million keys makes no million channels.
-var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// preload records the recovered keys in one pass, the entries in one
-// allocation. REQUIRES: before any other use.
-func (x *idempotencyIndex) preload(state *engine.State, keep func(engine.IdempotencyRecord) bool) {
-	entries := make([]idempotencyEntry, 0, len(state.Idempotency))
-	for scope, rec := range state.Idempotency {
-		// NB: the recovered quote itself, not a registry lookup (the
-		// registry holds this same pointer).
-		q, ok := state.Quotes[rec.Quote]
-		if !ok || !keep(rec) {
-			continue
-		}
-		entries = append(entries, idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: q, done: closedDone})
-		x.entries[scope] = &entries[len(entries)-1]
+// lookup returns the entry for scope: one made since the start, else a
+// recovered key within its retention whose quote is still known.
+// REQUIRES: x.mu held.
+func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEntry, bool) {
+	if e, ok := x.entries[scope]; ok {
+		return e, true
 	}
+	rec, ok := x.recovered[scope]
+	if !ok || x.now()-rec.At > engine.IdempotencyRetentionMillis {
+		return nil, false
+	}
+	q := x.quote(rec.Quote)
+	if q == nil {
+		return nil, false
+	}
+	return &idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: q, done: closedDone}, true
 }
+
+// closedDone is the done channel of every recovered key's entry: its create
+// finished before this start (release never closes a closed channel).
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // claim returns (nil, true) when the caller now owns the key and must create
 // the quote, then call release; otherwise the reply to give.
@@ -56,7 +67,7 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 	deadline := time.After(requestTimeout)
 	for {
 		x.mu.Lock()
-		e, ok := x.entries[scope]
+		e, ok := x.lookup(scope)
 		if !ok {
 			x.entries[scope] = &idempotencyEntry{hash: hash, done: make(chan struct{})}
 			x.mu.Unlock()
@@ -117,6 +128,11 @@ func (x *idempotencyIndex) prune(now int64) {
 	for scope, e := range x.entries {
 		if e.quote != nil && now-e.at > engine.IdempotencyRetentionMillis {
 			delete(x.entries, scope)
+		}
+	}
+	for scope, rec := range x.recovered {
+		if now-rec.At > engine.IdempotencyRetentionMillis {
+			delete(x.recovered, scope)
 		}
 	}
 }

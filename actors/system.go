@@ -90,7 +90,7 @@ type System struct {
 	keys       map[engine.KeyID]*keyRef
 	keysByHash map[[32]byte]*keyRef
 
-	quotes   sync.Map // engine.QuoteID → *quoteRef
+	quotes   quoteRegistry
 	pools    sync.Map // engine.PoolID → *poolRef
 	accounts sync.Map // engine.AccountID → *accountRef
 	open     sync.Map // engine.KeyID → *atomic.Int64, open quotes per API key
@@ -157,7 +157,13 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		keys:       make(map[engine.KeyID]*keyRef),
 		keysByHash: make(map[[32]byte]*keyRef),
 	}
-	s.idem.init(len(state.Idempotency))
+	s.quotes.init(len(state.Quotes))
+	s.idem.init(state.Idempotency, func(id engine.QuoteID) *engine.Quote {
+		if ref, ok := s.quotes.Load(id); ok {
+			return ref.view.Load()
+		}
+		return nil
+	}, s.nowMillis)
 	s.expiry = newExpiryWheel(s.nowMillis, func(ref *quoteRef) {
 		if pid := s.activate(ref); pid != nil {
 			s.root.Send(pid, &expiryDue{})
@@ -239,9 +245,6 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		s.startPool(p)
 	}
-	s.idem.preload(state, func(rec engine.IdempotencyRecord) bool {
-		return now-rec.At <= engine.IdempotencyRetentionMillis
-	})
 	s.coordinator = s.spawn(&coordinatorActor{sys: s}, kindCoordinator)
 	s.expiry.start()
 	return s, nil
@@ -308,8 +311,7 @@ func (s *System) Stop() {
 	}
 	s.expiry.stop()
 	var futures []*actor.Future
-	s.quotes.Range(func(_, v any) bool {
-		ref := v.(*quoteRef)
+	s.quotes.Range(func(_ engine.QuoteID, ref *quoteRef) bool {
 		if pid := ref.pid.Load(); pid != nil {
 			futures = append(futures, s.root.StopFuture(pid))
 		}
@@ -361,11 +363,7 @@ func (s *System) openCounter(key engine.KeyID) *atomic.Int64 {
 }
 
 func (s *System) quoteRef(id engine.QuoteID) (*quoteRef, bool) {
-	v, ok := s.quotes.Load(id)
-	if !ok {
-		return nil, false
-	}
-	return v.(*quoteRef), true
+	return s.quotes.Load(id)
 }
 
 // request sends msg to pid and waits for the reply.
@@ -702,13 +700,13 @@ func (s *System) Maintain() {
 	if retention <= 0 {
 		return
 	}
-	s.quotes.Range(func(k, v any) bool {
-		ref := v.(*quoteRef)
-		if q := ref.view.Load(); ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
-			s.quotes.Delete(k)
+	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
+		q := ref.view.Load()
+		if ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
 			s.countQuote(q.Mode, q.Status, 0)
+			return true
 		}
-		return true
+		return false
 	})
 }
 
