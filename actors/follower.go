@@ -74,6 +74,7 @@ type Follower struct {
 	logger *slog.Logger
 	state  *engine.State
 
+	buf        []byte // the last snapshot's encoding, reused by the next
 	applied    uint64 // last sequence applied to state
 	snapshotAt uint64 // sequence of the newest snapshot on disk (0: none)
 	// snapshotTimes are the state times (LastAt, unix ms) of the snapshots
@@ -191,7 +192,8 @@ func (f *Follower) Maintain() error {
 		return nil
 	}
 	start := time.Now()
-	data := engine.EncodeState(f.state)
+	f.buf = engine.AppendState(f.buf[:0], f.state)
+	data := f.buf
 	if err := f.log.SaveSnapshot(f.applied, data); err != nil {
 		return fmt.Errorf("actors: follower: snapshot at seq %d: %w", f.applied, err)
 	}

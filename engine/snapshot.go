@@ -16,8 +16,12 @@ const snapshotCountMax = 1 << 28
 
 // EncodeState encodes s. Entities are written in id order: equal states
 // encode to equal bytes.
-func EncodeState(s *State) []byte {
-	e := encoder{buf: make([]byte, 0, 1<<16)}
+func EncodeState(s *State) []byte { return AppendState(make([]byte, 0, 1<<16), s) }
+
+// AppendState appends s encoded to buf: a caller that snapshots again and
+// again reuses one buffer instead of making a state-sized garbage each time.
+func AppendState(buf []byte, s *State) []byte {
+	e := encoder{buf: buf}
 	e.byte1(snapshotVersion)
 	e.varint(s.LastAt)
 	e.uvarint(uint64(len(s.Clients)))
