@@ -193,12 +193,97 @@ func (l *Log) commit(batch *pebble.Batch, group []pending, records int) {
 			l.committedRecords.Add(uint64(records))
 		}
 	}
-	for _, p := range group {
-		if err != nil {
-			p.done(0, err)
-		} else {
-			p.done(p.first, nil)
+	item := markItem{records: records, err: err}
+	if err == nil {
+		item.last = group[len(group)-1].first + uint64(len(group[len(group)-1].recs)) - 1
+	}
+	if !l.opts.Sync {
+		// NB: no acknowledgement mark per commit without fsync: it would
+		// claim records a crash may lose. Close writes it.
+		item.group = group
+		l.finish([]markItem{item})
+		return
+	}
+	l.marks.Lock()
+	// NB: a copy, as the committer reuses group; from the marker's free
+	// list, so that a commit does not allocate.
+	var copied []pending
+	if n := len(l.marks.free); n > 0 {
+		copied, l.marks.free = l.marks.free[n-1], l.marks.free[:n-1]
+	}
+	item.group = append(copied[:0], group...)
+	l.marks.items = append(l.marks.items, item)
+	l.marks.work.Signal()
+	l.marks.Unlock()
+}
+
+// markFreeMax bounds the marker's free list of group copies.
+const markFreeMax = 64
+
+// markItem is one committed group waiting for the acknowledgement mark.
+type markItem struct {
+	group   []pending
+	records int
+	last    uint64 // the group's last sequence (0 when err)
+	err     error
+}
+
+// markLoop is the marker: it takes every committed group queued, writes the
+// acknowledgement mark for the highest (one write and fdatasync for all of
+// them, while the committer syncs the next group), and only then calls their
+// done callbacks, in sequence order. A failed mark write fails the log.
+func (l *Log) markLoop() {
+	defer close(l.markerDone)
+	var taken []markItem
+	for {
+		l.marks.Lock()
+		for len(l.marks.items) == 0 && !l.marks.closed {
+			l.marks.work.Wait()
 		}
+		if len(l.marks.items) == 0 {
+			l.marks.Unlock()
+			return
+		}
+		taken, l.marks.items = l.marks.items, taken[:0]
+		l.marks.Unlock()
+		var last uint64
+		for _, it := range taken {
+			last = max(last, it.last)
+		}
+		if last > 0 {
+			if err := l.mark.write(last); err != nil {
+				err = l.fail(fmt.Errorf("acknowledgement mark at seq %d: %w", last, err))
+				for i := range taken {
+					taken[i].err = err
+				}
+			}
+		}
+		l.finish(taken)
+		l.marks.Lock()
+		for _, it := range taken {
+			clear(it.group) // drop references to callers' records and callbacks
+			if len(l.marks.free) < markFreeMax {
+				l.marks.free = append(l.marks.free, it.group[:0])
+			}
+		}
+		l.marks.Unlock()
+		clear(taken)
+	}
+}
+
+// finish calls the done callbacks of committed groups, in order, and
+// releases their records from the queue bound.
+func (l *Log) finish(items []markItem) {
+	records := 0
+	for _, it := range items {
+		for _, p := range it.group {
+			if it.err != nil {
+				p.done(0, it.err)
+			} else {
+				p.done(p.first, nil)
+			}
+		}
+		records += it.records
 	}
 	l.mu.Lock()
 	l.mu.outstanding -= records

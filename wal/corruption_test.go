@@ -21,19 +21,20 @@ const corruptionRounds = 40
 // and restarts (so that records live in the WAL, in SSTables and in the
 // MANIFEST's history), stops each cleanly or by a crash (synced data
 // only), then damages one file of any kind — WAL, SSTable, MANIFEST,
-// OPTIONS, a snapshot file, the clean-stop mark — by flipping bytes or zeroing a 512-byte
+// OPTIONS, a snapshot file, the acknowledgement mark — by flipping bytes or zeroing a 512-byte
 // sector anywhere in it, and reopens. Every damage must be either detected
 // (Open, Replay or LatestSnapshot fails, or a corrupt snapshot is skipped
 // and reported) or provably harmless (every acknowledged record is there,
 // byte for byte, and the latest snapshot is one that was saved).
 //
-// The one window left (wal/doc.go, "Torn tail or corruption"): after a
-// crash, damage to the last group commit reads as a torn tail; the test
-// counts it separately and requires that nothing but that last Append is
-// lost. (Before vouchedDamage, this test found 17 records lost to 8 bytes
-// flipped in a WAL's last 32 KiB block after a crash.)
+// That includes damage to the last group commit before a crash, which
+// reads as a torn tail to Pebble: the acknowledgement mark refuses it (a
+// quarter of the WAL damage lands in the newest WAL's last 600 bytes). The
+// first run of this test, before vouchedDamage and the mark, found 17
+// records lost to 8 bytes flipped in a WAL's last 32 KiB block after a
+// crash.
 func TestCorruptionInjection(t *testing.T) {
-	var detected, harmless, window int
+	var detected, harmless int
 	kinds := map[string]int{}
 	for round := range corruptionRounds {
 		rng := rand.New(rand.NewPCG(uint64(round), 0xc0de))
@@ -41,8 +42,7 @@ func TestCorruptionInjection(t *testing.T) {
 		l := openLog(t, fs, "db", true)
 		acked := map[uint64][]byte{}
 		snapshots := map[uint64][]byte{}
-		var lastAppend []uint64
-		appends := 20 + rng.IntN(200)
+			appends := 20 + rng.IntN(200)
 		for i := range appends {
 			recs := make([][]byte, 1+rng.IntN(6))
 			for j := range recs {
@@ -52,10 +52,8 @@ func TestCorruptionInjection(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lastAppend = lastAppend[:0]
 			for j, rec := range recs {
 				acked[first+uint64(j)] = rec
-				lastAppend = append(lastAppend, first+uint64(j))
 			}
 			switch rng.IntN(40) {
 			case 0, 1:
@@ -102,22 +100,19 @@ func TestCorruptionInjection(t *testing.T) {
 			detected++
 		case len(loss) == 0:
 			harmless++
-		case crash && len(loss) <= len(lastAppend) && slices.Equal(loss, lastAppend[len(lastAppend)-len(loss):]) && kind == "WAL .log":
-			window++
 		default:
 			t.Fatalf("round %d: %s (%s, after a %s): silent loss of acknowledged records %v",
 				round, what, kind, map[bool]string{true: "crash", false: "clean stop"}[crash], loss)
 		}
 	}
-	t.Logf("%d damaged stores: %d detected, %d harmless, %d in the last-commit-before-a-crash window; files damaged: %v",
-		corruptionRounds, detected, harmless, window, kinds)
+	t.Logf("%d damaged stores: %d detected, %d harmless; files damaged: %v", corruptionRounds, detected, harmless, kinds)
 	if detected == 0 || harmless == 0 {
 		t.Errorf("the injection proves little: %d detected, %d harmless", detected, harmless)
 	}
 }
 
 // damageOneFile flips a few bytes, or zeroes a 512-byte sector, at a random
-// place of a random file of the stopped store (or its clean-stop mark).
+// place of a random file of the stopped store (or its acknowledgement mark).
 func damageOneFile(t *testing.T, fs vfs.FS, rng *rand.Rand) (kind, what string) {
 	t.Helper()
 	names, err := fs.List("db")
@@ -135,8 +130,8 @@ func damageOneFile(t *testing.T, fs vfs.FS, rng *rand.Rand) (kind, what string) 
 			files = append(files, fs.PathJoin("db", snapshotDir, name))
 		}
 	}
-	if _, err := fs.Stat(cleanStopPath("db")); err == nil {
-		files = append(files, cleanStopPath("db"))
+	if _, err := fs.Stat(ackMarkPath("db")); err == nil {
+		files = append(files, ackMarkPath("db"))
 	}
 	slices.Sort(files)
 	var wals []string
@@ -160,8 +155,12 @@ func damageOneFile(t *testing.T, fs vfs.FS, rng *rand.Rand) (kind, what string) 
 		}
 		size := info.Size()
 		kind = kindOf(path)
-		if rng.IntN(2) == 0 {
+		tailOnly := kind == "WAL .log" && path == wals[len(wals)-1] && size > 600 && rng.IntN(2) == 0
+		if tailOnly || rng.IntN(2) == 0 {
 			off := rng.Int64N(size)
+			if tailOnly { // the last group commits
+				off = size - 1 - rng.Int64N(600)
+			}
 			n := min(int64(1+rng.IntN(8)), size-off)
 			b := make([]byte, n)
 			if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
@@ -191,8 +190,8 @@ func damageOneFile(t *testing.T, fs vfs.FS, rng *rand.Rand) (kind, what string) 
 
 func kindOf(path string) string {
 	switch {
-	case strings.HasSuffix(path, ".clean-stop"):
-		return "clean-stop mark"
+	case strings.HasSuffix(path, ".acked"):
+		return "acknowledgement mark"
 	case strings.HasSuffix(path, snapshotFileExt):
 		return "snapshot file"
 	case strings.HasSuffix(path, ".log"):

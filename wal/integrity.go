@@ -22,13 +22,13 @@ import (
 // tail (see doc.go, "Torn tail or corruption"). File, Offset and
 // LastIntactSeq say where, when Pebble found it in a WAL file; otherwise
 // File is empty and Cause says what was found (an SSTable or MANIFEST
-// checksum, or records a clean stop acknowledged missing from the end).
+// checksum, or acknowledged records missing from the end).
 type DamagedError struct {
 	File          string // the WAL file, e.g. "000006.log"
 	Offset        int64  // byte offset of the first record that cannot be read
 	LastIntactSeq uint64 // the last record sequence read intact before it in that file (0: none)
 	// Acknowledged is set when records are missing from the log's end: the
-	// last sequence the clean-stop mark says was acknowledged.
+	// last sequence the acknowledgement mark says was acknowledged.
 	Acknowledged uint64
 	Cause        error // Pebble's error, or what is missing
 }

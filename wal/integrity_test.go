@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Issue 10's measurement, at the log level: 300 synced records, 64 bytes
@@ -51,55 +53,117 @@ func TestDamagedWALRefused(t *testing.T) {
 	}
 }
 
-// Damage to the last records before a clean stop has nothing after it to
-// vouch for it, so Pebble reads it as a torn tail; the clean-stop mark
-// refuses it. A second start after a refused one refuses again, and a
-// stop without the mark (a crash) is judged as a crash.
-func TestDamagedTailAfterCleanStopRefused(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	path := storeOf300(t, store)
-	if _, err := os.Stat(cleanStopPath(store)); err != nil {
-		t.Fatalf("no clean-stop mark after Close: %v", err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := len(b) - 600; i < len(b); i++ { // the last synced chunks, zeroed
-		b[i] = 0
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
+// Damage to the last group commits before a stop has nothing after it to
+// vouch for it, so Pebble reads it as a torn tail; the acknowledgement
+// mark refuses it, after a clean stop and after a crash alike. A second
+// start after a refused one refuses again; a store without a mark (from
+// before marks) is judged by Pebble alone.
+func TestDamagedTailRefusedByAckMark(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		store := filepath.Join(t.TempDir(), "store")
+		path := storeOf300(t, store)
+		if crash { // the mark as a kill -9 leaves it: written by the last commit, not by Close
+			b, err := os.ReadFile(ackMarkPath(store))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seq, ok, err := readAckMark(vfs.Default, store); err != nil || !ok || seq != 300 {
+				t.Fatalf("mark %d %v %v, want 300", seq, ok, err)
+			}
+			_ = b
+		}
+		if _, err := os.Stat(ackMarkPath(store)); err != nil {
+			t.Fatalf("no acknowledgement mark: %v", err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(b) - 600; i < len(b); i++ { // the last synced chunks, zeroed
+			b[i] = 0
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			l, err := Open(store, Options{Sync: true})
+			if err == nil {
+				last := l.LastSeq()
+				_ = l.Close()
+				t.Fatalf("opened with %d of 300 acknowledged records", last)
+			}
+			var d *DamagedError
+			if !errors.As(err, &d) || d.Acknowledged != 300 || !strings.Contains(err.Error(), "the acknowledgement mark says so") {
+				t.Fatalf("open: %v, want a DamagedError naming the acknowledgement mark", err)
+			}
+		}
+		if err := os.Remove(ackMarkPath(store)); err != nil {
+			t.Fatal(err)
+		}
 		l, err := Open(store, Options{Sync: true})
-		if err == nil {
-			last := l.LastSeq()
-			_ = l.Close()
-			t.Fatalf("opened with %d of 300 records acknowledged before the clean stop", last)
+		if err != nil {
+			t.Fatalf("open without a mark: %v", err)
 		}
-		var d *DamagedError
-		if !errors.As(err, &d) || !strings.Contains(err.Error(), "acknowledged before the last clean stop") {
-			t.Fatalf("open: %v, want a DamagedError about the clean stop", err)
+		if last := l.LastSeq(); last >= 300 || last == 0 {
+			t.Errorf("after the torn tail: last seq %d", last)
 		}
+		_ = l.Close()
 	}
+}
 
-	// Without the mark (as after kill -9) the same damaged tail is a torn
-	// tail: tolerated.
-	if err := os.Remove(cleanStopPath(store)); err != nil {
-		t.Fatal(err)
-	}
+// The mark never claims more than is durable: after every acknowledged
+// Append it holds exactly the last acknowledged sequence, and a torn write
+// of one of its two slots leaves the other.
+func TestAckMarkFollowsAcknowledgements(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "store")
 	l, err := Open(store, Options{Sync: true})
 	if err != nil {
-		t.Fatalf("open without a clean-stop mark: %v", err)
+		t.Fatal(err)
 	}
-	if last := l.LastSeq(); last >= 300 || last == 0 {
-		t.Errorf("after the torn tail: last seq %d", last)
+	for i := range 20 {
+		first, err := l.AppendWait([]byte("a"), []byte("b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, ok, err := readAckMark(vfs.Default, store)
+		if err != nil || !ok || seq != first+1 {
+			t.Fatalf("append %d acknowledged %d..%d; the mark holds %d (%v %v)", i, first, first+1, seq, ok, err)
+		}
 	}
-	if _, err := os.Stat(cleanStopPath(store)); !os.IsNotExist(err) {
-		t.Errorf("the mark is still there after a start: %v", err)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
-	_ = l.Close()
+	f, err := os.OpenFile(ackMarkPath(store), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := readAckMark(vfs.Default, store)
+	// Tear the newer slot: the older one holds an earlier mark.
+	var newer int64
+	buf := make([]byte, 2*ackMarkSlotBytes)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	_, g0, _ := parseAckSlot(buf[:ackMarkSlotBytes])
+	_, g1, _ := parseAckSlot(buf[ackMarkSlotBytes:])
+	if g1 > g0 {
+		newer = ackMarkSlotBytes
+	}
+	if _, err := f.WriteAt([]byte("torn"), newer+10); err != nil {
+		t.Fatal(err)
+	}
+	after, ok, err := readAckMark(vfs.Default, store)
+	if err != nil || !ok || after > before || after == 0 {
+		t.Fatalf("mark with its newer slot torn: %d %v %v (before: %d)", after, ok, err, before)
+	}
+	// Both slots damaged: the mark is damage, and the store is refused.
+	if _, err := f.WriteAt([]byte("torn"), ackMarkSlotBytes-newer+10); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := Open(store, Options{Sync: true}); err == nil || !strings.Contains(err.Error(), "acknowledgement mark") {
+		t.Fatalf("open with both slots of the mark damaged: %v", err)
+	}
 }
 
 // storeOf300 makes a log in dir with 300 synced records, stops it cleanly

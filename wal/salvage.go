@@ -34,7 +34,7 @@ type SalvageResult struct {
 	// retention had deleted records before).
 	FirstRetained uint64
 	// Acknowledged is the last sequence the damaged store is known to have
-	// acknowledged: its clean-stop mark, or the highest sequence still
+	// acknowledged: its acknowledgement mark, or the highest sequence still
 	// readable past the damage (0: no evidence of any record after
 	// LastIntact).
 	Acknowledged uint64
@@ -46,14 +46,14 @@ type SalvageResult struct {
 
 // Salvage copies the store in dir to the new store dir to (which must not
 // exist), cut back to the intact prefix. The copy is opened and closed
-// cleanly, so it is a store Open accepts, with its own clean-stop mark.
+// cleanly, so it is a store Open accepts, with its own acknowledgement mark.
 func Salvage(dir, to string) (*SalvageResult, error) {
 	fs := vfs.Default
 	if _, err := fs.Stat(to); err == nil {
 		return nil, fmt.Errorf("wal: salvage: %s exists; name a new directory", to)
 	}
 	res := &SalvageResult{PastDamage: map[uint64][]byte{}}
-	if mark, ok, err := readCleanStop(fs, dir); err == nil && ok {
+	if mark, ok, err := readAckMark(fs, dir); err == nil && ok {
 		res.Acknowledged = mark
 	}
 	var cutWAL *DamagedError
@@ -66,8 +66,8 @@ func Salvage(dir, to string) (*SalvageResult, error) {
 			return nil, fmt.Errorf("wal: salvage: reading past the damage: %w", err)
 		}
 	case errors.As(err, &damage) && damage.Acknowledged > 0:
-		// Records acknowledged before a clean stop are missing from the
-		// end: the store itself is consistent; the copy keeps all it has.
+		// Acknowledged records are missing from the end: the store itself
+		// is consistent; the copy keeps all it has.
 		res.Damage = damage
 	case err != nil:
 		return nil, fmt.Errorf("wal: salvage: %w (no intact prefix can be read: restore from a backup)", err)

@@ -167,6 +167,19 @@ type Log struct {
 	// snapshotMu serialises SaveSnapshot (its read-then-prune must not
 	// interleave with another).
 	snapshotMu sync.Mutex
+
+	// mark is the acknowledgement mark (ackmark.go); nil when ReadOnly.
+	mark *ackMark
+	// marks queues the committed groups whose done waits for the mark
+	// (with Options.Sync); the marker goroutine drains it.
+	marks struct {
+		sync.Mutex
+		items  []markItem
+		free   [][]pending // group copies to reuse
+		work   sync.Cond
+		closed bool
+	}
+	markerDone chan struct{}
 }
 
 // pending is one accepted Append.
@@ -269,20 +282,24 @@ func Open(dir string, opts Options) (*Log, error) {
 		_ = l.closePebble()
 		return nil, err
 	}
-	// A clean stop marked the last sequence it acknowledged: the log must
-	// still hold it (cleanstop.go). The mark goes before any new write.
-	if marked, ok, err := readCleanStop(fs, dir); err != nil || ok && last < marked {
+	// The acknowledgement mark holds the last sequence ever acknowledged:
+	// the log must still reach it (ackmark.go).
+	marked, ok, err := readAckMark(fs, dir)
+	if err != nil || ok && last < marked {
 		_ = l.closePebble()
 		cause := err
 		if cause == nil {
-			cause = fmt.Errorf("records %d..%d were acknowledged before the last clean stop and are missing from the log's end",
+			cause = fmt.Errorf("records %d..%d were acknowledged (the acknowledgement mark says so) and are missing from the log's end",
 				last+1, marked)
 		}
 		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause, Acknowledged: marked})
-	} else if ok && !opts.ReadOnly {
-		if err := removeCleanStop(fs, dir); err != nil {
+	}
+	if !opts.ReadOnly {
+		// NB: it is rewritten with what it held, not with last: only a
+		// commit's sync makes a record acknowledged.
+		if l.mark, err = openAckMark(fs, dir, marked); err != nil {
 			_ = l.closePebble()
-			return nil, fmt.Errorf("wal: open %s: clean-stop mark: %w", dir, err)
+			return nil, fmt.Errorf("wal: open %s: acknowledgement mark: %w", dir, err)
 		}
 	}
 	l.lastSeq.Store(last)
@@ -293,10 +310,14 @@ func Open(dir string, opts Options) (*Log, error) {
 			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 		}
 	}
+	l.marks.work.L = &l.marks.Mutex
+	l.markerDone = make(chan struct{})
 	if opts.ReadOnly {
 		close(l.committerDone)
+		close(l.markerDone)
 	} else {
 		go l.commitLoop()
+		go l.markLoop()
 	}
 	return l, nil
 }
@@ -368,6 +389,11 @@ func (l *Log) Close() error {
 	l.mu.progress.Broadcast()
 	l.mu.Unlock()
 	<-l.committerDone
+	l.marks.Lock()
+	l.marks.closed = true
+	l.marks.work.Signal()
+	l.marks.Unlock()
+	<-l.markerDone
 
 	var err error
 	if !l.opts.ReadOnly && l.Failed() == nil {
@@ -379,10 +405,15 @@ func (l *Log) Close() error {
 	}
 	dbErr := l.db.Close()
 	if err == nil && dbErr == nil && !l.opts.ReadOnly && l.Failed() == nil {
-		// Every accepted Append is durable now: mark the clean stop
-		// (cleanstop.go) while the directory lock is still held.
-		if markErr := writeCleanStop(l.opts.FS, l.dir, l.lastSeq.Load()); markErr != nil {
-			err = fmt.Errorf("wal: clean-stop mark: %w", markErr)
+		// Every accepted Append is durable now (with Sync false too, after
+		// the sync above): mark it while the directory lock is still held.
+		if markErr := l.mark.write(l.lastSeq.Load()); markErr != nil {
+			err = fmt.Errorf("wal: acknowledgement mark: %w", markErr)
+		}
+	}
+	if l.mark != nil {
+		if markErr := l.mark.close(); err == nil && markErr != nil {
+			err = fmt.Errorf("wal: acknowledgement mark: %w", markErr)
 		}
 	}
 	if lockErr := l.lock.Close(); dbErr == nil {

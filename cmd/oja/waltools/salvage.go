@@ -88,7 +88,7 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State) {
 			res.LastIntact+1, res.Acknowledged, res.Acknowledged-res.LastIntact, readable(res.PastDamage))
 	default:
 		fmt.Fprintf(out, "LOST: records from %d on, if any were acknowledged: nothing past the damage is readable "+
-			"and no clean-stop mark says how far the log reached\n", res.LastIntact+1)
+			"and no acknowledgement mark says how far the log reached\n", res.LastIntact+1)
 	}
 	seqs := slices.Sorted(func(yield func(uint64) bool) {
 		for seq := range res.PastDamage {
