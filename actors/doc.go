@@ -12,7 +12,7 @@
 //     holds, proceeds, clearing shards) and trade counters.
 //   - quote actor, one per open quote: status and deadline. Virtual: it is
 //     activated from the quote's durable state by the first message that
-//     needs it (a transition, its expiry timer) and stops when the quote
+//     needs it (a transition, its deadline on the expiry wheel) and stops when the quote
 //     turns terminal; the final view stays readable.
 //   - treasury actor, one per mode: partner wallets and that mode's shard of
 //     each clearing account.

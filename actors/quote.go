@@ -19,8 +19,8 @@ import (
 // the registry, and the actor is activated from that state by the first
 // message that needs it (System.activate). Most quotes are never touched
 // again before they expire or are cancelled, so creating a quote costs no
-// spawn, and a million open quotes cost a registry entry and a timer each
-// rather than an actor's mailbox and context.
+// spawn, and a million open quotes cost a registry entry and a slot on the
+// expiry wheel each (expiry.go) rather than an actor's mailbox and context.
 type quoteActor struct {
 	sys   *System
 	quote *engine.Quote
