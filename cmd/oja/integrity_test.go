@@ -18,16 +18,10 @@ import (
 // quotes: every acknowledged quote is either served from it or listed.
 func TestDamagedLogRefusedByServeAndVerify(t *testing.T) {
 	t.Parallel()
-	srv := newOjaServer(t, "--demo")
-	srv.start()
-	raw, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(raw))
+	srv, key := demoServer(t)
 	client := newHTTPClient()
 	defer client.CloseIdleConnections()
-	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}`)
+	body := []byte(intentBodyDemo)
 	var ids []string
 	for i := range 300 {
 		res, err := do(client, "POST", srv.publicURL()+"/api/v1/partners/marketplace/intent", key, body,
@@ -119,3 +113,19 @@ func TestDamagedLogRefusedByServeAndVerify(t *testing.T) {
 	}
 	salvaged.stop()
 }
+
+// demoServer starts a real server with --demo (and extra flags) on a fresh
+// data dir and returns it with the demo partner's sandbox key.
+func demoServer(t *testing.T, extra ...string) (*ojaServer, string) {
+	t.Helper()
+	srv := newOjaServer(t, append([]string{"--demo"}, extra...)...)
+	srv.start()
+	raw, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, strings.TrimSpace(string(raw))
+}
+
+// intentBodyDemo is a create every demo pool can fill.
+const intentBodyDemo = `{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}`

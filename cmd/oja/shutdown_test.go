@@ -15,8 +15,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,13 +51,7 @@ type streamEnd struct {
 
 func TestGracefulShutdownUnderLoad(t *testing.T) {
 	t.Parallel()
-	srv := newOjaServer(t, "--demo", "--sse-heartbeat", "200ms")
-	srv.start()
-	raw, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(raw))
+	srv, key := demoServer(t, "--sse-heartbeat", "200ms")
 
 	// Three rate streams, each open and past its first rate_update.
 	streamCtx, cancelStreams := context.WithCancel(context.Background())

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"path/filepath"
 )
 
 // --snapshot-every and --log-retention (and their OJA_ variables): the
@@ -37,16 +35,10 @@ func TestSnapshotFlags(t *testing.T) {
 // the newest and replays only what followed it.
 func TestSnapshotsWhileServing(t *testing.T) {
 	t.Parallel()
-	srv := newOjaServer(t, "--demo", "--snapshot-every", "50")
-	srv.start()
-	raw, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(raw))
+	srv, key := demoServer(t, "--snapshot-every", "50")
 	client := newHTTPClient()
 	defer client.CloseIdleConnections()
-	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}`)
+	body := []byte(intentBodyDemo)
 	for i := range 120 {
 		mustDo(t, client, 200, "POST", srv.publicURL()+"/api/v1/partners/marketplace/intent", key, body,
 			"Idempotency-Key", fmt.Sprintf("snap-%d", i))
