@@ -47,6 +47,16 @@ func ackMarkPath(dir string) string { return filepath.Clean(dir) + ".acked" }
 // stop; read when there is no ack mark yet.
 func legacyCleanStopPath(dir string) string { return filepath.Clean(dir) + ".clean-stop" }
 
+// AcknowledgedSeq returns the last acknowledged sequence the store dir's
+// acknowledgement mark holds (ok false: no mark, as for a store from before
+// marks). A damaged mark is an error.
+func AcknowledgedSeq(fs vfs.FS, dir string) (seq uint64, ok bool, err error) {
+	if fs == nil {
+		fs = vfs.Default
+	}
+	return readAckMark(fs, dir)
+}
+
 // readAckMark returns the acknowledged sequence the mark holds, if there is
 // a mark. A mark with no valid slot is an error: it is damage.
 func readAckMark(fs vfs.FS, dir string) (seq uint64, ok bool, err error) {

@@ -715,7 +715,8 @@ func TestWalToolsAfterLogRetention(t *testing.T) {
 		t.Errorf("replay --until %s (before the base's time): exit %d\n%s", before, code, errOut)
 	}
 	stats, errOut, code := runOja(t, ojaBinary(t), childEnv(), "wal", "stats", "--data", f.data)
-	if code != 0 || !strings.Contains(stats, fmt.Sprintf("retained    from seq %d: records 1..%d deleted", base+1, base)) {
+	if code != 0 || !strings.Contains(stats, fmt.Sprintf("retained    from seq %d: records 1..%d deleted", base+1, base)) ||
+		!strings.Contains(stats, fmt.Sprintf("acknowledged through seq %d (the acknowledgement mark)", last)) {
 		t.Errorf("stats after retention: exit %d\n%s%s", code, stats, errOut)
 	}
 	out, errOut, code = runOja(t, ojaBinary(t), childEnv(), "wal", "verify", "--data", f.data)

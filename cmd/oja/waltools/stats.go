@@ -12,7 +12,7 @@ import (
 
 // ---- stats --------------------------------------------------------------------------
 
-func walStats(log *wal.Log, out io.Writer, tails []wal.TornTail) error {
+func walStats(log *wal.Log, dir string, out io.Writer, tails []wal.TornTail) error {
 	st, err := log.Stats()
 	if err != nil {
 		return err
@@ -45,6 +45,14 @@ func walStats(log *wal.Log, out io.Writer, tails []wal.TornTail) error {
 			st.FirstRetained-1, st.FirstRetained-1)
 	}
 	fmt.Fprintf(out, "retained    from seq %d: %s\n", st.FirstRetained, retained)
+	switch acked, ok, err := wal.AcknowledgedSeq(nil, dir); {
+	case err != nil:
+		fmt.Fprintf(out, "acknowledged %v\n", err)
+	case ok:
+		fmt.Fprintf(out, "acknowledged through seq %d (the acknowledgement mark)\n", acked)
+	default:
+		fmt.Fprintln(out, "acknowledged no mark (a store from before acknowledgement marks)")
+	}
 	for _, t := range tails {
 		fmt.Fprintf(out, "torn tail   %s\n", tornTail(t))
 	}

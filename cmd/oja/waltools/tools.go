@@ -16,7 +16,8 @@ import (
 const walUsage = `usage: oja wal <command> [--data DIR] [flags]
 
   stats                         records, bytes, first/last sequence and time, snapshots, the
-                                first sequence log retention kept, counts by event type, a
+                                first sequence log retention kept, the last acknowledged
+                                sequence (the acknowledgement mark), counts by event type, a
                                 torn tail if the last write was incomplete
   dump [--from N] [--limit N] [--json]
                                 one record per line: "SEQ AT TYPE {event}", or with
@@ -189,7 +190,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	switch cmd {
 	case "stats":
-		return walStats(log, out, tail)
+		return walStats(log, dir, out, tail)
 	case "dump":
 		writeTailNotes(stderr, tail)
 		return walDump(log, out, *from, *limit, *asJSON)
