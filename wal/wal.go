@@ -306,6 +306,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.durableSeq.Store(last)
 	if !opts.ReadOnly {
 		if err := l.removeOrphanSnapshotFiles(); err != nil {
+			_ = l.mark.close()
 			_ = l.closePebble()
 			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 		}
