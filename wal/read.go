@@ -273,8 +273,9 @@ func (l *Log) CorruptSnapshots() []uint64 {
 
 // Checkpoint writes a consistent copy of the log into dir (which must not
 // exist), while Appends continue. Pebble flushes and syncs its WAL first, so
-// the copy holds at least every record acknowledged before the call; the copy
-// is a log that Open accepts. Files are hard-linked where the FS allows.
+// the copy holds at least every record acknowledged before the call, and its
+// acknowledgement mark says so; the copy is a log that Open accepts. Files
+// are hard-linked where the FS allows.
 //
 // A read-only log cannot be checkpointed (Pebble needs files that only a
 // writable open creates); copy the stopped data dir instead.
@@ -289,11 +290,21 @@ func (l *Log) Checkpoint(dir string) error {
 	// the copy holds finds its file.
 	l.snapshotMu.Lock()
 	defer l.snapshotMu.Unlock()
+	// Every record acknowledged before the call is in the copy (the WAL is
+	// flushed first), so the copy's acknowledgement mark can say so.
+	acked := l.durableSeq.Load()
 	if err := l.db.Checkpoint(dir, pebble.WithFlushedWAL()); err != nil {
 		return fmt.Errorf("wal: checkpoint to %s: %w", dir, err)
 	}
 	if err := l.copySnapshotFiles(dir); err != nil {
 		return fmt.Errorf("wal: checkpoint to %s: snapshot files: %w", dir, err)
+	}
+	mark, err := openAckMark(l.opts.FS, dir, acked)
+	if err == nil {
+		err = mark.close()
+	}
+	if err != nil {
+		return fmt.Errorf("wal: checkpoint to %s: acknowledgement mark: %w", dir, err)
 	}
 	return nil
 }

@@ -502,11 +502,18 @@ func TestCheckpoint(t *testing.T) {
 	original := replayAll(t, l)
 	closeLog(t, l)
 
+	acked, ok, err := AcknowledgedSeq(fs, "backup")
+	if err != nil || !ok {
+		t.Fatalf("the checkpoint has no acknowledgement mark: %v %v", ok, err)
+	}
 	copied := openLog(t, fs, "backup", true)
 	defer closeLog(t, copied)
 	got := replayAll(t, copied)
 	if len(got) < 200 || len(got) > len(original) {
 		t.Fatalf("checkpoint holds %d records; want between 200 and %d", len(got), len(original))
+	}
+	if acked < 200 || acked > uint64(len(got)) {
+		t.Fatalf("the checkpoint's mark says %d acknowledged; it holds %d records, 200 acknowledged before it", acked, len(got))
 	}
 	for i := range got {
 		if !bytes.Equal(got[i], original[i]) {
