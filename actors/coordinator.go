@@ -30,18 +30,22 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.revokeKey(ctx, msg)
 		case *CreatePool:
 			a.createPool(ctx, msg)
+		case *structuralDurable:
+			reply := &AdminReply{Err: msg.err}
+			if msg.err == nil {
+				reply = msg.onDurable()
+			}
+			ctx.Send(msg.replyTo, reply)
 		}
 	})
 }
 
+// commit logs ev; once it is durable the coordinator itself runs onDurable
+// (registry writes, spawns) and replies with what it returns.
 func (a *coordinatorActor) commit(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply) {
-	sys, replyTo := a.sys, ctx.Sender()
-	sys.appendEvents(func(err error) {
-		if err != nil {
-			sys.root.Send(replyTo, &AdminReply{Err: err})
-			return
-		}
-		sys.root.Send(replyTo, onDurable())
+	replyTo, self := ctx.Sender(), ctx.Self()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return self, &structuralDurable{onDurable: onDurable, replyTo: replyTo, err: err}
 	}, ev)
 }
 

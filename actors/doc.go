@@ -24,8 +24,12 @@
 //  2. The actor decides with the engine, applies the outcome to its own
 //     state at once (so the next message sees it) and appends the event to
 //     the log.
-//  3. When the log reports the event durable, its committer only enqueues a
-//     message back to the owning actor (appendDurable, quoteRecorded), which
+//  3. When the log reports the event durable, its callback only enqueues
+//     one message (System.appendThen, the one way a write finishes): back to
+//     the owning actor (appendDurable, quoteRecorded, structuralDurable), to
+//     the pair actor whose budget a deposit grows (budgetDeposited), to the
+//     pool a pair-decided change belongs to (poolEventApplied), or straight
+//     to the caller when nothing else follows. The receiving actor
 //     publishes views, routes the event's outcome to the other owners
 //     (engine.RouteOutcome, the route replay applies too: holds, settlements
 //     and releases to pools, releases to the pair, payouts to the treasury)

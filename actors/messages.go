@@ -80,10 +80,29 @@ type poolAdded struct {
 }
 
 // budgetDeposited tells a pair actor that a deposit its pool actor decided
-// is durable: the pool's reservation budget grows by amount.
+// is durable: the pool's reservation budget grows by amount, and only then
+// the caller gets its answer, so a quote created after it can use it.
 type budgetDeposited struct {
-	pool   engine.PoolID
-	amount engine.Amount
+	pool    engine.PoolID
+	amount  engine.Amount
+	view    *engine.Pool // the pool after the deposit, for the reply
+	replyTo *actor.PID
+	err     error // the append failed: the budget stays, the caller gets err
+}
+
+func (m *budgetDeposited) reply(err error) *PoolReply {
+	if err != nil {
+		return &PoolReply{Err: err}
+	}
+	return &PoolReply{Result: engine.ResultOK, Pool: m.view}
+}
+
+// structuralDurable is the coordinator's write made durable (or failed):
+// the coordinator runs onDurable and replies.
+type structuralDurable struct {
+	onDurable func() *AdminReply
+	replyTo   *actor.PID
+	err       error
 }
 
 // bookOutcome carries the book's part of a quote outcome (holds released)

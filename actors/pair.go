@@ -83,8 +83,11 @@ func (a *pairActor) Receive(ctx actor.Context) {
 				a.observe()
 			}
 		case *budgetDeposited:
-			a.book.AddAvailable(msg.pool, msg.amount)
-			a.observe()
+			if msg.err == nil {
+				a.book.AddAvailable(msg.pool, msg.amount)
+				a.observe()
+			}
+			ctx.Send(msg.replyTo, msg.reply(msg.err))
 		}
 	})
 }
@@ -151,9 +154,9 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 	a.book.Reserve(alloc.Slices)
 	a.exposure.add(cmd.Key, reserved)
 	a.observe()
-	sys, replyTo, self := a.sys, ctx.Sender(), ctx.Self()
-	sys.appendEvents(func(err error) {
-		sys.root.Send(self, &quoteRecorded{event: ev, replyTo: replyTo, err: err})
+	replyTo, self := ctx.Sender(), ctx.Self()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return self, &quoteRecorded{event: ev, replyTo: replyTo, err: err}
 	}, ev)
 }
 
@@ -227,11 +230,17 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 	// and every later write with it (until a restart rebuilds from the log),
 	// so the book is never used for a write again and nothing is undone.
 	sys, replyTo := a.sys, ctx.Sender()
-	sys.appendEvents(func(err error) {
+	v, ok := sys.pools.Load(cmd.Pool)
+	if !ok { // a pool in the book is registered before it is added to it
+		sys.setFault(ErrFault)
+		ctx.Respond(&PoolReply{Err: ErrUnavailable})
+		return
+	}
+	pool := v.(*poolRef).pid
+	sys.appendThen(func(err error) (*actor.PID, any) {
 		if err != nil {
-			sys.root.Send(replyTo, &PoolReply{Err: err})
-			return
+			return replyTo, &PoolReply{Err: err}
 		}
-		sys.sendPool(cmd.Pool, &poolEventApplied{event: ev, replyTo: replyTo})
+		return pool, &poolEventApplied{event: ev, replyTo: replyTo}
 	}, ev)
 }

@@ -58,15 +58,9 @@ func (a *poolActor) deposit(ctx actor.Context, cmd *PoolCommand) {
 	ev := &engine.PoolDeposited{At: a.sys.nowMillis(), Pool: a.pool.ID, Amount: cmd.Deposit}
 	a.pool.ApplyDeposit(cmd.Deposit)
 	a.publish()
-	sys, replyTo, view := a.sys, ctx.Sender(), a.ref.view.Load()
-	pair := a.ref.pair
-	sys.appendEvents(func(err error) {
-		if err != nil {
-			sys.root.Send(replyTo, &PoolReply{Err: err})
-			return
-		}
-		sys.root.Send(pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount})
-		sys.root.Send(replyTo, &PoolReply{Result: engine.ResultOK, Pool: view})
+	replyTo, view, pair := ctx.Sender(), a.ref.view.Load(), a.ref.pair
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount, view: view, replyTo: replyTo, err: err}
 	}, ev)
 }
 

@@ -115,9 +115,9 @@ func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PI
 		a.sys.armExpiry(a.ref, a.quote.ExpiresAt)
 	}
 	a.inFlight++
-	sys, self := a.sys, ctx.Self()
-	sys.appendEvents(func(err error) {
-		sys.root.Send(self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err})
+	self := ctx.Self()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err}
 	}, ev)
 }
 

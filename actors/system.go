@@ -382,22 +382,27 @@ func (s *System) request(pid *actor.PID, msg any) (any, error) {
 // three allocations takes ~400 bytes.
 const eventBytesTypical = 512
 
-// appendEvents encodes evs, appends them to the log and calls done from the
-// log's committer once they are durable (err == nil) or failed.
-func (s *System) appendEvents(done func(err error), evs ...engine.Event) {
+// appendThen is the one way a durable write finishes: it encodes evs and
+// appends them to the log, and once they are durable (err nil) or failed
+// it sends the message then(err) returns to the actor it names. The log's
+// callback does nothing else — it only enqueues — so every consequence of
+// a write (registry entries, spawns, holds, budgets, replies) runs in an
+// actor, in that actor's order.
+func (s *System) appendThen(then func(err error) (to *actor.PID, msg any), evs ...engine.Event) {
 	recs := make([][]byte, len(evs))
 	for i, ev := range evs {
 		recs[i] = engine.AppendEvent(make([]byte, 0, eventBytesTypical), ev)
 	}
-	s.log.Append(recs, func(_ uint64, err error) {
-		if err != nil {
-			if s.storage.CompareAndSwap(nil, &err) {
-				s.cfg.Logger.Error("log append failed: writes refused until restart", "err", err)
+	s.log.Append(recs, func(_ uint64, logErr error) {
+		var err error
+		if logErr != nil {
+			if s.storage.CompareAndSwap(nil, &logErr) {
+				s.cfg.Logger.Error("log append failed: writes refused until restart", "err", logErr)
 			}
-			done(fmt.Errorf("%w: %v", ErrUnavailable, err))
-			return
+			err = fmt.Errorf("%w: %v", ErrUnavailable, logErr)
 		}
-		done(nil)
+		to, msg := then(err)
+		s.root.Send(to, msg)
 	})
 }
 

@@ -57,13 +57,12 @@ func (a *treasuryActor) deposit(ctx actor.Context, cmd *DepositAccount) {
 	ev := &engine.AccountDeposited{At: a.sys.nowMillis(), Account: cmd.Account, Amount: cmd.Amount}
 	a.treasury.ApplyCredit(cmd.Account, cmd.Amount)
 	view := a.publish(cmd.Account)
-	sys, replyTo := a.sys, ctx.Sender()
-	sys.appendEvents(func(err error) {
+	replyTo := ctx.Sender()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
 		if err != nil {
-			sys.root.Send(replyTo, &AccountReply{Err: err})
-			return
+			return replyTo, &AccountReply{Err: err}
 		}
-		sys.root.Send(replyTo, &AccountReply{Result: engine.ResultOK, Account: view})
+		return replyTo, &AccountReply{Result: engine.ResultOK, Account: view}
 	}, ev)
 }
 
