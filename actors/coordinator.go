@@ -70,9 +70,7 @@ func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 		for _, m := range engine.Modes {
 			sys.root.Send(sys.treasuries[m], &clientOpened{event: ev})
 		}
-		sys.mu.Lock()
-		sys.clients[c.ID] = c
-		sys.mu.Unlock()
+		sys.directory.addClient(c)
 		return &AdminReply{Result: engine.ResultOK, Client: c}
 	})
 }
@@ -88,10 +86,7 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 		Mode: cmd.Mode, Hash: HashKey(secret)}
 	a.commit(ctx, ev, func() *AdminReply {
 		ref := &keyRef{key: engine.Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
-		sys.mu.Lock()
-		sys.keys[ev.Key] = ref
-		sys.keysByHash[ev.Hash] = ref
-		sys.mu.Unlock()
+		sys.directory.addKey(ref)
 		k := ref.key
 		return &AdminReply{Result: engine.ResultOK, Key: &k, Secret: secret}
 	})
@@ -116,9 +111,7 @@ func (a *coordinatorActor) newSecret(m engine.Mode) string {
 
 func (a *coordinatorActor) revokeKey(ctx actor.Context, cmd *RevokeKey) {
 	sys := a.sys
-	sys.mu.RLock()
-	ref, ok := sys.keys[cmd.Key]
-	sys.mu.RUnlock()
+	ref, ok := sys.directory.key(cmd.Key)
 	if !ok {
 		ctx.Respond(&AdminReply{Result: engine.ResultKeyNotFound})
 		return

@@ -2,8 +2,6 @@ package actors
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -83,29 +81,18 @@ type System struct {
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
 
-	// mu guards clients and keys. Writers: the coordinator's durability
-	// callbacks (rare operator writes).
-	mu         sync.RWMutex
-	clients    map[engine.ClientID]*engine.Client
-	keys       map[engine.KeyID]*keyRef
-	keysByHash map[[32]byte]*keyRef
-
-	quotes   quoteRegistry
-	pools    sync.Map // engine.PoolID → *poolRef
-	accounts sync.Map // engine.AccountID → *accountRef
-	open     sync.Map // engine.KeyID → *atomic.Int64, open quotes per API key
-	idem     idempotencyIndex
-}
-
-type keyRef struct {
-	key     engine.Key
-	revoked atomic.Bool
+	directory directory // clients and API keys (auth.go)
+	quotes    quoteRegistry
+	pools     sync.Map // engine.PoolID → *poolRef
+	accounts  sync.Map // engine.AccountID → *accountRef
+	open      sync.Map // engine.KeyID → *atomic.Int64, open quotes per API key
+	idem      idempotencyIndex
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable
 // state, immutable, published by the quote's owner. pid is the quote's
 // actor while it is active (see quoteActor: activated on demand), nil
-// otherwise and once terminal. timer fires at the quote's deadline.
+// otherwise and once terminal. deadline is its slot on the expiry wheel.
 type quoteRef struct {
 	client engine.ClientID
 	mode   engine.Mode
@@ -153,9 +140,6 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		pairs:      make(map[engine.BookKey]*actor.PID),
 		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),
 		treasuries: make(map[engine.Mode]*actor.PID),
-		clients:    make(map[engine.ClientID]*engine.Client),
-		keys:       make(map[engine.KeyID]*keyRef),
-		keysByHash: make(map[[32]byte]*keyRef),
 	}
 	s.quotes.init(len(state.Quotes))
 	s.idem.init(state.Idempotency, func(id engine.QuoteID) *engine.Quote {
@@ -178,15 +162,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	}))
 	s.root = s.actors.Root
 
-	for id, c := range state.Clients {
-		s.clients[id] = c
-	}
-	for id, k := range state.Keys {
-		ref := &keyRef{key: *k}
-		ref.revoked.Store(k.Revoked)
-		s.keys[id] = ref
-		s.keysByHash[k.Hash] = ref
-	}
+	s.directory.init(state)
 	for _, m := range engine.Modes {
 		t := state.Treasuries[m]
 		for id, a := range t.Wallets {
@@ -422,35 +398,13 @@ func (s *System) writable() error {
 
 // ---- Authentication -------------------------------------------------------
 
-// Principal is an authenticated API key's owner.
-type Principal struct {
-	Key    engine.KeyID
-	Client engine.ClientID
-	Mode   engine.Mode
-}
-
-// HashKey is the stored form of an API key.
-func HashKey(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
-
 // Authenticate resolves an API key. Unknown and revoked keys fail alike.
 func (s *System) Authenticate(secret string) (Principal, bool) {
-	h := HashKey(secret)
-	s.mu.RLock()
-	ref, ok := s.keysByHash[h]
-	s.mu.RUnlock()
-	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || ref.revoked.Load() {
-		return Principal{}, false
-	}
-	return Principal{Key: ref.key.ID, Client: ref.key.Client, Mode: ref.key.Mode}, true
+	return s.directory.authenticate(secret)
 }
 
 // Client returns a client by id.
-func (s *System) Client(id engine.ClientID) (*engine.Client, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	c, ok := s.clients[id]
-	return c, ok
-}
+func (s *System) Client(id engine.ClientID) (*engine.Client, bool) { return s.directory.client(id) }
 
 // ---- Quotes ----------------------------------------------------------------
 
@@ -726,15 +680,7 @@ func (s *System) Ticker(m engine.Mode, p engine.Pair) *engine.Ticker {
 }
 
 // Clients returns every client.
-func (s *System) Clients() []*engine.Client {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]*engine.Client, 0, len(s.clients))
-	for _, c := range s.clients {
-		out = append(out, c)
-	}
-	return out
-}
+func (s *System) Clients() []*engine.Client { return s.directory.allClients() }
 
 // QuoteCounts counts the quotes held in memory by mode and status.
 // Counts are kept as quotes are registered, move and are forgotten, so a
