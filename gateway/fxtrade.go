@@ -231,9 +231,10 @@ func fxAmountCurrency(q *engine.Quote) engine.Currency {
 
 // ---- Reading -------------------------------------------------------------------
 
-// parseFXTradInstr validates a trade initiation exactly as parseCreateQuote
-// validates a JSON create (contract §5, §6, §7): the same refusals in the
-// same precedence, with details named by element path.
+// parseFXTradInstr validates a trade initiation: it reads the XML into
+// createTerms, whose meaning is checked by the same code as a JSON create's
+// (create.go; contract §5, §6, §7): the same refusals in the same
+// precedence, with details named by element path.
 func parseFXTradInstr(body []byte) (*actors.CreateQuote, *apiError) {
 	m, err := fxmsg.DecodeFXTradInstr(body)
 	if err != nil {
@@ -277,55 +278,30 @@ func parseFXTradInstr(body []byte) (*actors.CreateQuote, *apiError) {
 		}
 	}
 	direction, directionOK := f.text("AmtDrctn", m.AmtDrctn, fxCurrencyCodeBytesMax)
+	terms := createTerms{source: base, sourceOK: baseOK, destination: quoted, destinationOK: quotedOK,
+		amount: amount, amountOK: amountOK, amountField: amountPath,
+		amountCurrency: func(c engine.Currency) {
+			if amountCcy != "" && amountCcy != c.String() {
+				f.problem(amountPath+"/@Ccy", "must be "+c.String()+", the currency AmtDrctn "+direction+" puts the amount in")
+			}
+		}}
 	if directionOK {
 		switch direction {
 		case fxmsg.DirectionSell:
-			cmd.Direction = engine.DirectionSource
+			terms.direction = engine.DirectionSource
 		case fxmsg.DirectionBuy:
-			cmd.Direction = engine.DirectionDestination
+			terms.direction = engine.DirectionDestination
 		default:
 			f.problem("AmtDrctn", "must be SELL (amount in BaseCcy) or BUY (amount in QtdCcy)")
 		}
 	}
-	// Currency problems are answered with their own codes (contract §5),
-	// before field problems that depend on the currency, as in JSON.
-	if baseOK {
-		c, ok := engine.ParseCurrency(base)
-		if !ok || !engine.IsSourceCurrency(c) {
-			return nil, resultError(engine.ResultInvalidCurrency)
-		}
-		cmd.Pair.Source = c
-	}
-	if quotedOK && baseOK {
-		c, _ := engine.ParseCurrency(quoted)
-		cmd.Pair.Destination = c
-		if !cmd.Pair.Supported() {
-			return nil, resultError(engine.ResultInvalidCurrencyPair)
-		}
-	}
-	if amountOK && cmd.Direction != engine.DirectionNone && cmd.Pair.Supported() {
-		c := cmd.Pair.Source
-		if cmd.Direction == engine.DirectionDestination {
-			c = cmd.Pair.Destination
-		}
-		if amountCcy != "" && amountCcy != c.String() {
-			f.problem(amountPath+"/@Ccy", "must be "+c.String()+", the currency AmtDrctn "+direction+" puts the amount in")
-		}
-		cmd.Amount, _ = f.amount(amountPath, amount, c)
-	} else if amountOK {
-		// The currency is unknown, so precision cannot be judged yet; the
-		// sign can (as in JSON).
-		if _, err := engine.ParseRateText(amount); err == engine.ErrNotPositive {
-			f.problem(amountPath, "must be greater than 0")
-		}
+	if e := terms.meaning(cmd, f); e != nil {
+		return nil, e
 	}
 	if e := f.err(); e != nil {
 		return nil, e
 	}
-	cmd.Chain = engine.DefaultChain(cmd.Pair.Destination)
-	if cmd.Chain == engine.ChainNone {
-		cmd.Chain = engine.DefaultChain(cmd.Pair.Source)
-	}
+	cmd.Chain = defaultChain(cmd.Pair)
 	return cmd, nil
 }
 
@@ -541,38 +517,5 @@ func fxNumberText(s string) ([]byte, bool) {
 	return out, true
 }
 
-// amount converts a positive amount of currency c, as amountOf does.
-func (f fxFields) amount(path string, text []byte, c engine.Currency) (engine.Amount, bool) {
-	a, err := engine.ParseAmountText(text, c)
-	switch err {
-	case nil:
-		return a, true
-	case engine.ErrNotPositive:
-		f.problem(path, "must be greater than 0")
-	case engine.ErrAmountPrecision:
-		f.problem(path, "has more than "+strconv.Itoa(int(c.MinorUnits()))+" decimal places for "+c.String())
-	case engine.ErrAmountRange:
-		f.problem(path, "is too large")
-	default:
-		f.problem(path, "must be a decimal number such as 1500 or 0.000625")
-	}
-	return 0, false
-}
-
 // rate converts a positive rate, as object.rate does.
-func (f fxFields) rate(path string, text []byte) (engine.Rate, bool) {
-	r, err := engine.ParseRateText(text)
-	switch err {
-	case nil:
-		return r, true
-	case engine.ErrNotPositive:
-		f.problem(path, "must be greater than 0")
-	case engine.ErrRatePrecision:
-		f.problem(path, "has more than 18 decimal places")
-	case engine.ErrRateRange:
-		f.problem(path, "is too large (at most 18)")
-	default:
-		f.problem(path, "must be a decimal number such as 1500 or 0.000625")
-	}
-	return 0, false
-}
+func (f fxFields) rate(path string, text []byte) (engine.Rate, bool) { return rateIn(f, path, text) }

@@ -324,24 +324,7 @@ func (o *object) amount(member string, c engine.Currency) (engine.Amount, bool) 
 	if !ok {
 		return 0, false
 	}
-	return amountOf(o, member, text, c)
-}
-
-func amountOf(o *object, member string, text []byte, c engine.Currency) (engine.Amount, bool) {
-	a, err := engine.ParseAmountText(text, c)
-	switch err {
-	case nil:
-		return a, true
-	case engine.ErrNotPositive:
-		o.problem(member, "must be greater than 0")
-	case engine.ErrAmountPrecision:
-		o.problem(member, "has more than "+strconv.Itoa(int(c.MinorUnits()))+" decimal places for "+c.String())
-	case engine.ErrAmountRange:
-		o.problem(member, "is too large")
-	default:
-		o.problem(member, "must be a number")
-	}
-	return 0, false
+	return amountIn(o, member, text, c)
 }
 
 // rate reads a positive rate.
@@ -350,20 +333,7 @@ func (o *object) rate(member string) (engine.Rate, bool) {
 	if !ok {
 		return 0, false
 	}
-	r, err := engine.ParseRateText(text)
-	switch err {
-	case nil:
-		return r, true
-	case engine.ErrNotPositive:
-		o.problem(member, "must be greater than 0")
-	case engine.ErrRatePrecision:
-		o.problem(member, "has more than 18 decimal places")
-	case engine.ErrRateRange:
-		o.problem(member, "is too large (at most 18)")
-	default:
-		o.problem(member, "must be a number")
-	}
-	return 0, false
+	return rateIn(o, member, text)
 }
 
 // ---- Writing ---------------------------------------------------------------

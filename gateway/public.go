@@ -150,46 +150,20 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 	if chat, ok := o.child("chatMetadata"); ok {
 		cmd.Chat = parseChat(chat)
 	}
+	terms := createTerms{source: source, sourceOK: sourceOK, destination: destination, destinationOK: destinationOK,
+		amount: amount, amountOK: amountOK, amountField: "amount", anyNumberSyntax: true}
 	if directionOK {
 		switch direction {
 		case "source":
-			cmd.Direction = engine.DirectionSource
+			terms.direction = engine.DirectionSource
 		case "destination":
-			cmd.Direction = engine.DirectionDestination
+			terms.direction = engine.DirectionDestination
 		default:
 			o.problem("amountDirection", `must be "source" or "destination"`)
 		}
 	}
-	// Currency problems are answered with their own codes (contract §5),
-	// before field problems that depend on the currency.
-	if sourceOK {
-		c, ok := engine.ParseCurrency(source)
-		if !ok || !engine.IsSourceCurrency(c) {
-			return nil, resultError(engine.ResultInvalidCurrency)
-		}
-		cmd.Pair.Source = c
-	}
-	if destinationOK && sourceOK {
-		c, _ := engine.ParseCurrency(destination)
-		cmd.Pair.Destination = c
-		if !cmd.Pair.Supported() {
-			return nil, resultError(engine.ResultInvalidCurrencyPair)
-		}
-	}
-	if amountOK && cmd.Direction != engine.DirectionNone && cmd.Pair.Supported() {
-		c := cmd.Pair.Source
-		if cmd.Direction == engine.DirectionDestination {
-			c = cmd.Pair.Destination
-		}
-		cmd.Amount, _ = amountOf(o, "amount", amount, c)
-	} else if amountOK {
-		// The currency is unknown, so precision cannot be judged yet; sign
-		// and syntax can.
-		if _, err := engine.ParseRateText(amount); err == engine.ErrNotPositive {
-			o.problem("amount", "must be greater than 0")
-		} else if err != nil && err != engine.ErrRatePrecision && err != engine.ErrRateRange {
-			o.problem("amount", "must be a number")
-		}
+	if e := terms.meaning(cmd, o); e != nil {
+		return nil, e
 	}
 	if cmd.Chain != engine.ChainNone && cmd.Pair.Supported() && !cmd.Pair.Source.IsToken() && !cmd.Pair.Destination.IsToken() {
 		o.problem("chain", "applies only when one side is a token")
@@ -198,10 +172,7 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 		return nil, e
 	}
 	if cmd.Chain == engine.ChainNone {
-		cmd.Chain = engine.DefaultChain(cmd.Pair.Destination)
-		if cmd.Chain == engine.ChainNone {
-			cmd.Chain = engine.DefaultChain(cmd.Pair.Source)
-		}
+		cmd.Chain = defaultChain(cmd.Pair)
 	}
 	return cmd, nil
 }

@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"strconv"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// The meaning of a create request, shared by the two dialects that state
+// one: a JSON create (parseCreateQuote, public.go) and an XML trade
+// initiation (parseFXTradInstr, fxtrade.go). Each dialect reads its own
+// syntax into createTerms, recording its own problems with field names of
+// its own; createTerms.meaning then applies the rules they share, once, in
+// one precedence.
+
+// fieldSink is where a dialect's reader records a problem with one of its
+// fields (a JSON member, an XML element path).
+type fieldSink interface {
+	problem(field, text string)
+	// notANumber is the dialect's wording for a malformed number.
+	notANumber() string
+}
+
+func (o *object) notANumber() string { return "must be a number" }
+
+func (f fxFields) notANumber() string { return "must be a decimal number such as 1500 or 0.000625" }
+
+// amountIn converts a positive amount of currency c (exact, in minor units),
+// recording a problem on field otherwise.
+func amountIn(sink fieldSink, field string, text []byte, c engine.Currency) (engine.Amount, bool) {
+	a, err := engine.ParseAmountText(text, c)
+	switch err {
+	case nil:
+		return a, true
+	case engine.ErrNotPositive:
+		sink.problem(field, "must be greater than 0")
+	case engine.ErrAmountPrecision:
+		sink.problem(field, "has more than "+strconv.Itoa(int(c.MinorUnits()))+" decimal places for "+c.String())
+	case engine.ErrAmountRange:
+		sink.problem(field, "is too large")
+	default:
+		sink.problem(field, sink.notANumber())
+	}
+	return 0, false
+}
+
+// rateIn converts a positive rate, recording a problem on field otherwise.
+func rateIn(sink fieldSink, field string, text []byte) (engine.Rate, bool) {
+	r, err := engine.ParseRateText(text)
+	switch err {
+	case nil:
+		return r, true
+	case engine.ErrNotPositive:
+		sink.problem(field, "must be greater than 0")
+	case engine.ErrRatePrecision:
+		sink.problem(field, "has more than 18 decimal places")
+	case engine.ErrRateRange:
+		sink.problem(field, "is too large (at most 18)")
+	default:
+		sink.problem(field, sink.notANumber())
+	}
+	return 0, false
+}
+
+// createTerms are a create's currencies, direction and amount as a dialect
+// read them, before their meaning is checked.
+type createTerms struct {
+	source, destination     string
+	sourceOK, destinationOK bool
+	// direction is DirectionNone when absent or refused (the reader has
+	// recorded the problem).
+	direction   engine.Direction
+	amount      []byte
+	amountOK    bool
+	amountField string
+	// amountCurrency, when set, is told the currency the direction puts the
+	// amount in (XML states it on the element too, and checks it agrees).
+	amountCurrency func(c engine.Currency)
+	// anyNumberSyntax: the reader has not checked the amount's syntax, so
+	// an amount of unknown currency is still refused when it is no number.
+	anyNumberSyntax bool
+}
+
+// meaning sets cmd's pair, direction and amount from t with the rules both
+// dialects share, in their precedence (contract §5, §6): a currency problem
+// is answered with its own result code before any field problem that
+// depends on the currency; the amount is judged in the currency the
+// direction names; without a currency only its sign (and, for a reader that
+// did not check it, its syntax) can be judged.
+func (t *createTerms) meaning(cmd *actors.CreateQuote, sink fieldSink) *apiError {
+	cmd.Direction = t.direction
+	if t.sourceOK {
+		c, ok := engine.ParseCurrency(t.source)
+		if !ok || !engine.IsSourceCurrency(c) {
+			return resultError(engine.ResultInvalidCurrency)
+		}
+		cmd.Pair.Source = c
+	}
+	if t.destinationOK && t.sourceOK {
+		c, _ := engine.ParseCurrency(t.destination)
+		cmd.Pair.Destination = c
+		if !cmd.Pair.Supported() {
+			return resultError(engine.ResultInvalidCurrencyPair)
+		}
+	}
+	switch {
+	case t.amountOK && cmd.Direction != engine.DirectionNone && cmd.Pair.Supported():
+		c := cmd.Pair.Source
+		if cmd.Direction == engine.DirectionDestination {
+			c = cmd.Pair.Destination
+		}
+		if t.amountCurrency != nil {
+			t.amountCurrency(c)
+		}
+		cmd.Amount, _ = amountIn(sink, t.amountField, t.amount, c)
+	case t.amountOK:
+		if _, err := engine.ParseRateText(t.amount); err == engine.ErrNotPositive {
+			sink.problem(t.amountField, "must be greater than 0")
+		} else if t.anyNumberSyntax && err != nil && err != engine.ErrRatePrecision && err != engine.ErrRateRange {
+			sink.problem(t.amountField, sink.notANumber())
+		}
+	}
+	return nil
+}
+
+// defaultChain is the chain a create settles on when it names none: the
+// token side's default.
+func defaultChain(p engine.Pair) engine.Chain {
+	if c := engine.DefaultChain(p.Destination); c != engine.ChainNone {
+		return c
+	}
+	return engine.DefaultChain(p.Source)
+}
