@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// directory holds the clients and API keys: what authentication reads on
+// every request. Only the coordinator actor writes it (rare operator
+// writes, once durable).
+type directory struct {
+	mu      sync.RWMutex
+	clients map[engine.ClientID]*engine.Client
+	keys    map[engine.KeyID]*keyRef
+	byHash  map[[32]byte]*keyRef
+}
+
+type keyRef struct {
+	key     engine.Key
+	revoked atomic.Bool
+}
+
+// init fills the directory from the recovered state.
+func (d *directory) init(state *engine.State) {
+	d.clients = make(map[engine.ClientID]*engine.Client, len(state.Clients))
+	d.keys = make(map[engine.KeyID]*keyRef, len(state.Keys))
+	d.byHash = make(map[[32]byte]*keyRef, len(state.Keys))
+	for id, c := range state.Clients {
+		d.clients[id] = c
+	}
+	for _, k := range state.Keys {
+		ref := &keyRef{key: *k}
+		ref.revoked.Store(k.Revoked)
+		d.addKey(ref)
+	}
+}
+
+func (d *directory) addClient(c *engine.Client) {
+	d.mu.Lock()
+	d.clients[c.ID] = c
+	d.mu.Unlock()
+}
+
+func (d *directory) addKey(ref *keyRef) {
+	d.mu.Lock()
+	d.keys[ref.key.ID] = ref
+	d.byHash[ref.key.Hash] = ref
+	d.mu.Unlock()
+}
+
+func (d *directory) key(id engine.KeyID) (*keyRef, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	ref, ok := d.keys[id]
+	return ref, ok
+}
+
+func (d *directory) client(id engine.ClientID) (*engine.Client, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	c, ok := d.clients[id]
+	return c, ok
+}
+
+func (d *directory) allClients() []*engine.Client {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]*engine.Client, 0, len(d.clients))
+	for _, c := range d.clients {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Principal is an authenticated API key's owner.
+type Principal struct {
+	Key    engine.KeyID
+	Client engine.ClientID
+	Mode   engine.Mode
+}
+
+// HashKey is the stored form of an API key.
+func HashKey(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
+
+// authenticate resolves an API key. Unknown and revoked keys fail alike.
+func (d *directory) authenticate(secret string) (Principal, bool) {
+	h := HashKey(secret)
+	d.mu.RLock()
+	ref, ok := d.byHash[h]
+	d.mu.RUnlock()
+	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || ref.revoked.Load() {
+		return Principal{}, false
+	}
+	return Principal{Key: ref.key.ID, Client: ref.key.Client, Mode: ref.key.Mode}, true
+}
