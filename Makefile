@@ -16,11 +16,12 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 run:
 	$(GO) run ./cmd/oja serve --demo --data $(DATA)
 
-## test: vet, staticcheck, the whole suite with the race detector (fuzz seeds
+## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds
 ##       run as unit tests; a short crash torture), then the engine and actors
 ##       again built with -tags invariants (with -race too: the actors'
 ##       concurrency tests are tuned to its pace)
 test: promtool
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change:" $$unformatted; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...

@@ -42,7 +42,7 @@ func TestCorruptionInjection(t *testing.T) {
 		l := openLog(t, fs, "db", true)
 		acked := map[uint64][]byte{}
 		snapshots := map[uint64][]byte{}
-			appends := 20 + rng.IntN(200)
+		appends := 20 + rng.IntN(200)
 		for i := range appends {
 			recs := make([][]byte, 1+rng.IntN(6))
 			for j := range recs {
