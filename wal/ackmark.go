@@ -68,23 +68,32 @@ func readAckMark(fs vfs.FS, dir string) (seq uint64, ok bool, err error) {
 		return 0, false, err
 	}
 	defer f.Close()
-	buf := make([]byte, 2*ackMarkSlotBytes)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+	seq, _, found, err := newestAckSlot(f)
+	if err != nil {
 		return 0, false, err
-	}
-	var best, gen uint64
-	found := false
-	for slot := 0; slot*ackMarkSlotBytes < n; slot++ {
-		s, g, valid := parseAckSlot(buf[slot*ackMarkSlotBytes : min(n, (slot+1)*ackMarkSlotBytes)])
-		if valid && (!found || g > gen) {
-			best, gen, found = s, g, true
-		}
 	}
 	if !found {
 		return 0, false, fmt.Errorf("the acknowledgement mark %s is damaged (no valid slot)", ackMarkPath(dir))
 	}
-	return best, true, nil
+	return seq, true, nil
+}
+
+// newestAckSlot reads the mark's two slots and returns the valid one with
+// the higher generation (found false: neither is valid, or the file is
+// empty).
+func newestAckSlot(f io.ReaderAt) (seq, gen uint64, found bool, err error) {
+	buf := make([]byte, 2*ackMarkSlotBytes)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, 0, false, err
+	}
+	for slot := 0; slot*ackMarkSlotBytes < n; slot++ {
+		s, g, valid := parseAckSlot(buf[slot*ackMarkSlotBytes : min(n, (slot+1)*ackMarkSlotBytes)])
+		if valid && (!found || g > gen) {
+			seq, gen, found = s, g, true
+		}
+	}
+	return seq, gen, found, nil
 }
 
 func parseAckSlot(b []byte) (seq, gen uint64, ok bool) {
@@ -101,7 +110,6 @@ func parseAckSlot(b []byte) (seq, gen uint64, ok bool) {
 // ackMark writes the mark. Not safe for concurrent use: the marker
 // goroutine (or Open, Close) is its only writer.
 type ackMark struct {
-	fs   vfs.FS
 	file vfs.File
 	gen  uint64
 	slot [ackMarkSlotBytes]byte
@@ -114,15 +122,13 @@ func openAckMark(fs vfs.FS, dir string, seq uint64) (*ackMark, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &ackMark{fs: fs, file: f}
 	// Continue the generations already in the file, so the new slot wins.
-	buf := make([]byte, 2*ackMarkSlotBytes)
-	n, _ := f.ReadAt(buf, 0)
-	for slot := 0; slot*ackMarkSlotBytes < n; slot++ {
-		if _, g, valid := parseAckSlot(buf[slot*ackMarkSlotBytes : min(n, (slot+1)*ackMarkSlotBytes)]); valid {
-			m.gen = max(m.gen, g)
-		}
+	_, gen, _, err := newestAckSlot(f)
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
+	m := &ackMark{file: f, gen: gen}
 	if err := m.write(seq); err != nil {
 		f.Close()
 		return nil, err

@@ -55,57 +55,71 @@ func TestDamagedWALRefused(t *testing.T) {
 
 // Damage to the last group commits before a stop has nothing after it to
 // vouch for it, so Pebble reads it as a torn tail; the acknowledgement
-// mark refuses it, after a clean stop and after a crash alike. A second
-// start after a refused one refuses again; a store without a mark (from
-// before marks) is judged by Pebble alone.
+// mark refuses it, after a clean stop and after a crash (a crash clone
+// keeping only synced data, taken before Close) alike. A second start
+// after a refused one refuses again; a store without a mark (from before
+// marks) is judged by Pebble alone.
 func TestDamagedTailRefusedByAckMark(t *testing.T) {
 	for _, crash := range []bool{false, true} {
-		store := filepath.Join(t.TempDir(), "store")
-		path := storeOf300(t, store)
-		if crash { // the mark as a kill -9 leaves it: written by the last commit, not by Close
-			b, err := os.ReadFile(ackMarkPath(store))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if seq, ok, err := readAckMark(vfs.Default, store); err != nil || !ok || seq != 300 {
-				t.Fatalf("mark %d %v %v, want 300", seq, ok, err)
-			}
-			_ = b
-		}
-		if _, err := os.Stat(ackMarkPath(store)); err != nil {
-			t.Fatalf("no acknowledgement mark: %v", err)
-		}
-		b, err := os.ReadFile(path)
+		fs := vfs.NewCrashableMem()
+		l, err := Open("store", Options{FS: fs, Sync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := len(b) - 600; i < len(b); i++ { // the last synced chunks, zeroed
-			b[i] = 0
+		payload := []byte(strings.Repeat("an encoded quote event with its allocations ", 4))
+		for range 300 {
+			if _, err := l.AppendWait(payload); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
+		stopped := fs
+		if crash {
+			stopped = fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+		}
+		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
+		if seq, ok, err := readAckMark(stopped, "store"); err != nil || !ok || seq != 300 {
+			t.Fatalf("crash %v: mark %d %v %v, want 300", crash, seq, ok, err)
+		}
+		wals, err := walFiles(stopped, "store")
+		if err != nil || len(wals) == 0 {
+			t.Fatalf("no WAL file: %v", err)
+		}
+		path := stopped.PathJoin("store", wals[len(wals)-1].name)
+		f, err := stopped.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(make([]byte, 600), info.Size()-600); err != nil { // the last synced chunks, zeroed
+			t.Fatal(err)
+		}
+		f.Close()
 		for range 2 {
-			l, err := Open(store, Options{Sync: true})
+			l, err := Open("store", Options{FS: stopped, Sync: true})
 			if err == nil {
 				last := l.LastSeq()
 				_ = l.Close()
-				t.Fatalf("opened with %d of 300 acknowledged records", last)
+				t.Fatalf("crash %v: opened with %d of 300 acknowledged records", crash, last)
 			}
 			var d *DamagedError
 			if !errors.As(err, &d) || d.Acknowledged != 300 || !strings.Contains(err.Error(), "the acknowledgement mark says so") {
-				t.Fatalf("open: %v, want a DamagedError naming the acknowledgement mark", err)
+				t.Fatalf("crash %v: open: %v, want a DamagedError naming the acknowledgement mark", crash, err)
 			}
 		}
-		if err := os.Remove(ackMarkPath(store)); err != nil {
+		if err := stopped.Remove(ackMarkPath("store")); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(store, Options{Sync: true})
+		l, err = Open("store", Options{FS: stopped, Sync: true})
 		if err != nil {
-			t.Fatalf("open without a mark: %v", err)
+			t.Fatalf("crash %v: open without a mark: %v", crash, err)
 		}
 		if last := l.LastSeq(); last >= 300 || last == 0 {
-			t.Errorf("after the torn tail: last seq %d", last)
+			t.Errorf("crash %v: after the torn tail: last seq %d", crash, last)
 		}
 		_ = l.Close()
 	}

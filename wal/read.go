@@ -146,9 +146,9 @@ func (l *Log) Stats() (Stats, error) {
 // SaveSnapshot durably (always fsync'd, whatever Options.Sync) stores data as
 // the snapshot of the state after record seq: in a file of its own, which a
 // key in Pebble refers to with its size and checksum (snapfile.go). A
-// snapshot saved again at the
-// same seq replaces the earlier one. It deletes no other snapshot: which to
-// keep is the caller's policy (DeleteSnapshots, Truncate).
+// snapshot saved again at the same seq replaces the earlier one. It deletes
+// no other snapshot: which to keep is the caller's policy (DeleteSnapshots,
+// Truncate).
 //
 // It first waits until records 1..seq are durable, so the caller may
 // snapshot state that includes records not yet acknowledged: a crash can
@@ -253,9 +253,6 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 		if reason != "" {
 			skipped = append(skipped, seq)
 			continue
-		}
-		if len(payload) > 0 && &payload[0] == &value[checksumBytes] {
-			payload = slices.Clone(payload) // held in the value: only valid until Prev
 		}
 		return seq, payload, true, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,15 +53,15 @@ func snapshotRef(data []byte) []byte {
 }
 
 // snapshotData returns the verified data of the snapshot at seq, given its
-// key's value; reason says why it is not intact ("" when it is). Data held
-// in the value itself (an older store) aliases value.
+// key's value; reason says why it is not intact ("" when it is). The data
+// is the caller's (a copy when an older store held it in the value).
 func (l *Log) snapshotData(seq uint64, value []byte) (data []byte, reason string) {
 	payload, ok := parseFrame(value)
 	if !ok {
 		return nil, "checksum mismatch"
 	}
 	if len(payload) == 0 || payload[0] != snapshotRefMarker {
-		return payload, ""
+		return slices.Clone(payload), ""
 	}
 	if len(payload) != snapshotRefBytes {
 		return nil, "malformed file reference"

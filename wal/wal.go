@@ -164,8 +164,9 @@ type Log struct {
 	// committerDone is closed when the committer goroutine exits.
 	committerDone chan struct{}
 
-	// snapshotMu serialises SaveSnapshot (its read-then-prune must not
-	// interleave with another).
+	// snapshotMu serialises what writes or deletes snapshots (SaveSnapshot,
+	// DeleteSnapshots, Truncate) with Checkpoint, so a snapshot key and its
+	// file always go together.
 	snapshotMu sync.Mutex
 
 	// mark is the acknowledgement mark (ackmark.go); nil when ReadOnly.
@@ -294,31 +295,31 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause, Acknowledged: marked})
 	}
-	if !opts.ReadOnly {
-		// NB: it is rewritten with what it held, not with last: only a
-		// commit's sync makes a record acknowledged.
-		if l.mark, err = openAckMark(fs, dir, marked); err != nil {
-			_ = l.closePebble()
-			return nil, fmt.Errorf("wal: open %s: acknowledgement mark: %w", dir, err)
-		}
-	}
 	l.lastSeq.Store(last)
 	l.durableSeq.Store(last)
-	if !opts.ReadOnly {
-		if err := l.removeOrphanSnapshotFiles(); err != nil {
-			_ = l.mark.close()
-			_ = l.closePebble()
-			return nil, fmt.Errorf("wal: open %s: %w", dir, err)
-		}
-	}
 	l.marks.work.L = &l.marks.Mutex
 	l.markerDone = make(chan struct{})
 	if opts.ReadOnly {
 		close(l.committerDone)
 		close(l.markerDone)
-	} else {
-		go l.commitLoop()
+		return l, nil
+	}
+	// NB: the mark is rewritten with what it held, not with last: only a
+	// commit's sync makes a record acknowledged.
+	if l.mark, err = openAckMark(fs, dir, marked); err != nil {
+		_ = l.closePebble()
+		return nil, fmt.Errorf("wal: open %s: acknowledgement mark: %w", dir, err)
+	}
+	if err := l.removeOrphanSnapshotFiles(); err != nil {
+		_ = l.mark.close()
+		_ = l.closePebble()
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	go l.commitLoop()
+	if opts.Sync {
 		go l.markLoop()
+	} else {
+		close(l.markerDone) // without fsync, Close alone writes the mark
 	}
 	return l, nil
 }
