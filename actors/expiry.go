@@ -13,8 +13,7 @@ const expiryBucketMillis = 10
 
 // expiryWheel fires quote deadlines: one timer and one goroutine at a time
 // for every open quote, instead of a runtime timer each. A million open
-// quotes cost a slice slot each, and a start arms them in one pass (a
-// timer each showed as a quarter of actors.Start at 1M quotes).
+// quotes cost a slice slot each, and a start arms them in one pass.
 //
 // A quote is armed by storing its deadline in the quoteRef and adding the
 // ref to the deadline's bucket; re-arming (an accept moves the deadline)

@@ -161,28 +161,27 @@ func (f *Follower) CatchUp() error {
 	if durable <= f.applied {
 		return nil
 	}
-	err := f.log.Replay(f.applied, func(seq uint64, rec []byte) error {
+	err := replayDecoded(f.log, f.applied, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
-		ev, err := engine.DecodeEvent(rec)
-		if err != nil {
-			return fmt.Errorf("actors: follower: record %d: %w", seq, err)
-		}
 		if err := f.state.Apply(ev); err != nil {
-			return fmt.Errorf("actors: follower: record %d: %w", seq, err)
+			return fmt.Errorf("actors: record %d: %w", seq, err)
 		}
 		f.applied = seq
 		return nil
 	})
 	f.stats.applied.Store(f.applied)
-	if errors.Is(err, errPastDurable) {
+	switch {
+	case err == nil, errors.Is(err, errPastDurable):
 		return nil
+	case errors.Is(err, ErrStopped):
+		return err
 	}
-	return err
+	return fmt.Errorf("actors: follower: %w", err)
 }
 
 // Maintain saves a snapshot when SnapshotEvery events were applied since the
