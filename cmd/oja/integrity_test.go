@@ -74,6 +74,10 @@ func TestDamagedLogRefusedByServeAndVerify(t *testing.T) {
 	t.Logf("oja wal verify, exit %d: %s%s", code, out, strings.TrimSpace(errOut))
 
 	// The way out: salvage into a new data dir, never in place.
+	if _, errOut, code := runOja(t, srv.bin, childEnv(), "wal", "salvage", "--data", srv.data, "--to",
+		filepath.Join(srv.data, "inner")); code != 2 || !strings.Contains(errOut, "inside the damaged data dir") {
+		t.Errorf("salvage into the damaged data dir: exit %d, %s", code, errOut)
+	}
 	to := filepath.Join(t.TempDir(), "salvaged")
 	before, _ := os.ReadFile(path)
 	out, errOut, code = runOja(t, srv.bin, childEnv(), "wal", "salvage", "--data", srv.data, "--to", to)

@@ -23,6 +23,7 @@ import (
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/internal/pathcheck"
 	"github.com/oja-exchange/oja/wal"
 )
 
@@ -125,43 +126,6 @@ func (f *shareFlag) Set(s string) error {
 	}
 	*f = shareFlag(d.Shift(6).IntPart())
 	return nil
-}
-
-// within reports whether path is dir or lies inside it, once both are
-// absolute and their existing parts' symbolic links resolved (a path that
-// does not exist yet is resolved through its longest existing ancestor).
-func within(path, dir string) (bool, error) {
-	p, err := resolvedPath(path)
-	if err != nil {
-		return false, err
-	}
-	d, err := resolvedPath(dir)
-	if err != nil {
-		return false, err
-	}
-	rel, err := filepath.Rel(d, p)
-	if err != nil {
-		return false, nil
-	}
-	return rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)), nil
-}
-
-func resolvedPath(path string) (string, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", err
-	}
-	var rest []string
-	for p := abs; ; p = filepath.Dir(p) {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(append([]string{real}, rest...)...), nil
-		}
-		if parent := filepath.Dir(p); parent == p {
-			return abs, nil
-		} else {
-			rest = append([]string{filepath.Base(p)}, rest...)
-		}
-	}
 }
 
 func newLogger(format string) *slog.Logger {
@@ -381,7 +345,7 @@ func backup(log *wal.Log, data, dir string) error {
 	if dir == "" {
 		return &gateway.BackupRefusal{Reason: "a backup directory is required"}
 	}
-	inside, err := within(dir, data)
+	inside, err := pathcheck.Within(dir, data)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/internal/pathcheck"
 	"github.com/oja-exchange/oja/wal"
 )
 
@@ -28,7 +29,7 @@ func salvage(data, to string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "oja wal salvage: --to NEWDIR is required (a new data dir; the damaged one is never changed)")
 		return ExitUsage
 	}
-	if inside(to, data) {
+	if inside, err := pathcheck.Within(to, data); err != nil || inside {
 		fmt.Fprintf(stderr, "oja wal salvage: refused: --to %s is inside the damaged data dir %s; name a directory outside it\n", to, data)
 		return ExitUsage
 	}
@@ -207,21 +208,4 @@ func quoteOf(ev engine.Event) (engine.QuoteID, bool) {
 		return e.Quote, true
 	}
 	return engine.QuoteID{}, false
-}
-
-// inside reports whether path is dir or lies inside it (absolute, cleaned
-// paths; symbolic links resolved where they exist).
-func inside(path, dir string) bool {
-	resolve := func(p string) string {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			return real
-		}
-		return abs
-	}
-	rel, err := filepath.Rel(resolve(dir), resolve(path))
-	return err == nil && (rel == "." || rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
 }
