@@ -70,28 +70,36 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	if err != nil {
 		return nil, stats, err
 	}
-	expired := state.Expired(now.UnixMilli())
-	if len(expired) > 0 {
-		for chunk := range slices.Chunk(expired, recoveryExpiriesPerAppend) {
-			recs := make([][]byte, len(chunk))
-			for i, ev := range chunk {
-				recs[i] = engine.AppendEvent(nil, ev)
-			}
-			done := make(chan error, 1)
-			log.Append(recs, func(_ uint64, err error) { done <- err })
-			if err := <-done; err != nil {
-				return nil, stats, fmt.Errorf("actors: logging expiries at recovery: %w", err)
-			}
-			for _, ev := range chunk {
-				if err := state.Apply(ev); err != nil {
-					return nil, stats, err
-				}
-			}
-		}
-		stats.Expired = len(expired)
+	stats.Expired, err = ExpireOverdue(state, log, now)
+	if err != nil {
+		return nil, stats, err
 	}
 	stats.Duration = time.Since(start)
 	return state, stats, nil
+}
+
+// ExpireOverdue expires, durably, every open quote of state whose deadline
+// passed before now, and applies the expiries to state: what a state must
+// go through before Start (recovery, and a new cluster leader, do it).
+func ExpireOverdue(state *engine.State, log Log, now time.Time) (int, error) {
+	expired := state.Expired(now.UnixMilli())
+	for chunk := range slices.Chunk(expired, recoveryExpiriesPerAppend) {
+		recs := make([][]byte, len(chunk))
+		for i, ev := range chunk {
+			recs[i] = engine.AppendEvent(nil, ev)
+		}
+		done := make(chan error, 1)
+		log.Append(recs, func(_ uint64, err error) { done <- err })
+		if err := <-done; err != nil {
+			return 0, fmt.Errorf("actors: logging expiries of overdue quotes: %w", err)
+		}
+		for _, ev := range chunk {
+			if err := state.Apply(ev); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(expired), nil
 }
 
 // replayBatchLen is how many decoded events replayDecoded hands over at once.

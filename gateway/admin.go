@@ -32,6 +32,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
 	r.POST(adminBase+"/backup", s.operator(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
+	s.registerCluster(r)
 	s.registerAdminOpenAPI(r)
 	return r
 }

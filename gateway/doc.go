@@ -54,6 +54,8 @@
 //	--rate-limit           req/s per API key (429 RATE_LIMITED, Retry-After, RateLimit-*)
 //	--max-open-quotes      open quotes per API key (429 RATE_LIMITED)
 //	(actors) requestTimeout 10 s    a request's wait for its actor and fsync (503 UNAVAILABLE after)
+//	forwardTimeout         12 s     a request a cluster follower forwards to the leader (503 UNAVAILABLE after)
+//	clusterStatusTimeout   2 s      GET /admin/v1/cluster's questions to the peers (each at most 1 s)
 //
 // A JSON request object has no array member (contract §6, §11), so an array
 // is refused like any other unknown or mistyped member, after a scan bounded

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
@@ -28,7 +29,7 @@ func scrape(t *testing.T, s *gatewaytest.Server) []byte {
 // (Debian package prometheus) is installed.
 func checkExposition(t *testing.T, body []byte) int {
 	t.Helper()
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.LegacyValidation)
 	families, err := p.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("the scrape does not parse: %v\n%.2000s", err, body)

@@ -37,6 +37,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
@@ -869,6 +870,24 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "metrics", base: adm, method: "GET", path: "/metrics", template: "/metrics", token: tok, want: 200})
 	c.run(t, oapiCall{name: "metrics no token", base: adm, method: "GET", path: "/metrics", template: "/metrics", want: 401})
 
+	// The cluster routes: 404 on a single node; their shapes on a node of
+	// a cluster (a fixed ClusterNode: the real one is tested over three
+	// processes in cmd/oja's TestClusterFailover).
+	node := gateway.New(gateway.Config{Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		AdminToken: gatewaytest.AdminToken, Cluster: fixedCluster{}})
+	if err := node.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = node.Shutdown(ctx)
+	}()
+	for _, path := range []string{"/admin/v1/cluster", "/admin/v1/cluster/node", "/admin/v1/state"} {
+		c.run(t, oapiCall{name: "single node " + path, base: adm, method: "GET", path: path, template: path, token: tok, want: 404})
+		c.run(t, oapiCall{name: "cluster node " + path, base: "http://" + node.AdminAddr(), method: "GET", path: path, template: path, token: tok, want: 200})
+	}
+
 	// ---- Coverage: every documented response was seen, but for those no
 	// test can provoke (500).
 	uncoverable := map[string]bool{"responses/InternalError": true, "responses/XMLInternalError": true}
@@ -1026,3 +1045,20 @@ func oapiUntil429(t *testing.T, c *oapiChecker, base, method, path, template, ke
 	}
 	t.Errorf("%s %s: 50 requests at 1/s, none refused", method, path)
 }
+
+// fixedCluster is a ClusterNode with fixed answers, for the document's shapes.
+type fixedCluster struct{}
+
+func (fixedCluster) Self() cluster.Member { return cluster.Member{ID: "n2"} }
+func (fixedCluster) Leader() (cluster.Member, bool) {
+	return cluster.Member{ID: "n1", Public: "127.0.0.1:1", Admin: "127.0.0.1:1"}, true
+}
+func (fixedCluster) Status(context.Context) cluster.Status {
+	leader := "n1"
+	return cluster.Status{Leader: &leader, Term: 3, Nodes: []cluster.NodeStatus{
+		{ID: "n1", State: "leader", AppliedIndex: 12}, {ID: "n2", State: "follower", AppliedIndex: 12}, {ID: "n3", State: "unreachable"}}}
+}
+func (fixedCluster) LocalStatus() cluster.NodeStatus {
+	return cluster.NodeStatus{ID: "n2", State: "follower", AppliedIndex: 12}
+}
+func (fixedCluster) StateHash() (uint64, string, error) { return 9, strings.Repeat("ab", 32), nil }

@@ -60,6 +60,10 @@ type Config struct {
 	// Collectors are registered on /metrics next to the gateway's own
 	// (the log's figures in `oja serve`).
 	Collectors []prometheus.Collector
+	// Cluster, when set, makes this server one node of a replicated
+	// cluster (cluster.go): it forwards to the leader while it holds no
+	// system, and serves the cluster's admin routes.
+	Cluster ClusterNode
 }
 
 // Server is the fasthttp gateway: a public listener for partners and an
@@ -77,6 +81,7 @@ type Server struct {
 	reqID   requestIDs
 	streams *streamHub // the rate stream's subscribers (stream.go)
 	metrics *metrics
+	fwd     forwarder // requests forwarded to the cluster's leader
 }
 
 // New builds a server; Start listens.
@@ -92,8 +97,8 @@ func New(cfg Config) *Server {
 	s.metrics.registry.MustRegister(cfg.Collectors...)
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
-	s.public = s.newFastHTTP("public", s.publicRouter().Handler)
-	s.admin = s.newFastHTTP("admin", s.adminRouter().Handler)
+	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))
+	s.admin = s.newFastHTTP("admin", s.clustered(true, s.adminRouter().Handler))
 	return s
 }
 
@@ -399,6 +404,10 @@ func (s *Server) health(ctx *fasthttp.RequestCtx) {
 
 func (s *Server) ready(ctx *fasthttp.RequestCtx) {
 	sys := s.sys.Load()
+	if sys == nil && !s.closing.Load() && s.clusterReady() {
+		s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
+		return
+	}
 	if sys == nil || s.closing.Load() {
 		s.writeError(ctx, errUnavailable)
 		return

@@ -47,6 +47,8 @@ type serveConfig struct {
 	demo          bool
 	logFormat     string
 	accessLog     bool
+	cluster       string // --cluster FILE: run as one node of a replicated cluster
+	node          string // --node ID: this node's id in the cluster file
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -75,6 +77,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
 	fs.StringVar(&c.logFormat, "log-format", "", `"json" or "text" (default: text on a terminal, else json)`)
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
+	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (README, \"Running a cluster\")")
+	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -101,6 +105,9 @@ func parseServe(args []string) (*serveConfig, error) {
 	}
 	if c.logRetention < 0 {
 		return nil, errors.New("--log-retention must not be negative")
+	}
+	if (c.cluster == "") != (c.node == "") {
+		return nil, errors.New("--cluster and --node go together")
 	}
 	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
 		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
@@ -151,6 +158,9 @@ func serve(args []string) error {
 	startProfiler(logger)
 	if !cfg.sync {
 		logger.Warn("*** --sync=false: writes are NOT fsync'd; an acknowledged change can be lost on a crash. Benchmarks only. ***")
+	}
+	if cfg.cluster != "" {
+		return serveCluster(cfg, logger)
 	}
 	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)

@@ -1,0 +1,390 @@
+package cluster
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/wal"
+)
+
+// Config configures a node.
+type Config struct {
+	File *File
+	Self string // this node's id in File
+	Dir  string // where the Raft store and snapshots live (<data>/raft)
+	Sync bool   // fsync every Raft write (false: benchmarks only)
+	FS   vfs.FS // the Raft store's filesystem; nil = disk
+	// Actors configures the actors a leader runs. Its RateListener also
+	// hears of rate changes on a follower (from its replica).
+	Actors actors.Config
+	Logger *slog.Logger
+	// AdminToken authenticates this node to its peers' admin APIs (for
+	// the cluster status); every node must share it.
+	AdminToken string
+	// Seed runs on each new leader's system before it serves (demo data;
+	// it must be idempotent).
+	Seed func(*actors.System) error
+	// SnapshotEvery is how many Raft entries pass between snapshots (0 =
+	// Raft's default, 8192); the log is compacted behind each one.
+	SnapshotEvery uint64
+	// HeartbeatTimeout and ElectionTimeout are Raft's (0 = 1 s each).
+	HeartbeatTimeout, ElectionTimeout time.Duration
+}
+
+// Node is one member of a replicated cluster: a hashicorp/raft replica of
+// the log and of the state (fsm), and, while it leads, the actors.
+type Node struct {
+	cfg   Config
+	self  Member
+	raft  *raft.Raft
+	store *wal.RaftStore
+	trans *raft.NetworkTransport
+	fsm   *fsm
+
+	mu      sync.Mutex // guards sys and log
+	sys     *actors.System
+	log     *raftLog
+	leading atomic.Bool
+
+	leaderChanges atomic.Uint64
+	onSystem      func(*actors.System) // Run's argument
+	quit, done    chan struct{}
+	running       bool
+}
+
+// barrierTimeout bounds a new leader's wait for its predecessor's entries
+// to apply before it starts its actors.
+const barrierTimeout = 30 * time.Second
+
+// Open starts the node: opens its Raft store (bootstrapping the cluster
+// from the file on a first start), joins the cluster, and from then on
+// runs the actors whenever it is the leader, once Run is called.
+func Open(cfg Config) (*Node, error) {
+	self, ok := cfg.File.Member(cfg.Self)
+	if !ok {
+		return nil, fmt.Errorf("cluster: --node %q is not in the cluster file", cfg.Self)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Actors.Logger == nil {
+		cfg.Actors.Logger = cfg.Logger
+	}
+	n := &Node{cfg: cfg, self: self, quit: make(chan struct{}), done: make(chan struct{})}
+	n.fsm = newFSM(cfg.Logger)
+	n.fsm.onRates = cfg.Actors.RateListener
+	n.fsm.leading = n.leading.Load
+
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Info, Output: os.Stderr, JSONFormat: true})
+	var err error
+	if n.store, err = wal.OpenRaftStore(filepath.Join(cfg.Dir, "log"), wal.RaftStoreOptions{FS: cfg.FS, Sync: cfg.Sync}); err != nil {
+		return nil, err
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.Dir, "snapshots"), 2, hlog)
+	if err != nil {
+		_ = n.store.Close()
+		return nil, fmt.Errorf("cluster: snapshots: %w", err)
+	}
+	if n.trans, err = raft.NewTCPTransportWithLogger(self.Raft, nil, 3, 10*time.Second, hlog); err != nil {
+		_ = n.store.Close()
+		return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(self.ID)
+	rc.Logger = hlog
+	if cfg.HeartbeatTimeout > 0 {
+		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
+	}
+	if cfg.ElectionTimeout > 0 {
+		rc.ElectionTimeout = cfg.ElectionTimeout
+	}
+	if rc.LeaderLeaseTimeout > rc.HeartbeatTimeout {
+		rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
+	}
+	if cfg.SnapshotEvery > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotEvery
+	}
+	existing, err := raft.HasExistingState(n.store, n.store, snaps)
+	if err != nil {
+		n.closeStores()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if !existing {
+		var servers []raft.Server
+		for _, m := range cfg.File.Nodes {
+			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Raft)})
+		}
+		if err := raft.BootstrapCluster(rc, n.store, n.store, snaps, n.trans, raft.Configuration{Servers: servers}); err != nil {
+			n.closeStores()
+			return nil, fmt.Errorf("cluster: bootstrap: %w", err)
+		}
+		cfg.Logger.Info("cluster bootstrapped from the cluster file", "nodes", len(servers))
+	}
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+		n.closeStores()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	return n, nil
+}
+
+// Run starts serving: from now on, whenever this node leads, its actors
+// run and onSystem is told of them (and of nil when they stop). Leadership
+// gained before Run is not missed (Raft keeps the latest change).
+func (n *Node) Run(onSystem func(*actors.System)) {
+	n.onSystem = onSystem
+	n.running = true
+	go n.watch()
+}
+
+func (n *Node) closeStores() {
+	if n.trans != nil {
+		_ = n.trans.Close()
+	}
+	_ = n.store.Close()
+}
+
+// watch starts the actors on each gain of leadership and stops them on
+// each loss. Raft's leader channel keeps only the latest change, so a
+// second "true" means leadership was lost and regained meanwhile: the
+// actors restart from the replica either way.
+func (n *Node) watch() {
+	defer close(n.done)
+	for {
+		select {
+		case <-n.quit:
+			n.stopActors()
+			return
+		case leader := <-n.raft.LeaderCh():
+			n.leaderChanges.Add(1)
+			n.stopActors()
+			if leader {
+				if err := n.startActors(); err != nil {
+					n.cfg.Logger.Error("could not start serving as leader; handing leadership over", "err", err)
+					n.stopActors()
+					_ = n.raft.LeadershipTransfer()
+				}
+			}
+		}
+	}
+}
+
+// startActors makes this new leader serve: a barrier applies every entry
+// of earlier terms, the actors start from a copy of the replica (as
+// recovery does from the log, overdue quotes expired first), then the
+// gateway gets the system.
+func (n *Node) startActors() error {
+	if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
+		return fmt.Errorf("barrier: %w", err)
+	}
+	var encoded []byte
+	if err := n.fsm.read(func(s *engine.State, _, _ uint64) error {
+		encoded = engine.EncodeState(s)
+		return nil
+	}); err != nil {
+		return err
+	}
+	state, err := engine.DecodeState(encoded)
+	if err != nil {
+		return err
+	}
+	log := newRaftLog(n.raft)
+	expired, err := actors.ExpireOverdue(state, log, time.Now())
+	if err != nil {
+		log.close()
+		return err
+	}
+	sys, err := actors.Start(state, log, n.cfg.Actors)
+	if err != nil {
+		log.close()
+		return err
+	}
+	n.mu.Lock()
+	n.sys, n.log = sys, log
+	n.mu.Unlock()
+	n.leading.Store(true)
+	if n.cfg.Seed != nil {
+		if err := n.cfg.Seed(sys); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+	}
+	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired)
+	if n.onSystem != nil {
+		n.onSystem(sys)
+	}
+	return nil
+}
+
+// stopActors ends this node's service as leader: the gateway forwards
+// from now on, the actors stop, and writes still pending end (committed,
+// or failed with the lost leadership: never acknowledged unless a
+// majority holds them).
+func (n *Node) stopActors() {
+	n.mu.Lock()
+	sys, log := n.sys, n.log
+	n.sys, n.log = nil, nil
+	n.mu.Unlock()
+	if sys == nil {
+		return
+	}
+	if n.onSystem != nil {
+		n.onSystem(nil)
+	}
+	n.leading.Store(false)
+	sys.Stop()
+	log.close()
+	n.cfg.Logger.Info("not leading: actors stopped")
+}
+
+// System returns the running system while this node leads, else nil.
+func (n *Node) System() *actors.System {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sys
+}
+
+// Close stops the actors, leaves Raft and closes the store.
+func (n *Node) Close() error {
+	select {
+	case <-n.quit:
+		return nil
+	default:
+	}
+	close(n.quit)
+	if n.running {
+		<-n.done
+	}
+	err := n.raft.Shutdown().Error()
+	return errors.Join(err, n.trans.Close(), n.store.Close())
+}
+
+// Self is this node's member entry.
+func (n *Node) Self() Member { return n.self }
+
+// Leader returns the leader's member entry, if one is known.
+func (n *Node) Leader() (Member, bool) {
+	_, id := n.raft.LeaderWithID()
+	if id == "" {
+		return Member{}, false
+	}
+	return n.cfg.File.Member(string(id))
+}
+
+// NodeStatus is one node in the cluster status.
+type NodeStatus struct {
+	ID           string `json:"id"`
+	State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable
+	AppliedIndex uint64 `json:"appliedIndex"`
+}
+
+// Status is GET /admin/v1/cluster.
+type Status struct {
+	Leader *string      `json:"leader"` // null while no leader is known
+	Term   uint64       `json:"term"`
+	Nodes  []NodeStatus `json:"nodes"`
+}
+
+// LocalStatus is this node's own entry.
+func (n *Node) LocalStatus() NodeStatus {
+	return NodeStatus{ID: n.self.ID, State: strings.ToLower(n.raft.State().String()), AppliedIndex: n.raft.AppliedIndex()}
+}
+
+// peerTimeout bounds the cluster status's question to each peer.
+const peerTimeout = time.Second
+
+// Status asks every peer for its own entry (GET /admin/v1/cluster/node
+// on its admin API, in parallel, each bounded by peerTimeout); a peer
+// that does not answer is "unreachable".
+func (n *Node) Status(ctx context.Context) Status {
+	st := Status{Term: n.raft.CurrentTerm(), Nodes: make([]NodeStatus, len(n.cfg.File.Nodes))}
+	if leader, ok := n.Leader(); ok {
+		st.Leader = &leader.ID
+	}
+	var wg sync.WaitGroup
+	for i, m := range n.cfg.File.Nodes {
+		if m.ID == n.self.ID {
+			st.Nodes[i] = n.LocalStatus()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.Nodes[i] = n.peerStatus(ctx, m)
+		}()
+	}
+	wg.Wait()
+	return st
+}
+
+func (n *Node) peerStatus(ctx context.Context, m Member) NodeStatus {
+	unreachable := NodeStatus{ID: m.ID, State: "unreachable"}
+	timeout := peerTimeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = time.Until(d)
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + m.Admin + "/admin/v1/cluster/node")
+	req.Header.Set("Authorization", "Bearer "+n.cfg.AdminToken)
+	if err := fasthttp.DoTimeout(req, resp, timeout); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+		return unreachable
+	}
+	var got NodeStatus
+	if err := json.Unmarshal(resp.Body(), &got); err != nil || got.ID != m.ID {
+		return unreachable
+	}
+	return got
+}
+
+// StateHash is GET /admin/v1/state: the last record this node applied and
+// the hash of its replica's state after it (engine.State.Hash), so an
+// operator can see that replicas agree.
+func (n *Node) StateHash() (seq uint64, hash string, err error) {
+	err = n.fsm.read(func(s *engine.State, last, _ uint64) error {
+		h := s.Hash()
+		seq, hash = last, hex.EncodeToString(h[:])
+		return nil
+	})
+	return seq, hash, err
+}
+
+// Metrics are the figures /metrics exposes for the cluster.
+type Metrics struct {
+	Term, CommitIndex, AppliedIndex, LastIndex uint64
+	LeaderChanges                              uint64
+	Leading                                    bool
+	// LastContact is how long ago a follower last heard from its leader
+	// (0 on the leader).
+	LastContact time.Duration
+}
+
+// Metrics reads the node's Raft figures.
+func (n *Node) Metrics() Metrics {
+	m := Metrics{
+		Term: n.raft.CurrentTerm(), CommitIndex: n.raft.CommitIndex(), AppliedIndex: n.raft.AppliedIndex(),
+		LastIndex: n.raft.LastIndex(), LeaderChanges: n.leaderChanges.Load(), Leading: n.raft.State() == raft.Leader,
+	}
+	if !m.Leading {
+		if c := n.raft.LastContact(); !c.IsZero() {
+			m.LastContact = time.Since(c)
+		}
+	}
+	return m
+}

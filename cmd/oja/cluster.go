@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/actors/cluster"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway"
+)
+
+// serveCluster is `oja serve --cluster FILE --node ID`: one node of a
+// replicated cluster (actors/cluster). The node listens on its addresses
+// from the file (--listen and --admin-listen are not used), keeps its Raft
+// log and snapshots in <data>/raft, and runs the actors only while it
+// leads; otherwise its gateway forwards to the leader.
+func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
+	file, err := cluster.LoadFile(cfg.cluster)
+	if err != nil {
+		return err
+	}
+	self, ok := file.Member(cfg.node)
+	if !ok {
+		return fmt.Errorf("--node %q is not in %s (members: %s)", cfg.node, cfg.cluster, memberIDs(file))
+	}
+	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	token, err := clusterAdminToken(cfg.data)
+	if err != nil {
+		return err
+	}
+	logger = logger.With("node", self.ID)
+
+	var srvRef atomic.Pointer[gateway.Server]
+	node, err := cluster.Open(cluster.Config{
+		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync,
+		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
+		Actors: actors.Config{
+			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
+			MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger,
+			RateListener: func(key engine.BookKey, t *engine.Ticker) {
+				if srv := srvRef.Load(); srv != nil {
+					srv.RateChanged(key, t)
+				}
+			},
+		},
+		// --demo seeds once, through the first leader (its data dir gets
+		// demo.key); later leaders find the demo client and leave it be.
+		Seed: func(sys *actors.System) error {
+			if !cfg.demo || slices.ContainsFunc(sys.Clients(), func(c *engine.Client) bool { return c.Name == demoClientName }) {
+				return nil
+			}
+			return seedDemo(sys, cfg.data, logger)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	srv := gateway.New(gateway.Config{
+		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
+		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
+		Backup: func(string) error {
+			return &gateway.BackupRefusal{Reason: "not available in cluster mode: every node holds a replica; replace a lost node instead (README, \"Running a cluster\")"}
+		},
+		Collectors: []prometheus.Collector{newClusterCollector(node)},
+		Cluster:    node,
+	})
+	srvRef.Store(srv)
+	if err := srv.Start(); err != nil {
+		_ = node.Close()
+		return err
+	}
+	logger.Info("cluster node listening", "public", srv.Addr(), "admin", srv.AdminAddr(), "raft", self.Raft, "data", cfg.data)
+
+	var mu sync.Mutex // guards simulator
+	var simulator *marketSimulator
+	node.Run(func(sys *actors.System) {
+		srv.SetSystem(sys)
+		mu.Lock()
+		defer mu.Unlock()
+		if simulator != nil {
+			simulator.Stop()
+			simulator = nil
+		}
+		if sys != nil && cfg.demo {
+			simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
+		}
+	})
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	ticker := time.NewTicker(maintenanceInterval)
+	defer ticker.Stop()
+wait:
+	for {
+		select {
+		case sig := <-stop:
+			logger.Info("shutting down", "signal", sig.String())
+			break wait
+		case <-ticker.C:
+			if sys := node.System(); sys != nil {
+				sys.Maintain()
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("shutdown: connections cut", "err", err)
+	}
+	err = node.Close() // stops the actors (and the simulator through Run's callback)
+	logger.Info("stopped")
+	return err
+}
+
+// clusterAdminToken is the admin token of a cluster node. Followers forward
+// admin requests to the leader and ask their peers for their status, so
+// every node must hold the same token: OJA_ADMIN_TOKEN, or an admin.token
+// file the operator placed in each data dir. A node never makes one up.
+func clusterAdminToken(data string) (string, error) {
+	if t := os.Getenv("OJA_ADMIN_TOKEN"); t != "" {
+		return t, nil
+	}
+	b, err := os.ReadFile(filepath.Join(data, "admin.token"))
+	if t := strings.TrimSpace(string(b)); err == nil && t != "" {
+		return t, nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	return "", errors.New("cluster mode needs the same admin token on every node: set OJA_ADMIN_TOKEN, or write it to admin.token in each node's data dir")
+}
+
+func memberIDs(f *cluster.File) string {
+	ids := make([]string, len(f.Nodes))
+	for i, m := range f.Nodes {
+		ids[i] = m.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// clusterCollector exposes the node's Raft figures on /metrics.
+type clusterCollector struct {
+	node                                 *cluster.Node
+	term, leader, changes                *prometheus.Desc
+	commitIndex, appliedIndex, lastIndex *prometheus.Desc
+	lastContact                          *prometheus.Desc
+}
+
+func newClusterCollector(node *cluster.Node) *clusterCollector {
+	desc := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
+	return &clusterCollector{node: node,
+		term:         desc("oja_cluster_term", "Current Raft term."),
+		leader:       desc("oja_cluster_leader", "1 while this node is the Raft leader, else 0."),
+		changes:      desc("oja_cluster_leader_changes_total", "Leadership changes this node has seen since it started."),
+		commitIndex:  desc("oja_cluster_commit_index", "Last Raft index known committed."),
+		appliedIndex: desc("oja_cluster_applied_index", "Last Raft index applied to this node's replica."),
+		lastIndex:    desc("oja_cluster_last_index", "Last Raft index in this node's log."),
+		lastContact:  desc("oja_cluster_last_contact_seconds", "On a follower, time since the leader was last heard from (0 on the leader)."),
+	}
+}
+
+func (c *clusterCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.term, c.leader, c.changes, c.commitIndex, c.appliedIndex, c.lastIndex, c.lastContact} {
+		ch <- d
+	}
+}
+
+func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.node.Metrics()
+	leading := 0.0
+	if m.Leading {
+		leading = 1
+	}
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(c.term, float64(m.Term))
+	gauge(c.leader, leading)
+	ch <- prometheus.MustNewConstMetric(c.changes, prometheus.CounterValue, float64(m.LeaderChanges))
+	gauge(c.commitIndex, float64(m.CommitIndex))
+	gauge(c.appliedIndex, float64(m.AppliedIndex))
+	gauge(c.lastIndex, float64(m.LastIndex))
+	gauge(c.lastContact, m.LastContact.Seconds())
+}

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors/cluster"
+)
+
+// ClusterNode is what the gateway needs of this node's place in a cluster
+// (*cluster.Node). With one, a node that does not hold the running system
+// (it is not the leader) forwards every request but its own health,
+// metrics and cluster routes to the leader, and answers with the leader's
+// answer.
+type ClusterNode interface {
+	Self() cluster.Member
+	Leader() (cluster.Member, bool)
+	Status(ctx context.Context) cluster.Status
+	LocalStatus() cluster.NodeStatus
+	StateHash() (seq uint64, hash string, err error)
+}
+
+const (
+	// forwardedHeader marks a request one node forwarded to the leader, with
+	// the forwarding node's id: a node never forwards such a request again
+	// (two nodes that each think the other leads must not bounce it).
+	forwardedHeader = "Oja-Forwarded-By"
+	// forwardTimeout bounds a forwarded request: the leader's own bound on
+	// a write (10 s, fsyncs included) plus the hop.
+	forwardTimeout = 12 * time.Second
+	// clusterStatusTimeout bounds GET /admin/v1/cluster's questions to peers.
+	clusterStatusTimeout = 2 * time.Second
+)
+
+var errNoLeader = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
+	message: "no cluster leader is reachable (an election is under way or a majority of nodes is down); retry later"}
+
+// localRoutes are answered by every node itself, leader or not.
+var localRoutes = map[string]bool{
+	"/livez": true, "/healthz": true, "/readyz": true, "/metrics": true,
+	adminBase + "/cluster": true, adminBase + "/cluster/node": true, adminBase + "/state": true,
+}
+
+// forwarder keeps one connection pool per leader address.
+type forwarder struct {
+	mu      sync.Mutex
+	clients map[string]*fasthttp.HostClient
+}
+
+func (f *forwarder) client(addr string) *fasthttp.HostClient {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.clients[addr]
+	if !ok {
+		if f.clients == nil {
+			f.clients = make(map[string]*fasthttp.HostClient)
+		}
+		c = &fasthttp.HostClient{
+			Addr: addr, Name: "oja-forward", NoDefaultUserAgentHeader: true,
+			ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
+			MaxConns: connectionsMax, MaxIdleConnDuration: idleTimeout,
+			DisableHeaderNamesNormalizing: false, DisablePathNormalizing: true,
+		}
+		f.clients[addr] = c
+	}
+	return c
+}
+
+// clustered wraps a listener's router: on a node that is not serving as
+// leader, a request for any route but the local ones is forwarded.
+func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	if s.cfg.Cluster == nil {
+		return next
+	}
+	return func(ctx *fasthttp.RequestCtx) {
+		if s.sys.Load() != nil || localRoutes[string(ctx.Path())] {
+			next(ctx)
+			return
+		}
+		s.forward(ctx, admin)
+	}
+}
+
+// forward sends the request to the leader and answers with its answer: the
+// same status, headers (the request id included: the leader keeps ours)
+// and body. Without a reachable leader it answers 503 UNAVAILABLE with
+// Retry-After; a client retries with the same Idempotency-Key.
+func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
+	ctx.SetUserValue(router.MatchedRoutePathParam, "forwarded")
+	leader, ok := s.cfg.Cluster.Leader()
+	self := s.cfg.Cluster.Self()
+	if !ok || leader.ID == self.ID || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+		s.writeErrorByPath(ctx, errNoLeader)
+		return
+	}
+	if string(ctx.Path()) == ratesStreamPath {
+		// A rate stream never ends, so it is not proxied: the client
+		// follows the redirect to the leader (EventSource does).
+		ctx.Redirect("http://"+leader.Public+string(ctx.RequestURI()), fasthttp.StatusTemporaryRedirect)
+		return
+	}
+	addr := leader.Public
+	if admin {
+		addr = leader.Admin
+	}
+	id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
+	req := &ctx.Request
+	req.Header.SetBytesV("X-Request-Id", id)
+	req.Header.Set(forwardedHeader, self.ID)
+	req.Header.Del("Connection")
+	if err := s.fwd.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout); err != nil {
+		s.cfg.Logger.Warn("forwarding to the leader failed", "leader", leader.ID, "addr", addr, "err", err)
+		ctx.Response.Reset()
+		ctx.Response.Header.SetBytesV("X-Request-Id", id)
+		s.writeErrorByPath(ctx, errNoLeader)
+		return
+	}
+	ctx.Response.Header.ResetConnectionClose()
+}
+
+// clusterReady is /readyz on a node that does not lead: ready while it
+// knows a leader to forward to.
+func (s *Server) clusterReady() bool {
+	if s.cfg.Cluster == nil {
+		return false
+	}
+	leader, ok := s.cfg.Cluster.Leader()
+	return ok && leader.ID != s.cfg.Cluster.Self().ID
+}
+
+var errNotClustered = &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
+	message: "this server is not a cluster node (it was started without --cluster)"}
+
+// registerCluster serves the cluster's admin routes (404 on a single node).
+func (s *Server) registerCluster(r *router.Router) {
+	for path, h := range map[string]fasthttp.RequestHandler{
+		adminBase + "/cluster": s.clusterStatus, adminBase + "/cluster/node": s.clusterNode, adminBase + "/state": s.clusterState,
+	} {
+		r.GET(path, s.adminAuth(func(ctx *fasthttp.RequestCtx) {
+			if s.cfg.Cluster == nil {
+				s.writeError(ctx, errNotClustered)
+				return
+			}
+			h(ctx)
+		}))
+	}
+}
+
+func (s *Server) clusterStatus(ctx *fasthttp.RequestCtx) {
+	c, cancel := context.WithTimeout(context.Background(), clusterStatusTimeout)
+	defer cancel()
+	s.writeJSONValue(ctx, s.cfg.Cluster.Status(c))
+}
+
+func (s *Server) clusterNode(ctx *fasthttp.RequestCtx) {
+	s.writeJSONValue(ctx, s.cfg.Cluster.LocalStatus())
+}
+
+func (s *Server) clusterState(ctx *fasthttp.RequestCtx) {
+	seq, hash, err := s.cfg.Cluster.StateHash()
+	if err != nil {
+		s.cfg.Logger.Error("state hash", "err", err)
+		s.writeError(ctx, errInternal)
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"seq":`+strconv.FormatUint(seq, 10)+`,"hash":"`+hash+`"}`))
+}
+
+func (s *Server) writeJSONValue(ctx *fasthttp.RequestCtx, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.writeError(ctx, errInternal)
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, b)
+}
