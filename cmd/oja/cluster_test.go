@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// clusterNodes starts three `oja serve --cluster` processes on loopback
+// (fresh data dirs, --demo) and returns them once every node is ready.
+func clusterNodes(t *testing.T) []*ojaServer {
+	t.Helper()
+	dir := t.TempDir()
+	type member struct {
+		ID     string `json:"id"`
+		Raft   string `json:"raft"`
+		Public string `json:"public"`
+		Admin  string `json:"admin"`
+	}
+	var file struct {
+		Nodes []member `json:"nodes"`
+	}
+	nodes := make([]*ojaServer, 3)
+	for i := range nodes {
+		id := fmt.Sprintf("n%d", i+1)
+		m := member{ID: id, Raft: freeAddr(t), Public: freeAddr(t), Admin: freeAddr(t)}
+		file.Nodes = append(file.Nodes, m)
+		s := newOjaServer(t)
+		s.public, s.admin = m.Public, m.Admin
+		s.extra = []string{"--cluster", filepath.Join(dir, "cluster.json"), "--node", id, "--demo", "--max-key-share", "1"}
+		s.starts = 1 // the addresses are the file's: never pick new ones
+		nodes[i] = s
+	}
+	b, _ := json.Marshal(file)
+	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A node is ready once it knows a leader, so they start together.
+	errs := make(chan error, len(nodes))
+	for _, s := range nodes {
+		go func() { errs <- s.startOnce() }()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nodes
+}
+
+type clusterView struct {
+	Leader *string `json:"leader"`
+	Term   uint64  `json:"term"`
+	Nodes  []struct {
+		ID           string `json:"id"`
+		State        string `json:"state"`
+		AppliedIndex uint64 `json:"appliedIndex"`
+	} `json:"nodes"`
+}
+
+// leaderOf asks s for the cluster status until it names a leader.
+func leaderOf(t *testing.T, client *http.Client, s *ojaServer, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		res, err := do(client, "GET", s.adminURL()+"/admin/v1/cluster", crashAdminToken, nil)
+		if err == nil && res.status == 200 {
+			var v clusterView
+			decodeJSON(t, res.body, &v)
+			if v.Leader != nil {
+				return *v.Leader
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no leader known to %s within %v", s.admin, within)
+	return ""
+}
+
+// ackedQuote is a quote the cluster acknowledged.
+type ackedQuote struct {
+	id        string
+	cancelled bool // the cancel was acknowledged too
+}
+
+// TestClusterFailover runs three real nodes, loads them through every node
+// from several clients, SIGKILLs the leader mid-load, and requires: a new
+// leader serving within 10 s; every acknowledged quote and cancel present
+// through every surviving node; one quote per Idempotency-Key however
+// often a client retried through the failover; the ledger balanced; and,
+// once the old leader is back, all three replicas at the same {seq, hash}.
+func TestClusterFailover(t *testing.T) {
+	nodes := clusterNodes(t)
+	client := newHTTPClient()
+	leaderID := leaderOf(t, client, nodes[0], 10*time.Second)
+	node := func(id string) *ojaServer {
+		for i, s := range nodes {
+			if fmt.Sprintf("n%d", i+1) == id {
+				return s
+			}
+		}
+		t.Fatalf("unknown node %q", id)
+		return nil
+	}
+	var key string
+	deadline := time.Now().Add(10 * time.Second)
+	for key == "" && time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(node(leaderID).data, "demo.key"))
+		key = strings.TrimSpace(string(b))
+		time.Sleep(20 * time.Millisecond)
+	}
+	if key == "" {
+		t.Fatal("the leader wrote no demo key")
+	}
+
+	const rounds = 2
+	var (
+		mu     sync.Mutex
+		acked  = map[string]*ackedQuote{} // by Idempotency-Key
+		keyN   atomic.Int64
+		alive  atomic.Pointer[[]*ojaServer]
+		served atomic.Int64
+	)
+	all := append([]*ojaServer(nil), nodes...)
+	alive.Store(&all)
+	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
+	// createRetrying sends one create through the nodes in turn until it
+	// is answered 200 (the same Idempotency-Key every time) or 20 s pass.
+	createRetrying := func(worker int) {
+		idem := fmt.Sprintf("cluster-%d-%d", worker, keyN.Add(1))
+		stop := time.Now().Add(20 * time.Second)
+		for attempt := 0; time.Now().Before(stop); attempt++ {
+			ns := *alive.Load()
+			s := ns[(worker+attempt)%len(ns)]
+			res, err := do(client, "POST", s.publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", idem)
+			if err != nil || res.status == 503 {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			if res.status != 200 {
+				t.Errorf("create through %s: %d %s", s.public, res.status, res.body)
+				return
+			}
+			var q struct {
+				QuoteID string `json:"quoteId"`
+			}
+			decodeJSON(t, res.body, &q)
+			mu.Lock()
+			if prev, ok := acked[idem]; ok && prev.id != q.QuoteID {
+				t.Errorf("Idempotency-Key %s answered with two quotes: %s and %s", idem, prev.id, q.QuoteID)
+			}
+			aq := &ackedQuote{id: q.QuoteID}
+			acked[idem] = aq
+			mu.Unlock()
+			served.Add(1)
+			if worker%2 == 0 { // half the workers cancel what they create
+				res, err := do(client, "PUT", s.publicURL()+"/api/v1/partners/marketplace/quote/"+q.QuoteID+"/cancel", key, nil)
+				if err == nil && res.status == 200 {
+					mu.Lock()
+					aq.cancelled = true
+					mu.Unlock()
+				}
+			}
+			return
+		}
+		t.Errorf("create %s: no 200 within 20 s of retries", idem)
+	}
+
+	for round := 1; round <= rounds; round++ {
+		var wg sync.WaitGroup
+		quit := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-quit:
+						return
+					default:
+					}
+					createRetrying(w)
+				}
+			}()
+		}
+		time.Sleep(1500 * time.Millisecond)
+		leader := node(leaderID)
+		before := served.Load()
+		killedAt := time.Now()
+		leader.crash()
+		var survivors []*ojaServer
+		for _, s := range nodes {
+			if s != leader {
+				survivors = append(survivors, s)
+			}
+		}
+		alive.Store(&survivors)
+		// A new leader serves: acknowledgements resume within 10 s.
+		for served.Load() < before+5 {
+			if time.Since(killedAt) > 10*time.Second {
+				t.Fatalf("round %d: no write acknowledged within 10 s of killing leader %s", round, leaderID)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("round %d: writes acknowledged again %v after SIGKILL of leader %s", round, time.Since(killedAt).Round(time.Millisecond), leaderID)
+		time.Sleep(500 * time.Millisecond)
+		close(quit)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+
+		// Every acknowledged quote and cancel, through every survivor.
+		mu.Lock()
+		for idem, aq := range acked {
+			for _, s := range survivors {
+				res := mustDo(t, client, 200, "GET", s.publicURL()+"/api/v1/partners/marketplace/quote/"+aq.id, key, nil)
+				var q struct {
+					Status string `json:"status"`
+				}
+				decodeJSON(t, res.body, &q)
+				if aq.cancelled && q.Status != "cancelled" || !aq.cancelled && q.Status != "pending" && q.Status != "cancelled" {
+					t.Fatalf("round %d: quote %s (key %s) through %s: status %s, cancel acknowledged: %v", round, aq.id, idem, s.public, q.Status, aq.cancelled)
+				}
+			}
+		}
+		t.Logf("round %d: %d acknowledged quotes all present on the survivors", round, len(acked))
+		mu.Unlock()
+		var ledger struct {
+			OK bool `json:"ok"`
+		}
+		decodeJSON(t, mustDo(t, client, 200, "GET", survivors[0].adminURL()+"/admin/v1/ledger/check?mode=sandbox", crashAdminToken, nil).body, &ledger)
+		if !ledger.OK {
+			t.Fatalf("round %d: ledger check not ok after failover", round)
+		}
+
+		// The old leader restarts, catches up, and every replica agrees.
+		if err := leader.startOnce(); err != nil {
+			t.Fatalf("round %d: restarting the old leader: %v", round, err)
+		}
+		alive.Store(&all)
+		sameState(t, client, nodes, 20*time.Second)
+		leaderID = leaderOf(t, client, nodes[0], 10*time.Second)
+	}
+}
+
+// sameState waits until every node reports the same {seq, hash}.
+func sameState(t *testing.T, client *http.Client, nodes []*ojaServer, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last []string
+	for time.Now().Before(deadline) {
+		last = last[:0]
+		for _, s := range nodes {
+			res, err := do(client, "GET", s.adminURL()+"/admin/v1/state", crashAdminToken, nil)
+			if err != nil || res.status != 200 {
+				last = append(last, fmt.Sprintf("%s: %v %d", s.admin, err, res.status))
+				continue
+			}
+			last = append(last, string(res.body))
+		}
+		agree := true
+		for _, v := range last[1:] {
+			agree = agree && v == last[0]
+		}
+		if agree && strings.HasPrefix(last[0], `{"seq":`) {
+			t.Logf("all replicas at %s", last[0])
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("replicas disagree after %v: %q", within, last)
+}
