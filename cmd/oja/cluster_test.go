@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -277,4 +278,95 @@ func sameState(t *testing.T, client *http.Client, nodes []*ojaServer, within tim
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("replicas disagree after %v: %q", within, last)
+}
+
+// TestClusterFencing pauses the leader (SIGSTOP) past the election timeout
+// with creates queued on its listener, lets a new leader take writes, then
+// resumes it: none of the old leader's answers may be a 2xx for a quote the
+// cluster lacks, and all three replicas end at the same {seq, hash}.
+func TestClusterFencing(t *testing.T) {
+	nodes := clusterNodes(t)
+	client := newHTTPClient()
+	slow := &http.Client{Timeout: 30 * time.Second}
+	oldID := leaderOf(t, client, nodes[0], 10*time.Second)
+	var old *ojaServer
+	var survivors []*ojaServer
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) == oldID {
+			old = s
+		} else {
+			survivors = append(survivors, s)
+		}
+	}
+	var key string
+	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(old.data, "demo.key"))
+		key = strings.TrimSpace(string(b))
+	}
+	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
+
+	if err := old.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer old.proc.cmd.Process.Signal(syscall.SIGCONT)
+	type answer struct {
+		res httpResult
+		err error
+	}
+	answers := make(chan answer, 8)
+	for i := 0; i < cap(answers); i++ {
+		go func() {
+			res, err := do(slow, "POST", old.publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", fmt.Sprintf("paused-%d", i))
+			answers <- answer{res, err}
+		}()
+	}
+	// A new leader among the others.
+	var newID string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no new leader within 15 s of pausing the old one")
+		}
+		if id := leaderOf(t, client, survivors[0], 10*time.Second); id != oldID {
+			newID = id
+			break
+		}
+	}
+	for i := 0; i < 5; i++ {
+		for attempt := 0; ; attempt++ {
+			res, err := do(client, "POST", survivors[i%2].publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", fmt.Sprintf("new-leader-%d", i))
+			if err == nil && res.status == 200 {
+				break
+			}
+			if attempt > 100 {
+				t.Fatalf("the new leader %s took no write: %v %d %s", newID, err, res.status, res.body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if err := old.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	acked, statuses := 0, map[string]int{}
+	for i := 0; i < cap(answers); i++ {
+		a := <-answers
+		if a.err != nil {
+			statuses["no answer"]++
+			continue
+		}
+		statuses[fmt.Sprint(a.res.status)]++
+		if a.res.status/100 != 2 {
+			continue
+		}
+		acked++
+		var q struct {
+			QuoteID string `json:"quoteId"`
+		}
+		decodeJSON(t, a.res.body, &q)
+		for _, s := range survivors {
+			mustDo(t, client, 200, "GET", s.publicURL()+"/api/v1/partners/marketplace/quote/"+q.QuoteID, key, nil)
+		}
+	}
+	t.Logf("the paused leader %s answered the %d writes queued while it was paused %v; the %d acknowledged are on the survivors (new leader %s)",
+		oldID, cap(answers), statuses, acked, newID)
+	sameState(t, client, nodes, 20*time.Second)
 }
