@@ -10,11 +10,21 @@ TORTURE ?= 10m
 # proxy into the module cache without touching go.mod.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test promtool build bench bench-engine fuzz torture clean
+.PHONY: run cluster test promtool build bench bench-engine fuzz torture clean
 
 ## run: serve with the embedded store and sandbox demo data in $(DATA)
 run:
 	$(GO) run ./cmd/oja serve --demo --data $(DATA)
+
+## cluster: three local cluster nodes from cluster.example.json (data in ./data-cluster/n1..n3);
+##          Ctrl-C stops all three
+cluster:
+	$(GO) build -o bin/oja ./cmd/oja
+	@mkdir -p data-cluster; [ -s data-cluster/admin.token ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' | sed 's/^/oja_admin_/' > data-cluster/admin.token
+	@echo "admin token: data-cluster/admin.token; public APIs on 127.0.0.1:8080, :8082, :8084"
+	@export OJA_ADMIN_TOKEN=$$(cat data-cluster/admin.token); pids=; \
+		for n in n1 n2 n3; do bin/oja serve --cluster cluster.example.json --node $$n --data data-cluster/$$n --demo & pids="$$pids $$!"; done; \
+		trap 'kill $$pids; wait' INT TERM; wait
 
 ## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds
 ##       run as unit tests; a short crash torture), then the engine and actors

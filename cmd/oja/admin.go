@@ -29,6 +29,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   accounts deposit ACCOUNT_ID AMOUNT
   ledger check [--mode live|sandbox]
   backup DIR
+  cluster                 (cluster mode: leader, term, each node's state)
 
 The token is --token, else $OJA_ADMIN_TOKEN, else <data>/admin.token.
 The address is --addr, else $OJA_ADMIN_ADDR.
@@ -178,6 +179,9 @@ func parseAdminCall(args []string) (*adminCall, error) {
 			return nil, err
 		}
 		return &adminCall{"GET", "/admin/v1/ledger/check?mode=" + url.QueryEscape(*mode), nil}, nil
+	}
+	if args[0] == "cluster" && len(args) == 1 {
+		return &adminCall{"GET", "/admin/v1/cluster", nil}, nil
 	}
 	if args[0] == "backup" && len(args) == 2 {
 		dir, err := filepath.Abs(args[1])

@@ -369,4 +369,18 @@ func TestClusterFencing(t *testing.T) {
 	t.Logf("the paused leader %s answered the %d writes queued while it was paused %v; the %d acknowledged are on the survivors (new leader %s)",
 		oldID, cap(answers), statuses, acked, newID)
 	sameState(t, client, nodes, 20*time.Second)
+
+	// `oja admin cluster` through the old leader: all three, one leader.
+	out, errOut, code := runOja(t, old.bin, childEnv("OJA_ADMIN_TOKEN="+crashAdminToken), "admin", "--addr", old.adminURL(), "cluster")
+	var v clusterView
+	decodeJSON(t, []byte(out), &v)
+	leaders := 0
+	for _, n := range v.Nodes {
+		if n.State == "leader" {
+			leaders++
+		}
+	}
+	if code != 0 || v.Leader == nil || len(v.Nodes) != 3 || leaders != 1 {
+		t.Fatalf("oja admin cluster: exit %d, %s %s", code, out, errOut)
+	}
 }

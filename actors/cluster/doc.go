@@ -1,0 +1,17 @@
+// Package cluster runs Oja as one node of a replicated cluster on
+// hashicorp/raft (`oja serve --cluster FILE --node ID`).
+//
+// Every node keeps a replica of the state: its FSM applies each committed
+// Raft entry — a batch of engine event records — with engine.State.Apply,
+// numbering records from 1 like the single-node log. The leader alone runs
+// the actors (package actors); their Log is raftLog, where an Append is one
+// entry and done runs once the entry is committed on a majority (each
+// member fsync'd it in its wal.RaftStore) and applied here. On gaining
+// leadership a node commits a barrier, starts the actors from a copy of its
+// replica and hands the system to the gateway; on losing it, it stops them,
+// and the gateway forwards to the new leader.
+//
+// A deposed leader cannot acknowledge a write the cluster lacks: its
+// entries commit only with a majority in its term, and once a new term has
+// begun they fail (ErrNotLeader) instead.
+package cluster
