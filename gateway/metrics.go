@@ -100,7 +100,7 @@ func (s *Server) writeMetrics(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	var b bytes.Buffer
-	enc := expfmt.NewEncoder(&b, expfmt.FmtText)
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, f := range families {
 		if err := enc.Encode(f); err != nil {
 			s.cfg.Logger.Error("metrics: encode", "err", err)
@@ -109,7 +109,7 @@ func (s *Server) writeMetrics(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.SetContentType(string(expfmt.FmtText))
+	ctx.SetContentType(string(expfmt.NewFormat(expfmt.TypeTextPlain)))
 	ctx.SetBody(b.Bytes())
 }
 

@@ -35,6 +35,9 @@ type Config struct {
 	// hears of rate changes on a follower (from its replica).
 	Actors actors.Config
 	Logger *slog.Logger
+	// RaftLogLevel is the level of hashicorp/raft's own log lines, JSON on
+	// stderr (0 = hclog.Info: elections and snapshots).
+	RaftLogLevel hclog.Level
 	// AdminToken authenticates this node to its peers' admin APIs (for
 	// the cluster status); every node must share it.
 	AdminToken string
@@ -46,6 +49,14 @@ type Config struct {
 	SnapshotEvery uint64
 	// HeartbeatTimeout and ElectionTimeout are Raft's (0 = 1 s each).
 	HeartbeatTimeout, ElectionTimeout time.Duration
+
+	// In-process tests: a transport instead of TCP on Member.Raft, and
+	// changes to Raft's configuration.
+	transport interface {
+		raft.Transport
+		Close() error
+	}
+	tuneRaft func(*raft.Config)
 }
 
 // Node is one member of a replicated cluster: a hashicorp/raft replica of
@@ -55,8 +66,11 @@ type Node struct {
 	self  Member
 	raft  *raft.Raft
 	store *wal.RaftStore
-	trans *raft.NetworkTransport
-	fsm   *fsm
+	trans interface {
+		raft.Transport
+		Close() error
+	}
+	fsm *fsm
 
 	mu      sync.Mutex // guards sys and log
 	sys     *actors.System
@@ -92,7 +106,7 @@ func Open(cfg Config) (*Node, error) {
 	n.fsm.onRates = cfg.Actors.RateListener
 	n.fsm.leading = n.leading.Load
 
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Info, Output: os.Stderr, JSONFormat: true})
+	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: cfg.RaftLogLevel, Output: os.Stderr, JSONFormat: true})
 	var err error
 	if n.store, err = wal.OpenRaftStore(filepath.Join(cfg.Dir, "log"), wal.RaftStoreOptions{FS: cfg.FS, Sync: cfg.Sync}); err != nil {
 		return nil, err
@@ -102,9 +116,13 @@ func Open(cfg Config) (*Node, error) {
 		_ = n.store.Close()
 		return nil, fmt.Errorf("cluster: snapshots: %w", err)
 	}
-	if n.trans, err = raft.NewTCPTransportWithLogger(self.Raft, nil, 3, 10*time.Second, hlog); err != nil {
-		_ = n.store.Close()
-		return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
+	if n.trans = cfg.transport; n.trans == nil {
+		tcp, err := raft.NewTCPTransportWithLogger(self.Raft, nil, 3, 10*time.Second, hlog)
+		if err != nil {
+			_ = n.store.Close()
+			return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
+		}
+		n.trans = tcp
 	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(self.ID)
@@ -120,6 +138,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.SnapshotEvery > 0 {
 		rc.SnapshotThreshold = cfg.SnapshotEvery
+	}
+	if cfg.tuneRaft != nil {
+		cfg.tuneRaft(rc)
 	}
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
 	if err != nil {

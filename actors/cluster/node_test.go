@@ -1,0 +1,315 @@
+package cluster
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// testCluster is three in-process nodes on hashicorp/raft's in-memory
+// transport, each Raft store on its own crashable filesystem, so a test
+// can partition nodes and cut their power.
+type testCluster struct {
+	t     *testing.T
+	file  *File
+	nodes []*testNode
+}
+
+type testNode struct {
+	id   string
+	addr raft.ServerAddress
+	fs   *vfs.MemFS
+	// dir is the node's Raft dir: the store under it lives on fs, the
+	// snapshots (Raft's file snapshot store) on disk.
+	dir   string
+	trans *raft.InmemTransport
+	node  *Node
+
+	mu  sync.Mutex
+	sys *actors.System
+}
+
+const (
+	testHeartbeat     = 150 * time.Millisecond
+	testSnapshotEvery = 64
+	testTrailingLogs  = 16
+)
+
+func newTestCluster(t *testing.T) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, file: &File{}}
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("n%d", i)
+		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
+		c.nodes = append(c.nodes, &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: t.TempDir()})
+	}
+	for _, n := range c.nodes {
+		c.open(n)
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if n.node != nil {
+				_ = n.node.Close()
+			}
+		}
+	})
+	return c
+}
+
+// open starts n's node on its filesystem with a new transport connected to
+// every other node's.
+func (c *testCluster) open(n *testNode) {
+	c.t.Helper()
+	_, n.trans = raft.NewInmemTransport(n.addr)
+	for _, o := range c.nodes {
+		if o != n && o.trans != nil {
+			n.trans.Connect(o.addr, o.trans)
+			o.trans.Connect(n.addr, n.trans)
+		}
+	}
+	node, err := Open(Config{
+		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: n.fs,
+		Actors:           actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
+		HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, SnapshotEvery: testSnapshotEvery,
+		RaftLogLevel: hclog.Error,
+		transport:    n.trans,
+		tuneRaft: func(rc *raft.Config) {
+			rc.TrailingLogs = testTrailingLogs
+			rc.SnapshotInterval = 50 * time.Millisecond
+			rc.CommitTimeout = 5 * time.Millisecond
+		},
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	n.node = node
+	node.Run(func(sys *actors.System) {
+		n.mu.Lock()
+		n.sys = sys
+		n.mu.Unlock()
+	})
+}
+
+// leader waits for a node whose actors serve.
+func (c *testCluster) leader(except ...*testNode) *testNode {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+	nodes:
+		for _, n := range c.nodes {
+			for _, e := range except {
+				if n == e {
+					continue nodes
+				}
+			}
+			n.mu.Lock()
+			sys := n.sys
+			n.mu.Unlock()
+			if sys != nil && sys.Ready() == nil && n.node.raft.State() == raft.Leader {
+				return n
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.t.Fatal("no serving leader within 10 s")
+	return nil
+}
+
+// createClients writes count clients through n's actors and returns the
+// names acknowledged (a failed write is not acknowledged).
+func (c *testCluster) createClients(n *testNode, prefix string, count int) []string {
+	n.mu.Lock()
+	sys := n.sys
+	n.mu.Unlock()
+	var acked []string
+	for i := 0; i < count && sys != nil; i++ {
+		name := fmt.Sprintf("%s-%d", prefix, i)
+		if r := sys.Admin(&actors.CreateClient{Name: name}); r.Err == nil && r.Result == engine.ResultOK {
+			acked = append(acked, name)
+		}
+	}
+	return acked
+}
+
+// clientNames reads the client names of n's replica.
+func clientNames(t *testing.T, n *testNode) map[string]bool {
+	t.Helper()
+	names := map[string]bool{}
+	if err := n.node.fsm.read(func(s *engine.State, _, _ uint64) error {
+		for _, cl := range s.Clients {
+			names[cl.Name] = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// converge waits until every node's replica has the same {seq, hash}.
+func (c *testCluster) converge() (uint64, string) {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var states []string
+	for time.Now().Before(deadline) {
+		states = states[:0]
+		var seq uint64
+		var hash string
+		for _, n := range c.nodes {
+			s, h, err := n.node.StateHash()
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			seq, hash = s, h
+			states = append(states, fmt.Sprintf("%s:%d:%s", n.id, s, h[:12]))
+		}
+		same := true
+		for _, n := range c.nodes {
+			s, h, _ := n.node.StateHash()
+			same = same && s == seq && h == hash
+		}
+		if same {
+			return seq, hash
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("replicas do not converge: %v", states)
+	return 0, ""
+}
+
+func (c *testCluster) requireAll(what string, names []string) {
+	c.t.Helper()
+	for _, n := range c.nodes {
+		have := clientNames(c.t, n)
+		for _, name := range names {
+			if !have[name] {
+				c.t.Fatalf("%s: acknowledged client %s missing on %s", what, name, n.id)
+			}
+		}
+	}
+}
+
+// isolate cuts n off from the others, both ways; heal reconnects it.
+func (c *testCluster) isolate(n *testNode) {
+	n.trans.DisconnectAll()
+	for _, o := range c.nodes {
+		if o != n {
+			o.trans.Disconnect(n.addr)
+		}
+	}
+}
+
+func (c *testCluster) heal(n *testNode) {
+	for _, o := range c.nodes {
+		if o != n {
+			n.trans.Connect(o.addr, o.trans)
+			o.trans.Connect(n.addr, n.trans)
+		}
+	}
+}
+
+// TestPartitionedLeader: a leader cut off from the others acknowledges
+// nothing more; the majority elects a new one and takes writes; once
+// healed, the old leader steps down and catches up.
+func TestPartitionedLeader(t *testing.T) {
+	c := newTestCluster(t)
+	old := c.leader()
+	acked := c.createClients(old, "before", 20)
+	if len(acked) != 20 {
+		t.Fatalf("healthy cluster acknowledged %d of 20", len(acked))
+	}
+	old.mu.Lock()
+	oldSys := old.sys
+	old.mu.Unlock()
+	c.isolate(old)
+	// Writes to the isolated leader's actors: none may be acknowledged (it
+	// cannot reach a majority; it steps down after its lease).
+	for i := 0; i < 5; i++ {
+		if r := oldSys.Admin(&actors.CreateClient{Name: fmt.Sprintf("isolated-%d", i)}); r.Err == nil {
+			t.Fatalf("the isolated leader acknowledged client isolated-%d", i)
+		}
+	}
+	newLeader := c.leader(old)
+	acked = append(acked, c.createClients(newLeader, "after", 20)...)
+	c.heal(old)
+	c.converge()
+	c.requireAll("after the partition healed", acked)
+	if names := clientNames(t, newLeader); names["isolated-0"] {
+		t.Fatal("a write the isolated leader refused is in the cluster")
+	}
+}
+
+// TestPowerLossOfTwo: the leader and a follower lose power at once (each
+// keeps only what it fsync'd); after both restart, every acknowledged
+// write is there and the replicas agree.
+func TestPowerLossOfTwo(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader()
+	acked := c.createClients(leader, "c", 150) // crosses snapshots (every 64 entries)
+	var follower *testNode
+	for _, n := range c.nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	for _, n := range []*testNode{leader, follower} {
+		crashed := n.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: 0})
+		_ = n.node.Close()
+		n.node, n.fs = nil, crashed
+		n.mu.Lock()
+		n.sys = nil
+		n.mu.Unlock()
+	}
+	for _, n := range []*testNode{leader, follower} {
+		c.open(n)
+	}
+	l := c.leader()
+	acked = append(acked, c.createClients(l, "d", 10)...)
+	c.converge()
+	c.requireAll("after power loss of two nodes", acked)
+}
+
+// TestLaggingFollowerInstallsSnapshot: a follower cut off while the log
+// moves past its compaction point catches up from a snapshot.
+func TestLaggingFollowerInstallsSnapshot(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader()
+	var lagging *testNode
+	for _, n := range c.nodes {
+		if n != leader {
+			lagging = n
+			break
+		}
+	}
+	c.isolate(lagging)
+	acked := c.createClients(leader, "while-away", 3*testSnapshotEvery)
+	if len(acked) != 3*testSnapshotEvery {
+		t.Fatalf("two of three nodes acknowledged %d of %d", len(acked), 3*testSnapshotEvery)
+	}
+	// The leader's log no longer holds what the follower lacks.
+	if err := leader.node.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := leader.node.store.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lag := lagging.node.raft.AppliedIndex(); first <= lag+1 {
+		t.Fatalf("the leader's log still starts at %d, the lagging follower applied %d: no snapshot needed", first, lag)
+	}
+	c.heal(lagging)
+	c.converge()
+	c.requireAll("after the snapshot install", acked)
+	if got := lagging.node.raft.Stats()["last_snapshot_index"]; got == "0" || got == "" {
+		t.Fatalf("the lagging follower caught up without installing a snapshot (last_snapshot_index %q)", got)
+	}
+}
