@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# bench/cluster.sh — a three-node cluster (oja serve --cluster, fsync on)
+# against a single node, on loopback, in the same run; then failover times.
+#
+#   bench/cluster.sh [rounds=3] [seconds=8] [connections=64] [kills=20]
+#
+# Each round measures, with wrk: create-quote req/s on the single node,
+# through the cluster's leader, and through a follower (forwarded to the
+# leader). Then it SIGKILLs the leader `kills` times; each time it measures
+# the time until a create through a survivor is answered 200 (a new leader
+# elected, its actors started from its replica), restarts the killed node
+# and waits for it to be ready. Prints medians, ratios and p50/p99.
+# All three nodes, the single node and wrk share this machine's cores, so
+# the cluster's figure is a floor for three machines. Needs wrk and curl.
+# Traffic stays on 127.0.0.1; every process is stopped at the end.
+set -euo pipefail
+rounds=${1:-3}
+seconds=${2:-8}
+conns=${3:-64}
+kills=${4:-20}
+command -v wrk >/dev/null || { echo "bench/cluster.sh needs wrk (apt-get install wrk)" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+declare -A pids
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/oja" ./cmd/oja
+export OJA_ADMIN_TOKEN=oja_admin_bench_cluster
+port=$((20000 + RANDOM % 20000))
+flags=(--max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true --log-format json)
+
+# The single node.
+"$work/oja" serve --demo --data "$work/single" --listen "127.0.0.1:$port" \
+  --admin-listen "127.0.0.1:$((port + 1))" "${flags[@]}" 2>"$work/single.log" &
+pids[single]=$!
+single="http://127.0.0.1:$port"
+
+# The cluster: n1..n3 on the next ports.
+nodes="" 
+for i in 1 2 3; do
+  b=$((port + 10 * i))
+  nodes+="${nodes:+,}{\"id\":\"n$i\",\"raft\":\"127.0.0.1:$b\",\"public\":\"127.0.0.1:$((b + 1))\",\"admin\":\"127.0.0.1:$((b + 2))\"}"
+done
+echo "{\"nodes\":[$nodes]}" >"$work/cluster.json"
+public() { echo "http://127.0.0.1:$((port + 10 * $1 + 1))"; }
+admin() { echo "http://127.0.0.1:$((port + 10 * $1 + 2))"; }
+start() {
+  "$work/oja" serve --cluster "$work/cluster.json" --node "n$1" --data "$work/n$1" --demo "${flags[@]}" 2>>"$work/n$1.log" &
+  pids[n$1]=$!
+}
+for i in 1 2 3; do start "$i"; done
+ready() { curl -fs "$1/readyz" >/dev/null 2>&1; }
+for _ in $(seq 200); do
+  ready "$single" && ready "$(public 1)" && ready "$(public 2)" && ready "$(public 3)" && break
+  sleep 0.1
+done
+leader() { # the leader's number, as node 1..3 sees it
+  for i in 1 2 3; do
+    l=$(curl -fs -H "Authorization: Bearer $OJA_ADMIN_TOKEN" "$(admin "$i")/admin/v1/cluster" 2>/dev/null | sed -nE 's/.*"leader":"n([0-9])".*/\1/p')
+    [ -n "$l" ] && { echo "$l"; return; }
+  done
+}
+for _ in $(seq 100); do [ -n "$(leader)" ] && break; sleep 0.1; done
+lead=$(leader)
+for _ in $(seq 100); do [ -s "$work/n$lead/demo.key" ] && break; sleep 0.1; done
+skey=$(cat "$work/single/demo.key")
+ckey=$(cat "$work/n$lead/demo.key")
+body='{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}'
+lua() {
+  cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer $1"
+wrk.body = '$body'
+LUA
+}
+lua "$skey" >"$work/single.lua"
+lua "$ckey" >"$work/cluster.lua"
+intent=/api/v1/partners/marketplace/intent
+rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+follower=$(( lead % 3 + 1 ))
+: >"$work/results"
+for r in $(seq "$rounds"); do
+  s=$(rps -s "$work/single.lua" "$single$intent")
+  l=$(rps -s "$work/cluster.lua" "$(public "$lead")$intent")
+  f=$(rps -s "$work/cluster.lua" "$(public "$follower")$intent")
+  echo "$s $l $f" >>"$work/results"
+  awk -v r="$r" '{printf "round %d: single %.0f/s  cluster via leader %.0f/s (%.2f)  via follower %.0f/s (%.2f)\n", r, $1, $2, $2/$1, $3, $3/$1}' <<<"$s $l $f"
+done
+echo "create-quote medians over $rounds rounds (${seconds}s each, $conns connections, fsync on):"
+echo "  single $(cut -d' ' -f1 "$work/results" | median) req/s"
+echo "  leader $(cut -d' ' -f2 "$work/results" | median) req/s   ratio $(awk '{print $2/$1}' "$work/results" | median)"
+echo "  follower $(cut -d' ' -f3 "$work/results" | median) req/s   ratio $(awk '{print $3/$1}' "$work/results" | median)"
+
+# Failover: kill the leader, time until a create through a survivor is 200.
+kill "${pids[single]}"
+: >"$work/failover"
+for k in $(seq "$kills"); do
+  lead=$(leader)
+  survivor=$(( lead % 3 + 1 ))
+  t0=$(date +%s%N)
+  kill -9 "${pids[n$lead]}"
+  wait "${pids[n$lead]}" 2>/dev/null || true
+  until [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$(public "$survivor")$intent" -H "Authorization: Bearer $ckey" \
+      -H 'Content-Type: application/json' -H "Idempotency-Key: failover-$k" -d "$body")" = 200 ]; do
+    sleep 0.02
+  done
+  t1=$(date +%s%N)
+  echo $(( (t1 - t0) / 1000000 )) >>"$work/failover"
+  echo "kill $k: n$lead killed; writes acknowledged again after $(( (t1 - t0) / 1000000 )) ms"
+  start "$lead"
+  for _ in $(seq 200); do ready "$(public "$lead")" && break; sleep 0.05; done
+done
+sort -n "$work/failover" | awk '{a[NR]=$1} END {
+  p50 = a[int((NR + 1) / 2)]; i99 = int(NR * 0.99 + 0.999); if (i99 > NR) i99 = NR
+  printf "failover over %d kills: p50 %d ms, p99 %d ms, max %d ms\n", NR, p50, a[i99], a[NR] }'
