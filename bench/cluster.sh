@@ -99,6 +99,7 @@ echo "  follower $(cut -d' ' -f3 "$work/results" | median) req/s   ratio $(awk '
 
 # Failover: kill the leader, time until a create through a survivor is 200.
 kill "${pids[single]}"
+[ "$kills" -gt 0 ] || exit 0
 : >"$work/failover"
 for k in $(seq "$kills"); do
   lead=$(leader)

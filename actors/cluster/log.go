@@ -16,56 +16,122 @@ import (
 // Idempotency-Key through any node finds it if it was committed after all.
 var ErrNotLeader = errors.New("cluster: not the leader")
 
-// applyEnqueueTimeout bounds how long an Append waits for Raft to take an
-// entry (not for its commit: a commit ends with success or the loss of
-// leadership).
-const applyEnqueueTimeout = 5 * time.Second
+const (
+	// applyEnqueueTimeout bounds how long a Raft Apply waits for Raft to
+	// take an entry (not for its commit: a commit ends with success or the
+	// loss of leadership).
+	applyEnqueueTimeout = 5 * time.Second
+	// entriesInFlightMax bounds the entries proposed and not yet
+	// committed; appends made meanwhile gather into the next entry (group
+	// commit), which is what makes a busy leader write few, large entries.
+	entriesInFlightMax = 4
+	// entryRecordsMax and entryBytesMax bound one entry.
+	entryRecordsMax = 2048
+	entryBytesMax   = 1 << 20
+)
 
-// pendingMax bounds the appends waiting for their commit on one leader.
-const pendingMax = 8192
-
-// raftLog is the actors' Log in cluster mode: an Append is one Raft entry,
-// and done runs once the entry is committed on a majority (each member
-// fsync'd it) and applied to this node's replica — or failed, when
-// leadership was lost before that. One goroutine waits for the entries in
-// the order they were appended, so done runs in Append order, as
-// actors.Log requires.
+// raftLog is the actors' Log in cluster mode. Appends queue up; one
+// goroutine proposes what is queued as one Raft entry whenever fewer than
+// entriesInFlightMax entries await their commit, and another waits for the
+// entries in order and runs each append's done once its entry is committed
+// on a majority (each member fsync'd it) and applied to this node's
+// replica — or failed, when leadership was lost first. So done runs in
+// Append order, as actors.Log requires.
 type raftLog struct {
-	r       *raft.Raft
-	mu      sync.Mutex // orders Apply and the queue; guards closed
-	closed  bool
-	pending chan pendingAppend
-	stopped chan struct{}
+	r *raft.Raft
+
+	mu     sync.Mutex
+	work   sync.Cond // signalled when queue grows or closed is set
+	queue  []queuedAppend
+	closed bool
+
+	inFlight chan struct{} // a slot per entry awaiting its commit
+	proposed chan proposedEntry
+	stopped  chan struct{} // closed when every done has run
 }
 
-type pendingAppend struct {
-	f    raft.ApplyFuture
+type queuedAppend struct {
+	recs [][]byte
 	done func(firstSeq uint64, err error)
+}
+
+type proposedEntry struct {
+	f       raft.ApplyFuture
+	appends []queuedAppend
 }
 
 var _ actors.Log = (*raftLog)(nil)
 
 func newRaftLog(r *raft.Raft) *raftLog {
-	l := &raftLog{r: r, pending: make(chan pendingAppend, pendingMax), stopped: make(chan struct{})}
+	l := &raftLog{
+		r:        r,
+		inFlight: make(chan struct{}, entriesInFlightMax),
+		proposed: make(chan proposedEntry, entriesInFlightMax),
+		stopped:  make(chan struct{}),
+	}
+	l.work.L = &l.mu
+	go l.propose()
 	go l.wait()
 	return l
 }
 
-// Append proposes recs as one entry.
+// Append queues recs for the next entry.
 func (l *raftLog) Append(recs [][]byte, done func(firstSeq uint64, err error)) {
-	data := encodeRecords(recs)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		done(0, ErrNotLeader)
 		return
 	}
-	l.pending <- pendingAppend{l.r.Apply(data, applyEnqueueTimeout), done}
+	l.queue = append(l.queue, queuedAppend{recs, done})
+	l.mu.Unlock()
+	l.work.Signal()
 }
 
+// propose turns what is queued into entries, at most entriesInFlightMax
+// awaiting their commit at a time.
+func (l *raftLog) propose() {
+	defer close(l.proposed)
+	for {
+		l.inFlight <- struct{}{} // wait for a slot before taking the queue
+		l.mu.Lock()
+		for len(l.queue) == 0 && !l.closed {
+			l.work.Wait()
+		}
+		if len(l.queue) == 0 { // closed and drained
+			l.mu.Unlock()
+			return
+		}
+		n, records, size := 0, 0, 0
+		for n < len(l.queue) && (n == 0 || records+len(l.queue[n].recs) <= entryRecordsMax && size+recsSize(l.queue[n].recs) <= entryBytesMax) {
+			records += len(l.queue[n].recs)
+			size += recsSize(l.queue[n].recs)
+			n++
+		}
+		batch := l.queue[:n:n]
+		l.queue = append([]queuedAppend(nil), l.queue[n:]...)
+		l.mu.Unlock()
+
+		recs := make([][]byte, 0, records)
+		for _, a := range batch {
+			recs = append(recs, a.recs...)
+		}
+		l.proposed <- proposedEntry{l.r.Apply(encodeRecords(recs), applyEnqueueTimeout), batch}
+	}
+}
+
+func recsSize(recs [][]byte) int {
+	n := 0
+	for _, r := range recs {
+		n += len(r)
+	}
+	return n
+}
+
+// wait runs the dones of each entry, in order, once it ended.
 func (l *raftLog) wait() {
 	defer close(l.stopped)
-	for p := range l.pending {
+	for p := range l.proposed {
 		var seq uint64
 		err := p.f.Error()
 		if err == nil {
@@ -75,18 +141,20 @@ func (l *raftLog) wait() {
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) || errors.Is(err, raft.ErrRaftShutdown) {
 			err = fmt.Errorf("%w: %w", ErrNotLeader, err)
 		}
-		p.done(seq, err)
+		<-l.inFlight
+		for _, a := range p.appends {
+			a.done(seq, err)
+			seq += uint64(len(a.recs))
+		}
 	}
 }
 
-// close refuses further appends and waits for the pending ones to end
-// (each ends: committed, or failed with the loss of leadership).
+// close refuses further appends and waits until every queued one has
+// ended (committed, or failed with the loss of leadership).
 func (l *raftLog) close() {
 	l.mu.Lock()
-	if !l.closed {
-		l.closed = true
-		close(l.pending)
-	}
+	l.closed = true
 	l.mu.Unlock()
+	l.work.Broadcast()
 	<-l.stopped
 }
