@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// A quote's lifecycle as the linearizability checker sees it: operations on
+// one Idempotency-Key's quote (create, get, cancel), through any node.
+type lifeInput struct {
+	key string
+	op  string // "create", "get", "cancel"
+}
+
+type lifeOutput struct {
+	unknown bool   // no answer, or 503: the write may or may not have happened
+	status  string // get: the quote's status; cancel: "ok" or "refused"
+}
+
+// quoteLifecycle models one quote: "" (not yet created), "pending",
+// "cancelled". An unanswered write may or may not have taken effect.
+var quoteLifecycle = porcupine.NondeterministicModel{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range history {
+			k := op.Input.(lifeInput).key
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, byKey[k])
+		}
+		return out
+	},
+	Init: func() []any { return []any{""} },
+	Step: func(state, input, output any) []any {
+		s, in, out := state.(string), input.(lifeInput), output.(lifeOutput)
+		switch in.op {
+		case "create":
+			if s == "" {
+				if out.unknown {
+					return []any{"", "pending"}
+				}
+				return []any{"pending"}
+			}
+			return []any{s} // a replay returns the same quote
+		case "get":
+			if out.status == s || s == "" && out.status == "not found" {
+				return []any{s}
+			}
+			return nil
+		case "cancel":
+			switch {
+			case out.unknown:
+				if s == "pending" {
+					return []any{"pending", "cancelled"}
+				}
+				return []any{s}
+			case out.status == "ok" && (s == "pending" || s == "cancelled"):
+				return []any{"cancelled"} // cancelling a cancelled quote answers it again
+			case out.status == "refused" && s != "pending" && s != "cancelled" && s != "":
+				return []any{s}
+			}
+			return nil
+		}
+		return nil
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(lifeInput), output.(lifeOutput)
+		if out.unknown {
+			return fmt.Sprintf("%s(%s) -> ?", in.op, in.key)
+		}
+		return fmt.Sprintf("%s(%s) -> %s", in.op, in.key, out.status)
+	},
+}
+
+// TestClusterLinearizable drives quote lifecycles through every node of a
+// three-node cluster while the leader is paused past an election and,
+// later, killed and restarted; the history of creates, gets and cancels
+// must be linearizable (porcupine, as etcd's robustness tests use it).
+func TestClusterLinearizable(t *testing.T) {
+	nodes := clusterNodes(t)
+	client := newHTTPClient()
+	leaderID := leaderOf(t, client, nodes[0], 10*time.Second)
+	byID := func(id string) *ojaServer {
+		var i int
+		fmt.Sscanf(id, "n%d", &i)
+		return nodes[i-1]
+	}
+	var key string
+	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(byID(leaderID).data, "demo.key"))
+		key = strings.TrimSpace(string(b))
+	}
+	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
+
+	var (
+		mu      sync.Mutex
+		history []porcupine.Operation
+		down    sync.Map // *ojaServer → true while killed
+	)
+	record := func(worker int, in lifeInput, call int64, out lifeOutput) {
+		ret := time.Now().UnixNano()
+		if out.unknown && in.op != "get" {
+			ret = math.MaxInt64 // it may take effect at any later time
+		}
+		mu.Lock()
+		history = append(history, porcupine.Operation{ClientId: worker, Input: in, Call: call, Output: out, Return: ret})
+		mu.Unlock()
+	}
+	pick := func(rng *rand.Rand) *ojaServer {
+		for {
+			s := nodes[rng.IntN(len(nodes))]
+			if _, killed := down.Load(s); !killed {
+				return s
+			}
+		}
+	}
+	began := time.Now()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 6; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				idem := fmt.Sprintf("lin-%d-%d", w, n)
+				var id string
+				for attempt := 0; id == "" && attempt < 200; attempt++ {
+					call := time.Now().UnixNano()
+					res, err := do(client, "POST", pick(rng).publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", idem)
+					in := lifeInput{idem, "create"}
+					if err != nil || res.status == 503 {
+						record(w, in, call, lifeOutput{unknown: true})
+						time.Sleep(30 * time.Millisecond)
+						continue
+					}
+					if res.status != 200 {
+						t.Errorf("create: %d %s", res.status, res.body)
+						return
+					}
+					var q struct {
+						QuoteID string `json:"quoteId"`
+					}
+					decodeJSON(t, res.body, &q)
+					id = q.QuoteID
+					record(w, in, call, lifeOutput{status: "pending"})
+				}
+				for i := 0; i < 4 && id != ""; i++ {
+					s := pick(rng)
+					call := time.Now().UnixNano()
+					if rng.IntN(3) == 0 {
+						res, err := do(client, "PUT", s.publicURL()+"/api/v1/partners/marketplace/quote/"+id+"/cancel", key, nil)
+						out := lifeOutput{unknown: err != nil || res.status == 503}
+						switch {
+						case out.unknown:
+						case res.status == 200:
+							out.status = "ok"
+						case res.status == 409:
+							out.status = "refused"
+						default:
+							t.Errorf("cancel: %d %s", res.status, res.body)
+							return
+						}
+						record(w, lifeInput{idem, "cancel"}, call, out)
+						continue
+					}
+					res, err := do(client, "GET", s.publicURL()+"/api/v1/partners/marketplace/quote/"+id, key, nil)
+					if err != nil || res.status == 503 {
+						continue // a read that was not answered says nothing
+					}
+					out := lifeOutput{status: "not found"}
+					if res.status == 200 {
+						var q struct {
+							Status string `json:"status"`
+						}
+						decodeJSON(t, res.body, &q)
+						out.status = q.Status
+					}
+					record(w, lifeInput{idem, "get"}, call, out)
+				}
+			}
+		}()
+	}
+
+	// Faults: pause the leader past an election, then kill another one.
+	time.Sleep(1500 * time.Millisecond)
+	paused := byID(leaderID)
+	if err := paused.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if err := paused.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	killed := byID(leaderOf(t, client, nodes[0], 10*time.Second))
+	down.Store(killed, true)
+	killed.crash()
+	time.Sleep(3 * time.Second)
+	if err := killed.startOnce(); err != nil {
+		t.Fatal(err)
+	}
+	down.Delete(killed)
+	time.Sleep(1500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	t.Logf("load and faults done after %v", time.Since(began).Round(time.Millisecond))
+	checkStart := time.Now()
+	res, info := porcupine.CheckOperationsVerbose(quoteLifecycle.ToModel(), history, 60*time.Second)
+	t.Logf("%d operations over %d quotes: %s (checked in %v)", len(history), len(quoteLifecycle.Partition(history)), res, time.Since(checkStart).Round(time.Millisecond))
+	if res != porcupine.Ok {
+		path := filepath.Join(t.TempDir(), "history.html")
+		if f, err := os.Create(path); err == nil {
+			_ = porcupine.Visualize(quoteLifecycle.ToModel(), info, f)
+			f.Close()
+		}
+		for _, part := range quoteLifecycle.Partition(history) {
+			if porcupine.CheckOperations(quoteLifecycle.ToModel(), part) {
+				continue
+			}
+			for _, op := range part {
+				ret := "∞"
+				if op.Return != math.MaxInt64 {
+					ret = fmt.Sprint(op.Return - part[0].Call)
+				}
+				t.Logf("  worker %d [%d, %s] %s", op.ClientId, op.Call-part[0].Call, ret, quoteLifecycle.DescribeOperation(op.Input, op.Output))
+			}
+			break
+		}
+		t.Fatalf("the history is not linearizable (%s)", res)
+	}
+}
