@@ -4,12 +4,14 @@
 #
 #   bench/cluster.sh [rounds=3] [seconds=8] [connections=64] [kills=20]
 #
-# Each round measures, with wrk: create-quote req/s on the single node,
-# through the cluster's leader, and through a follower (forwarded to the
-# leader). Then it SIGKILLs the leader `kills` times; each time it measures
-# the time until a create through a survivor is answered 200 (a new leader
-# elected, its actors started from its replica), restarts the killed node
-# and waits for it to be ready. Prints medians, ratios and p50/p99.
+# Each round measures, with wrk, create-quote and then get-quote req/s on
+# the single node, through the cluster's leader, and through a follower
+# (forwarded to the leader; a read on the leader waits for a heartbeat
+# round that confirms its leadership). Then it SIGKILLs the leader `kills`
+# times; each time it measures the time until a create through a survivor
+# is answered 200 (a new leader elected, its actors started from its
+# replica), restarts the killed node and waits for it to be ready.
+# Prints medians, ratios and p50/p99.
 # All three nodes, the single node and wrk share this machine's cores, so
 # the cluster's figure is a floor for three machines. Needs wrk and curl.
 # Traffic stays on 127.0.0.1; every process is stopped at the end.
@@ -81,6 +83,13 @@ LUA
 lua "$skey" >"$work/single.lua"
 lua "$ckey" >"$work/cluster.lua"
 intent=/api/v1/partners/marketplace/intent
+newquote() { curl -fs -X POST "$1$intent" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$body" \
+  | sed -E 's/.*"quoteId":"([^"]+)".*/\1/'; }
+squote=$(newquote "$single" "$skey")
+cquote=$(newquote "$(public "$lead")" "$ckey")
+echo "wrk.headers[\"Authorization\"] = \"Bearer $skey\"" >"$work/sget.lua"
+echo "wrk.headers[\"Authorization\"] = \"Bearer $ckey\"" >"$work/cget.lua"
+quote=/api/v1/partners/marketplace/quote
 rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 follower=$(( lead % 3 + 1 ))
@@ -89,13 +98,20 @@ for r in $(seq "$rounds"); do
   s=$(rps -s "$work/single.lua" "$single$intent")
   l=$(rps -s "$work/cluster.lua" "$(public "$lead")$intent")
   f=$(rps -s "$work/cluster.lua" "$(public "$follower")$intent")
-  echo "$s $l $f" >>"$work/results"
-  awk -v r="$r" '{printf "round %d: single %.0f/s  cluster via leader %.0f/s (%.2f)  via follower %.0f/s (%.2f)\n", r, $1, $2, $2/$1, $3, $3/$1}' <<<"$s $l $f"
+  gs=$(rps -s "$work/sget.lua" "$single$quote/$squote")
+  gl=$(rps -s "$work/cget.lua" "$(public "$lead")$quote/$cquote")
+  gf=$(rps -s "$work/cget.lua" "$(public "$follower")$quote/$cquote")
+  echo "$s $l $f $gs $gl $gf" >>"$work/results"
+  awk -v r="$r" '{printf "round %d: create: single %.0f/s  leader %.0f/s (%.2f)  follower %.0f/s (%.2f) | get: single %.0f/s  leader %.0f/s (%.2f)  follower %.0f/s (%.2f)\n", r, $1, $2, $2/$1, $3, $3/$1, $4, $5, $5/$4, $6, $6/$4}' <<<"$s $l $f $gs $gl $gf"
 done
 echo "create-quote medians over $rounds rounds (${seconds}s each, $conns connections, fsync on):"
 echo "  single $(cut -d' ' -f1 "$work/results" | median) req/s"
 echo "  leader $(cut -d' ' -f2 "$work/results" | median) req/s   ratio $(awk '{print $2/$1}' "$work/results" | median)"
 echo "  follower $(cut -d' ' -f3 "$work/results" | median) req/s   ratio $(awk '{print $3/$1}' "$work/results" | median)"
+echo "get-quote medians:"
+echo "  single $(cut -d' ' -f4 "$work/results" | median) req/s"
+echo "  leader $(cut -d' ' -f5 "$work/results" | median) req/s   ratio $(awk '{print $5/$4}' "$work/results" | median)"
+echo "  follower $(cut -d' ' -f6 "$work/results" | median) req/s   ratio $(awk '{print $6/$4}' "$work/results" | median)"
 
 # Failover: kill the leader, time until a create through a survivor is 200.
 kill "${pids[single]}"

@@ -24,6 +24,9 @@ type ClusterNode interface {
 	Status(ctx context.Context) cluster.Status
 	LocalStatus() cluster.NodeStatus
 	StateHash() (seq uint64, hash string, err error)
+	// VerifyLeader confirms that this node still leads (a heartbeat round
+	// answered by a majority), before it answers a read itself.
+	VerifyLeader() error
 }
 
 const (
@@ -79,7 +82,22 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		return next
 	}
 	return func(ctx *fasthttp.RequestCtx) {
-		if s.sys.Load() != nil || localRoutes[string(ctx.Path())] {
+		if localRoutes[string(ctx.Path())] {
+			next(ctx)
+			return
+		}
+		if s.sys.Load() != nil {
+			// A read is answered here only once this node is known to
+			// still lead: a paused or partitioned leader that has not
+			// noticed its successor must not serve what it holds. A
+			// write needs no check: it is acknowledged only once
+			// committed in this leader's term.
+			if ctx.IsGet() && string(ctx.Path()) != ratesStreamPath {
+				if err := s.cfg.Cluster.VerifyLeader(); err != nil {
+					s.writeErrorByPath(ctx, errNoLeader)
+					return
+				}
+			}
 			next(ctx)
 			return
 		}

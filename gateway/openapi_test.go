@@ -1062,3 +1062,4 @@ func (fixedCluster) LocalStatus() cluster.NodeStatus {
 	return cluster.NodeStatus{ID: "n2", State: "follower", AppliedIndex: 12}
 }
 func (fixedCluster) StateHash() (uint64, string, error) { return 9, strings.Repeat("ab", 32), nil }
+func (fixedCluster) VerifyLeader() error                { return nil }

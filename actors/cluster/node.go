@@ -77,6 +77,7 @@ type Node struct {
 	log     *raftLog
 	leading atomic.Bool
 
+	check         leaderCheck
 	leaderChanges atomic.Uint64
 	onSystem      func(*actors.System) // Run's argument
 	quit, done    chan struct{}
@@ -408,4 +409,54 @@ func (n *Node) Metrics() Metrics {
 		}
 	}
 	return m
+}
+
+// VerifyLeader confirms, with a round of heartbeats answered by a
+// majority, that this node still leads: a read served after it reflects
+// every write acknowledged before the read began, even on a leader that
+// was paused or partitioned without knowing it yet. Concurrent callers
+// share rounds (each waits for a round that started after it called).
+func (n *Node) VerifyLeader() error { return n.check.verify(n.raft) }
+
+// leaderCheck coalesces VerifyLeader calls into rounds.
+type leaderCheck struct {
+	mu      sync.Mutex
+	next    *verifyRound // the round the next callers join; it starts after the running one
+	running bool
+}
+
+type verifyRound struct {
+	done chan struct{}
+	err  error
+}
+
+func (c *leaderCheck) verify(r *raft.Raft) error {
+	c.mu.Lock()
+	if c.next == nil {
+		c.next = &verifyRound{done: make(chan struct{})}
+	}
+	round := c.next
+	if !c.running {
+		c.running = true
+		go c.run(r)
+	}
+	c.mu.Unlock()
+	<-round.done
+	return round.err
+}
+
+func (c *leaderCheck) run(r *raft.Raft) {
+	for {
+		c.mu.Lock()
+		round := c.next
+		c.next = nil
+		if round == nil {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		round.err = r.VerifyLeader().Error()
+		close(round.done)
+	}
 }
