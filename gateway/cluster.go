@@ -17,7 +17,7 @@ import (
 // (*cluster.Node). With one, a node that does not hold the running system
 // (it is not the leader) forwards every request but its own health,
 // metrics and cluster routes to the leader, and answers with the leader's
-// answer.
+// answer; a rate stream is relayed (cluster_stream.go).
 type ClusterNode interface {
 	Self() cluster.Member
 	Leader() (cluster.Member, bool)
@@ -118,9 +118,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 		return
 	}
 	if string(ctx.Path()) == ratesStreamPath {
-		// A rate stream never ends, so it is not proxied: the client
-		// follows the redirect to the leader (EventSource does).
-		ctx.Redirect("http://"+leader.Public+string(ctx.RequestURI()), fasthttp.StatusTemporaryRedirect)
+		s.relayStream(ctx, leader.Public)
 		return
 	}
 	addr := leader.Public

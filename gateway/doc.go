@@ -56,6 +56,7 @@
 //	(actors) requestTimeout 10 s    a request's wait for its actor and fsync (503 UNAVAILABLE after)
 //	forwardTimeout         12 s     a request a cluster follower forwards to the leader (503 UNAVAILABLE after)
 //	clusterStatusTimeout   2 s      GET /admin/v1/cluster's questions to the peers (each at most 1 s)
+//	relayIdleMax           60 s     silence of a rate stream a follower relays from the leader before it ends it
 //
 // A JSON request object has no array member (contract §6, §11), so an array
 // is refused like any other unknown or mistyped member, after a scan bounded

@@ -81,7 +81,8 @@ type Server struct {
 	reqID   requestIDs
 	streams *streamHub // the rate stream's subscribers (stream.go)
 	metrics *metrics
-	fwd     forwarder // requests forwarded to the cluster's leader
+	fwd     forwarder   // requests forwarded to the cluster's leader
+	relay   streamProxy // rate streams relayed from the cluster's leader
 }
 
 // New builds a server; Start listens.
@@ -175,6 +176,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// Streams first: fasthttp's shutdown waits for every open response, and
 	// a stream only ends when told to (stream.go).
 	streamsErr := s.streams.close(ctx)
+	s.relay.closeAll()
 	errs := make(chan error, 2)
 	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
 	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()

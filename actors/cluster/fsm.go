@@ -21,18 +21,11 @@ import (
 // `{seq, hash}` compares across nodes.
 type fsm struct {
 	logger *slog.Logger
-	// onRates, when set, is told of each book whose consensus rate changed
-	// on a follower (the leader's pair actors tell the rate stream there).
-	onRates func(key engine.BookKey, t *engine.Ticker)
-	// leading reports whether this node's actors are running: rate changes
-	// are then theirs to report.
-	leading func() bool
 
-	mu       sync.RWMutex
-	state    *engine.State
-	seq      uint64                       // last record applied
-	index    uint64                       // last Raft index applied
-	reported map[engine.BookKey]consensus // reportRates's last look
+	mu    sync.RWMutex
+	state *engine.State
+	seq   uint64 // last record applied
+	index uint64 // last Raft index applied
 	// failed is the first record that did not apply: the replica no longer
 	// follows the leader (a bug or a foreign log); it refuses to serve.
 	failed error
@@ -96,35 +89,7 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 		f.logger.Error("replica diverged: a committed record does not apply; this node refuses to serve", "err", f.failed)
 		res.err = f.failed
 	}
-	f.reportRates()
 	return res
-}
-
-// reportRates tells onRates of each book whose consensus rate moved since
-// it last looked, while this node is a follower (a handful of books).
-func (f *fsm) reportRates() {
-	if f.onRates == nil || f.leading() {
-		return
-	}
-	if f.reported == nil {
-		f.reported = make(map[engine.BookKey]consensus, len(f.state.Tickers))
-	}
-	for key, t := range f.state.Tickers {
-		now := consensus{t.Consensus, t.ConsensusAt, t.HasConsensus}
-		if was, ok := f.reported[key]; !ok || was != now {
-			f.reported[key] = now
-			if ok {
-				f.onRates(key, t.Clone())
-			}
-		}
-	}
-}
-
-// consensus is what reportRates compares of a ticker.
-type consensus struct {
-	rate engine.Rate
-	at   int64
-	has  bool
 }
 
 // read runs fn with the state under the read lock.
@@ -169,7 +134,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state, f.seq, f.failed, f.reported = state, binary.BigEndian.Uint64(data), nil, nil
+	f.state, f.seq, f.failed = state, binary.BigEndian.Uint64(data), nil
 	return nil
 }
 

@@ -31,8 +31,7 @@ type Config struct {
 	Dir  string // where the Raft store and snapshots live (<data>/raft)
 	Sync bool   // fsync every Raft write (false: benchmarks only)
 	FS   vfs.FS // the Raft store's filesystem; nil = disk
-	// Actors configures the actors a leader runs. Its RateListener also
-	// hears of rate changes on a follower (from its replica).
+	// Actors configures the actors a leader runs.
 	Actors actors.Config
 	Logger *slog.Logger
 	// RaftLogLevel is the level of hashicorp/raft's own log lines, JSON on
@@ -72,10 +71,9 @@ type Node struct {
 	}
 	fsm *fsm
 
-	mu      sync.Mutex // guards sys and log
-	sys     *actors.System
-	log     *raftLog
-	leading atomic.Bool
+	mu  sync.Mutex // guards sys and log
+	sys *actors.System
+	log *raftLog
 
 	check         leaderCheck
 	leaderChanges atomic.Uint64
@@ -104,8 +102,6 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, self: self, quit: make(chan struct{}), done: make(chan struct{})}
 	n.fsm = newFSM(cfg.Logger)
-	n.fsm.onRates = cfg.Actors.RateListener
-	n.fsm.leading = n.leading.Load
 
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: cfg.RaftLogLevel, Output: os.Stderr, JSONFormat: true})
 	var err error
@@ -240,7 +236,6 @@ func (n *Node) startActors() error {
 	n.mu.Lock()
 	n.sys, n.log = sys, log
 	n.mu.Unlock()
-	n.leading.Store(true)
 	if n.cfg.Seed != nil {
 		if err := n.cfg.Seed(sys); err != nil {
 			return fmt.Errorf("seed: %w", err)
@@ -268,7 +263,6 @@ func (n *Node) stopActors() {
 	if n.onSystem != nil {
 		n.onSystem(nil)
 	}
-	n.leading.Store(false)
 	sys.Stop()
 	log.close()
 	n.cfg.Logger.Info("not leading: actors stopped")

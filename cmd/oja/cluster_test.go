@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -119,6 +121,14 @@ func TestClusterFailover(t *testing.T) {
 	}
 	if key == "" {
 		t.Fatal("the leader wrote no demo key")
+	}
+
+	// A rate stream asked of a follower is relayed from the leader.
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) != leaderID {
+			requireRateEvent(t, s.publicURL(), key)
+			break
+		}
 	}
 
 	const rounds = 2
@@ -383,4 +393,32 @@ func TestClusterFencing(t *testing.T) {
 	if code != 0 || v.Leader == nil || len(v.Nodes) != 3 || leaders != 1 {
 		t.Fatalf("oja admin cluster: exit %d, %s %s", code, out, errOut)
 	}
+}
+
+// requireRateEvent opens the rate stream at base and requires a
+// rate_update event within 5 s.
+func requireRateEvent(t *testing.T, base, key string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/v1/partners/marketplace/rates/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("rate stream through %s: %v", base, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("rate stream through %s: %d %s", base, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == "event: rate_update" {
+			return
+		}
+	}
+	t.Fatalf("rate stream through %s: no rate_update event (%v)", base, sc.Err())
 }

@@ -1,0 +1,146 @@
+package gateway
+
+import (
+	"bufio"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// streamProxy relays rate streams a follower is asked for from the leader:
+// the leader authenticates, limits and serves the stream; the follower
+// copies its bytes as they come. Its connections to the leader are its
+// own, so Shutdown can end every relayed stream by closing them.
+type streamProxy struct {
+	mu    sync.Mutex
+	conns map[*relayConn]struct{}
+	open  atomic.Int64
+	// clients, one per leader address (streams need no timeout on the
+	// whole response: relayConn bounds each read instead).
+	clients map[string]*fasthttp.HostClient
+}
+
+// relayIdleMax bounds a relayed stream's silence: the leader sends a
+// heartbeat every --sse-heartbeat (15 s by default), so a leader that went
+// silent this long is gone and the stream ends (the client reconnects).
+const relayIdleMax = 60 * time.Second
+
+// relayConn is a connection to the leader that bounds each read.
+type relayConn struct {
+	net.Conn
+	p *streamProxy
+}
+
+func (c *relayConn) Read(b []byte) (int, error) {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(relayIdleMax))
+	return c.Conn.Read(b)
+}
+
+func (c *relayConn) Close() error {
+	c.p.mu.Lock()
+	delete(c.p.conns, c)
+	c.p.mu.Unlock()
+	return c.Conn.Close()
+}
+
+func (p *streamProxy) client(addr string) *fasthttp.HostClient {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.clients == nil {
+		p.clients = make(map[string]*fasthttp.HostClient)
+		p.conns = make(map[*relayConn]struct{})
+	}
+	c, ok := p.clients[addr]
+	if !ok {
+		c = &fasthttp.HostClient{
+			Addr: addr, Name: "oja-relay", NoDefaultUserAgentHeader: true,
+			StreamResponseBody: true, MaxConns: sseSubscribersMax, MaxIdleConnDuration: time.Second,
+			WriteTimeout: forwardTimeout, DisablePathNormalizing: true,
+			Dial: func(addr string) (net.Conn, error) {
+				conn, err := fasthttp.DialTimeout(addr, forwardTimeout)
+				if err != nil {
+					return nil, err
+				}
+				rc := &relayConn{Conn: conn, p: p}
+				p.mu.Lock()
+				p.conns[rc] = struct{}{}
+				p.mu.Unlock()
+				return rc, nil
+			},
+		}
+		p.clients[addr] = c
+	}
+	return c
+}
+
+// closeAll ends every relayed stream (at Shutdown).
+func (p *streamProxy) closeAll() {
+	p.mu.Lock()
+	conns := make([]*relayConn, 0, len(p.conns))
+	for c := range p.conns {
+		conns = append(conns, c)
+	}
+	p.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Conn.Close()
+	}
+}
+
+// relayStream answers a rate stream request on a follower with the
+// leader's stream. A refusal by the leader (401, 429, 503…) is relayed as
+// it is.
+func (s *Server) relayStream(ctx *fasthttp.RequestCtx, addr string) {
+	if s.relay.open.Load() >= sseSubscribersMax || s.closing.Load() {
+		s.writeError(ctx, errStreamsFull)
+		return
+	}
+	req := fasthttp.AcquireRequest()
+	ctx.Request.CopyTo(req)
+	resp := fasthttp.AcquireResponse()
+	release := func() {
+		_ = resp.CloseBodyStream()
+		fasthttp.ReleaseResponse(resp)
+	}
+	err := s.relay.client(addr).Do(req, resp)
+	fasthttp.ReleaseRequest(req)
+	if err != nil {
+		release()
+		s.cfg.Logger.Warn("relaying a rate stream from the leader failed", "addr", addr, "err", err)
+		s.writeError(ctx, errNoLeader)
+		return
+	}
+	resp.Header.CopyTo(&ctx.Response.Header)
+	ctx.Response.Header.ResetConnectionClose()
+	if resp.StatusCode() != fasthttp.StatusOK {
+		body, _ := resp.BodyUncompressed()
+		ctx.SetBody(append([]byte(nil), body...))
+		release()
+		return
+	}
+	ctx.Response.Header.Del("Content-Length")
+	ctx.Response.Header.Del("Transfer-Encoding")
+	stream := resp.BodyStream()
+	s.relay.open.Add(1)
+	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer s.relay.open.Add(-1)
+		defer release()
+		buf := make([]byte, 4096)
+		for {
+			n, err := stream.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return
+				}
+				if w.Flush() != nil {
+					return // the client left
+				}
+			}
+			if err != nil {
+				return // the leader ended it, died or went silent
+			}
+		}
+	})
+}
