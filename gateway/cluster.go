@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 )
 
@@ -27,6 +29,9 @@ type ClusterNode interface {
 	// VerifyLeader confirms that this node still leads (a heartbeat round
 	// answered by a majority), before it answers a read itself.
 	VerifyLeader() error
+	// Replace removes member id from the Raft configuration and adds it
+	// back, for a fresh node started with --join (leader only).
+	Replace(id string) error
 }
 
 const (
@@ -155,6 +160,13 @@ var errNotClustered = &apiError{status: fasthttp.StatusNotFound, code: codeNotFo
 
 // registerCluster serves the cluster's admin routes (404 on a single node).
 func (s *Server) registerCluster(r *router.Router) {
+	r.POST(adminBase+"/cluster/nodes/{nodeId}/replace", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
+		if s.cfg.Cluster == nil {
+			s.writeError(ctx, errNotClustered)
+			return
+		}
+		s.clusterReplace(ctx)
+	}))
 	for path, h := range map[string]fasthttp.RequestHandler{
 		adminBase + "/cluster": s.clusterStatus, adminBase + "/cluster/node": s.clusterNode, adminBase + "/state": s.clusterState,
 	} {
@@ -172,6 +184,24 @@ func (s *Server) clusterStatus(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), clusterStatusTimeout)
 	defer cancel()
 	s.writeJSONValue(ctx, s.cfg.Cluster.Status(c))
+}
+
+// clusterReplace is POST /admin/v1/cluster/nodes/{nodeId}/replace, served
+// by the leader (a follower forwards it like any admin write).
+func (s *Server) clusterReplace(ctx *fasthttp.RequestCtx) {
+	id, _ := ctx.UserValue("nodeId").(string)
+	err := s.cfg.Cluster.Replace(id)
+	switch {
+	case err == nil:
+		s.clusterStatus(ctx)
+	case errors.Is(err, cluster.ErrReplaceLeader):
+		s.writeError(ctx, &apiError{status: fasthttp.StatusConflict, code: "CONFLICT", message: err.Error()})
+	case errors.Is(err, cluster.ErrUnknownMember):
+		s.writeError(ctx, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound, message: err.Error()})
+	default:
+		s.cfg.Logger.Error("replacing a cluster member", "node", id, "err", err)
+		s.writeError(ctx, errNoLeader)
+	}
 }
 
 func (s *Server) clusterNode(ctx *fasthttp.RequestCtx) {

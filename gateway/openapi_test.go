@@ -883,6 +883,17 @@ func TestOpenAPIDocument(t *testing.T) {
 		defer cancel()
 		_ = node.Shutdown(ctx)
 	}()
+	replace := "/admin/v1/cluster/nodes/{nodeId}/replace"
+	rp := func(id string) string { return strings.Replace(replace, "{nodeId}", id, 1) }
+	c.run(t, oapiCall{name: "replace single node", base: adm, method: "POST", path: rp("n3"), template: replace, token: tok, want: 404})
+	c.run(t, oapiCall{name: "replace unready", base: unreadyAdm, method: "POST", path: rp("n3"), template: replace, token: tok, want: 503})
+	c.run(t, oapiCall{name: "replace no token", base: adm, method: "POST", path: rp("n3"), template: replace, want: 401})
+	// The fixed node "leads" here: the server holds a system, as a leader's does.
+	node.SetSystem(s.Sys)
+	c.run(t, oapiCall{name: "replace", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n3"), template: replace, token: tok, want: 200})
+	c.run(t, oapiCall{name: "replace the leader", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n2"), template: replace, token: tok, want: 409})
+	c.run(t, oapiCall{name: "replace unknown", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n9"), template: replace, token: tok, want: 404})
+	node.SetSystem(nil)
 	for _, path := range []string{"/admin/v1/cluster", "/admin/v1/cluster/node", "/admin/v1/state"} {
 		c.run(t, oapiCall{name: "single node " + path, base: adm, method: "GET", path: path, template: path, token: tok, want: 404})
 		c.run(t, oapiCall{name: "cluster node " + path, base: "http://" + node.AdminAddr(), method: "GET", path: path, template: path, token: tok, want: 200})
@@ -1063,3 +1074,12 @@ func (fixedCluster) LocalStatus() cluster.NodeStatus {
 }
 func (fixedCluster) StateHash() (uint64, string, error) { return 9, strings.Repeat("ab", 32), nil }
 func (fixedCluster) VerifyLeader() error                { return nil }
+func (fixedCluster) Replace(id string) error {
+	switch id {
+	case "n2":
+		return cluster.ErrReplaceLeader
+	case "n1", "n3":
+		return nil
+	}
+	return cluster.ErrUnknownMember
+}

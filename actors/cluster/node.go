@@ -30,6 +30,10 @@ type Config struct {
 	Self string // this node's id in File
 	Dir  string // where the Raft store and snapshots live (<data>/raft)
 	Sync bool   // fsync every Raft write (false: benchmarks only)
+	// Join, on a first start (empty Raft dir), skips the bootstrap: the
+	// node waits for the leader to add it (Replace), as a replacement for
+	// a member whose data was lost.
+	Join bool
 	FS   vfs.FS // the Raft store's filesystem; nil = disk
 	// Actors configures the actors a leader runs.
 	Actors actors.Config
@@ -144,7 +148,10 @@ func Open(cfg Config) (*Node, error) {
 		n.closeStores()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	if !existing {
+	if !existing && cfg.Join {
+		cfg.Logger.Info("joining: waiting for the leader to add this node (oja admin cluster replace " + self.ID + ")")
+	}
+	if !existing && !cfg.Join {
 		var servers []raft.Server
 		for _, m := range cfg.File.Nodes {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Raft)})
@@ -453,4 +460,35 @@ func (c *leaderCheck) run(r *raft.Raft) {
 		round.err = r.VerifyLeader().Error()
 		close(round.done)
 	}
+}
+
+// ErrUnknownMember names an id that is not in the cluster file.
+var ErrUnknownMember = errors.New("cluster: no such member in the cluster file")
+
+// ErrReplaceLeader refuses to replace the node that leads.
+var ErrReplaceLeader = errors.New("cluster: the leader cannot replace itself; stop it (another node takes over) and ask the new leader")
+
+// Replace swaps member id for a fresh node at the same addresses: the
+// leader removes it from the Raft configuration, then adds it back as a
+// voter; the fresh node (started with Join on an empty data dir) then
+// receives a snapshot and the log from the leader. This is how a member
+// whose disk died rejoins: under its old identity with an empty log it
+// could vote twice in one term, so it must first leave the configuration.
+// Only the leader replaces.
+func (n *Node) Replace(id string) error {
+	m, ok := n.cfg.File.Member(id)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
+	}
+	if id == n.self.ID {
+		return ErrReplaceLeader
+	}
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, barrierTimeout).Error(); err != nil {
+		return fmt.Errorf("cluster: removing %s: %w", id, err)
+	}
+	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(m.Raft), 0, barrierTimeout).Error(); err != nil {
+		return fmt.Errorf("cluster: adding %s back: %w", id, err)
+	}
+	n.cfg.Logger.Info("member replaced: removed and added back; it catches up from this leader", "node", id)
+	return nil
 }

@@ -21,6 +21,7 @@ type testCluster struct {
 	t     *testing.T
 	file  *File
 	nodes []*testNode
+	join  *testNode // open starts this node with Join
 }
 
 type testNode struct {
@@ -76,7 +77,7 @@ func (c *testCluster) open(n *testNode) {
 		}
 	}
 	node, err := Open(Config{
-		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: n.fs,
+		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: n.fs, Join: n == c.join,
 		Actors:           actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
 		HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, SnapshotEvery: testSnapshotEvery,
 		RaftLogLevel: hclog.Error,
@@ -312,4 +313,34 @@ func TestLaggingFollowerInstallsSnapshot(t *testing.T) {
 	if got := lagging.node.raft.Stats()["last_snapshot_index"]; got == "0" || got == "" {
 		t.Fatalf("the lagging follower caught up without installing a snapshot (last_snapshot_index %q)", got)
 	}
+}
+
+// TestReplaceLostNode: a follower's disk dies (its store and snapshots
+// gone); a fresh node under the same id joins without bootstrapping, the
+// leader replaces the member, and the new node catches up to the others.
+func TestReplaceLostNode(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader()
+	acked := c.createClients(leader, "before", 3*testSnapshotEvery)
+	var lost *testNode
+	for _, n := range c.nodes {
+		if n != leader {
+			lost = n
+			break
+		}
+	}
+	_ = lost.node.Close()
+	lost.node, lost.fs, lost.dir = nil, vfs.NewCrashableMem(), t.TempDir() // a new disk
+	c.join = lost
+	c.open(lost)
+	c.join = nil
+	if err := leader.node.Replace(lost.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.node.Replace(leader.id); err != ErrReplaceLeader {
+		t.Fatalf("replacing the leader itself: %v", err)
+	}
+	acked = append(acked, c.createClients(c.leader(), "after", 10)...)
+	c.converge()
+	c.requireAll("after replacing a lost node", acked)
 }

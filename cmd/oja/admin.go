@@ -30,6 +30,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   ledger check [--mode live|sandbox]
   backup DIR
   cluster                 (cluster mode: leader, term, each node's state)
+  cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
 
 The token is --token, else $OJA_ADMIN_TOKEN, else <data>/admin.token.
 The address is --addr, else $OJA_ADMIN_ADDR.
@@ -182,6 +183,9 @@ func parseAdminCall(args []string) (*adminCall, error) {
 	}
 	if args[0] == "cluster" && len(args) == 1 {
 		return &adminCall{"GET", "/admin/v1/cluster", nil}, nil
+	}
+	if args[0] == "cluster" && len(args) == 3 && args[1] == "replace" {
+		return &adminCall{"POST", "/admin/v1/cluster/nodes/" + url.PathEscape(args[2]) + "/replace", nil}, nil
 	}
 	if args[0] == "backup" && len(args) == 2 {
 		dir, err := filepath.Abs(args[1])

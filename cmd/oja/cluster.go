@@ -48,7 +48,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 
 	var srvRef atomic.Pointer[gateway.Server]
 	node, err := cluster.Open(cluster.Config{
-		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync,
+		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{
 			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -293,7 +294,9 @@ func sameState(t *testing.T, client *http.Client, nodes []*ojaServer, within tim
 // TestClusterFencing pauses the leader (SIGSTOP) past the election timeout
 // with creates queued on its listener, lets a new leader take writes, then
 // resumes it: none of the old leader's answers may be a 2xx for a quote the
-// cluster lacks, and all three replicas end at the same {seq, hash}.
+// cluster lacks, and all three replicas end at the same {seq, hash}. Then a
+// follower's data dir is wiped and its replacement (--join, `oja admin
+// cluster replace`) catches up to the same {seq, hash}.
 func TestClusterFencing(t *testing.T) {
 	nodes := clusterNodes(t)
 	client := newHTTPClient()
@@ -393,6 +396,30 @@ func TestClusterFencing(t *testing.T) {
 	if code != 0 || v.Leader == nil || len(v.Nodes) != 3 || leaders != 1 {
 		t.Fatalf("oja admin cluster: exit %d, %s %s", code, out, errOut)
 	}
+
+	// A follower's disk dies: a fresh node joins under its id and the
+	// leader replaces the member (`oja admin cluster replace`).
+	var lost *ojaServer
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) != *v.Leader {
+			lost = s
+			break
+		}
+	}
+	lostID := fmt.Sprintf("n%d", slices.Index(nodes, lost)+1)
+	lost.crash()
+	if err := os.RemoveAll(lost.data); err != nil {
+		t.Fatal(err)
+	}
+	lost.extra = append(lost.extra, "--join")
+	if err := lost.startOnce(); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runOja(t, old.bin, childEnv("OJA_ADMIN_TOKEN="+crashAdminToken), "admin", "--addr", lost.adminURL(), "cluster", "replace", lostID)
+	if code != 0 {
+		t.Fatalf("oja admin cluster replace %s: exit %d, %s %s", lostID, code, out, errOut)
+	}
+	sameState(t, client, nodes, 20*time.Second)
 }
 
 // requireRateEvent opens the rate stream at base and requires a

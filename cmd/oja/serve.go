@@ -49,6 +49,7 @@ type serveConfig struct {
 	accessLog     bool
 	cluster       string // --cluster FILE: run as one node of a replicated cluster
 	node          string // --node ID: this node's id in the cluster file
+	join          bool   // --join: a replacement node; do not bootstrap
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -79,6 +80,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
 	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (README, \"Running a cluster\")")
 	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
+	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster replace ID) instead of bootstrapping")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -108,6 +110,9 @@ func parseServe(args []string) (*serveConfig, error) {
 	}
 	if (c.cluster == "") != (c.node == "") {
 		return nil, errors.New("--cluster and --node go together")
+	}
+	if c.join && c.cluster == "" {
+		return nil, errors.New("--join needs --cluster and --node")
 	}
 	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
 		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
