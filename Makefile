@@ -70,9 +70,11 @@ fuzz:
 	done
 
 ## torture: crash, recover and check the actors on Pebble's crashable
-##          filesystem for $(TORTURE), with the race detector (make torture TORTURE=10m)
+##          filesystem for $(TORTURE), with the race detector (make torture TORTURE=10m);
+##          then 20 leader kills of a three-process cluster and the linearizability check
 torture:
 	$(GO) test -race -run '^TestTorture$$' -count=1 -timeout 0 -v ./actors/ -torture=$(TORTURE)
+	$(GO) test -race -run '^TestCluster(Failover|Linearizable)$$' -count=1 -timeout 0 -v ./cmd/oja/ -cluster-rounds=20
 
 clean:
 	rm -rf bin

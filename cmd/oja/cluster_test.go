@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,10 @@ import (
 	"testing"
 	"time"
 )
+
+// clusterRounds is how many leaders TestClusterFailover kills: 2 in
+// make test, more in make torture.
+var clusterRounds = flag.Int("cluster-rounds", 2, "leader kills in TestClusterFailover")
 
 // clusterNodes starts three `oja serve --cluster` processes on loopback
 // (fresh data dirs, --demo) and returns them once every node is ready.
@@ -132,7 +137,7 @@ func TestClusterFailover(t *testing.T) {
 		}
 	}
 
-	const rounds = 2
+	rounds := *clusterRounds
 	var (
 		mu     sync.Mutex
 		acked  = map[string]*ackedQuote{} // by Idempotency-Key
