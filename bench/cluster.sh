@@ -11,7 +11,8 @@
 # times; each time it measures the time until a create through a survivor
 # is answered 200 (a new leader elected, its actors started from its
 # replica), restarts the killed node and waits for it to be ready.
-# Prints medians, ratios and p50/p99.
+# Prints medians, ratios, the replication lag sampled during the leader's
+# create load, and the failover p50/p99.
 # All three nodes, the single node and wrk share this machine's cores, so
 # the cluster's figure is a floor for three machines. Needs wrk and curl.
 # Traffic stays on 127.0.0.1; every process is stopped at the end.
@@ -93,10 +94,24 @@ quote=/api/v1/partners/marketplace/quote
 rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 follower=$(( lead % 3 + 1 ))
+# sample_lag prints, every 200 ms, how many Raft entries the furthest
+# follower's replica is behind the leader's (applied indexes, as the
+# leader's cluster status reports them).
+sample_lag() {
+  while sleep 0.2; do
+    curl -fs -H "Authorization: Bearer $OJA_ADMIN_TOKEN" "$(admin "$lead")/admin/v1/cluster" 2>/dev/null |
+      grep -o '"appliedIndex":[0-9]*' | cut -d: -f2 | sort -n | awk '{a[NR]=$1} END {if (NR == 3) print a[3] - a[1]}'
+  done
+}
+: >"$work/lag"
 : >"$work/results"
 for r in $(seq "$rounds"); do
   s=$(rps -s "$work/single.lua" "$single$intent")
+  sample_lag >>"$work/lag" &
+  lagpid=$!
   l=$(rps -s "$work/cluster.lua" "$(public "$lead")$intent")
+  kill "$lagpid" 2>/dev/null || true
+  wait "$lagpid" 2>/dev/null || true
   f=$(rps -s "$work/cluster.lua" "$(public "$follower")$intent")
   gs=$(rps -s "$work/sget.lua" "$single$quote/$squote")
   gl=$(rps -s "$work/cget.lua" "$(public "$lead")$quote/$cquote")
@@ -108,6 +123,7 @@ echo "create-quote medians over $rounds rounds (${seconds}s each, $conns connect
 echo "  single $(cut -d' ' -f1 "$work/results" | median) req/s"
 echo "  leader $(cut -d' ' -f2 "$work/results" | median) req/s   ratio $(awk '{print $2/$1}' "$work/results" | median)"
 echo "  follower $(cut -d' ' -f3 "$work/results" | median) req/s   ratio $(awk '{print $3/$1}' "$work/results" | median)"
+sort -n "$work/lag" | awk '{a[NR]=$1} END { if (NR) printf "replication lag under the leader create load: %d samples, median %d entries, max %d entries\n", NR, a[int((NR+1)/2)], a[NR] }'
 echo "get-quote medians:"
 echo "  single $(cut -d' ' -f4 "$work/results" | median) req/s"
 echo "  leader $(cut -d' ' -f5 "$work/results" | median) req/s   ratio $(awk '{print $5/$4}' "$work/results" | median)"
