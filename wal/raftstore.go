@@ -80,30 +80,10 @@ func OpenRaftStore(dir string, opts RaftStoreOptions) (*RaftStore, error) {
 			MemTableSize:       memTableBytes,
 		}
 	}
-	// As in Open: a new store is created and closed once so that every WAL
-	// it replays later carries synced offsets, then damage Pebble would
-	// drop as a torn tail is looked for before Pebble replays it.
-	if newStore(fs, dir) {
-		db, err := pebble.Open(dir, pebbleOptions())
-		if err == nil {
-			err = db.Close()
-		}
-		if err != nil {
-			_ = lock.Close()
-			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-		}
-	}
-	if d, err := vouchedDamage(fs, dir); err != nil || d != nil {
-		_ = lock.Close()
-		if d != nil {
-			err = d
-		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
-	}
-	db, err := pebble.Open(dir, pebbleOptions())
+	db, err := openChecked(fs, dir, true, pebbleOptions)
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("wal: open %s: %w", dir, damaged(fs, dir, err))
+		return nil, err
 	}
 	s.db = db
 	return s, nil

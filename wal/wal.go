@@ -242,34 +242,10 @@ func Open(dir string, opts Options) (*Log, error) {
 			MemTableSize:       memTableBytes,
 		}
 	}
-	// A new store is created and closed once before it is opened for use:
-	// the WAL Pebble creates with a new store is written before the store's
-	// format reaches FormatWALSyncChunks, so its chunks carry no synced
-	// offsets, and damage inside it would read as a torn tail (doc.go,
-	// "Torn tail or corruption"). Every later WAL carries them.
-	if !opts.ReadOnly && newStore(fs, dir) {
-		db, err := pebble.Open(dir, pebbleOptions())
-		if err == nil {
-			err = db.Close()
-		}
-		if err != nil {
-			_ = lock.Close()
-			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
-		}
-	}
-	// Damage in a WAL's last block that Pebble would drop as a torn tail
-	// (integrity.go), before Pebble replays and retires the WAL.
-	if d, err := vouchedDamage(fs, dir); err != nil || d != nil {
-		_ = lock.Close()
-		if d != nil {
-			err = d
-		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
-	}
-	db, err := pebble.Open(dir, pebbleOptions())
+	db, err := openChecked(fs, dir, !opts.ReadOnly, pebbleOptions)
 	if err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("wal: open %s: %w", dir, damaged(fs, dir, err))
+		return nil, err
 	}
 	l.db = db
 	if err := l.Failed(); err != nil {
@@ -523,4 +499,38 @@ func createDurably(fs vfs.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// openChecked opens the Pebble store in dir (the Log's or a RaftStore's)
+// with the options opts returns, refusing damage Pebble would take for a
+// torn tail:
+//
+//   - A new store (create) is created and closed once before it is opened
+//     for use: the WAL Pebble creates with a new store is written before
+//     the store's format reaches FormatWALSyncChunks, so its chunks carry
+//     no synced offsets, and damage inside it would read as a torn tail
+//     (doc.go, "Torn tail or corruption"). Every later WAL carries them.
+//   - Damage in a WAL's last block that Pebble would drop as a torn tail
+//     is looked for (integrity.go) before Pebble replays and retires the WAL.
+func openChecked(fs vfs.FS, dir string, create bool, opts func() *pebble.Options) (*pebble.DB, error) {
+	if create && newStore(fs, dir) {
+		db, err := pebble.Open(dir, opts())
+		if err == nil {
+			err = db.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+		}
+	}
+	if d, err := vouchedDamage(fs, dir); err != nil || d != nil {
+		if d != nil {
+			err = d
+		}
+		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
+	}
+	db, err := pebble.Open(dir, opts())
+	if err != nil {
+		return nil, fmt.Errorf("wal: open %s: %w", dir, damaged(fs, dir, err))
+	}
+	return db, nil
 }

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -102,22 +99,11 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		}
 	})
 
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	ticker := time.NewTicker(maintenanceInterval)
-	defer ticker.Stop()
-wait:
-	for {
-		select {
-		case sig := <-stop:
-			logger.Info("shutting down", "signal", sig.String())
-			break wait
-		case <-ticker.C:
-			if sys := node.System(); sys != nil {
-				sys.Maintain()
-			}
+	serveUntilSignal(logger, func() {
+		if sys := node.System(); sys != nil {
+			sys.Maintain()
 		}
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

@@ -230,20 +230,7 @@ func serve(args []string) error {
 	}
 	stopFollower := startFollower(log, cfg, logger, &follower)
 
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	ticker := time.NewTicker(maintenanceInterval)
-	defer ticker.Stop()
-wait:
-	for {
-		select {
-		case sig := <-stop:
-			logger.Info("shutting down", "signal", sig.String())
-			break wait
-		case <-ticker.C:
-			sys.Maintain()
-		}
-	}
+	serveUntilSignal(logger, sys.Maintain)
 	if simulator != nil {
 		simulator.Stop()
 	}
@@ -260,6 +247,25 @@ wait:
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// serveUntilSignal runs maintain every maintenanceInterval until SIGTERM
+// or SIGINT.
+func serveUntilSignal(logger *slog.Logger, maintain func()) {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(stop)
+	ticker := time.NewTicker(maintenanceInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case sig := <-stop:
+			logger.Info("shutting down", "signal", sig.String())
+			return
+		case <-ticker.C:
+			maintain()
+		}
+	}
 }
 
 // startFollower runs the log follower (actors.Follower) that saves a
