@@ -18,8 +18,7 @@ run:
 
 ## cluster: three local cluster nodes from cluster.example.json (data in ./data-cluster/n1..n3);
 ##          Ctrl-C stops all three
-cluster:
-	$(GO) build -o bin/oja ./cmd/oja
+cluster: build
 	@mkdir -p data-cluster; [ -s data-cluster/admin.token ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' | sed 's/^/oja_admin_/' > data-cluster/admin.token
 	@echo "admin token: data-cluster/admin.token; public APIs on 127.0.0.1:8080, :8082, :8084"
 	@export OJA_ADMIN_TOKEN=$$(cat data-cluster/admin.token); pids=; \
@@ -46,9 +45,9 @@ promtool:
 		  { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq prometheus >/dev/null 2>&1; }; }; } || \
 		echo "promtool not installed: the /metrics test checks with the Go parser only"
 
-## build: the oja binary in ./bin
+## build: the oja binary in ./bin, stamped with its commit (oja version)
 build:
-	$(GO) build -o bin/oja ./cmd/oja
+	$(GO) build -buildvcs=auto -o bin/oja ./cmd/oja
 
 ## bench-engine: the engine allocation benchmarks alone (stable names, for benchstat)
 bench-engine:

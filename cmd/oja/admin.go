@@ -18,10 +18,10 @@ import (
 const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T | --data DIR] <command>
 
   clients create NAME
-  keys create CLIENT_ID --mode live|sandbox
+  keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
-  pools create --mode M --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
-  pools list [--mode M]
+  pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
+  pools list [--mode live|sandbox|all]
   pools rate POOL_ID RATE
   pools status POOL_ID active|suspended
   pools deposit POOL_ID AMOUNT
@@ -32,6 +32,8 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   cluster                 (cluster mode: leader, term, each node's state)
   cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
 
+Every --mode defaults to sandbox, the mode where nothing real moves: pass
+--mode live for live money (pools list --mode all lists both).
 The token is --token, else $OJA_ADMIN_TOKEN, else <data>/admin.token.
 The address is --addr, else $OJA_ADMIN_ADDR.
 `
@@ -50,14 +52,21 @@ func admin(args []string) error {
 	addr := fs.String("addr", envOr("OJA_ADMIN_ADDR", "http://127.0.0.1:8081"), "admin API address")
 	token := fs.String("token", "", "admin token")
 	data := fs.String("data", envOr("OJA_DATA", "./data"), "data dir holding admin.token")
-	fs.Usage = func() { fmt.Fprint(os.Stderr, adminUsage) }
-	if err := fs.Parse(args); err != nil {
+	printUsage := func(w io.Writer) { fmt.Fprint(w, adminUsage) }
+	if err := parseFlags(fs, args, printUsage); err != nil {
 		return err
 	}
+	if rest := fs.Args(); len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+		printUsage(os.Stdout)
+		return nil
+	}
 	call, err := parseAdminCall(fs.Args())
-	if err != nil {
-		fmt.Fprint(os.Stderr, adminUsage)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(os.Stdout)
 		return err
+	}
+	if err != nil {
+		return usageError{err.Error() + " (oja admin help)"}
 	}
 	t := *token
 	if t == "" {
@@ -94,6 +103,32 @@ func (n jsonNumber) MarshalJSON() ([]byte, error) {
 	return []byte(n), nil
 }
 
+// parseSub parses a subcommand's flags: -h is flag.ErrHelp (the caller
+// prints the admin usage), any other problem an error naming it.
+func parseSub(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("admin %s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("admin %s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
+// modeFlag is --mode of every admin subcommand that takes one: one rule,
+// default sandbox, the mode where nothing real moves (README).
+func modeFlag(fs *flag.FlagSet, listing bool) *string {
+	help := "live or sandbox"
+	if listing {
+		help = "live, sandbox or all"
+	}
+	return fs.String("mode", "sandbox", help)
+}
+
 func parseAdminCall(args []string) (*adminCall, error) {
 	if len(args) < 1 {
 		return nil, errors.New("admin: missing command")
@@ -119,8 +154,8 @@ func parseAdminCall(args []string) (*adminCall, error) {
 			return nil, err
 		}
 		fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
-		mode := fs.String("mode", "sandbox", "live or sandbox")
-		if err := fs.Parse(args[3:]); err != nil {
+		mode := modeFlag(fs, false)
+		if err := parseSub(fs, args[3:]); err != nil {
 			return nil, err
 		}
 		return &adminCall{"POST", "/admin/v1/clients/" + url.PathEscape(args[2]) + "/keys", map[string]any{"mode": *mode}}, nil
@@ -131,14 +166,23 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		return &adminCall{"DELETE", "/admin/v1/keys/" + url.PathEscape(args[2]), nil}, nil
 	case "pools create":
 		fs := flag.NewFlagSet("pools create", flag.ContinueOnError)
-		mode := fs.String("mode", "sandbox", "live or sandbox")
+		mode := modeFlag(fs, false)
 		name := fs.String("name", "", "pool name")
 		source := fs.String("source", "", "source currency")
 		destination := fs.String("destination", "", "destination currency")
 		rate := fs.String("rate", "", "destination units per source unit")
 		owner := fs.String("owner", "", "owner client id")
-		if err := fs.Parse(args[2:]); err != nil {
+		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
+		}
+		var missing []string
+		for _, f := range []struct{ name, value string }{{"--name", *name}, {"--source", *source}, {"--destination", *destination}, {"--rate", *rate}} {
+			if f.value == "" {
+				missing = append(missing, f.name)
+			}
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("admin pools create: missing %s", strings.Join(missing, ", "))
 		}
 		body := map[string]any{"mode": *mode, "name": *name, "source": *source, "destination": *destination, "rate": jsonNumber(*rate)}
 		if *owner != "" {
@@ -147,12 +191,12 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		return &adminCall{"POST", "/admin/v1/pools", body}, nil
 	case "pools list":
 		fs := flag.NewFlagSet("pools list", flag.ContinueOnError)
-		mode := fs.String("mode", "", "live or sandbox (default: both)")
-		if err := fs.Parse(args[2:]); err != nil {
+		mode := modeFlag(fs, true)
+		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
 		}
 		path := "/admin/v1/pools"
-		if *mode != "" {
+		if *mode != "all" {
 			path += "?mode=" + url.QueryEscape(*mode)
 		}
 		return &adminCall{"GET", path, nil}, nil
@@ -175,8 +219,8 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		return &adminCall{"POST", "/admin/v1/accounts/" + url.PathEscape(args[2]) + "/deposit", map[string]any{"amount": jsonNumber(args[3])}}, nil
 	case "ledger check":
 		fs := flag.NewFlagSet("ledger check", flag.ContinueOnError)
-		mode := fs.String("mode", "live", "live or sandbox")
-		if err := fs.Parse(args[2:]); err != nil {
+		mode := modeFlag(fs, false)
+		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
 		}
 		return &adminCall{"GET", "/admin/v1/ledger/check?mode=" + url.QueryEscape(*mode), nil}, nil
@@ -187,7 +231,10 @@ func parseAdminCall(args []string) (*adminCall, error) {
 	if args[0] == "cluster" && len(args) == 3 && args[1] == "replace" {
 		return &adminCall{"POST", "/admin/v1/cluster/nodes/" + url.PathEscape(args[2]) + "/replace", nil}, nil
 	}
-	if args[0] == "backup" && len(args) == 2 {
+	if args[0] == "backup" && len(args) != 2 {
+		return nil, errors.New("admin backup: give one DIR, the new backup directory")
+	}
+	if args[0] == "backup" {
 		dir, err := filepath.Abs(args[1])
 		if err != nil {
 			return nil, err

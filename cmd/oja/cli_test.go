@@ -132,8 +132,12 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("pools list --mode sandbox: %v, want none", listed)
 	}
 	adminOK(t, srv, &listed, "pools", "list")
+	if len(listed) != 0 {
+		t.Errorf("pools list (sandbox, the default mode): %v, want none", listed)
+	}
+	adminOK(t, srv, &listed, "pools", "list", "--mode", "all")
 	if len(listed) != 1 {
-		t.Errorf("pools list (both modes): %v", listed)
+		t.Errorf("pools list --mode all: %v", listed)
 	}
 
 	// The owner sees its wallets and its pool's accounts (contract §10).

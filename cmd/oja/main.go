@@ -1,20 +1,28 @@
 // Command oja runs the Oja currency exchange marketplace and its operator
 // tools.
 //
-//	oja serve [flags]          run the service (see --help)
-//	oja admin <command> ...    call the admin API of a running service
-//	oja wal <command> ...      inspect a stopped service's log offline
+//	oja serve [flags]          run the service (oja serve --help)
+//	oja admin <command> ...    call the admin API of a running service (oja admin help)
+//	oja wal <command> ...      inspect a stopped service's log offline (oja wal help)
+//	oja version                the module version, commit and Go version
+//
+// Exit status: 0 on success and for help; 2 for a usage error (an unknown
+// command, a missing or bad flag or argument, named in one line); 1 for a
+// failure; the wal tools document their own (3: the log is in use).
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
 	var err error
@@ -25,27 +33,93 @@ func main() {
 		err = admin(os.Args[2:])
 	case "wal":
 		err = walCommand(os.Args[2:])
+	case "version", "--version":
+		printVersion(os.Stdout)
+		return
 	case "help", "-h", "--help":
-		usage()
+		usage(os.Stdout)
 		return
 	default:
-		usage()
-		os.Exit(2)
+		err = usageErrorf("unknown command %q (oja help lists them)", os.Args[1])
 	}
 	if err != nil {
-		var code interface{ ExitStatus() int }
-		if errors.As(err, &code) {
-			os.Exit(code.ExitStatus()) // already reported
-		}
-		fmt.Fprintln(os.Stderr, "oja:", err)
-		os.Exit(1)
+		os.Exit(exitStatus(err, os.Stderr))
 	}
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage:
-  oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...
-  oja admin <clients|keys|pools|accounts|ledger|backup> ...   (oja admin help)
-  oja wal <stats|dump|verify|replay> --data DIR ...            (oja wal help)
+// exitStatus reports err (unless it was already reported) and returns the
+// exit status it calls for.
+func exitStatus(err error, stderr io.Writer) int {
+	var u usageError
+	var code interface{ ExitStatus() int }
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // the usage went to stdout
+	case errors.As(err, &u):
+		fmt.Fprintln(stderr, "oja:", u.msg)
+		return 2
+	case errors.As(err, &code):
+		return code.ExitStatus() // already reported
+	}
+	fmt.Fprintln(stderr, "oja:", err)
+	return 1
+}
+
+// usageError is a mistake in the command line: one line, exit status 2.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return usageError{fmt.Sprintf(format, args...)}
+}
+
+// parseFlags parses args with fs: -h/--help prints fs's usage to stdout
+// and returns flag.ErrHelp; any other problem is a usageError naming it.
+func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer)) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		usage(os.Stdout)
+		return flag.ErrHelp
+	}
+	return usageErrorf("%s: %v (%s --help)", fs.Name(), err, "oja "+fs.Name())
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...   (oja serve --help)
+  oja serve --cluster FILE --node ID [--join] ...                      one node of a cluster (README, "Running a cluster")
+  oja admin <clients|keys|pools|accounts|ledger|backup|cluster> ...    (oja admin help)
+  oja wal <stats|dump|verify|replay|salvage> --data DIR ...            (oja wal help)
+  oja version
 `)
+}
+
+// printVersion prints the module version, the commit it was built from
+// and the Go version, from the build information.
+func printVersion(w io.Writer) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		fmt.Fprintln(w, "oja (no build information)")
+		return
+	}
+	version, commit, modified := info.Main.Version, "unknown", ""
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	fmt.Fprintf(w, "oja %s\ncommit %s%s\n%s\n", version, commit, modified, info.GoVersion)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -91,33 +92,49 @@ func parseServe(args []string) (*serveConfig, error) {
 		}
 	})
 	if envErr != nil {
-		return nil, envErr
+		return nil, usageError{envErr.Error()}
 	}
-	if err := fs.Parse(args); err != nil {
+	err := parseFlags(fs, args, func(w io.Writer) {
+		fmt.Fprintln(w, "usage: oja serve [flags]   (each flag also OJA_<NAME> in the environment; flags win)")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	})
+	if err != nil {
 		return nil, err
 	}
-	if c.quoteTTL < time.Second || c.quoteTTL%time.Second != 0 {
-		return nil, errors.New("--quote-ttl must be a whole number of seconds, at least 1s")
+	if fs.NArg() > 0 {
+		return nil, usageErrorf("serve: unexpected argument %q (oja serve --help)", fs.Arg(0))
 	}
-	if c.paymentWindow < time.Second {
-		return nil, errors.New("--payment-window must be at least 1s")
-	}
-	if c.sseHeartbeat < 100*time.Millisecond {
-		return nil, errors.New("--sse-heartbeat must be at least 100ms")
-	}
-	if c.logRetention < 0 {
-		return nil, errors.New("--log-retention must not be negative")
-	}
-	if (c.cluster == "") != (c.node == "") {
-		return nil, errors.New("--cluster and --node go together")
-	}
-	if c.join && c.cluster == "" {
-		return nil, errors.New("--join needs --cluster and --node")
-	}
-	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
-		return nil, errors.New("--rate-limit and --max-open-quotes must not be negative")
+	if err := checkServe(c); err != nil {
+		return nil, usageError{err.Error()}
 	}
 	return c, nil
+}
+
+// checkServe refuses flag values that cannot work together.
+func checkServe(c *serveConfig) error {
+	if c.quoteTTL < time.Second || c.quoteTTL%time.Second != 0 {
+		return errors.New("--quote-ttl must be a whole number of seconds, at least 1s")
+	}
+	if c.paymentWindow < time.Second {
+		return errors.New("--payment-window must be at least 1s")
+	}
+	if c.sseHeartbeat < 100*time.Millisecond {
+		return errors.New("--sse-heartbeat must be at least 100ms")
+	}
+	if c.logRetention < 0 {
+		return errors.New("--log-retention must not be negative")
+	}
+	if (c.cluster == "") != (c.node == "") {
+		return errors.New("--cluster and --node go together")
+	}
+	if c.join && c.cluster == "" {
+		return errors.New("--join needs --cluster and --node")
+	}
+	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
+		return errors.New("--rate-limit and --max-open-quotes must not be negative")
+	}
+	return nil
 }
 
 // shareFlag is a share in (0, 1] with at most six decimals, held in parts

@@ -131,19 +131,23 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "stats", "dump", "verify", "replay", "salvage":
 	default:
-		fmt.Fprintf(stderr, "oja wal: unknown command %q\n%s", cmd, walUsage)
+		fmt.Fprintf(stderr, "oja wal: unknown command %q (oja wal help)\n", cmd)
 		return ExitUsage
 	}
 	fs := flag.NewFlagSet("wal "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	data := fs.String("data", cmp.Or(os.Getenv("OJA_DATA"), "./data"), "data dir of a stopped server")
 	from := fs.Uint64("from", 0, "dump: first sequence to print")
 	limit := fs.Uint64("limit", 0, "dump: at most this many records (0 = all)")
 	asJSON := fs.Bool("json", false, "dump: one JSON object per line")
 	until := fs.String("until", "", "replay: last sequence number, or an RFC 3339 time")
 	to := fs.String("to", "", "salvage: the new data dir to write the intact prefix to")
-	fs.Usage = func() { fmt.Fprint(stderr, walUsage) }
 	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, walUsage)
+			return nil
+		}
+		fmt.Fprintf(stderr, "oja wal %s: %v (oja wal help)\n", cmd, err)
 		return ExitUsage
 	}
 	if fs.NArg() > 0 {

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCommandLine: help exits 0 on stdout; a usage mistake is one line
+// naming it on stderr, exit 2; `oja version` names the Go version.
+func TestCommandLine(t *testing.T) {
+	bin := ojaBinary(t)
+	env := childEnv()
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		stdout   string // substring of stdout
+		stderr   string // the whole stderr line, when code is 2
+		noStdout bool
+	}{
+		{args: []string{"help"}, stdout: "oja admin <"},
+		{args: []string{"--help"}, stdout: "oja serve"},
+		{args: []string{"version"}, stdout: "go1."},
+		{args: []string{"admin", "help"}, stdout: "clients create NAME"},
+		{args: []string{"admin", "--help"}, stdout: "clients create NAME"},
+		{args: []string{"admin", "keys", "create", "x", "-h"}, stdout: "clients create NAME"},
+		{args: []string{"serve", "--help"}, stdout: "-quote-ttl"},
+		{args: []string{"serve", "-h"}, stdout: "-snapshot-every"},
+		{args: []string{"wal", "help"}, stdout: "verify"},
+		{args: []string{"frob"}, code: 2, stderr: `oja: unknown command "frob" (oja help lists them)`},
+		{args: []string{"serve", "--bogus"}, code: 2, stderr: "oja: serve: flag provided but not defined: -bogus (oja serve --help)"},
+		{args: []string{"serve", "--quote-ttl", "1ms"}, code: 2, stderr: "oja: --quote-ttl must be a whole number of seconds, at least 1s"},
+		{args: []string{"serve", "--join"}, code: 2, stderr: "oja: --join needs --cluster and --node"},
+		{args: []string{"admin"}, code: 2, stderr: "oja: admin: missing command (oja admin help)"},
+		{args: []string{"admin", "backup"}, code: 2, stderr: "oja: admin backup: give one DIR, the new backup directory (oja admin help)"},
+		{args: []string{"admin", "pools", "create", "--mode", "live"}, code: 2,
+			stderr: "oja: admin pools create: missing --name, --source, --destination, --rate (oja admin help)"},
+		{args: []string{"admin", "keys", "create", "x", "--mode"}, code: 2, stderr: "oja: admin keys create: flag needs an argument: -mode (oja admin help)"},
+		{args: []string{"wal", "stats", "-h"}, stdout: "salvage"},
+		{args: []string{"wal", "frob"}, code: 2, stderr: `oja wal: unknown command "frob" (oja wal help)`},
+		{args: []string{"wal", "stats", "--bogus"}, code: 2, stderr: "oja wal stats: flag provided but not defined: -bogus (oja wal help)"},
+	} {
+		stdout, stderr, code := runOja(t, bin, env, tc.args...)
+		name := "oja " + strings.Join(tc.args, " ")
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, tc.code, stderr)
+			continue
+		}
+		if tc.code == 0 && (!strings.Contains(stdout, tc.stdout) || stderr != "") {
+			t.Errorf("%s: stdout %q (want it to contain %q), stderr %q (want none)", name, stdout, tc.stdout, stderr)
+		}
+		if tc.code == 2 && (strings.TrimSuffix(stderr, "\n") != tc.stderr || stdout != "") {
+			t.Errorf("%s: stderr %q, want the one line %q; stdout %q", name, stderr, tc.stderr, stdout)
+		}
+	}
+}
