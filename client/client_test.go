@@ -411,3 +411,20 @@ func TestRequestNumbers(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", raw, want)
 	}
 }
+
+// TestKeyFromFile: a key as read from data/demo.key, newline included,
+// works (it used to fail the first call with an invalid header value).
+func TestKeyFromFile(t *testing.T) {
+	t.Parallel()
+	m := newMarket(t)
+	c, err := client.New(m.srv.URL, m.partner.SandboxKey+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Balances(context.Background()); err != nil {
+		t.Fatalf("a key with a trailing newline: %v", err)
+	}
+	if _, err := client.New(m.srv.URL, " \n"); err == nil {
+		t.Fatal("a blank key was accepted")
+	}
+}

@@ -104,6 +104,9 @@ func newTransport(baseURL, prefix, token string, opts []Option) (*transport, err
 		u.Path += prefix
 	}
 	u.RawPath = ""
+	// A key read from a file (data/demo.key) ends with a newline, which
+	// is not a valid header value: surrounding white space is dropped.
+	token = strings.TrimSpace(token)
 	if token == "" {
 		return nil, errors.New("client: a credential is required")
 	}
