@@ -114,6 +114,12 @@ func TestErrors(t *testing.T) {
 		r := do(t, http.MethodPost, s.URL+intentPath, key, valid, "Content-Type", "application/json; charset=utf-8")
 		wantQuoteStatus(t, wantOK(t, r), "pending")
 	})
+	t.Run("error texts are not HTML-escaped", func(t *testing.T) {
+		r := do(t, http.MethodPost, s.URL+intentPath, "", valid)
+		if !strings.Contains(string(r.body), "Authorization: Bearer <API_KEY>") {
+			t.Errorf("401 body %s: want the text as written, <API_KEY> unescaped", r.body)
+		}
+	})
 	t.Run("bearer scheme is case-insensitive", func(t *testing.T) {
 		r := do(t, http.MethodGet, s.URL+balancesPath, "", nil, "Authorization", "bearer "+key,
 			"x-service-source", "test")

@@ -338,8 +338,10 @@ func (o *object) rate(member string) (engine.Rate, bool) {
 
 // ---- Writing ---------------------------------------------------------------
 
-// appendString appends s as a JSON string, escaping what JSON requires plus
-// <, > and & (safe to embed in HTML), and replacing invalid UTF-8.
+// appendString appends s as a JSON string, escaping what JSON requires (and
+// U+2028, U+2029, as encoding/json does) and replacing invalid UTF-8. <, >
+// and & stay as they are: the body is application/json, never HTML, and
+// "Bearer \u003cAPI_KEY\u003e" in an error text helped no partner.
 func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
@@ -349,7 +351,7 @@ func appendString(b []byte, s string) []byte {
 			switch {
 			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case c >= 0x20 && c != '<' && c != '>' && c != '&':
+			case c >= 0x20:
 				b = append(b, c)
 			case c == '\n':
 				b = append(b, '\\', 'n')
