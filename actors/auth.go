@@ -1,9 +1,12 @@
 package actors
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"sync"
+	"slices"
 	"sync/atomic"
 
 	"github.com/oja-exchange/oja/engine"
@@ -73,6 +76,25 @@ func (d *directory) allClients() []*engine.Client {
 	for _, c := range d.clients {
 		out = append(out, c)
 	}
+	return out
+}
+
+// clientKeys returns a client's keys (revoked ones too), oldest first. It
+// scans the keys: an operator's look-up, not a request path.
+func (d *directory) clientKeys(id engine.ClientID) []engine.Key {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var out []engine.Key
+	for _, ref := range d.keys {
+		if ref.key.Client == id {
+			k := ref.key
+			k.Revoked = ref.revoked.Load()
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b engine.Key) int {
+		return cmp.Or(cmp.Compare(a.CreatedAt, b.CreatedAt), bytes.Compare(a.ID[:], b.ID[:]))
+	})
 	return out
 }
 

@@ -454,6 +454,21 @@ func (s *System) Quote(client engine.ClientID, mode engine.Mode, id engine.Quote
 	return ref.view.Load(), true
 }
 
+// AnyQuote returns a quote by id whatever its client and mode (an
+// operator's look-up), while it is held: open, or terminal within the
+// retention.
+func (s *System) AnyQuote(id engine.QuoteID) (*engine.Quote, bool) {
+	ref, ok := s.quoteRef(id)
+	if !ok {
+		return nil, false
+	}
+	return ref.view.Load(), true
+}
+
+// ClientKeys returns a client's API keys (never their secrets: only hashes
+// are held), revoked ones included, oldest first.
+func (s *System) ClientKeys(id engine.ClientID) []engine.Key { return s.directory.clientKeys(id) }
+
 // TransitionQuote accepts, cancels or completes the caller's quote.
 func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id engine.QuoteID, cmd *TransitionQuote) *QuoteReply {
 	ref, ok := s.quoteRef(id)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -33,6 +34,40 @@ func NewAdmin(baseURL, token string, opts ...Option) (*Admin, error) {
 type Partner struct {
 	ClientID string `json:"clientId"`
 	Name     string `json:"name"`
+}
+
+// ClientSummary is one client of a listing.
+type ClientSummary struct {
+	ClientID  string    `json:"clientId"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// ClientPage is one page of ListClients.
+type ClientPage struct {
+	Data    []ClientSummary `json:"data"`
+	HasMore bool            `json:"hasMore"` // ask again with StartingAfter = the last ClientID
+}
+
+// KeySummary is an API key as an operator sees it: never its secret.
+type KeySummary struct {
+	KeyID     string    `json:"keyId"`
+	Mode      Mode      `json:"mode"`
+	CreatedAt time.Time `json:"createdAt"`
+	Revoked   bool      `json:"revoked"`
+}
+
+// ClientDetail is GetClient's answer: the client, its keys (oldest
+// first) and its accounts in each mode.
+type ClientDetail struct {
+	ClientID  string       `json:"clientId"`
+	Name      string       `json:"name"`
+	CreatedAt time.Time    `json:"createdAt"`
+	Keys      []KeySummary `json:"keys"`
+	Accounts  struct {
+		Live    []Balance `json:"live"`
+		Sandbox []Balance `json:"sandbox"`
+	} `json:"accounts"`
 }
 
 // APIKey is a new API key. Key is shown only in this answer.
@@ -130,6 +165,39 @@ func (a *Admin) CreateKey(ctx context.Context, clientID string, mode Mode, opts 
 func (a *Admin) RevokeKey(ctx context.Context, keyID string, opts ...CallOption) error {
 	_, err := a.t.do(ctx, newCall(http.MethodDelete, "/keys/"+url.PathEscape(keyID), nil, opts), nil)
 	return err
+}
+
+// ListClients lists clients newest first, limit per page (0: the
+// service's default, 20), after the client startingAfter ("" = from the
+// newest) (GET /admin/v1/clients; oja admin clients list).
+func (a *Admin) ListClients(ctx context.Context, limit int, startingAfter string, opts ...CallOption) (ClientPage, error) {
+	call := newCall(http.MethodGet, "/clients", nil, opts)
+	call.query = url.Values{}
+	if limit > 0 {
+		call.query.Set("limit", strconv.Itoa(limit))
+	}
+	if startingAfter != "" {
+		call.query.Set("startingAfter", startingAfter)
+	}
+	var out ClientPage
+	_, err := a.t.do(ctx, call, &out)
+	return out, err
+}
+
+// GetClient looks a client up: its keys and accounts (GET
+// /admin/v1/clients/{id}; oja admin clients get).
+func (a *Admin) GetClient(ctx context.Context, clientID string, opts ...CallOption) (ClientDetail, error) {
+	var out ClientDetail
+	_, err := a.t.do(ctx, newCall(http.MethodGet, "/clients/"+url.PathEscape(clientID), nil, opts), &out)
+	return out, err
+}
+
+// GetQuote looks up any client's quote by id (GET /admin/v1/quotes/{id};
+// oja admin quotes get).
+func (a *Admin) GetQuote(ctx context.Context, quoteID string, opts ...CallOption) (Quote, error) {
+	var out Quote
+	_, err := a.t.do(ctx, newCall(http.MethodGet, "/quotes/"+url.PathEscape(quoteID), nil, opts), &out)
+	return out, err
 }
 
 // CreatePool creates an active, empty pool.

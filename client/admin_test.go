@@ -118,8 +118,24 @@ func TestAdminOperatorFlow(t *testing.T) {
 	}
 	apiError(t, admin.Backup(ctx, dir), 400, client.CodeValidation) // exists already
 
+	// Look-ups: the listing, the client's keys (no secret) and accounts.
+	page, err := admin.ListClients(ctx, 1, "")
+	if err != nil || len(page.Data) != 1 || page.Data[0].ClientID != partner.ClientID || page.Data[0].CreatedAt.IsZero() {
+		t.Fatalf("ListClients: %+v %v", page, err)
+	}
+	detail, err := admin.GetClient(ctx, partner.ClientID)
+	if err != nil || detail.Name != "Acme Remit" || len(detail.Keys) != 1 || detail.Keys[0].KeyID != key.KeyID ||
+		detail.Keys[0].Revoked || len(detail.Accounts.Live) == 0 {
+		t.Fatalf("GetClient: %+v %v", detail, err)
+	}
+	_, err = admin.GetQuote(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4")
+	apiError(t, err, 404, client.CodeQuoteNotFound)
+
 	if err := admin.RevokeKey(ctx, key.KeyID); err != nil {
 		t.Fatal(err)
+	}
+	if detail, err = admin.GetClient(ctx, partner.ClientID); err != nil || !detail.Keys[0].Revoked {
+		t.Fatalf("GetClient after the revocation: %+v %v", detail, err)
 	}
 	_, err = partnerClient.Balances(ctx)
 	apiError(t, err, 401, client.CodeUnauthorized)

@@ -33,6 +33,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.POST(adminBase+"/backup", s.operator(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
 	s.registerCluster(r)
+	s.registerLookups(r)
 	s.registerAdminOpenAPI(r)
 	return r
 }

@@ -870,6 +870,29 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "metrics", base: adm, method: "GET", path: "/metrics", template: "/metrics", token: tok, want: 200})
 	c.run(t, oapiCall{name: "metrics no token", base: adm, method: "GET", path: "/metrics", template: "/metrics", want: 401})
 
+	// Operator look-ups.
+	clientsPath := "/admin/v1/clients"
+	clientPage := c.run(t, oapiCall{name: "list clients", base: adm, method: "GET", path: clientsPath + "?limit=1", template: clientsPath, token: tok, want: 200})
+	first := oapiString(oapiField(clientPage, "data").([]any)[0], "clientId")
+	c.run(t, oapiCall{name: "list clients after", base: adm, method: "GET", path: clientsPath + "?limit=1&startingAfter=" + first, template: clientsPath, token: tok, want: 200})
+	c.run(t, oapiCall{name: "list clients bad limit", base: adm, method: "GET", path: clientsPath + "?limit=0", template: clientsPath, token: tok, want: 400})
+	c.run(t, oapiCall{name: "list clients no token", base: adm, method: "GET", path: clientsPath, template: clientsPath, want: 401})
+	c.run(t, oapiCall{name: "list clients unready", base: unreadyAdm, method: "GET", path: clientsPath, template: clientsPath, token: tok, want: 503})
+	clientPath := "/admin/v1/clients/{clientId}"
+	cl := func(id string) string { return strings.Replace(clientPath, "{clientId}", id, 1) }
+	c.run(t, oapiCall{name: "get client", base: adm, method: "GET", path: cl(p.Client.ID.String()), template: clientPath, token: tok, want: 200})
+	c.run(t, oapiCall{name: "get client bad id", base: adm, method: "GET", path: cl("x"), template: clientPath, token: tok, want: 400})
+	c.run(t, oapiCall{name: "get client unknown", base: adm, method: "GET", path: cl(unknownID), template: clientPath, token: tok, want: 404})
+	c.run(t, oapiCall{name: "get client no token", base: adm, method: "GET", path: cl(unknownID), template: clientPath, want: 401})
+	c.run(t, oapiCall{name: "get client unready", base: unreadyAdm, method: "GET", path: cl(unknownID), template: clientPath, token: tok, want: 503})
+	aq := "/admin/v1/quotes/{quoteId}"
+	aqp := func(id string) string { return strings.Replace(aq, "{quoteId}", id, 1) }
+	c.run(t, oapiCall{name: "admin quote", base: adm, method: "GET", path: aqp(id), template: aq, token: tok, want: 200})
+	c.run(t, oapiCall{name: "admin quote bad id", base: adm, method: "GET", path: aqp("x"), template: aq, token: tok, want: 400})
+	c.run(t, oapiCall{name: "admin quote unknown", base: adm, method: "GET", path: aqp(unknownID), template: aq, token: tok, want: 404})
+	c.run(t, oapiCall{name: "admin quote no token", base: adm, method: "GET", path: aqp(unknownID), template: aq, want: 401})
+	c.run(t, oapiCall{name: "admin quote unready", base: unreadyAdm, method: "GET", path: aqp(unknownID), template: aq, token: tok, want: 503})
+
 	// The cluster routes: 404 on a single node; their shapes on a node of
 	// a cluster (a fixed ClusterNode: the real one is tested over three
 	// processes in cmd/oja's TestClusterFailover).

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,6 +19,9 @@ import (
 const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T | --data DIR] <command>
 
   clients create NAME
+  clients list [--limit N] [--starting-after CLIENT_ID]   (newest first)
+  clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
+  quotes get QUOTE_ID     (any client's quote, either mode)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -149,6 +153,30 @@ func parseAdminCall(args []string) (*adminCall, error) {
 			return nil, err
 		}
 		return &adminCall{"POST", "/admin/v1/clients", map[string]any{"name": strings.Join(args[2:], " ")}}, nil
+	case "clients list":
+		fs := flag.NewFlagSet("clients list", flag.ContinueOnError)
+		limit := fs.Int("limit", 0, "clients per page, 1 to 100 (default 20)")
+		after := fs.String("starting-after", "", "the last client id of the previous page")
+		if err := parseSub(fs, args[2:]); err != nil {
+			return nil, err
+		}
+		q := url.Values{}
+		if *limit != 0 {
+			q.Set("limit", strconv.Itoa(*limit))
+		}
+		if *after != "" {
+			q.Set("startingAfter", *after)
+		}
+		path := "/admin/v1/clients"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		return &adminCall{"GET", path, nil}, nil
+	case "clients get", "quotes get":
+		if len(args) != 3 {
+			return nil, fmt.Errorf("admin %s %s: give one id", args[0], sub)
+		}
+		return &adminCall{"GET", "/admin/v1/" + args[0] + "/" + url.PathEscape(args[2]), nil}, nil
 	case "keys create":
 		if err := need(3); err != nil {
 			return nil, err

@@ -84,6 +84,17 @@ func TestAdminCLI(t *testing.T) {
 		t.Fatalf("keys create --mode sandbox: %v", sandbox)
 	}
 	liveKey := str(live, "key")
+	var clientPage map[string]any
+	adminOK(t, srv, &clientPage, "clients", "list", "--limit", "1")
+	if data, _ := clientPage["data"].([]any); len(data) != 1 || str(data[0].(map[string]any), "clientId") != clientID {
+		t.Fatalf("clients list --limit 1: %v", clientPage)
+	}
+	var detail map[string]any
+	adminOK(t, srv, &detail, "clients", "get", clientID)
+	if keys, _ := detail["keys"].([]any); len(keys) != 2 || strings.Contains(fmt.Sprint(detail), liveKey) {
+		t.Fatalf("clients get: %v", detail)
+	}
+	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "get", "6f1c1f43-0000-4000-8000-000000000000")
 	adminFails(t, srv, "VALIDATION_ERROR", "keys", "create", clientID, "--mode", "staging")
 	adminFails(t, srv, "NOT_FOUND", "keys", "create", "6f1c1f43-0000-4000-8000-000000000000", "--mode", "live")
 

@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Operator look-ups (issue 13): clients, one client's keys and accounts,
+// and any quote by id.
+
+const (
+	// clientsPageSizeDefault and clientsPageSizeMax bound GET /admin/v1/clients.
+	clientsPageSizeDefault = 20
+	clientsPageSizeMax     = 100
+)
+
+func (s *Server) registerLookups(r *router.Router) {
+	r.GET(adminBase+"/clients", s.operator(s.listClients))
+	r.GET(adminBase+"/clients/{clientId}", s.operator(s.getClient))
+	r.GET(adminBase+"/quotes/{quoteId}", s.operator(s.adminQuote))
+}
+
+// listClients is GET /admin/v1/clients?limit=&startingAfter=: newest first,
+// a page of at most limit, cursor pagination by client id (Stripe's list
+// shape: {"data":[…],"hasMore":bool}).
+func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	q, e := queryParams(ctx, "limit", "startingAfter")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	f := fxFields{}
+	limit := clientsPageSizeDefault
+	if raw, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > clientsPageSizeMax {
+			f.problem("limit", "must be a whole number from 1 to "+strconv.Itoa(clientsPageSizeMax))
+		}
+		limit = n
+	}
+	clients := sys.Clients()
+	slices.SortFunc(clients, func(a, b *engine.Client) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
+	})
+	start := 0
+	if raw, ok := q["startingAfter"]; ok {
+		id, valid := engine.ParseUUID(raw)
+		i := slices.IndexFunc(clients, func(c *engine.Client) bool { return c.ID == engine.ClientID(id) })
+		switch {
+		case !valid:
+			f.problem("startingAfter", "must be a client id (a UUID)")
+		case i < 0:
+			f.problem("startingAfter", "no such client")
+		default:
+			start = i + 1
+		}
+	}
+	if e := f.err(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	page := clients[start:min(start+limit, len(clients))]
+	w := jsonWriter{b: make([]byte, 0, 96*len(page)+32)}
+	w.open("")
+	w.openArray("data")
+	for _, c := range page {
+		appendClient(&w, c)
+	}
+	w.closeArray()
+	w.boolean("hasMore", start+len(page) < len(clients))
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+func appendClient(w *jsonWriter, c *engine.Client) {
+	w.open("")
+	w.id("clientId", c.ID)
+	w.str("name", c.Name)
+	w.time("createdAt", c.CreatedAt)
+	w.close()
+}
+
+// getClient is GET /admin/v1/clients/{clientId}: the client, its API keys
+// (never a secret: only their hashes are held), and its accounts in both
+// modes with their balances.
+func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, e := pathID(ctx, "clientId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	id := engine.ClientID(raw)
+	c, ok := sys.Client(id)
+	if !ok {
+		s.writeError(ctx, resultError(engine.ResultClientNotFound))
+		return
+	}
+	w := jsonWriter{b: make([]byte, 0, 1024)}
+	w.open("")
+	w.id("clientId", c.ID)
+	w.str("name", c.Name)
+	w.time("createdAt", c.CreatedAt)
+	w.openArray("keys")
+	for _, k := range sys.ClientKeys(id) {
+		w.open("")
+		w.id("keyId", k.ID)
+		w.str("mode", k.Mode.String())
+		w.time("createdAt", k.CreatedAt)
+		w.boolean("revoked", k.Revoked)
+		w.close()
+	}
+	w.closeArray()
+	w.open("accounts")
+	for _, m := range engine.Modes {
+		w.openArray(m.String())
+		for _, a := range sys.ClientAccounts(id, m) {
+			appendBalance(&w, a)
+		}
+		w.closeArray()
+	}
+	w.close()
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// adminQuote is GET /admin/v1/quotes/{quoteId}: any client's quote in
+// either mode, in the partner API's Quote shape (it names its client and
+// mode), while it is held (open, or terminal within --retention).
+func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, e := pathID(ctx, "quoteId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	q, ok := sys.AnyQuote(engine.QuoteID(raw))
+	if !ok {
+		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
+		return
+	}
+	s.writeQuote(ctx, q, sys.Now().UnixMilli())
+}
