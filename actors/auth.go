@@ -5,8 +5,8 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
-	"sync"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/oja-exchange/oja/engine"

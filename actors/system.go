@@ -83,9 +83,10 @@ type System struct {
 
 	directory directory // clients and API keys (auth.go)
 	quotes    quoteRegistry
-	pools     sync.Map // engine.PoolID → *poolRef
-	accounts  sync.Map // engine.AccountID → *accountRef
-	open      sync.Map // engine.KeyID → *atomic.Int64, open quotes per API key
+	listing   quoteIndex // each client and mode's quotes in creation order (listing.go)
+	pools     sync.Map   // engine.PoolID → *poolRef
+	accounts  sync.Map   // engine.AccountID → *accountRef
+	open      sync.Map   // engine.KeyID → *atomic.Int64, open quotes per API key
 	idem      idempotencyIndex
 }
 
@@ -210,6 +211,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			s.armExpiry(ref, q.ExpiresAt)
 		}
 	}
+	s.listing.build(refs)
 	for key, book := range state.Books {
 		ticker := state.Tickers[key]
 		view := new(atomic.Pointer[engine.Ticker])
@@ -674,14 +676,19 @@ func (s *System) Maintain() {
 	if retention <= 0 {
 		return
 	}
+	forgotten := make(map[*quoteRef]bool)
 	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
 		q := ref.view.Load()
 		if ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
 			s.countQuote(q.Mode, q.Status, 0)
+			forgotten[ref] = true
 			return true
 		}
 		return false
 	})
+	if len(forgotten) > 0 {
+		s.listing.drop(func(ref *quoteRef) bool { return forgotten[ref] })
+	}
 }
 
 // Ticker returns the latest rates of (mode, pair): consensus and best maker

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // apiPrefix is the version path of the public API.
@@ -54,6 +57,71 @@ func (c *Client) CreateQuote(ctx context.Context, req CreateQuoteRequest, opts .
 // mode, is QUOTE_NOT_FOUND like a missing one.
 func (c *Client) GetQuote(ctx context.Context, quoteID string, opts ...CallOption) (Quote, error) {
 	return c.quote(ctx, newCall(http.MethodGet, quotePath+url.PathEscape(quoteID), nil, opts))
+}
+
+// ListQuotesParams filters a quote listing; the zero value lists every quote
+// the service holds for the key's client and mode.
+type ListQuotesParams struct {
+	Status     QuoteStatus // "" = any
+	CreatedGte time.Time   // zero = no lower bound
+	CreatedLt  time.Time   // zero = no upper bound
+	Limit      int         // page size 1-100; 0 = the service's default, 20
+}
+
+// QuotePage is one page of a listing.
+type QuotePage struct {
+	Data    []Quote `json:"data"`
+	HasMore bool    `json:"hasMore"`
+}
+
+// ListQuotesPage fetches one page of the key's quotes, newest first, after
+// the quote startingAfter ("" = from the newest) (GET
+// /partners/marketplace/quotes).
+func (c *Client) ListQuotesPage(ctx context.Context, p ListQuotesParams, startingAfter string, opts ...CallOption) (QuotePage, error) {
+	call := newCall(http.MethodGet, "/partners/marketplace/quotes", nil, opts)
+	call.query = url.Values{}
+	if p.Status != "" {
+		call.query.Set("status", string(p.Status))
+	}
+	if !p.CreatedGte.IsZero() {
+		call.query.Set("createdGte", p.CreatedGte.UTC().Format(time.RFC3339Nano))
+	}
+	if !p.CreatedLt.IsZero() {
+		call.query.Set("createdLt", p.CreatedLt.UTC().Format(time.RFC3339Nano))
+	}
+	if p.Limit > 0 {
+		call.query.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if startingAfter != "" {
+		call.query.Set("startingAfter", startingAfter)
+	}
+	var out QuotePage
+	_, err := c.t.do(ctx, call, &out)
+	return out, err
+}
+
+// ListQuotes iterates over every quote of the listing, newest first,
+// fetching pages as it goes; an error ends the iteration (yielded once).
+func (c *Client) ListQuotes(ctx context.Context, p ListQuotesParams, opts ...CallOption) iter.Seq2[Quote, error] {
+	return func(yield func(Quote, error) bool) {
+		after := ""
+		for {
+			page, err := c.ListQuotesPage(ctx, p, after, opts...)
+			if err != nil {
+				yield(Quote{}, err)
+				return
+			}
+			for _, q := range page.Data {
+				if !yield(q, nil) {
+					return
+				}
+			}
+			if !page.HasMore || len(page.Data) == 0 {
+				return
+			}
+			after = page.Data[len(page.Data)-1].QuoteID
+		}
+	}
 }
 
 // AcceptQuote accepts a pending quote, naming the PoolAccountID of one of

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -426,5 +427,46 @@ func TestKeyFromFile(t *testing.T) {
 	}
 	if _, err := client.New(m.srv.URL, " \n"); err == nil {
 		t.Fatal("a blank key was accepted")
+	}
+}
+
+// TestListQuotes: the iterator walks every page, newest first, and stops
+// when the caller does.
+func TestListQuotes(t *testing.T) {
+	t.Parallel()
+	m := newMarket(t)
+	ctx := context.Background()
+	var made []string
+	for i := 0; i < 5; i++ {
+		q, err := m.c.CreateQuote(ctx, client.CreateQuoteRequest{SourceCurrency: "NGN", DestinationCurrency: "USDT",
+			Amount: d("1000"), Rate: d("0.0006"), AmountDirection: client.DirectionSource})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, q.QuoteID)
+		m.srv.Advance(time.Second)
+	}
+	var got []string
+	for q, err := range m.c.ListQuotes(ctx, client.ListQuotesParams{Limit: 2}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, q.QuoteID)
+	}
+	slices.Reverse(made)
+	if !slices.Equal(got, made) {
+		t.Fatalf("listed %v, want newest first %v", got, made)
+	}
+	n := 0
+	for range m.c.ListQuotes(ctx, client.ListQuotesParams{Limit: 2, Status: client.StatusPending}) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Fatalf("stopped after %d, want 3", n)
+	}
+	for _, err := range m.c.ListQuotes(ctx, client.ListQuotesParams{Limit: 500}) {
+		apiError(t, err, 400, client.CodeValidation)
 	}
 }

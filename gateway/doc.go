@@ -47,6 +47,7 @@
 //	fxmsg.ElementsMax      256      XML elements per request; fxmsg.AttributesMax 16 attributes
 //	listingsPageSizeMax    100      listings page size (default 20); listingsPageMax pages
 //	clientsPageSizeMax     100      GET /admin/v1/clients page size (default 20)
+//	quotesPageSizeMax      100      GET /api/v1/partners/marketplace/quotes page size (default 20)
 //	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
 //	                       140/34/35 bytes: account name, number, bank code (XML accept)
 //	fxCurrencyCodeBytesMax 16       a currency code or AmtDrctn in XML or an FX query

@@ -870,6 +870,15 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "metrics", base: adm, method: "GET", path: "/metrics", template: "/metrics", token: tok, want: 200})
 	c.run(t, oapiCall{name: "metrics no token", base: adm, method: "GET", path: "/metrics", template: "/metrics", want: 401})
 
+	// The partner's quote listing.
+	qs := "/api/v1/partners/marketplace/quotes"
+	listed := c.run(t, oapiCall{name: "list quotes", base: pub, method: "GET", path: qs + "?limit=1", template: qs, token: key, want: 200})
+	c.run(t, oapiCall{name: "list quotes after", base: pub, method: "GET", path: qs + "?status=pending&startingAfter=" + oapiString(oapiField(listed, "data").([]any)[0], "quoteId"),
+		template: qs, token: key, want: 200})
+	c.run(t, oapiCall{name: "list quotes bad", base: pub, method: "GET", path: qs + "?status=open&limit=0", template: qs, token: key, want: 400})
+	c.run(t, oapiCall{name: "list quotes no key", base: pub, method: "GET", path: qs, template: qs, want: 401})
+	c.run(t, oapiCall{name: "list quotes unready", base: unreadyPub, method: "GET", path: qs, template: qs, token: key, want: 503})
+
 	// Operator look-ups.
 	clientsPath := "/admin/v1/clients"
 	clientPage := c.run(t, oapiCall{name: "list clients", base: adm, method: "GET", path: clientsPath + "?limit=1", template: clientsPath, token: tok, want: 200})

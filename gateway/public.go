@@ -19,6 +19,7 @@ func (s *Server) publicRouter() *router.Router {
 	r := s.baseRouter()
 	r.POST(apiBase+"/partners/marketplace/intent", s.partner(s.createQuote))
 	r.GET(apiBase+"/partners/marketplace/quote/{id}", s.partner(s.getQuote))
+	r.GET(quotesPath, s.partner(s.listQuotes))
 	r.PUT(apiBase+"/partners/marketplace/quote/{id}/accept", s.partner(s.acceptQuote))
 	r.PUT(apiBase+"/partners/marketplace/quote/{id}/cancel", s.partner(s.transition(actors.OperationCancel)))
 	r.PUT(apiBase+"/partners/marketplace/quote/{id}/complete", s.partner(s.transition(actors.OperationComplete)))

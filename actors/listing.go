@@ -1,0 +1,163 @@
+package actors
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// quoteIndex keeps each (client, mode)'s quotes in creation order, for the
+// partner's listing: a page is a binary search and a walk back from there,
+// never a scan of every quote. Entries are added when a quote is
+// registered and dropped when the registry forgets it (Maintain).
+type quoteIndex struct {
+	mu    sync.RWMutex
+	lists map[listScope]*quoteList
+}
+
+type listScope struct {
+	client engine.ClientID
+	mode   engine.Mode
+}
+
+type quoteList struct {
+	mu      sync.RWMutex
+	entries []listEntry // ascending by (at, id)
+}
+
+type listEntry struct {
+	at  int64 // CreatedAt, unix ms
+	id  engine.QuoteID
+	ref *quoteRef
+}
+
+func compareEntries(a, b listEntry) int {
+	return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.id[:], b.id[:]))
+}
+
+func (x *quoteIndex) list(s listScope, create bool) *quoteList {
+	x.mu.RLock()
+	l := x.lists[s]
+	x.mu.RUnlock()
+	if l != nil || !create {
+		return l
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.lists == nil {
+		x.lists = make(map[listScope]*quoteList)
+	}
+	if l = x.lists[s]; l == nil {
+		l = &quoteList{}
+		x.lists[s] = l
+	}
+	return l
+}
+
+// add indexes a newly registered quote. Quotes arrive nearly in creation
+// order, so the insertion point is found from the end.
+func (x *quoteIndex) add(q *engine.Quote, ref *quoteRef) {
+	l := x.list(listScope{q.Client, q.Mode}, true)
+	e := listEntry{q.CreatedAt, q.ID, ref}
+	l.mu.Lock()
+	i := len(l.entries)
+	for i > 0 && compareEntries(l.entries[i-1], e) > 0 {
+		i--
+	}
+	l.entries = slices.Insert(l.entries, i, e)
+	l.mu.Unlock()
+}
+
+// build indexes every registered quote at Start.
+func (x *quoteIndex) build(refs []quoteRef) {
+	x.lists = make(map[listScope]*quoteList)
+	for i := range refs {
+		ref := &refs[i]
+		q := ref.view.Load()
+		l := x.list(listScope{q.Client, q.Mode}, true)
+		l.entries = append(l.entries, listEntry{q.CreatedAt, q.ID, ref})
+	}
+	for _, l := range x.lists {
+		slices.SortFunc(l.entries, compareEntries)
+	}
+}
+
+// drop removes the entries whose quotes the registry forgot.
+func (x *quoteIndex) drop(forgotten func(ref *quoteRef) bool) {
+	x.mu.RLock()
+	lists := make([]*quoteList, 0, len(x.lists))
+	for _, l := range x.lists {
+		lists = append(lists, l)
+	}
+	x.mu.RUnlock()
+	for _, l := range lists {
+		l.mu.Lock()
+		l.entries = slices.DeleteFunc(l.entries, func(e listEntry) bool { return forgotten(e.ref) })
+		l.mu.Unlock()
+	}
+}
+
+// QuoteFilter narrows a listing.
+type QuoteFilter struct {
+	Status        engine.Status  // 0 = any
+	CreatedGte    int64          // unix ms; 0 = no lower bound
+	CreatedLt     int64          // unix ms; 0 = no upper bound
+	Limit         int            // page size, at least 1
+	StartingAfter engine.QuoteID // the last quote of the previous page; zero = from the newest
+}
+
+// ErrUnknownCursor is a listing's startingAfter that names no quote of the
+// caller's (or one no longer held).
+var ErrUnknownCursor = errors.New("actors: startingAfter names no quote of this client and mode")
+
+// ListQuotes returns a page of the caller's quotes held in memory (open,
+// or terminal within the retention), newest first, and whether more
+// follow.
+func (s *System) ListQuotes(client engine.ClientID, mode engine.Mode, f QuoteFilter) ([]*engine.Quote, bool, error) {
+	l := s.listing.list(listScope{client, mode}, false)
+	var zero engine.QuoteID
+	if l == nil {
+		if f.StartingAfter != zero {
+			return nil, false, ErrUnknownCursor
+		}
+		return nil, false, nil
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e := l.entries
+	hi := len(e)
+	if f.CreatedLt != 0 {
+		hi, _ = slices.BinarySearchFunc(e, f.CreatedLt, func(x listEntry, at int64) int { return cmp.Compare(x.at, at) })
+	}
+	if f.StartingAfter != zero {
+		ref, ok := s.quotes.Load(f.StartingAfter)
+		if !ok || ref.client != client || ref.mode != mode {
+			return nil, false, ErrUnknownCursor
+		}
+		i, found := slices.BinarySearchFunc(e, listEntry{at: ref.view.Load().CreatedAt, id: f.StartingAfter}, compareEntries)
+		if !found {
+			return nil, false, ErrUnknownCursor
+		}
+		hi = min(hi, i)
+	}
+	lo := 0
+	if f.CreatedGte != 0 {
+		lo, _ = slices.BinarySearchFunc(e, f.CreatedGte, func(x listEntry, at int64) int { return cmp.Compare(x.at, at) })
+	}
+	var page []*engine.Quote
+	for i := hi - 1; i >= lo; i-- {
+		q := e[i].ref.view.Load()
+		if f.Status != 0 && q.Status != f.Status {
+			continue
+		}
+		if len(page) == f.Limit {
+			return page, true, nil
+		}
+		page = append(page, q)
+	}
+	return page, false, nil
+}
