@@ -12,8 +12,10 @@ import (
 
 // quoteIndex keeps each (client, mode)'s quotes in creation order, for the
 // partner's listing: a page is a binary search and a walk back from there,
-// never a scan of every quote. Entries are added when a quote is
-// registered and dropped when the registry forgets it (Maintain).
+// never a scan of every quote. A scope's list is built on its first
+// listing, from one pass over the registry (so a start with a million
+// quotes builds nothing), and kept from then on: quotes registered later
+// are added, quotes the registry forgets are dropped (Maintain).
 type quoteIndex struct {
 	mu    sync.RWMutex
 	lists map[listScope]*quoteList
@@ -39,51 +41,58 @@ func compareEntries(a, b listEntry) int {
 	return cmp.Or(cmp.Compare(a.at, b.at), bytes.Compare(a.id[:], b.id[:]))
 }
 
-func (x *quoteIndex) list(s listScope, create bool) *quoteList {
+// list returns the scope's list, building it from the registry on first
+// use.
+func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 	x.mu.RLock()
 	l := x.lists[s]
 	x.mu.RUnlock()
-	if l != nil || !create {
+	if l != nil {
 		return l
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if l = x.lists[s]; l != nil {
+		return l
+	}
+	// NB: a quote registered during this pass may be added as well once
+	// the list is published; add skips an entry already present.
+	l = &quoteList{}
+	registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
+		if ref.client == s.client && ref.mode == s.mode {
+			l.entries = append(l.entries, listEntry{ref.view.Load().CreatedAt, id, ref})
+		}
+		return true
+	})
+	slices.SortFunc(l.entries, compareEntries)
 	if x.lists == nil {
 		x.lists = make(map[listScope]*quoteList)
 	}
-	if l = x.lists[s]; l == nil {
-		l = &quoteList{}
-		x.lists[s] = l
-	}
+	x.lists[s] = l
 	return l
 }
 
-// add indexes a newly registered quote. Quotes arrive nearly in creation
-// order, so the insertion point is found from the end.
+// add indexes a newly registered quote if its scope's list exists. Quotes
+// arrive nearly in creation order, so the insertion point is found from
+// the end.
 func (x *quoteIndex) add(q *engine.Quote, ref *quoteRef) {
-	l := x.list(listScope{q.Client, q.Mode}, true)
+	x.mu.RLock()
+	l := x.lists[listScope{q.Client, q.Mode}]
+	x.mu.RUnlock()
+	if l == nil {
+		return // built from the registry on its first listing
+	}
 	e := listEntry{q.CreatedAt, q.ID, ref}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	i := len(l.entries)
 	for i > 0 && compareEntries(l.entries[i-1], e) > 0 {
 		i--
 	}
+	if i > 0 && compareEntries(l.entries[i-1], e) == 0 {
+		return // the build's registry pass found it
+	}
 	l.entries = slices.Insert(l.entries, i, e)
-	l.mu.Unlock()
-}
-
-// build indexes every registered quote at Start.
-func (x *quoteIndex) build(refs []quoteRef) {
-	x.lists = make(map[listScope]*quoteList)
-	for i := range refs {
-		ref := &refs[i]
-		q := ref.view.Load()
-		l := x.list(listScope{q.Client, q.Mode}, true)
-		l.entries = append(l.entries, listEntry{q.CreatedAt, q.ID, ref})
-	}
-	for _, l := range x.lists {
-		slices.SortFunc(l.entries, compareEntries)
-	}
 }
 
 // drop removes the entries whose quotes the registry forgot.
@@ -118,14 +127,8 @@ var ErrUnknownCursor = errors.New("actors: startingAfter names no quote of this 
 // or terminal within the retention), newest first, and whether more
 // follow.
 func (s *System) ListQuotes(client engine.ClientID, mode engine.Mode, f QuoteFilter) ([]*engine.Quote, bool, error) {
-	l := s.listing.list(listScope{client, mode}, false)
+	l := s.listing.list(listScope{client, mode}, &s.quotes)
 	var zero engine.QuoteID
-	if l == nil {
-		if f.StartingAfter != zero {
-			return nil, false, ErrUnknownCursor
-		}
-		return nil, false, nil
-	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	e := l.entries

@@ -211,7 +211,6 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			s.armExpiry(ref, q.ExpiresAt)
 		}
 	}
-	s.listing.build(refs)
 	for key, book := range state.Books {
 		ticker := state.Tickers[key]
 		view := new(atomic.Pointer[engine.Ticker])

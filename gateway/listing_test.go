@@ -70,9 +70,19 @@ func TestListQuotes(t *testing.T) {
 			t.Fatalf("limit %s: %v, want %v", limit, got, newestFirst)
 		}
 	}
+	// A quote created after the first listing built the index is in it.
+	later := mustCreateQuote(t, s, p.SandboxKey, body)["quoteId"].(string)
+	if got := listAll(t, s, p.SandboxKey, url.Values{"limit": {"1"}}); len(got) != len(made)+1 || got[0] != later {
+		t.Fatalf("after one more create: %v, want %s first", got, later)
+	}
+	wantStatus(t, transition(t, s, p.SandboxKey, later, "cancel", nil), http.StatusOK)
+	made = append(made, later)
+	s.Advance(time.Second)
+	newestFirst = slices.Insert(newestFirst, 0, later)
+
 	var cancelled []string
 	for i := len(made) - 1; i >= 0; i-- {
-		if i%3 == 0 {
+		if i%3 == 0 || made[i] == later {
 			cancelled = append(cancelled, made[i])
 		}
 	}
