@@ -130,6 +130,9 @@ func TestQuoteLifecycle(t *testing.T) {
 		accepted.Metadata.BankPayIn.Reference == "" || accepted.Metadata.BankPayIn.AccountNumber == "" {
 		t.Fatalf("accepted quote %+v", accepted)
 	}
+	if st := accepted.Settlement; st == nil || st.Type != "wallet" || st.AccountID == "" {
+		t.Fatalf("accepted quote's settlement %+v", st)
+	}
 	// Repeating it is safe.
 	if again, err := m.c.AcceptQuote(ctx, q.QuoteID, a.PoolAccountID); err != nil || again.Status != client.StatusAwaitingPayment {
 		t.Errorf("accept again: %+v %v", again, err)

@@ -86,6 +86,19 @@ func (r CreateQuoteRequest) MarshalJSON() ([]byte, error) {
 // number is d as a JSON number: decimal.String never uses an exponent.
 func number(d decimal.Decimal) json.Number { return json.Number(d.String()) }
 
+// Settlement is where an accepted quote's destination funds go: Type
+// "wallet" (AccountID, the partner's own account), "bank" (AccountName,
+// AccountNumber, BankCode) or "chain" (Chain, Address).
+type Settlement struct {
+	Type          string `json:"type"`
+	AccountID     string `json:"accountId,omitempty"`
+	AccountName   string `json:"accountName,omitempty"`
+	AccountNumber string `json:"accountNumber,omitempty"`
+	BankCode      string `json:"bankCode,omitempty"`
+	Chain         string `json:"chain,omitempty"`
+	Address       string `json:"address,omitempty"`
+}
+
 // Quote is the service's quote (contract §6).
 type Quote struct {
 	QuoteID                string           `json:"quoteId"`
@@ -100,7 +113,8 @@ type Quote struct {
 	Mode                   Mode             `json:"mode"`
 	TTL                    int64            `json:"ttl"` // whole seconds to the current deadline; 0 when terminal
 	AllocationResult       AllocationResult `json:"allocationResult"`
-	Metadata               *QuoteMetadata   `json:"metadata,omitempty"` // pay-in instructions, from awaiting_payment on
+	Metadata               *QuoteMetadata   `json:"metadata,omitempty"`   // pay-in instructions, from awaiting_payment on
+	Settlement             *Settlement      `json:"settlement,omitempty"` // where the money goes, from awaiting_payment on
 	ChatMetadata           *ChatMetadata    `json:"chatMetadata,omitempty"`
 	CreatedAt              time.Time        `json:"createdAt"`
 	UpdatedAt              time.Time        `json:"updatedAt"`

@@ -516,8 +516,18 @@ func TestFXAcceptBank(t *testing.T) {
 	if a.TradSts.Sts != "SETT" || a.SttlmInstr == nil || a.SttlmInstr.BkPayInDtls.AcctNb != "0123456789" {
 		t.Fatalf("accept: %+v", a)
 	}
-	if got := fxString(t, fxJSONQuote(t, s, p.SandboxKey, id), "status"); got != "awaiting_payment" {
+	jq := fxJSONQuote(t, s, p.SandboxKey, id)
+	if got := fxString(t, jq, "status"); got != "awaiting_payment" {
 		t.Errorf("JSON status: %s", got)
+	}
+	// Where the money goes, in both dialects' reads.
+	if st, _ := jq["settlement"].(map[string]any); st["type"] != "bank" || st["accountName"] != "Kofi & Ama Mensah" ||
+		st["accountNumber"] != "0041234567" || st["bankCode"] != "GCB-030100" {
+		t.Errorf("JSON settlement: %v", jq["settlement"])
+	}
+	if st := fxStatus(t, s, p.SandboxKey, id); st.SttlmDstn == nil || st.SttlmDstn.BkDstn == nil ||
+		*st.SttlmDstn.BkDstn.AcctNm != "Kofi & Ama Mensah" || *st.SttlmDstn.BkDstn.BkCd != "GCB-030100" || st.AcctId != nil {
+		t.Errorf("XML status settlement: %+v", st.SttlmDstn)
 	}
 	fxConfirm(t, s, p.SandboxKey, id)
 	if got := fxBalance(t, s, p, p.SandboxKey, sandbox, engine.CurrencyGHS); !got.IsZero() {
@@ -552,6 +562,14 @@ func TestFXAcceptChain(t *testing.T) {
 	a := fxAccept(t, s, p.SandboxKey, id, fxChainAccept(fxTronAddr))
 	if a.TradSts.Sts != "SETT" || a.SttlmInstr == nil {
 		t.Fatalf("accept: %+v", a)
+	}
+	if st, _ := fxJSONQuote(t, s, p.SandboxKey, id)["settlement"].(map[string]any); st["type"] != "chain" ||
+		st["chain"] != "TRON" || st["address"] != fxTronAddr {
+		t.Errorf("JSON settlement: %v", st)
+	}
+	if st := fxStatus(t, s, p.SandboxKey, id); st.SttlmDstn == nil || st.SttlmDstn.BlkChnDstn == nil ||
+		*st.SttlmDstn.BlkChnDstn.Adr != fxTronAddr {
+		t.Errorf("XML status settlement: %+v; %s", st.SttlmDstn, fxCall(t, s, http.MethodGet, "/trades/"+id, p.SandboxKey, "").body)
 	}
 	fxConfirm(t, s, p.SandboxKey, id)
 	if got := fxBalance(t, s, p, p.SandboxKey, sandbox, engine.CurrencyUSDT); !got.IsZero() {

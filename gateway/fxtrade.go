@@ -52,6 +52,7 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		return
 	}
 	now := sys.Now().UnixMilli()
+	dstn, acct := fxSettlement(q)
 	s.writeXML(ctx, fasthttp.StatusOK, &fxmsg.FXTradStsAndDtlsNtfctn{
 		UnqTxIdr: fxmsg.TransactionIdentifier{TxId: q.ID.String()},
 		TradSts:  fxTradeStatus(q.Status),
@@ -62,9 +63,28 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
 		},
 		SttlmInstr: s.fxPayIn(q),
+		SttlmDstn:  dstn,
+		AcctId:     acct,
 		TTL:        q.SecondsLeft(now),
 		OprgMd:     q.Mode.String(),
 	})
+}
+
+// fxSettlement is where an accepted trade pays out, as its acceptance
+// named it (FXTradAccptReq's SttlmDstn or AcctId).
+func fxSettlement(q *engine.Quote) (*fxmsg.SettlementDestination, *string) {
+	st := q.Settlement
+	switch st.Kind {
+	case engine.SettlementWallet:
+		id := st.Account.String()
+		return nil, &id
+	case engine.SettlementBank:
+		return &fxmsg.SettlementDestination{BkDstn: &fxmsg.BankDestination{
+			AcctNm: &st.AccountName, AcctNb: &st.AccountNumber, BkCd: &st.BankCode}}, nil
+	case engine.SettlementChain:
+		return &fxmsg.SettlementDestination{BlkChnDstn: &fxmsg.BlockchainDestination{Adr: &st.Address}}, nil
+	}
+	return nil, nil
 }
 
 // fxCancel is row 3: PUT /trades/{id}/cancellation → FXTradCxlRspn CANC.

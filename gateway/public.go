@@ -399,6 +399,32 @@ func (s *Server) writeQuote(ctx *fasthttp.RequestCtx, q *engine.Quote, now int64
 	responseBuffers.Put(buf)
 }
 
+// appendSettlement renders where an accepted quote's destination funds go:
+// the partner's wallet, a bank account or a chain address.
+func appendSettlement(w *jsonWriter, q *engine.Quote) {
+	st := &q.Settlement
+	switch st.Kind {
+	case engine.SettlementWallet:
+		w.open("settlement")
+		w.str("type", "wallet")
+		w.id("accountId", st.Account)
+	case engine.SettlementBank:
+		w.open("settlement")
+		w.str("type", "bank")
+		w.str("accountName", st.AccountName)
+		w.str("accountNumber", st.AccountNumber)
+		w.str("bankCode", st.BankCode)
+	case engine.SettlementChain:
+		w.open("settlement")
+		w.str("type", "chain")
+		w.str("chain", q.Chain.String())
+		w.str("address", st.Address)
+	default:
+		return
+	}
+	w.close()
+}
+
 // appendQuote renders the contract's Quote JSON (§6) as of time now.
 func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 	src, dst := q.Pair.Source, q.Pair.Destination
@@ -456,6 +482,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 		w.close()
 		w.close()
 	}
+	appendSettlement(&w, q)
 	if c := q.Chat; c != nil {
 		w.open("chatMetadata")
 		optional := func(k, v string) {

@@ -355,7 +355,7 @@ func TestQuoteLifecycle(t *testing.T) {
 
 	accepted := mustAccept(t, s, key, q)
 	wantQuoteStatus(t, accepted, "awaiting_payment")
-	wantQuoteKeys(t, accepted, "chain", "expiresAt", "metadata")
+	wantQuoteKeys(t, accepted, "chain", "expiresAt", "metadata", "settlement")
 	wantTTL(t, accepted, 1799, 1800)
 	wantSpan(t, accepted, "updatedAt", "expiresAt", 30*time.Minute)
 	meta := getObject(t, accepted, "metadata")
@@ -383,11 +383,11 @@ func TestQuoteLifecycle(t *testing.T) {
 
 	completed := wantOK(t, transition(t, s, key, id, "complete", nil))
 	wantQuoteStatus(t, completed, "completed")
-	wantQuoteKeys(t, completed, "chain", "metadata")
+	wantQuoteKeys(t, completed, "chain", "metadata", "settlement")
 	wantTTL(t, completed, 0, 0)
 	got = wantOK(t, getQuote(t, s, key, id))
 	wantQuoteStatus(t, got, "completed")
-	wantQuoteKeys(t, got, "chain", "metadata")
+	wantQuoteKeys(t, got, "chain", "metadata", "settlement")
 
 	p = syncPool(t, s, alpha.ID.String())
 	wantNumber(t, p, "balance", "999.375")
@@ -1156,7 +1156,7 @@ func TestQuoteExpiry(t *testing.T) {
 			if tc.accept {
 				q = mustAccept(t, s, key, q)
 				wantSpan(t, q, "updatedAt", "expiresAt", time.Second)
-				extra = append(extra, "metadata")
+				extra = append(extra, "metadata", "settlement")
 			} else {
 				wantSpan(t, q, "createdAt", "expiresAt", time.Second)
 			}

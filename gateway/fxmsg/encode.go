@@ -235,9 +235,41 @@ func (e *encoder) statusNotification(m *FXTradStsAndDtlsNtfctn) {
 	e.trade(m.UnqTxIdr.TxId, &m.TradSts, &m.CcyPair, m.XchgRate)
 	e.tradeAmounts(&m.TradAmts)
 	e.settlementInstruction(m.SttlmInstr)
+	e.settlementDestination(m.SttlmDstn)
+	if m.AcctId != nil {
+		e.text("AcctId", *m.AcctId)
+	}
 	e.integer("TTL", m.TTL)
 	e.text("OprgMd", m.OprgMd)
 	e.end("FXTradStsAndDtlsNtfctn")
+}
+
+// settlementDestination writes SttlmDstn as encoding/xml would: each
+// present part (absent pointers are omitted).
+func (e *encoder) settlementDestination(d *SettlementDestination) {
+	if d == nil {
+		return
+	}
+	e.begin("SttlmDstn", "", "")
+	if b := d.BkDstn; b != nil {
+		e.begin("BkDstn", "", "")
+		e.optionalText("AcctNm", b.AcctNm)
+		e.optionalText("AcctNb", b.AcctNb)
+		e.optionalText("BkCd", b.BkCd)
+		e.end("BkDstn")
+	}
+	if c := d.BlkChnDstn; c != nil {
+		e.begin("BlkChnDstn", "", "")
+		e.optionalText("Adr", c.Adr)
+		e.end("BlkChnDstn")
+	}
+	e.end("SttlmDstn")
+}
+
+func (e *encoder) optionalText(name string, v *string) {
+	if v != nil {
+		e.text(name, *v)
+	}
 }
 
 func (e *encoder) cancellationResponse(m *FXTradCxlRspn) {

@@ -28,7 +28,17 @@ func responses(s1, s2, s3 string, n int64, withOptional bool) []any {
 	amount := fxmsg.Amount{Ccy: s2, Value: fxmsg.Decimal(s3)}
 	var optional *fxmsg.Amount
 	var instruction *fxmsg.SettlementInstruction
+	var destination *fxmsg.SettlementDestination
+	var account *string
 	if withOptional {
+		switch n % 3 {
+		case 0:
+			destination = &fxmsg.SettlementDestination{BkDstn: &fxmsg.BankDestination{AcctNm: &s1, AcctNb: &s2, BkCd: &s3}}
+		case 1, -1:
+			destination = &fxmsg.SettlementDestination{BlkChnDstn: &fxmsg.BlockchainDestination{Adr: &s2}}
+		default:
+			account = &s3
+		}
 		optional = &fxmsg.Amount{Ccy: s1, Value: fxmsg.Decimal(s2)}
 		instruction = &fxmsg.SettlementInstruction{BkPayInDtls: fxmsg.BankPayInDetails{AcctNm: s1, AcctNb: s2, BkNm: s3, Ref: s1 + s3}}
 	}
@@ -46,7 +56,8 @@ func responses(s1, s2, s3 string, n int64, withOptional bool) []any {
 			TradAmts:  fxmsg.TradeAmounts{TradgCcyAmt: amount, SttlmCcyAmt: optional, CntrValCcyAmt: amount},
 			AllcnDtls: fxmsg.AllocationDetails{TtlSttlmAmt: amount, WtdAvrgRate: fxmsg.Decimal(s1)}, SttlmInstr: instruction, TTL: n, OprgMd: s2},
 		&fxmsg.FXTradStsAndDtlsNtfctn{UnqTxIdr: fxmsg.TransactionIdentifier{TxId: s2}, TradSts: status, CcyPair: pair, XchgRate: fxmsg.Decimal(s1),
-			TradAmts: fxmsg.TradeAmounts{TradgCcyAmt: amount, SttlmCcyAmt: optional, CntrValCcyAmt: amount}, SttlmInstr: instruction, TTL: -n, OprgMd: s3},
+			TradAmts: fxmsg.TradeAmounts{TradgCcyAmt: amount, SttlmCcyAmt: optional, CntrValCcyAmt: amount}, SttlmInstr: instruction,
+			SttlmDstn: destination, AcctId: account, TTL: -n, OprgMd: s3},
 		&fxmsg.FXTradCxlRspn{UnqTxIdr: fxmsg.TransactionIdentifier{TxId: s3}, TradSts: status, CcyPair: pair, XchgRate: fxmsg.Decimal(s2), TTL: n, OprgMd: s1},
 		&fxmsg.FXTradConfStsAdvc{UnqTxIdr: fxmsg.TransactionIdentifier{TxId: s1}, TradSts: status, CcyPair: pair, XchgRate: fxmsg.Decimal(s2),
 			SttlmInstr: instruction, TTL: n, OprgMd: s1},

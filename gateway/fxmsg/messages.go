@@ -192,7 +192,9 @@ type FXTradInstrRspn struct {
 }
 
 // FXTradStsAndDtlsNtfctn (fxtr.017.001.05) reports a trade's status:
-// GET /trades/{id}. SttlmInstr is present once the trade was accepted.
+// GET /trades/{id}. SttlmInstr (the pay-in) is present once the trade was
+// accepted, and so is where it pays out, as the acceptance named it:
+// SttlmDstn (BkDstn or BlkChnDstn) or AcctId (the partner's own account).
 type FXTradStsAndDtlsNtfctn struct {
 	XMLName    xml.Name               `xml:"urn:iso:std:iso:20022:tech:xsd:fxtr.017.001.05 FXTradStsAndDtlsNtfctn"`
 	UnqTxIdr   TransactionIdentifier  `xml:"UnqTxIdr"`
@@ -201,6 +203,8 @@ type FXTradStsAndDtlsNtfctn struct {
 	XchgRate   Decimal                `xml:"XchgRate"`
 	TradAmts   TradeAmounts           `xml:"TradAmts"`
 	SttlmInstr *SettlementInstruction `xml:"SttlmInstr,omitempty"`
+	SttlmDstn  *SettlementDestination `xml:"SttlmDstn,omitempty"`
+	AcctId     *string                `xml:"AcctId,omitempty"`
 	TTL        int64                  `xml:"TTL"`
 	OprgMd     string                 `xml:"OprgMd"`
 }
