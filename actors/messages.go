@@ -42,6 +42,8 @@ const (
 type TransitionQuote struct {
 	Operation QuoteOperation
 	Accept    engine.AcceptQuote // OperationAccept only
+	// ByOperator: an operator's cancel (the admin API), recorded as such.
+	ByOperator bool
 }
 
 // QuoteReply answers CreateQuote and TransitionQuote.

@@ -239,6 +239,9 @@ func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int6
 		return res, asEvent(ev), engine.AcceptAllowedFrom
 	case OperationCancel:
 		res, ev := q.Cancel(now)
+		if ev != nil {
+			ev.ByOperator = cmd.ByOperator
+		}
 		return res, asEvent(ev), engine.CancelAllowedFrom
 	case OperationComplete:
 		res, ev := q.Complete(now)

@@ -466,6 +466,16 @@ func (s *System) AnyQuote(id engine.QuoteID) (*engine.Quote, bool) {
 	return ref.view.Load(), true
 }
 
+// OperatorCancel cancels any client's quote, in either mode, for an
+// operator: the log records the cancel as the operator's.
+func (s *System) OperatorCancel(id engine.QuoteID) *QuoteReply {
+	ref, ok := s.quoteRef(id)
+	if !ok {
+		return &QuoteReply{Result: engine.ResultQuoteNotFound}
+	}
+	return s.TransitionQuote(ref.client, ref.mode, id, &TransitionQuote{Operation: OperationCancel, ByOperator: true})
+}
+
 // ClientKeys returns a client's API keys (never their secrets: only hashes
 // are held), revoked ones included, oldest first.
 func (s *System) ClientKeys(id engine.ClientID) []engine.Key { return s.directory.clientKeys(id) }

@@ -200,6 +200,15 @@ func (a *Admin) GetQuote(ctx context.Context, quoteID string, opts ...CallOption
 	return out, err
 }
 
+// CancelQuote cancels any client's open quote as the operator (POST
+// /admin/v1/quotes/{id}/cancel; oja admin quotes cancel); the log records
+// it as the operator's.
+func (a *Admin) CancelQuote(ctx context.Context, quoteID string, opts ...CallOption) (Quote, error) {
+	var out Quote
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/quotes/"+url.PathEscape(quoteID)+"/cancel", nil, opts), &out)
+	return out, err
+}
+
 // CreatePool creates an active, empty pool.
 func (a *Admin) CreatePool(ctx context.Context, req CreatePoolRequest, opts ...CallOption) (Pool, error) {
 	return a.pool(ctx, newCall(http.MethodPost, "/pools", req, opts))

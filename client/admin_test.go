@@ -130,6 +130,8 @@ func TestAdminOperatorFlow(t *testing.T) {
 	}
 	_, err = admin.GetQuote(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4")
 	apiError(t, err, 404, client.CodeQuoteNotFound)
+	_, err = admin.CancelQuote(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4")
+	apiError(t, err, 404, client.CodeQuoteNotFound)
 
 	if err := admin.RevokeKey(ctx, key.KeyID); err != nil {
 		t.Fatal(err)

@@ -367,8 +367,8 @@ func DecodeEvent(b []byte) (Event, error) {
 			d.fail()
 		}
 		ev = e
-	case EventQuoteCancelled:
-		ev = &QuoteCancelled{At: at, Quote: d.id()}
+	case EventQuoteCancelled, EventQuoteCancelledByOperator:
+		ev = &QuoteCancelled{At: at, Quote: d.id(), ByOperator: typ == EventQuoteCancelledByOperator}
 	case EventQuoteExpired:
 		ev = &QuoteExpired{At: at, Quote: d.id()}
 	case EventQuoteCompleted:

@@ -91,6 +91,7 @@ func codecSamples() []struct {
 		{"accept chain", &engine.QuoteAccepted{At: 16, Quote: codecID(0x20),
 			Settlement: engine.Settlement{Kind: engine.SettlementChain, Address: "TQ1h2d3CqWn2C8pR9vJ5kW7uXyZ4aB6cDe"}, ExpiresAt: math.MaxInt64}},
 		{"cancel", &engine.QuoteCancelled{At: 17, Quote: codecID(0x20)}},
+		{"operator cancel", &engine.QuoteCancelled{At: 18, Quote: codecID(0x21), ByOperator: true}},
 		{"expire", &engine.QuoteExpired{At: 18, Quote: codecID(0x21)}},
 		{"complete", &engine.QuoteCompleted{At: 19, Quote: codecID(0x22)}},
 	}
@@ -129,7 +130,7 @@ func TestCodecTags(t *testing.T) {
 	want := map[string]byte{
 		"ClientCreated": 1, "KeyCreated": 2, "KeyRevoked": 3, "PoolCreated": 4, "PoolRateSet": 5,
 		"PoolStatusSet": 6, "PoolDeposited": 7, "PoolWithdrawn": 8, "AccountDeposited": 9, "QuoteCreated": 10,
-		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14,
+		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14, "QuoteCancelledByOperator": 15,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)
@@ -231,7 +232,7 @@ func TestCodecInvalid(t *testing.T) {
 		{"version 0", patch(encode(&engine.KeyRevoked{At: 1}), 0, 0)},
 		{"version 2", patch(encode(&engine.KeyRevoked{At: 1}), 0, 2)},
 		{"type 0", patch(encode(&engine.KeyRevoked{At: 1}), 1, 0)},
-		{"type 15", patch(encode(&engine.KeyRevoked{At: 1}), 1, 15)},
+		{"type 16", patch(encode(&engine.KeyRevoked{At: 1}), 1, 16)},
 		{"type 255", patch(encode(&engine.KeyRevoked{At: 1}), 1, 255)},
 		{"time varint overflows", append([]byte{1, 3}, bytes.Repeat([]byte{0xff}, 11)...)},
 		{"client wallet count over 64", encode(&engine.ClientCreated{Wallets: slices.Repeat([]engine.WalletAccount{

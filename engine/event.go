@@ -24,24 +24,29 @@ const (
 	EventQuoteCancelled   EventType = 12
 	EventQuoteExpired     EventType = 13
 	EventQuoteCompleted   EventType = 14
-	eventTypeEnd          EventType = 15
+	// EventQuoteCancelledByOperator is a QuoteCancelled an operator made
+	// (ByOperator): its own tag, so a partner's cancel encodes as it always
+	// did and no record's meaning hangs on an optional byte.
+	EventQuoteCancelledByOperator EventType = 15
+	eventTypeEnd                  EventType = 16
 )
 
 var eventTypeNames = [eventTypeEnd]string{
-	EventClientCreated:    "ClientCreated",
-	EventKeyCreated:       "KeyCreated",
-	EventKeyRevoked:       "KeyRevoked",
-	EventPoolCreated:      "PoolCreated",
-	EventPoolRateSet:      "PoolRateSet",
-	EventPoolStatusSet:    "PoolStatusSet",
-	EventPoolDeposited:    "PoolDeposited",
-	EventPoolWithdrawn:    "PoolWithdrawn",
-	EventAccountDeposited: "AccountDeposited",
-	EventQuoteCreated:     "QuoteCreated",
-	EventQuoteAccepted:    "QuoteAccepted",
-	EventQuoteCancelled:   "QuoteCancelled",
-	EventQuoteExpired:     "QuoteExpired",
-	EventQuoteCompleted:   "QuoteCompleted",
+	EventClientCreated:            "ClientCreated",
+	EventKeyCreated:               "KeyCreated",
+	EventKeyRevoked:               "KeyRevoked",
+	EventPoolCreated:              "PoolCreated",
+	EventPoolRateSet:              "PoolRateSet",
+	EventPoolStatusSet:            "PoolStatusSet",
+	EventPoolDeposited:            "PoolDeposited",
+	EventPoolWithdrawn:            "PoolWithdrawn",
+	EventAccountDeposited:         "AccountDeposited",
+	EventQuoteCreated:             "QuoteCreated",
+	EventQuoteAccepted:            "QuoteAccepted",
+	EventQuoteCancelled:           "QuoteCancelled",
+	EventQuoteExpired:             "QuoteExpired",
+	EventQuoteCompleted:           "QuoteCompleted",
+	EventQuoteCancelledByOperator: "QuoteCancelledByOperator",
 }
 
 func (t EventType) String() string {
@@ -271,6 +276,9 @@ type QuoteAccepted struct {
 type QuoteCancelled struct {
 	At    int64
 	Quote QuoteID
+	// ByOperator marks a cancel an operator made through the admin API
+	// (POST /admin/v1/quotes/{id}/cancel), not the partner.
+	ByOperator bool
 }
 
 // QuoteExpired: TTL or payment window ran out; holds released.
@@ -296,9 +304,14 @@ func (*PoolWithdrawn) Type() EventType    { return EventPoolWithdrawn }
 func (*AccountDeposited) Type() EventType { return EventAccountDeposited }
 func (*QuoteCreated) Type() EventType     { return EventQuoteCreated }
 func (*QuoteAccepted) Type() EventType    { return EventQuoteAccepted }
-func (*QuoteCancelled) Type() EventType   { return EventQuoteCancelled }
-func (*QuoteExpired) Type() EventType     { return EventQuoteExpired }
-func (*QuoteCompleted) Type() EventType   { return EventQuoteCompleted }
+func (e *QuoteCancelled) Type() EventType {
+	if e.ByOperator {
+		return EventQuoteCancelledByOperator
+	}
+	return EventQuoteCancelled
+}
+func (*QuoteExpired) Type() EventType   { return EventQuoteExpired }
+func (*QuoteCompleted) Type() EventType { return EventQuoteCompleted }
 
 func (e *ClientCreated) Time() int64    { return e.At }
 func (e *KeyCreated) Time() int64       { return e.At }

@@ -26,6 +26,7 @@ func (s *Server) registerLookups(r *router.Router) {
 	r.GET(adminBase+"/clients", s.operator(s.listClients))
 	r.GET(adminBase+"/clients/{clientId}", s.operator(s.getClient))
 	r.GET(adminBase+"/quotes/{quoteId}", s.operator(s.adminQuote))
+	r.POST(adminBase+"/quotes/{quoteId}/cancel", s.operator(s.operatorCancel))
 }
 
 // listClients is GET /admin/v1/clients?limit=&startingAfter=: newest first,
@@ -146,4 +147,17 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	s.writeQuote(ctx, q, sys.Now().UnixMilli())
+}
+
+// operatorCancel is POST /admin/v1/quotes/{quoteId}/cancel: an operator
+// cancels any client's open quote; the log records it as the operator's.
+// Answers as the partner's cancel does (200 with the quote, 409
+// INVALID_STATE from a status that does not allow it).
+func (s *Server) operatorCancel(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, e := pathID(ctx, "quoteId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	s.quoteReply(ctx, sys, sys.OperatorCancel(engine.QuoteID(raw)), nil)
 }

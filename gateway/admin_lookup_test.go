@@ -90,4 +90,27 @@ func TestOperatorLookups(t *testing.T) {
 	// The partner API still sees only the caller's own quotes.
 	other := s.NewPartner(t, "other")
 	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/marketplace/quote/"+id, other.SandboxKey, nil), 404, "QUOTE_NOT_FOUND")
+
+	// An operator cancels it: the partner sees it cancelled, and the log
+	// records the operator's cancel as such.
+	cancelled := wantOK(t, do(t, http.MethodPost, s.Admin+"/admin/v1/quotes/"+id+"/cancel", adm, nil))
+	if cancelled["status"] != "cancelled" {
+		t.Fatalf("operator cancel: %v", cancelled)
+	}
+	if got := wantOK(t, getQuote(t, s, first.SandboxKey, id)); got["status"] != "cancelled" {
+		t.Fatalf("the partner reads %v after the operator's cancel", got["status"])
+	}
+	byOperator := 0
+	if err := s.Log.Replay(0, func(_ uint64, rec []byte) error {
+		ev, err := engine.DecodeEvent(rec)
+		if c, ok := ev.(*engine.QuoteCancelled); err == nil && ok && c.ByOperator && c.Quote.String() == id {
+			byOperator++
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if byOperator != 1 {
+		t.Fatalf("%d operator cancels of %s in the log, want 1", byOperator, id)
+	}
 }

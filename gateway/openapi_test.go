@@ -901,6 +901,15 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "admin quote unknown", base: adm, method: "GET", path: aqp(unknownID), template: aq, token: tok, want: 404})
 	c.run(t, oapiCall{name: "admin quote no token", base: adm, method: "GET", path: aqp(unknownID), template: aq, want: 401})
 	c.run(t, oapiCall{name: "admin quote unready", base: unreadyAdm, method: "GET", path: aqp(unknownID), template: aq, token: tok, want: 503})
+	oc := "/admin/v1/quotes/{quoteId}/cancel"
+	ocp := func(id string) string { return strings.Replace(oc, "{quoteId}", id, 1) }
+	open := c.run(t, oapiCall{name: "create for the operator", base: pub, method: "POST", path: intent, template: intent, token: key, body: createBody, want: 200})
+	c.run(t, oapiCall{name: "operator cancel", base: adm, method: "POST", path: ocp(oapiString(open, "quoteId")), template: oc, token: tok, want: 200})
+	c.run(t, oapiCall{name: "operator cancel completed", base: adm, method: "POST", path: ocp(id), template: oc, token: tok, want: 409})
+	c.run(t, oapiCall{name: "operator cancel unknown", base: adm, method: "POST", path: ocp(unknownID), template: oc, token: tok, want: 404})
+	c.run(t, oapiCall{name: "operator cancel bad id", base: adm, method: "POST", path: ocp("x"), template: oc, token: tok, want: 400})
+	c.run(t, oapiCall{name: "operator cancel no token", base: adm, method: "POST", path: ocp(unknownID), template: oc, want: 401})
+	c.run(t, oapiCall{name: "operator cancel unready", base: unreadyAdm, method: "POST", path: ocp(unknownID), template: oc, token: tok, want: 503})
 
 	// The cluster routes: 404 on a single node; their shapes on a node of
 	// a cluster (a fixed ClusterNode: the real one is tested over three

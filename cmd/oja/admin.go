@@ -22,6 +22,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   clients list [--limit N] [--starting-after CLIENT_ID]   (newest first)
   clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
   quotes get QUOTE_ID     (any client's quote, either mode)
+  quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -177,6 +178,11 @@ func parseAdminCall(args []string) (*adminCall, error) {
 			return nil, fmt.Errorf("admin %s %s: give one id", args[0], sub)
 		}
 		return &adminCall{"GET", "/admin/v1/" + args[0] + "/" + url.PathEscape(args[2]), nil}, nil
+	case "quotes cancel":
+		if len(args) != 3 {
+			return nil, errors.New("admin quotes cancel: give one quote id")
+		}
+		return &adminCall{"POST", "/admin/v1/quotes/" + url.PathEscape(args[2]) + "/cancel", nil}, nil
 	case "keys create":
 		if err := need(3); err != nil {
 			return nil, err

@@ -95,6 +95,7 @@ func TestAdminCLI(t *testing.T) {
 		t.Fatalf("clients get: %v", detail)
 	}
 	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "get", "6f1c1f43-0000-4000-8000-000000000000")
+	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "cancel", "6f1c1f43-0000-4000-8000-000000000000")
 	adminFails(t, srv, "VALIDATION_ERROR", "keys", "create", clientID, "--mode", "staging")
 	adminFails(t, srv, "NOT_FOUND", "keys", "create", "6f1c1f43-0000-4000-8000-000000000000", "--mode", "live")
 

@@ -29,10 +29,11 @@ var dumpShapes = map[string][]string{
 	"AccountDeposited": {"accountId", "amount"},
 	"QuoteCreated": {"quoteId", "clientId", "keyId", "mode", "pair", "source", "destination", "amountDirection", "amount",
 		"proposedRate", "chain", "reference", "channel", "idempotencyKey", "requestHash", "expiresAt", "allocations", "chatMetadata"},
-	"QuoteAccepted":  {"quoteId", "poolAccountId", "expiresAt", "settlement"},
-	"QuoteCancelled": {"quoteId"},
-	"QuoteExpired":   {"quoteId"},
-	"QuoteCompleted": {"quoteId"},
+	"QuoteAccepted":            {"quoteId", "poolAccountId", "expiresAt", "settlement"},
+	"QuoteCancelled":           {"quoteId"},
+	"QuoteCancelledByOperator": {"quoteId"},
+	"QuoteExpired":             {"quoteId"},
+	"QuoteCompleted":           {"quoteId"},
 }
 
 // TestWalDumpShape pins `oja wal dump --json`: every event type, with
@@ -61,6 +62,7 @@ func TestWalDumpShape(t *testing.T) {
 		&engine.QuoteAccepted{At: at, Quote: id(), PoolAccount: id(), ExpiresAt: at + 1800000,
 			Settlement: engine.Settlement{Kind: engine.SettlementBank, AccountName: "A", AccountNumber: "1", BankCode: "B"}},
 		&engine.QuoteCancelled{At: at, Quote: id()},
+		&engine.QuoteCancelled{At: at, Quote: id(), ByOperator: true},
 		&engine.QuoteExpired{At: at, Quote: id()},
 		&engine.QuoteCompleted{At: at, Quote: id()},
 	}
@@ -110,7 +112,7 @@ func TestWalDumpShape(t *testing.T) {
 			t.Errorf("%s: no test event", name)
 		}
 	}
-	if len(dumpShapes) != 14 {
-		t.Errorf("%d event types pinned; engine has 14", len(dumpShapes))
+	if len(dumpShapes) != 15 {
+		t.Errorf("%d event types pinned; engine has 15", len(dumpShapes))
 	}
 }

@@ -54,7 +54,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
   seq    the record's sequence number (integer)
   type   the event type: ClientCreated, KeyCreated, KeyRevoked, PoolCreated, PoolRateSet,
          PoolStatusSet, PoolDeposited, PoolWithdrawn, AccountDeposited, QuoteCreated,
-         QuoteAccepted, QuoteCancelled, QuoteExpired, QuoteCompleted
+         QuoteAccepted, QuoteCancelled, QuoteCancelledByOperator, QuoteExpired, QuoteCompleted
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -82,7 +82,8 @@ dump --json: one object per record; the shape is stable (fields are added, never
     QuoteAccepted     quoteId, poolAccountId? (the accountId of a JSON accept), expiresAt,
                       settlement: {kind ("wallet", "bank" or "chain"), accountId?,
                       accountName?, accountNumber?, bankCode?, address?}
-    QuoteCancelled    quoteId
+    QuoteCancelled    quoteId (the partner cancelled it)
+    QuoteCancelledByOperator  quoteId (an operator cancelled it: POST /admin/v1/quotes/{id}/cancel)
     QuoteExpired      quoteId
     QuoteCompleted    quoteId
 `
