@@ -40,7 +40,12 @@
 //     rebuilds the actors from what is durable.
 //
 // Reads (GET quote, balances, pools) never message an actor: each actor
-// publishes immutable views through atomic pointers in the registry.
+// publishes immutable views through atomic pointers in the registry. A
+// partner's quote listing reads a per-(client, mode) index of those views
+// in creation order (listing.go), built on its first listing.
+//
+// In cluster mode (package actors/cluster) the same actors run on the
+// leader only, with a Raft-backed Log.
 //
 // NB: a view may show a change whose fsync is still in flight (at most one
 // group commit, ~1 ms); the write itself is acknowledged only once durable.

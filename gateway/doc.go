@@ -70,4 +70,10 @@
 //     and /readyz answer 503 UNAVAILABLE until
 //  2. SetSystem(sys) once recovery has finished;
 //  3. Shutdown(ctx) on SIGTERM: stop accepting, finish in-flight requests.
+//
+// With Config.Cluster (a node of a cluster, cluster.go), SetSystem is
+// called when the node starts leading and SetSystem(nil) when it stops;
+// meanwhile every request but health, metrics and the cluster routes is
+// forwarded to the leader, and rate streams are relayed from it
+// (cluster_stream.go).
 package gateway
