@@ -49,3 +49,46 @@ func ExampleClient_CreateQuote() {
 	}
 	fmt.Println(q.Status, q.TotalDestinationAmount, "USDT received")
 }
+
+// Every quote of the key's client and mode that the service holds, newest
+// first, page after page.
+func ExampleClient_ListQuotes() {
+	c, err := client.New("https://oja.example.com", "oja_sandbox_…")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for q, err := range c.ListQuotes(context.Background(), client.ListQuotesParams{Status: client.StatusAwaitingPayment}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(q.QuoteID, q.TotalSourceAmount, "owed by", q.ExpiresAt)
+	}
+}
+
+// The same trade through the XML FX API: initiate, accept to a bank
+// account, read where it pays out.
+func ExampleClient_FXInitiate() {
+	c, err := client.New("https://oja.example.com", "oja_sandbox_…")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	trade, err := c.FXInitiate(ctx, client.FXTradeRequest{
+		Base: "NGN", Quoted: "GHS", Direction: "SELL",
+		Amount: decimal.RequireFromString("500000"), Rate: decimal.RequireFromString("0.0085"),
+	}, client.IdempotencyKey("desk-7731"))
+	if err != nil {
+		log.Fatal(err) // an *APIError carries the MsgRjct's code and description
+	}
+	id := trade.UnqTxIdr.TxId
+	if _, err := c.FXAccept(ctx, id, client.FXSettlement{
+		BankAccountName: "Kofi Mensah", BankAccount: "0041234567", BankCode: "GCB-030100",
+	}); err != nil {
+		log.Fatal(err)
+	}
+	status, err := c.FXStatus(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(status.TradSts.Sts, "pays out to", *status.SttlmDstn.BkDstn.AcctNb)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -69,8 +70,11 @@ type call struct {
 	method string
 	path   string // below the transport's base, e.g. "/partners/balances"
 	query  url.Values
-	body   any // marshalled as JSON when not nil
+	body   any // marshalled as JSON (as XML with xml) when not nil
 	header http.Header
+	// xml: an XML FX API call (fx.go): the body is marshalled as XML, a
+	// 2xx answer is decoded as XML and a refusal is a MsgRjct.
+	xml bool
 }
 
 // response is what a successful call returned, beyond its body.
@@ -139,7 +143,11 @@ func (t *transport) request(ctx context.Context, c *call) (*http.Request, error)
 	}
 	var body io.Reader
 	if c.body != nil {
-		raw, err := json.Marshal(c.body)
+		marshal := json.Marshal
+		if c.xml {
+			marshal = xml.Marshal
+		}
+		raw, err := marshal(c.body)
 		if err != nil {
 			return nil, fmt.Errorf("client: encoding the request: %w", err)
 		}
@@ -153,12 +161,16 @@ func (t *transport) request(ctx context.Context, c *call) (*http.Request, error)
 		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+t.token)
-	req.Header.Set("Accept", "application/json")
+	mediaType := "application/json"
+	if c.xml {
+		mediaType = "application/xml"
+	}
+	req.Header.Set("Accept", mediaType)
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
 	if c.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", mediaType)
 	}
 	return req, nil
 }
@@ -188,9 +200,16 @@ func (t *transport) do(ctx context.Context, c *call, out any) (*response, error)
 		return nil, fmt.Errorf("client: the response to %s %s is over %d bytes", c.method, c.path, responseBytesMax)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
+		if c.xml {
+			return nil, newFXError(res, raw)
+		}
 		return nil, newAPIError(res, raw)
 	}
-	if out != nil {
+	if out != nil && c.xml {
+		if err := xml.Unmarshal(raw, out); err != nil {
+			return nil, fmt.Errorf("client: decoding the response to %s %s (status %d): %w", c.method, c.path, res.StatusCode, err)
+		}
+	} else if out != nil {
 		if err := decodeJSON(raw, out); err != nil {
 			return nil, fmt.Errorf("client: decoding the response to %s %s (status %d): %w", c.method, c.path, res.StatusCode, err)
 		}
