@@ -38,7 +38,13 @@ const (
 // replica — or failed, when leadership was lost first. So done runs in
 // Append order, as actors.Log requires.
 type raftLog struct {
-	r *raft.Raft
+	// apply proposes one entry (raft.Raft.Apply).
+	apply func(cmd []byte, timeout time.Duration) raft.ApplyFuture
+	// failed is told of a write that failed for any reason but the loss of
+	// leadership (an enqueue timeout, a replica that diverged): the
+	// actors refuse writes from then on, so the node must hand leadership
+	// over for them to restart (node.go).
+	failed func(error)
 
 	mu     sync.Mutex
 	work   sync.Cond // signalled when queue grows or closed is set
@@ -62,9 +68,10 @@ type proposedEntry struct {
 
 var _ actors.Log = (*raftLog)(nil)
 
-func newRaftLog(r *raft.Raft) *raftLog {
+func newRaftLog(apply func([]byte, time.Duration) raft.ApplyFuture, failed func(error)) *raftLog {
 	l := &raftLog{
-		r:        r,
+		apply:    apply,
+		failed:   failed,
 		inFlight: make(chan struct{}, entriesInFlightMax),
 		proposed: make(chan proposedEntry, entriesInFlightMax),
 		stopped:  make(chan struct{}),
@@ -116,7 +123,7 @@ func (l *raftLog) propose() {
 		for _, a := range batch {
 			recs = append(recs, a.recs...)
 		}
-		l.proposed <- proposedEntry{l.r.Apply(encodeRecords(recs), applyEnqueueTimeout), batch}
+		l.proposed <- proposedEntry{l.apply(encodeRecords(recs), applyEnqueueTimeout), batch}
 	}
 }
 
@@ -140,6 +147,9 @@ func (l *raftLog) wait() {
 		} else if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
 			errors.Is(err, raft.ErrLeadershipTransferInProgress) || errors.Is(err, raft.ErrRaftShutdown) {
 			err = fmt.Errorf("%w: %w", ErrNotLeader, err)
+		}
+		if err != nil && !errors.Is(err, ErrNotLeader) && l.failed != nil {
+			l.failed(err)
 		}
 		<-l.inFlight
 		for _, a := range p.appends {

@@ -229,7 +229,7 @@ func (n *Node) startActors() error {
 	if err != nil {
 		return err
 	}
-	log := newRaftLog(n.raft)
+	log := newRaftLog(n.raft.Apply, n.writeFailed)
 	expired, err := actors.ExpireOverdue(state, log, time.Now())
 	if err != nil {
 		log.close()
@@ -253,6 +253,20 @@ func (n *Node) startActors() error {
 		n.onSystem(sys)
 	}
 	return nil
+}
+
+// writeFailed hands leadership over after a write failed while this node
+// still leads: its actors now refuse writes (a failed write is final for
+// them), and a new leader — possibly this node again, with new actors —
+// restores service. Runs on the log's goroutine: the transfer is started,
+// not awaited.
+func (n *Node) writeFailed(err error) {
+	n.cfg.Logger.Error("a write failed while leading; handing leadership over so that the actors restart", "err", err)
+	go func() {
+		if err := n.raft.LeadershipTransfer().Error(); err != nil {
+			n.cfg.Logger.Warn("leadership transfer after a failed write", "err", err)
+		}
+	}()
 }
 
 // stopActors ends this node's service as leader: the gateway forwards
