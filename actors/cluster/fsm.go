@@ -26,9 +26,22 @@ type fsm struct {
 	state *engine.State
 	seq   uint64 // last record applied
 	index uint64 // last Raft index applied
+	// The snapshot base: the encoded state (engine.AppendState) at
+	// baseSeq (nil: the empty state) and the command entries applied
+	// since, so that a snapshot is taken without stopping applies
+	// (Snapshot captures them; Persist rebuilds the state beside).
+	base    []byte
+	baseSeq uint64
+	since   []appliedEntry
 	// failed is the first record that did not apply: the replica no longer
 	// follows the leader (a bug or a foreign log); it refuses to serve.
 	failed error
+}
+
+// appliedEntry is a command entry applied after the snapshot base.
+type appliedEntry struct {
+	data    []byte
+	lastSeq uint64
 }
 
 // applied is what FSM.Apply returns for a command entry: the first record's
@@ -88,7 +101,9 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 		f.failed = fmt.Errorf("cluster: raft entry %d: %w", l.Index, err)
 		f.logger.Error("replica diverged: a committed record does not apply; this node refuses to serve", "err", f.failed)
 		res.err = f.failed
+		return res
 	}
+	f.since = append(f.since, appliedEntry{data: l.Data, lastSeq: f.seq})
 	return res
 }
 
@@ -102,19 +117,18 @@ func (f *fsm) read(fn func(s *engine.State, seq, index uint64) error) error {
 	return fn(f.state, f.seq, f.index)
 }
 
-// Snapshot captures the state now (encoded under the read lock; Persist
-// writes it while entries keep applying).
+// Snapshot captures the state as of now without encoding it: the base and
+// the entries applied since (a slice header copy under the read lock), so
+// applies never wait for a snapshot. Persist, on Raft's snapshot
+// goroutine, decodes the base, applies the entries and encodes the result
+// — the state a replica at this point holds — then makes it the new base.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	var data []byte
-	err := f.read(func(s *engine.State, seq, _ uint64) error {
-		data = binary.BigEndian.AppendUint64(make([]byte, 0, 1<<16), seq)
-		data = engine.AppendState(data, s)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if f.failed != nil {
+		return nil, f.failed
 	}
-	return snapshot(data), nil
+	return &deltaSnapshot{f: f, base: f.base, baseSeq: f.baseSeq, entries: f.since[:len(f.since):len(f.since)], seq: f.seq}, nil
 }
 
 // Restore replaces the state with a snapshot's (at start, or when this
@@ -132,25 +146,88 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
 	}
+	seq := binary.BigEndian.Uint64(data)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state, f.seq, f.failed = state, binary.BigEndian.Uint64(data), nil
+	f.state, f.seq, f.failed = state, seq, nil
+	f.base, f.baseSeq, f.since = data[8:], seq, nil
 	return nil
 }
 
-// snapshot is an encoded state: the sequence (8 bytes) then
-// engine.AppendState's encoding. The file snapshot store adds a checksum.
-type snapshot []byte
+// rebase makes encoded, the state at seq, the snapshot base and drops the
+// entries it covers.
+func (f *fsm) rebase(encoded []byte, seq uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if seq <= f.baseSeq {
+		return // a later snapshot (or a restore) got there first
+	}
+	i := 0
+	for i < len(f.since) && f.since[i].lastSeq <= seq {
+		i++
+	}
+	f.base, f.baseSeq = encoded, seq
+	f.since = append([]appliedEntry(nil), f.since[i:]...)
+}
 
-func (s snapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
+// deltaSnapshot is a snapshot as captured: a base and the entries after it.
+// Its encoding is the sequence (8 bytes) then engine.AppendState's; the
+// file snapshot store adds a checksum.
+type deltaSnapshot struct {
+	f       *fsm
+	base    []byte
+	baseSeq uint64
+	entries []appliedEntry
+	seq     uint64
+}
+
+func (s *deltaSnapshot) Persist(sink raft.SnapshotSink) error {
+	data, err := s.encode()
+	if err == nil {
+		_, err = sink.Write(data)
+	}
+	if err != nil {
 		_ = sink.Cancel()
 		return err
 	}
-	return sink.Close()
+	if err := sink.Close(); err != nil {
+		return err
+	}
+	s.f.rebase(data[8:], s.seq)
+	return nil
 }
 
-func (snapshot) Release() {}
+// encode rebuilds the state at s.seq beside the live one.
+func (s *deltaSnapshot) encode() ([]byte, error) {
+	state := engine.NewState()
+	if s.base != nil {
+		var err error
+		if state, err = engine.DecodeState(s.base); err != nil {
+			return nil, fmt.Errorf("cluster: snapshot base: %w", err)
+		}
+	}
+	seq := s.baseSeq
+	for _, e := range s.entries {
+		err := forEachRecord(e.data, func(rec []byte) error {
+			ev, err := engine.DecodeEvent(rec)
+			if err == nil {
+				err = state.Apply(ev)
+			}
+			seq++
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: snapshot: record %d: %w", seq, err)
+		}
+	}
+	if seq != s.seq {
+		return nil, fmt.Errorf("cluster: snapshot: rebuilt to record %d, want %d", seq, s.seq)
+	}
+	data := binary.BigEndian.AppendUint64(make([]byte, 0, len(s.base)+len(s.base)/8+64), s.seq)
+	return engine.AppendState(data, state), nil
+}
+
+func (*deltaSnapshot) Release() {}
 
 // An entry's data is a batch of records: a uvarint count, then each record
 // as a uvarint length and its bytes.
