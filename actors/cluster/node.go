@@ -215,6 +215,7 @@ func (n *Node) watch() {
 // recovery does from the log, overdue quotes expired first), then the
 // gateway gets the system.
 func (n *Node) startActors() error {
+	began := time.Now()
 	if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
@@ -235,6 +236,7 @@ func (n *Node) startActors() error {
 		log.close()
 		return err
 	}
+	quotes := len(state.Quotes) // Start takes the state over
 	sys, err := actors.Start(state, log, n.cfg.Actors)
 	if err != nil {
 		log.close()
@@ -248,7 +250,8 @@ func (n *Node) startActors() error {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
-	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired)
+	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
+		"quotes", quotes, "start_duration", time.Since(began).String())
 	if n.onSystem != nil {
 		n.onSystem(sys)
 	}
