@@ -25,7 +25,6 @@ type fsm struct {
 	mu    sync.RWMutex
 	state *engine.State
 	seq   uint64 // last record applied
-	index uint64 // last Raft index applied
 	// The snapshot base: the encoded state (engine.AppendState) at
 	// baseSeq (nil: the empty state) and the command entries applied
 	// since, so that a snapshot is taken without stopping applies
@@ -69,9 +68,6 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, l := range logs {
-		if l.Index > f.index {
-			f.index = l.Index
-		}
 		if l.Type != raft.LogCommand {
 			continue
 		}
@@ -108,13 +104,13 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 }
 
 // read runs fn with the state under the read lock.
-func (f *fsm) read(fn func(s *engine.State, seq, index uint64) error) error {
+func (f *fsm) read(fn func(s *engine.State, seq uint64) error) error {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if f.failed != nil {
 		return f.failed
 	}
-	return fn(f.state, f.seq, f.index)
+	return fn(f.state, f.seq)
 }
 
 // Snapshot captures the state as of now without encoding it: the base and

@@ -220,7 +220,7 @@ func (n *Node) startActors() error {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	var encoded []byte
-	if err := n.fsm.read(func(s *engine.State, _, _ uint64) error {
+	if err := n.fsm.read(func(s *engine.State, _ uint64) error {
 		encoded = engine.EncodeState(s)
 		return nil
 	}); err != nil {
@@ -397,7 +397,7 @@ func (n *Node) peerStatus(ctx context.Context, m Member) NodeStatus {
 // the hash of its replica's state after it (engine.State.Hash), so an
 // operator can see that replicas agree.
 func (n *Node) StateHash() (seq uint64, hash string, err error) {
-	err = n.fsm.read(func(s *engine.State, last, _ uint64) error {
+	err = n.fsm.read(func(s *engine.State, last uint64) error {
 		h := s.Hash()
 		seq, hash = last, hex.EncodeToString(h[:])
 		return nil

@@ -148,7 +148,7 @@ func (c *testCluster) createClients(n *testNode, prefix string, count int) []str
 func clientNames(t *testing.T, n *testNode) map[string]bool {
 	t.Helper()
 	names := map[string]bool{}
-	if err := n.node.fsm.read(func(s *engine.State, _, _ uint64) error {
+	if err := n.node.fsm.read(func(s *engine.State, _ uint64) error {
 		for _, cl := range s.Clients {
 			names[cl.Name] = true
 		}
@@ -373,7 +373,7 @@ func TestSnapshotWhileApplying(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, seq := "", uint64(0)
-	_ = f.read(func(s *engine.State, last, _ uint64) error {
+	_ = f.read(func(s *engine.State, last uint64) error {
 		h := s.Hash()
 		want, seq = hex.EncodeToString(h[:]), last
 		return nil
@@ -387,7 +387,7 @@ func TestSnapshotWhileApplying(t *testing.T) {
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}
-	_ = g.read(func(s *engine.State, last, _ uint64) error {
+	_ = g.read(func(s *engine.State, last uint64) error {
 		if h := s.Hash(); hex.EncodeToString(h[:]) != want || last != seq {
 			t.Errorf("restored replica at %d %x, want %d %s", last, h, seq, want)
 		}
