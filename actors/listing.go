@@ -42,7 +42,9 @@ func compareEntries(a, b listEntry) int {
 }
 
 // list returns the scope's list, building it from the registry on first
-// use.
+// use. The new list is published at once, locked, and filled under its
+// own lock: only that scope's creates wait for the pass, never another
+// client's (add takes the index lock for a map look-up only).
 func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 	x.mu.RLock()
 	l := x.lists[s]
@@ -51,13 +53,19 @@ func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 		return l
 	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	if l = x.lists[s]; l != nil {
+		x.mu.Unlock()
 		return l
 	}
-	// NB: a quote registered during this pass may be added as well once
-	// the list is published; add skips an entry already present.
+	if x.lists == nil {
+		x.lists = make(map[listScope]*quoteList)
+	}
 	l = &quoteList{}
+	l.mu.Lock()
+	x.lists[s] = l
+	x.mu.Unlock()
+	// NB: a quote registered during this pass may be added as well once the
+	// pass releases the list; add skips an entry already present.
 	registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
 		if ref.client == s.client && ref.mode == s.mode {
 			l.entries = append(l.entries, listEntry{ref.view.Load().CreatedAt, id, ref})
@@ -65,10 +73,7 @@ func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 		return true
 	})
 	slices.SortFunc(l.entries, compareEntries)
-	if x.lists == nil {
-		x.lists = make(map[listScope]*quoteList)
-	}
-	x.lists[s] = l
+	l.mu.Unlock()
 	return l
 }
 
@@ -82,6 +87,8 @@ func (x *quoteIndex) add(q *engine.Quote, ref *quoteRef) {
 	if l == nil {
 		return // built from the registry on its first listing
 	}
+	// NB: registered before this add, so a build under way finds it or
+	// this insert does; the duplicate check below keeps one.
 	e := listEntry{q.CreatedAt, q.ID, ref}
 	l.mu.Lock()
 	defer l.mu.Unlock()
