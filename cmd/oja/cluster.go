@@ -119,15 +119,8 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 // every node must hold the same token: OJA_ADMIN_TOKEN, or an admin.token
 // file the operator placed in each data dir. A node never makes one up.
 func clusterAdminToken(data string) (string, error) {
-	if t := os.Getenv("OJA_ADMIN_TOKEN"); t != "" {
-		return t, nil
-	}
-	b, err := os.ReadFile(filepath.Join(data, "admin.token"))
-	if t := strings.TrimSpace(string(b)); err == nil && t != "" {
-		return t, nil
-	}
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("admin token: %w", err)
+	if t, err := existingAdminToken(data); t != "" || err != nil {
+		return t, err
 	}
 	return "", errors.New("cluster mode needs the same admin token on every node: set OJA_ADMIN_TOKEN, or write it to admin.token in each node's data dir")
 }

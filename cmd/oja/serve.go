@@ -330,17 +330,10 @@ func storeDir(data string) string { return waltools.StoreDir(data) }
 // adminToken returns OJA_ADMIN_TOKEN, else <data>/admin.token, creating it
 // (mode 0600) on first start.
 func adminToken(data string) (string, error) {
-	if t := os.Getenv("OJA_ADMIN_TOKEN"); t != "" {
-		return t, nil
+	if t, err := existingAdminToken(data); t != "" || err != nil {
+		return t, err
 	}
 	path := filepath.Join(data, "admin.token")
-	if b, err := os.ReadFile(path); err == nil {
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("admin token: %w", err)
-	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
@@ -350,6 +343,19 @@ func adminToken(data string) (string, error) {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
 	return t, nil
+}
+
+// existingAdminToken returns OJA_ADMIN_TOKEN, else the token in
+// <data>/admin.token, else "".
+func existingAdminToken(data string) (string, error) {
+	if t := os.Getenv("OJA_ADMIN_TOKEN"); t != "" {
+		return t, nil
+	}
+	b, err := os.ReadFile(filepath.Join(data, "admin.token"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // writeFileAtomic writes path via a synced temporary file and a rename.
