@@ -76,19 +76,31 @@ func (e *APIError) Temporary() bool {
 	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable
 }
 
-// newAPIError reads a non-2xx answer.
+// newAPIError reads a non-2xx JSON answer: the contract's error body.
 func newAPIError(res *http.Response, raw []byte) *APIError {
+	return readAPIError(res, raw, func(e *APIError) bool {
+		var body struct {
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		}
+		if decodeJSON(raw, &body) != nil || body.Code == "" {
+			return false
+		}
+		e.Code, e.Message, e.Details = body.Code, body.Message, body.Details
+		return true
+	})
+}
+
+// readAPIError fills an APIError from a non-2xx answer: status, request
+// id, Retry-After, then the body as the API's refusal (readBody reports
+// whether it was one), else the status text and the start of the body.
+func readAPIError(res *http.Response, raw []byte, readBody func(*APIError) bool) *APIError {
 	e := &APIError{Status: res.StatusCode, RequestID: res.Header.Get("X-Request-Id")}
 	if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
 		e.RetryAfter = time.Duration(s) * time.Second
 	}
-	var body struct {
-		Code    string         `json:"code"`
-		Message string         `json:"message"`
-		Details map[string]any `json:"details"`
-	}
-	if decodeJSON(raw, &body) == nil && body.Code != "" {
-		e.Code, e.Message, e.Details = body.Code, body.Message, body.Details
+	if readBody(e) {
 		return e
 	}
 	text := strings.TrimSpace(string(raw))

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -130,20 +128,14 @@ func (c *Client) FXMakersRate(ctx context.Context, from, to string, opts ...Call
 	return out, err
 }
 
-// newFXError reads a MsgRjct refusal.
+// newFXError reads a refusal of the XML API: a MsgRjct.
 func newFXError(res *http.Response, raw []byte) *APIError {
-	e := &APIError{Status: res.StatusCode, RequestID: res.Header.Get("X-Request-Id")}
-	if s, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && s >= 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
-	var m fxmsg.MsgRjct
-	if xml.Unmarshal(raw, &m) == nil && m.Rsn.RjctgPtyRsn != "" {
+	return readAPIError(res, raw, func(e *APIError) bool {
+		var m fxmsg.MsgRjct
+		if xml.Unmarshal(raw, &m) != nil || m.Rsn.RjctgPtyRsn == "" {
+			return false
+		}
 		e.Code, e.Message = m.Rsn.RjctgPtyRsn, m.Rsn.RsnDesc
-		return e
-	}
-	e.Message = http.StatusText(res.StatusCode)
-	if text := strings.TrimSpace(string(raw)); text != "" {
-		e.Message += ": " + text[:min(len(text), errorBodyBytesMax)]
-	}
-	return e
+		return true
+	})
 }
