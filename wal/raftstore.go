@@ -60,12 +60,9 @@ func OpenRaftStore(dir string, opts RaftStoreOptions) (*RaftStore, error) {
 	if err := createDurably(fs, dir); err != nil {
 		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
 	}
-	lock, err := pebble.LockDirectory(dir, fs)
+	lock, err := lockStore(fs, dir)
 	if err != nil {
-		if isLockConflict(err) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInUse, dir, err)
-		}
-		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+		return nil, err
 	}
 	s := &RaftStore{lock: lock, sync: pebble.NoSync}
 	if opts.Sync {

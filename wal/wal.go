@@ -210,12 +210,9 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	// NB: we take Pebble's lock ourselves, before pebble.Open, so that a held
 	// lock is told apart from every other Open failure.
-	lock, err := pebble.LockDirectory(dir, fs)
+	lock, err := lockStore(fs, dir)
 	if err != nil {
-		if isLockConflict(err) {
-			return nil, fmt.Errorf("%w: %s: %w", ErrInUse, dir, err)
-		}
-		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+		return nil, err
 	}
 
 	l := &Log{
@@ -499,6 +496,19 @@ func createDurably(fs vfs.FS, dir string) error {
 		}
 	}
 	return nil
+}
+
+// lockStore takes Pebble's lock on dir; a lock another process holds is
+// ErrInUse.
+func lockStore(fs vfs.FS, dir string) (*pebble.Lock, error) {
+	lock, err := pebble.LockDirectory(dir, fs)
+	if err != nil {
+		if isLockConflict(err) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInUse, dir, err)
+		}
+		return nil, fmt.Errorf("wal: lock %s: %w", dir, err)
+	}
+	return lock, nil
 }
 
 // openChecked opens the Pebble store in dir (the Log's or a RaftStore's)
