@@ -110,10 +110,12 @@ func (l *raftLog) propose() {
 			return
 		}
 		n, records, size := 0, 0, 0
-		for n < len(l.queue) && (n == 0 || records+len(l.queue[n].recs) <= entryRecordsMax && size+recsSize(l.queue[n].recs) <= entryBytesMax) {
-			records += len(l.queue[n].recs)
-			size += recsSize(l.queue[n].recs)
-			n++
+		for ; n < len(l.queue); n++ {
+			r, b := len(l.queue[n].recs), recsSize(l.queue[n].recs)
+			if n > 0 && (records+r > entryRecordsMax || size+b > entryBytesMax) {
+				break
+			}
+			records, size = records+r, size+b
 		}
 		batch := l.queue[:n:n]
 		l.queue = append([]queuedAppend(nil), l.queue[n:]...)

@@ -146,7 +146,7 @@ func newClusterCollector(node *cluster.Node) *clusterCollector {
 	return &clusterCollector{node: node,
 		term:         desc("oja_cluster_term", "Current Raft term."),
 		leader:       desc("oja_cluster_leader", "1 while this node is the Raft leader, else 0."),
-		changes:      desc("oja_cluster_leader_changes_total", "Leadership changes this node has seen since it started."),
+		changes:      desc("oja_cluster_leader_changes_total", "Times this node gained or lost the leadership since it started (Raft may coalesce quick flips)."),
 		commitIndex:  desc("oja_cluster_commit_index", "Last Raft index known committed."),
 		appliedIndex: desc("oja_cluster_applied_index", "Last Raft index applied to this node's replica."),
 		lastIndex:    desc("oja_cluster_last_index", "Last Raft index in this node's log."),
