@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
-	"strconv"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -39,14 +38,7 @@ func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	f := fxFields{}
-	limit := clientsPageSizeDefault
-	if raw, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > clientsPageSizeMax {
-			f.problem("limit", "must be a whole number from 1 to "+strconv.Itoa(clientsPageSizeMax))
-		}
-		limit = n
-	}
+	limit := pageLimit(&f, q, clientsPageSizeDefault, clientsPageSizeMax)
 	clients := sys.Clients()
 	slices.SortFunc(clients, func(a, b *engine.Client) int {
 		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))

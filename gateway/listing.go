@@ -17,6 +17,20 @@ const (
 	quotesPath            = apiBase + "/partners/marketplace/quotes"
 )
 
+// pageLimit reads a listing's limit parameter: def when absent, else a
+// whole number from 1 to max (a problem recorded in f otherwise).
+func pageLimit(f *fxFields, q map[string]string, def, max int) int {
+	raw, ok := q["limit"]
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > max {
+		f.problem("limit", "must be a whole number from 1 to "+strconv.Itoa(max))
+	}
+	return n
+}
+
 // listQuotes is GET /api/v1/partners/marketplace/quotes?status=&createdGte=
 // &createdLt=&limit=&startingAfter=: the caller's quotes of its key's mode
 // that the service holds (open, or terminal within --retention), newest
@@ -29,7 +43,7 @@ func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		return
 	}
 	f := fxFields{}
-	filter := actors.QuoteFilter{Limit: quotesPageSizeDefault}
+	var filter actors.QuoteFilter
 	if raw, ok := q["status"]; ok {
 		for _, st := range engine.Statuses {
 			if st.String() == raw {
@@ -53,13 +67,7 @@ func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 			*b.into = t.UnixMilli()
 		}
 	}
-	if raw, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > quotesPageSizeMax {
-			f.problem("limit", "must be a whole number from 1 to "+strconv.Itoa(quotesPageSizeMax))
-		}
-		filter.Limit = n
-	}
+	filter.Limit = pageLimit(&f, q, quotesPageSizeDefault, quotesPageSizeMax)
 	if raw, ok := q["startingAfter"]; ok {
 		id, valid := engine.ParseUUID(raw)
 		if !valid {
