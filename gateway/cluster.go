@@ -116,9 +116,8 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 // Retry-After; a client retries with the same Idempotency-Key.
 func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 	ctx.SetUserValue(router.MatchedRoutePathParam, "forwarded")
-	leader, ok := s.cfg.Cluster.Leader()
-	self := s.cfg.Cluster.Self()
-	if !ok || leader.ID == self.ID || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+	leader, ok := s.otherLeader()
+	if !ok || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
 		s.writeErrorByPath(ctx, errNoLeader)
 		return
 	}
@@ -133,7 +132,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 	id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 	req := &ctx.Request
 	req.Header.SetBytesV("X-Request-Id", id)
-	req.Header.Set(forwardedHeader, self.ID)
+	req.Header.Set(forwardedHeader, s.cfg.Cluster.Self().ID)
 	req.Header.Del("Connection")
 	if err := s.fwd.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout); err != nil {
 		s.cfg.Logger.Warn("forwarding to the leader failed", "leader", leader.ID, "addr", addr, "err", err)
@@ -151,8 +150,15 @@ func (s *Server) clusterReady() bool {
 	if s.cfg.Cluster == nil {
 		return false
 	}
+	_, ok := s.otherLeader()
+	return ok
+}
+
+// otherLeader is the cluster's leader when one is known and it is not this
+// node (a node that leads but holds no system yet is still starting).
+func (s *Server) otherLeader() (cluster.Member, bool) {
 	leader, ok := s.cfg.Cluster.Leader()
-	return ok && leader.ID != s.cfg.Cluster.Self().ID
+	return leader, ok && leader.ID != s.cfg.Cluster.Self().ID
 }
 
 var errNotClustered = &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
