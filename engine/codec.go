@@ -293,6 +293,19 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.Quote)
 	case *QuoteCompleted:
 		e.id(ev.Quote)
+	case *WebhookCreated:
+		e.id(ev.Webhook)
+		e.id(ev.Client)
+		e.byte1(uint8(ev.Mode))
+		e.str(ev.URL)
+		e.byte1(uint8(ev.Events))
+		e.str(ev.Secret)
+	case *WebhookDeleted:
+		e.id(ev.Webhook)
+	case *WebhookSettled:
+		e.id(ev.Webhook)
+		e.id(ev.Event)
+		e.boolean(ev.Delivered)
 	default:
 		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
@@ -373,6 +386,17 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &QuoteExpired{At: at, Quote: d.id()}
 	case EventQuoteCompleted:
 		ev = &QuoteCompleted{At: at, Quote: d.id()}
+	case EventWebhookCreated:
+		e := &WebhookCreated{At: at, Webhook: d.id(), Client: d.id(), Mode: d.mode(), URL: d.str(),
+			Events: WebhookEvents(d.byte1()), Secret: d.str()}
+		if e.Events&^WebhookEventsAll != 0 {
+			d.fail()
+		}
+		ev = e
+	case EventWebhookDeleted:
+		ev = &WebhookDeleted{At: at, Webhook: d.id()}
+	case EventWebhookSettled:
+		ev = &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
 	default:
 		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
 	}

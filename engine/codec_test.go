@@ -94,6 +94,13 @@ func codecSamples() []struct {
 		{"operator cancel", &engine.QuoteCancelled{At: 18, Quote: codecID(0x21), ByOperator: true}},
 		{"expire", &engine.QuoteExpired{At: 18, Quote: codecID(0x21)}},
 		{"complete", &engine.QuoteCompleted{At: 19, Quote: codecID(0x22)}},
+		{"webhook", &engine.WebhookCreated{At: 20, Webhook: codecID(0x30), Client: codecID(1), Mode: engine.ModeLive,
+			URL: "https://hooks.example.com/oja?x=1", Events: engine.WebhookEventsAll, Secret: "whsec_" + strings.Repeat("a", 64)}},
+		{"webhook one kind", &engine.WebhookCreated{At: 20, Webhook: codecID(0x31), Client: codecID(1), Mode: engine.ModeSandbox,
+			URL: "http://127.0.0.1:9/h", Events: engine.WebhookQuoteExpired, Secret: "s"}},
+		{"webhook deleted", &engine.WebhookDeleted{At: 21, Webhook: codecID(0x30)}},
+		{"webhook delivered", &engine.WebhookSettled{At: 22, Webhook: codecID(0x31), Event: codecID(0x32), Delivered: true}},
+		{"webhook abandoned", &engine.WebhookSettled{At: 23, Webhook: codecID(0x31), Event: codecID(0x33)}},
 	}
 }
 
@@ -117,7 +124,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for typ := engine.EventClientCreated; typ <= engine.EventQuoteCompleted; typ++ {
+	for typ := engine.EventClientCreated; typ <= engine.EventWebhookSettled; typ++ {
 		if !seen[typ] {
 			t.Errorf("no sample of %s", typ)
 		}
@@ -131,6 +138,7 @@ func TestCodecTags(t *testing.T) {
 		"ClientCreated": 1, "KeyCreated": 2, "KeyRevoked": 3, "PoolCreated": 4, "PoolRateSet": 5,
 		"PoolStatusSet": 6, "PoolDeposited": 7, "PoolWithdrawn": 8, "AccountDeposited": 9, "QuoteCreated": 10,
 		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14, "QuoteCancelledByOperator": 15,
+		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)

@@ -28,7 +28,10 @@ const (
 	// (ByOperator): its own tag, so a partner's cancel encodes as it always
 	// did and no record's meaning hangs on an optional byte.
 	EventQuoteCancelledByOperator EventType = 15
-	eventTypeEnd                  EventType = 16
+	EventWebhookCreated           EventType = 16
+	EventWebhookDeleted           EventType = 17
+	EventWebhookSettled           EventType = 18
+	eventTypeEnd                  EventType = 19
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -47,6 +50,9 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventQuoteExpired:             "QuoteExpired",
 	EventQuoteCompleted:           "QuoteCompleted",
 	EventQuoteCancelledByOperator: "QuoteCancelledByOperator",
+	EventWebhookCreated:           "WebhookCreated",
+	EventWebhookDeleted:           "WebhookDeleted",
+	EventWebhookSettled:           "WebhookSettled",
 }
 
 func (t EventType) String() string {

@@ -8,7 +8,9 @@ import "fmt"
 // on decode rather than stored, so a snapshot cannot disagree with itself.
 // Decode(Encode(s)).Hash() == s.Hash() (tested).
 
-const snapshotVersion = 1
+// snapshotVersion 2 adds the webhooks and their outboxes after the
+// quotes; version 1 (without them) still decodes.
+const snapshotVersion = 2
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -88,6 +90,26 @@ func AppendState(buf []byte, s *State) []byte {
 	for _, id := range sortedKeys(s.Quotes) {
 		encodeQuote(&e, s.Quotes[id])
 	}
+	hooks := s.WebhooksInOrder()
+	e.uvarint(uint64(len(hooks)))
+	for _, w := range hooks {
+		e.id(w.ID)
+		e.id(w.Client)
+		e.byte1(uint8(w.Mode))
+		e.str(w.URL)
+		e.byte1(uint8(w.Events))
+		e.str(w.Secret)
+		e.varint(w.CreatedAt)
+		e.uvarint(w.Dropped)
+		e.uvarint(uint64(len(w.Owed)))
+		for i := range w.Owed {
+			o := &w.Owed[i]
+			e.id(o.ID)
+			e.byte1(uint8(o.Kind))
+			e.varint(o.At)
+			encodeQuote(&e, &o.Quote)
+		}
+	}
 	return e.buf
 }
 
@@ -137,7 +159,8 @@ func encodeQuote(e *encoder, q *Quote) {
 // hostile bytes.
 func DecodeState(b []byte) (*State, error) {
 	d := decoder{buf: b}
-	if d.byte1() != snapshotVersion {
+	version := d.byte1()
+	if version != 1 && version != snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)
 	}
 	s := NewState()
@@ -240,6 +263,9 @@ func DecodeState(b []byte) (*State, error) {
 			}
 		}
 	}
+	if version >= 2 {
+		decodeWebhooks(&d, s, count)
+	}
 	if d.err != nil {
 		return nil, fmt.Errorf("engine: corrupt snapshot: %w", d.err)
 	}
@@ -278,5 +304,34 @@ func decodeQuote(d *decoder, q *Quote) {
 	q.Settlement = d.settlement()
 	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()
+	}
+}
+
+// decodeWebhooks reads the endpoints and their outboxes (version 2).
+func decodeWebhooks(d *decoder, s *State, count func() uint64) {
+	for n := count(); n > 0 && d.err == nil; n-- {
+		w := &Webhook{ID: d.id(), Client: d.id(), Mode: d.mode(), URL: d.str(), Events: WebhookEvents(d.byte1()),
+			Secret: d.str(), CreatedAt: d.varint(), Dropped: d.uvarint()}
+		owed := count()
+		if owed > WebhookOwedMax || owed > uint64(len(d.buf))/snapshotQuoteBytesMin {
+			d.fail()
+			return
+		}
+		w.Owed = make([]OwedEvent, owed)
+		for i := range w.Owed {
+			o := &w.Owed[i]
+			o.ID, o.Kind, o.At = d.id(), WebhookEvents(d.byte1()), d.varint()
+			decodeQuote(d, &o.Quote)
+			if o.Kind.String() == "" {
+				d.fail()
+			}
+		}
+		_, known := s.Clients[w.Client]
+		_, dup := s.Webhooks[w.ID]
+		if d.err != nil || !known || dup || w.Events == 0 || w.Events&^WebhookEventsAll != 0 {
+			d.fail()
+			return
+		}
+		s.addWebhook(w)
 	}
 }

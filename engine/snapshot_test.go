@@ -35,6 +35,11 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 	}
 	apply(client)
 	apply(&KeyCreated{At: now, Key: KeyID(newID()), Client: client.Client, Mode: ModeSandbox, Hash: [32]byte{1}})
+	hookAll := &WebhookCreated{At: now, Webhook: WebhookID(newID()), Client: client.Client, Mode: ModeSandbox,
+		URL: "https://a.example/h", Events: WebhookEventsAll, Secret: "whsec_a"}
+	apply(hookAll)
+	apply(&WebhookCreated{At: now, Webhook: WebhookID(newID()), Client: client.Client, Mode: ModeLive,
+		URL: "https://b.example/h", Events: WebhookQuoteCreated | WebhookQuoteCompleted, Secret: "whsec_b"})
 	var pools []PoolID
 	for i := 0; i < 6; i++ {
 		pair := Pairs[i%len(Pairs)]
@@ -92,6 +97,10 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 		default:
 			for _, ev := range s.Expired(now - 200_000) {
 				apply(ev)
+			}
+			// Pay the oldest owed event of the first endpoint.
+			if owed := s.Webhooks[hookAll.Webhook].Owed; len(owed) > 0 {
+				apply(&WebhookSettled{At: now, Webhook: hookAll.Webhook, Event: owed[0].ID, Delivered: rng.IntN(2) == 0})
 			}
 		}
 	}

@@ -28,6 +28,10 @@ type State struct {
 	Treasuries  map[Mode]*Treasury
 	Quotes      map[QuoteID]*Quote
 	Idempotency map[IdempotencyScope]IdempotencyRecord
+	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
+	// webhooksOf indexes Webhooks by client, in creation order.
+	webhooksOf      map[ClientID][]*Webhook
+	webhookObserver WebhookObserver
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	LastAt      int64 // time of the last applied event
@@ -47,6 +51,8 @@ func NewState() *State {
 		Treasuries:  make(map[Mode]*Treasury),
 		Quotes:      make(map[QuoteID]*Quote),
 		Idempotency: make(map[IdempotencyScope]IdempotencyRecord),
+		Webhooks:    make(map[WebhookID]*Webhook),
+		webhooksOf:  make(map[ClientID][]*Webhook),
 		accountPool: make(map[AccountID]PoolID),
 	}
 	for _, m := range Modes {
@@ -137,8 +143,11 @@ func (s *State) apply(ev Event) error {
 			s.Idempotency[IdempotencyScope{ev.Client, ev.Mode, ev.IdempotencyKey}] =
 				IdempotencyRecord{Quote: ev.Quote, RequestHash: ev.RequestHash, At: ev.At}
 		}
+		s.owe(q, ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
 		s.applyLifecycle(ev)
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
+		s.applyWebhook(ev)
 	}
 	return nil
 }
@@ -224,6 +233,8 @@ func (s *State) check(ev Event) error {
 		return s.checkQuoteCreated(ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
 		return s.checkLifecycle(ev)
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
+		return s.checkWebhook(ev)
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}
@@ -378,6 +389,7 @@ func (s *State) applyLifecycle(ev Event) {
 	q.Apply(ev)
 	RouteOutcome(q, ev, &s.outcome)
 	s.applyOutcome(&s.outcome)
+	s.owe(q, ev)
 }
 
 // lifecycleFits checks that ev is a transition q's status allows.

@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// Webhooks: a partner registers endpoints that receive its quotes' state
+// changes. The registrations and the outbox of events owed to each endpoint
+// are part of the State, so they follow from the log alone: a quote event
+// applied in log order owes one webhook event to every endpoint of the
+// quote's client and mode subscribed to its kind at that point of the log,
+// and a WebhookSettled record (delivered, or abandoned after the retry
+// window) pays it. Replay, a snapshot and a replica therefore owe exactly
+// what the running service owed when it stopped; nothing is lost by a crash
+// between a quote event and its delivery (at least once, never silently
+// none).
+
+// WebhookID identifies a partner's webhook endpoint.
+type WebhookID [16]byte
+
+func (id WebhookID) String() string { return uuid.UUID(id).String() }
+
+// IsZero reports whether id is the zero id.
+func (id WebhookID) IsZero() bool { return id == WebhookID{} }
+
+// EventID identifies one webhook event (rendered "evt_" + 32 hex digits).
+// It is derived from the quote and the kind (a quote goes through each kind
+// at most once), so every endpoint and every attempt sees the same id, and
+// so does a restarted server.
+type EventID [16]byte
+
+func (id EventID) String() string { return fmt.Sprintf("evt_%x", id[:]) }
+
+// WebhookEvents is a set of the quote event kinds a webhook receives.
+type WebhookEvents uint8
+
+const (
+	WebhookQuoteCreated WebhookEvents = 1 << iota
+	WebhookQuoteAccepted
+	WebhookQuoteCompleted
+	WebhookQuoteCancelled
+	WebhookQuoteExpired
+	// WebhookEventsAll is every kind.
+	WebhookEventsAll = WebhookQuoteCreated | WebhookQuoteAccepted | WebhookQuoteCompleted |
+		WebhookQuoteCancelled | WebhookQuoteExpired
+)
+
+// webhookKinds lists the kinds in lifecycle order with their wire names.
+var webhookKinds = []struct {
+	kind WebhookEvents
+	name string
+}{
+	{WebhookQuoteCreated, "quote.created"},
+	{WebhookQuoteAccepted, "quote.accepted"},
+	{WebhookQuoteCompleted, "quote.completed"},
+	{WebhookQuoteCancelled, "quote.cancelled"},
+	{WebhookQuoteExpired, "quote.expired"},
+}
+
+// ParseWebhookEvent maps a wire name ("quote.created", …) to its kind.
+func ParseWebhookEvent(s string) (WebhookEvents, bool) {
+	for _, k := range webhookKinds {
+		if k.name == s {
+			return k.kind, true
+		}
+	}
+	return 0, false
+}
+
+// WebhookEventNames lists every wire name, in lifecycle order.
+func WebhookEventNames() []string {
+	out := make([]string, len(webhookKinds))
+	for i, k := range webhookKinds {
+		out[i] = k.name
+	}
+	return out
+}
+
+// Names lists the kinds in the set, in lifecycle order.
+func (w WebhookEvents) Names() []string {
+	var out []string
+	for _, k := range webhookKinds {
+		if w&k.kind != 0 {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+// String is the wire name of a single kind ("" for a set or none).
+func (w WebhookEvents) String() string {
+	for _, k := range webhookKinds {
+		if w == k.kind {
+			return k.name
+		}
+	}
+	return ""
+}
+
+// WebhookKind is the kind of webhook event a quote event is (0: none).
+func WebhookKind(ev Event) WebhookEvents {
+	switch ev.(type) {
+	case *QuoteCreated:
+		return WebhookQuoteCreated
+	case *QuoteAccepted:
+		return WebhookQuoteAccepted
+	case *QuoteCompleted:
+		return WebhookQuoteCompleted
+	case *QuoteCancelled:
+		return WebhookQuoteCancelled
+	case *QuoteExpired:
+		return WebhookQuoteExpired
+	}
+	return 0
+}
+
+// WebhookEventID is the id of the kind event of quote q.
+func WebhookEventID(q QuoteID, kind WebhookEvents) EventID {
+	h := sha256.New()
+	h.Write([]byte("oja webhook event\x00"))
+	h.Write(q[:])
+	h.Write([]byte{byte(kind)})
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return EventID(sum[:16])
+}
+
+// Limits of webhooks, enforced by State.check so that replay refuses what
+// the service would have refused.
+const (
+	// WebhooksPerClientMax bounds the endpoints of one client (both modes).
+	WebhooksPerClientMax = 16
+	// WebhookURLBytesMax bounds an endpoint's URL.
+	WebhookURLBytesMax = 2048
+	// WebhookOwedMax bounds the events owed to one endpoint (the outbox);
+	// beyond it new events for that endpoint are counted in Dropped, not
+	// owed, so a dead endpoint cannot grow the state without bound.
+	WebhookOwedMax = 10000
+)
+
+// Webhook is a registered endpoint and its outbox.
+type Webhook struct {
+	ID        WebhookID
+	Client    ClientID
+	Mode      Mode
+	URL       string
+	Events    WebhookEvents
+	Secret    string // the whsec_ signing secret (shown to the partner once)
+	CreatedAt int64
+	// Owed are the events not yet delivered nor abandoned, in log order.
+	Owed []OwedEvent
+	// Dropped counts events not owed because Owed was full.
+	Dropped uint64
+}
+
+// Registration is w without its outbox.
+func (w *Webhook) Registration() Webhook {
+	c := *w
+	c.Owed = nil
+	return c
+}
+
+// OwedEvent is one webhook event owed to an endpoint.
+type OwedEvent struct {
+	ID    EventID
+	Kind  WebhookEvents
+	At    int64 // the quote event's time
+	Quote Quote // the quote as that event left it (immutable parts shared)
+}
+
+// WebhookObserver is told, on the applying goroutine, of the outbox changes
+// State.Apply makes (see State.ObserveWebhooks).
+type WebhookObserver interface {
+	// Owed: e was appended to w.Owed.
+	Owed(w *Webhook, e *OwedEvent)
+	// Dropped: e was not owed because w.Owed was full.
+	Dropped(w *Webhook, e *OwedEvent)
+}
+
+// WebhookCreated registers an endpoint.
+type WebhookCreated struct {
+	At      int64
+	Webhook WebhookID
+	Client  ClientID
+	Mode    Mode
+	URL     string
+	Events  WebhookEvents
+	Secret  string
+}
+
+// WebhookDeleted removes an endpoint; the events it was owed are dropped.
+type WebhookDeleted struct {
+	At      int64
+	Webhook WebhookID
+}
+
+// WebhookSettled pays an owed event: delivered (a 2xx), or abandoned after
+// the retry window. It settles nothing when the event is no longer owed
+// (its endpoint was deleted meanwhile, or it was settled before), so a
+// delivery that finishes after a delete is still a record replay accepts.
+type WebhookSettled struct {
+	At        int64
+	Webhook   WebhookID
+	Event     EventID
+	Delivered bool
+}
+
+func (*WebhookCreated) Type() EventType { return EventWebhookCreated }
+func (*WebhookDeleted) Type() EventType { return EventWebhookDeleted }
+func (*WebhookSettled) Type() EventType { return EventWebhookSettled }
+
+func (e *WebhookCreated) Time() int64 { return e.At }
+func (e *WebhookDeleted) Time() int64 { return e.At }
+func (e *WebhookSettled) Time() int64 { return e.At }
+
+// ClientWebhooks returns the client's endpoints (both modes) in creation
+// order.
+func (s *State) ClientWebhooks(c ClientID) []*Webhook { return s.webhooksOf[c] }
+
+// ObserveWebhooks makes Apply tell o of every event owed or dropped from
+// now on (nil: stop).
+func (s *State) ObserveWebhooks(o WebhookObserver) { s.webhookObserver = o }
+
+// CheckWebhookCreated decides whether ev may register an endpoint beside
+// the client's existing ones: the live service and replay share it.
+func CheckWebhookCreated(existing []*Webhook, ev *WebhookCreated) error {
+	switch {
+	case ev.Webhook.IsZero():
+		return fmt.Errorf("webhook id is zero")
+	case ev.Events == 0 || ev.Events&^WebhookEventsAll != 0:
+		return fmt.Errorf("webhook events %#x not a non-empty set of known kinds", uint8(ev.Events))
+	case ev.URL == "" || len(ev.URL) > WebhookURLBytesMax:
+		return fmt.Errorf("webhook url empty or over %d bytes", WebhookURLBytesMax)
+	case ev.Secret == "":
+		return fmt.Errorf("webhook secret empty")
+	case len(existing) >= WebhooksPerClientMax:
+		return fmt.Errorf("client has %d webhooks already", len(existing))
+	}
+	return nil
+}
+
+func (s *State) checkWebhook(ev Event) error {
+	switch ev := ev.(type) {
+	case *WebhookCreated:
+		if _, ok := s.Clients[ev.Client]; !ok {
+			return fmt.Errorf("unknown client %s", ev.Client)
+		}
+		if _, dup := s.Webhooks[ev.Webhook]; dup {
+			return fmt.Errorf("webhook %s exists", ev.Webhook)
+		}
+		return CheckWebhookCreated(s.webhooksOf[ev.Client], ev)
+	case *WebhookDeleted:
+		if _, ok := s.Webhooks[ev.Webhook]; !ok {
+			return fmt.Errorf("unknown webhook %s", ev.Webhook)
+		}
+	}
+	return nil
+}
+
+func (s *State) applyWebhook(ev Event) {
+	switch ev := ev.(type) {
+	case *WebhookCreated:
+		s.addWebhook(&Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL,
+			Events: ev.Events, Secret: ev.Secret, CreatedAt: ev.At})
+	case *WebhookDeleted:
+		w := s.Webhooks[ev.Webhook]
+		delete(s.Webhooks, ev.Webhook)
+		hooks := s.webhooksOf[w.Client]
+		hooks = slices.DeleteFunc(slices.Clone(hooks), func(x *Webhook) bool { return x.ID == w.ID })
+		if len(hooks) == 0 {
+			delete(s.webhooksOf, w.Client)
+		} else {
+			s.webhooksOf[w.Client] = hooks
+		}
+	case *WebhookSettled:
+		w, ok := s.Webhooks[ev.Webhook]
+		if !ok {
+			return
+		}
+		if i := slices.IndexFunc(w.Owed, func(e OwedEvent) bool { return e.ID == ev.Event }); i >= 0 {
+			w.Owed = slices.Delete(w.Owed, i, i+1)
+		}
+	}
+}
+
+// addWebhook indexes a registered endpoint (creation order per client).
+func (s *State) addWebhook(w *Webhook) {
+	s.Webhooks[w.ID] = w
+	s.webhooksOf[w.Client] = append(s.webhooksOf[w.Client], w)
+}
+
+// owe records the webhook event a quote event is, for every endpoint of the
+// quote's client and mode subscribed to its kind.
+func (s *State) owe(q *Quote, ev Event) {
+	hooks := s.webhooksOf[q.Client]
+	if len(hooks) == 0 {
+		return
+	}
+	kind := WebhookKind(ev)
+	for _, w := range hooks {
+		if w.Mode != q.Mode || w.Events&kind == 0 {
+			continue
+		}
+		e := OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time(), Quote: *q}
+		if len(w.Owed) >= WebhookOwedMax {
+			w.Dropped++
+			if s.webhookObserver != nil {
+				s.webhookObserver.Dropped(w, &e)
+			}
+			continue
+		}
+		w.Owed = append(w.Owed, e)
+		if s.webhookObserver != nil {
+			s.webhookObserver.Owed(w, &w.Owed[len(w.Owed)-1])
+		}
+	}
+}
+
+// WebhooksInOrder returns every endpoint, by client then creation order
+// (deterministic; for snapshots and seeding a dispatcher).
+func (s *State) WebhooksInOrder() []*Webhook {
+	var out []*Webhook
+	for _, c := range sortedKeys(s.webhooksOf) {
+		out = append(out, s.webhooksOf[c]...)
+	}
+	return out
+}

@@ -1,0 +1,172 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// recorder is a WebhookObserver that keeps what it was told.
+type recorder struct{ owed, dropped []string }
+
+func (r *recorder) Owed(w *engine.Webhook, e *engine.OwedEvent) {
+	r.owed = append(r.owed, fmt.Sprintf("%s %s %s", w.URL, e.Kind, e.Quote.Status))
+}
+
+func (r *recorder) Dropped(w *engine.Webhook, e *engine.OwedEvent) {
+	r.dropped = append(r.dropped, fmt.Sprintf("%s %s", w.URL, e.Kind))
+}
+
+func (w *world) webhook(client engine.ClientID, m engine.Mode, url string, kinds engine.WebhookEvents) engine.WebhookID {
+	w.t.Helper()
+	id := engine.WebhookID(w.newID())
+	w.apply(&engine.WebhookCreated{At: w.now, Webhook: id, Client: client, Mode: m, URL: url, Events: kinds, Secret: "whsec_t"})
+	return id
+}
+
+// TestWebhookOutbox: a quote event owes one event to each endpoint of the
+// quote's client and mode subscribed to its kind, carrying the quote as
+// that event left it; settling pays it once; a delete drops the outbox;
+// settling what is no longer owed is accepted and changes nothing.
+func TestWebhookOutbox(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("Ada").Client
+	bola := w.createClient("Bola").Client
+	pool := w.createPool(engine.ModeSandbox, pairNGNUSDT, "p", decimalRate(t, "0.000625"))
+	w.deposit(pool, decimalAmount(t, "1000", engine.CurrencyUSDT))
+	var rec recorder
+	w.state.ObserveWebhooks(&rec)
+
+	all := w.webhook(ada, engine.ModeSandbox, "https://all", engine.WebhookEventsAll)
+	done := w.webhook(ada, engine.ModeSandbox, "https://done", engine.WebhookQuoteCompleted)
+	live := w.webhook(ada, engine.ModeLive, "https://live", engine.WebhookEventsAll)
+	other := w.webhook(bola, engine.ModeSandbox, "https://bola", engine.WebhookEventsAll)
+
+	_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
+		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: 1})
+	if res := w.accept(q, w.walletAccept(q)); res != engine.ResultOK {
+		t.Fatalf("accept: %v", res)
+	}
+	if res := w.complete(q); res != engine.ResultOK {
+		t.Fatalf("complete: %v", res)
+	}
+	want := []string{"https://all quote.created pending", "https://all quote.accepted awaiting_payment",
+		"https://all quote.completed completed", "https://done quote.completed completed"}
+	if got := strings.Join(rec.owed, "|"); got != strings.Join(want, "|") {
+		t.Fatalf("owed:\n%s\nwant\n%s", got, strings.Join(want, "|"))
+	}
+	s := w.state
+	if n := len(s.Webhooks[live].Owed) + len(s.Webhooks[other].Owed); n != 0 {
+		t.Fatalf("%d events owed to another mode's or client's endpoint", n)
+	}
+	owed := s.Webhooks[all].Owed
+	if owed[0].Quote.Status != engine.StatusPending {
+		t.Fatalf("created event carries status %s", owed[0].Quote.Status)
+	}
+	completed := engine.WebhookEventID(q.ID, engine.WebhookQuoteCompleted)
+	if owed[2].ID != completed || s.Webhooks[done].Owed[0].ID != completed {
+		t.Fatalf("one event has different ids per endpoint")
+	}
+	if owed[0].ID == owed[1].ID || !strings.HasPrefix(owed[0].ID.String(), "evt_") || len(owed[0].ID.String()) != 36 {
+		t.Fatalf("event ids %s %s", owed[0].ID, owed[1].ID)
+	}
+
+	// Settle the accepted one (not the head): the others stay in order.
+	accepted := owed[1].ID
+	w.apply(&engine.WebhookSettled{At: w.now, Webhook: all, Event: accepted, Delivered: true})
+	got := s.Webhooks[all].Owed
+	if len(got) != 2 || got[0].Kind != engine.WebhookQuoteCreated || got[1].Kind != engine.WebhookQuoteCompleted {
+		t.Fatalf("after settling one: %d owed", len(got))
+	}
+	hash := s.Hash()
+	w.apply(&engine.WebhookSettled{At: w.now, Webhook: all, Event: accepted, Delivered: true}) // again
+	w.apply(&engine.WebhookSettled{At: w.now, Webhook: engine.WebhookID(idOf("nope")), Event: accepted})
+	if s.Hash() != hash {
+		t.Fatalf("settling what is not owed changed the state")
+	}
+
+	w.apply(&engine.WebhookDeleted{At: w.now, Webhook: all})
+	if _, ok := s.Webhooks[all]; ok || len(s.ClientWebhooks(ada)) != 2 {
+		t.Fatalf("deleted webhook still there (%d left)", len(s.ClientWebhooks(ada)))
+	}
+	w.apply(&engine.WebhookSettled{At: w.now, Webhook: all, Event: completed, Delivered: true})
+	if err := s.Apply(&engine.WebhookDeleted{At: w.now, Webhook: all}); err == nil {
+		t.Fatal("a second delete applied")
+	}
+	// A cancel after the delete owes nothing to it; the others still get theirs.
+	_, q2 := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
+		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: 1})
+	w.cancel(q2)
+	if n := len(rec.owed); n != len(want) {
+		t.Fatalf("%d owed after the delete, want %d (the deleted endpoint was the only one for those kinds)", n, len(want))
+	}
+}
+
+// TestWebhookCreatedChecks: replay refuses what the service refuses.
+func TestWebhookCreatedChecks(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("Ada").Client
+	first := w.webhook(ada, engine.ModeSandbox, "https://x", engine.WebhookQuoteCreated)
+	ok := engine.WebhookCreated{At: w.now, Webhook: engine.WebhookID(idOf("new")), Client: ada, Mode: engine.ModeSandbox,
+		URL: "https://x", Events: engine.WebhookQuoteCreated, Secret: "whsec_x"}
+	for name, mutate := range map[string]func(e *engine.WebhookCreated){
+		"unknown client": func(e *engine.WebhookCreated) { e.Client = engine.ClientID(idOf("ghost")) },
+		"duplicate id":   func(e *engine.WebhookCreated) { e.Webhook = first },
+		"zero id":        func(e *engine.WebhookCreated) { e.Webhook = engine.WebhookID{} },
+		"no events":      func(e *engine.WebhookCreated) { e.Events = 0 },
+		"unknown kind":   func(e *engine.WebhookCreated) { e.Events = 1 << 6 },
+		"empty url":      func(e *engine.WebhookCreated) { e.URL = "" },
+		"long url":       func(e *engine.WebhookCreated) { e.URL = strings.Repeat("u", engine.WebhookURLBytesMax+1) },
+		"no secret":      func(e *engine.WebhookCreated) { e.Secret = "" },
+	} {
+		ev := ok
+		mutate(&ev)
+		hash := w.state.Hash()
+		if err := w.state.Apply(&ev); err == nil {
+			t.Errorf("%s: applied", name)
+		}
+		if w.state.Hash() != hash {
+			t.Errorf("%s: refused event changed the state", name)
+		}
+	}
+	for len(w.state.ClientWebhooks(ada)) < engine.WebhooksPerClientMax {
+		w.webhook(ada, engine.ModeLive, "https://y", engine.WebhookEventsAll)
+	}
+	if err := w.state.Apply(&ok); err == nil {
+		t.Errorf("webhook %d of one client applied", engine.WebhooksPerClientMax+1)
+	}
+}
+
+// TestWebhookOwedBounded: a dead endpoint's outbox stops growing at
+// WebhookOwedMax; further events are counted as dropped, and a snapshot
+// keeps both.
+func TestWebhookOwedBounded(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("Ada").Client
+	pool := w.createPool(engine.ModeSandbox, pairNGNUSDT, "p", decimalRate(t, "0.000625"))
+	w.deposit(pool, decimalAmount(t, "1000000", engine.CurrencyUSDT))
+	hook := w.webhook(ada, engine.ModeSandbox, "https://dead", engine.WebhookEventsAll)
+	var rec recorder
+	w.state.ObserveWebhooks(&rec)
+	for range engine.WebhookOwedMax/2 + 3 {
+		_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
+			direction: engine.DirectionSource, amount: decimalAmount(t, "16", engine.CurrencyNGN), rate: 1})
+		w.cancel(q)
+	}
+	h := w.state.Webhooks[hook]
+	if len(h.Owed) != engine.WebhookOwedMax || h.Dropped != 6 || len(rec.dropped) != 6 {
+		t.Fatalf("owed %d (max %d), dropped %d, observed %d", len(h.Owed), engine.WebhookOwedMax, h.Dropped, len(rec.dropped))
+	}
+	decoded, err := engine.DecodeState(engine.EncodeState(w.state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decoded.Webhooks[hook]; len(d.Owed) != engine.WebhookOwedMax || d.Dropped != 6 || d.Owed[0].Quote.ID != h.Owed[0].Quote.ID {
+		t.Fatalf("snapshot lost the outbox")
+	}
+	if decoded.Hash() != w.state.Hash() {
+		t.Fatal("snapshot hash differs")
+	}
+}
