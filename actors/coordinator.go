@@ -30,6 +30,10 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.revokeKey(ctx, msg)
 		case *CreatePool:
 			a.createPool(ctx, msg)
+		case *CreateWebhook:
+			a.createWebhook(ctx, msg)
+		case *DeleteWebhook:
+			a.deleteWebhook(ctx, msg)
 		case *structuralDurable:
 			reply := &AdminReply{Err: msg.err}
 			if msg.err == nil {
@@ -81,7 +85,7 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 		ctx.Respond(&AdminReply{Result: engine.ResultClientNotFound})
 		return
 	}
-	secret := a.newSecret(cmd.Mode)
+	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)
 	ev := &engine.KeyCreated{At: sys.nowMillis(), Key: engine.KeyID(sys.ids.uuid()), Client: cmd.Client,
 		Mode: cmd.Mode, Hash: HashKey(secret)}
 	a.commit(ctx, ev, func() *AdminReply {
@@ -92,11 +96,11 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 	})
 }
 
-// newSecret returns "oja_<mode>_" + keySecretChars base62 characters, drawn
-// without modulo bias.
-func (a *coordinatorActor) newSecret(m engine.Mode) string {
-	out := make([]byte, 0, len("oja_sandbox_")+keySecretChars)
-	out = append(out, "oja_"+m.String()+"_"...)
+// newSecret returns prefix + n base62 characters, drawn without modulo
+// bias: "oja_<mode>_…" for API keys, "whsec_…" for webhook secrets.
+func (a *coordinatorActor) newSecret(prefix string, n int) string {
+	out := make([]byte, 0, len(prefix)+n)
+	out = append(out, prefix...)
 	var buf [64]byte
 	for len(out) < cap(out) {
 		a.sys.ids.read(buf[:])

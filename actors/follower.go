@@ -41,6 +41,11 @@ type FollowerConfig struct {
 	// Stop, when closed, ends a load or catch-up in progress (ErrStopped)
 	// and Run. nil: never.
 	Stop <-chan struct{}
+	// Webhooks, when set, is told (on the follower's goroutine) of every
+	// webhook endpoint and owed event once the follower has caught up,
+	// then of every change the records it applies make: the webhook
+	// dispatcher's feed (engine.State.ObserveWebhooks).
+	Webhooks engine.WebhookObserver
 }
 
 // ErrStopped is returned by a Follower's work cut short by Config.Stop.
@@ -127,6 +132,9 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 	f.stats.firstRetained.Store(first)
 	if err := f.CatchUp(); err != nil {
 		return nil, err
+	}
+	if cfg.Webhooks != nil {
+		f.state.ObserveWebhooks(cfg.Webhooks)
 	}
 	return f, nil
 }

@@ -191,12 +191,30 @@ type CreatePool struct {
 	Owner engine.ClientID
 }
 
+// CreateWebhook registers an endpoint for a client and mode; URL and
+// Events are validated by the caller (the gateway decides what URL a
+// partner may name).
+type CreateWebhook struct {
+	Client engine.ClientID
+	Mode   engine.Mode
+	URL    string
+	Events engine.WebhookEvents
+}
+
+// DeleteWebhook removes one of the client's endpoints in that mode.
+type DeleteWebhook struct {
+	Client  engine.ClientID
+	Mode    engine.Mode
+	Webhook engine.WebhookID
+}
+
 // AdminReply answers the coordinator's commands.
 type AdminReply struct {
-	Result engine.Result
-	Client *engine.Client
-	Key    *engine.Key
-	Secret string // CreateKey: the key, shown once
-	Pool   *engine.Pool
-	Err    error
+	Result  engine.Result
+	Client  *engine.Client
+	Key     *engine.Key
+	Secret  string // CreateKey, CreateWebhook: the secret, shown once
+	Pool    *engine.Pool
+	Webhook *engine.Webhook // CreateWebhook: the registration
+	Err     error
 }

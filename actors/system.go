@@ -81,7 +81,8 @@ type System struct {
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
 
-	directory directory // clients and API keys (auth.go)
+	directory directory        // clients and API keys (auth.go)
+	webhooks  webhookDirectory // webhook endpoints (webhooks.go)
 	quotes    quoteRegistry
 	listing   quoteIndex // each client and mode's quotes in creation order (listing.go)
 	pools     sync.Map   // engine.PoolID → *poolRef
@@ -164,6 +165,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	s.root = s.actors.Root
 
 	s.directory.init(state)
+	s.webhooks.init(state)
 	for _, m := range engine.Modes {
 		t := state.Treasuries[m]
 		for id, a := range t.Wallets {

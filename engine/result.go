@@ -27,6 +27,8 @@ const (
 	ResultNoRate
 	ResultAmountOutOfRange
 	ResultExposureLimit
+	ResultWebhookNotFound
+	ResultTooManyWebhooks
 	resultCount
 )
 
@@ -62,4 +64,6 @@ var resultNames = [resultCount]string{
 	ResultNoRate:                "NoRate",
 	ResultAmountOutOfRange:      "AmountOutOfRange",
 	ResultExposureLimit:         "ExposureLimit",
+	ResultWebhookNotFound:       "WebhookNotFound",
+	ResultTooManyWebhooks:       "TooManyWebhooks",
 }

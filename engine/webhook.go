@@ -172,9 +172,14 @@ type OwedEvent struct {
 	Quote Quote // the quote as that event left it (immutable parts shared)
 }
 
-// WebhookObserver is told, on the applying goroutine, of the outbox changes
-// State.Apply makes (see State.ObserveWebhooks).
+// WebhookObserver is told, on the applying goroutine, of the webhook
+// changes State.Apply makes (see State.ObserveWebhooks). The pointers are
+// valid during the call only.
 type WebhookObserver interface {
+	// Registered: w (without an outbox yet) was created.
+	Registered(w *Webhook)
+	// Deleted: w was deleted with the events it was owed.
+	Deleted(w *Webhook)
 	// Owed: e was appended to w.Owed.
 	Owed(w *Webhook, e *OwedEvent)
 	// Dropped: e was not owed because w.Owed was full.
@@ -221,9 +226,21 @@ func (e *WebhookSettled) Time() int64 { return e.At }
 // order.
 func (s *State) ClientWebhooks(c ClientID) []*Webhook { return s.webhooksOf[c] }
 
-// ObserveWebhooks makes Apply tell o of every event owed or dropped from
-// now on (nil: stop).
-func (s *State) ObserveWebhooks(o WebhookObserver) { s.webhookObserver = o }
+// ObserveWebhooks tells o of every endpoint and every event owed now (in
+// WebhooksInOrder, log order within each), then makes Apply tell it of
+// every change from now on. nil stops it.
+func (s *State) ObserveWebhooks(o WebhookObserver) {
+	s.webhookObserver = o
+	if o == nil {
+		return
+	}
+	for _, w := range s.WebhooksInOrder() {
+		o.Registered(w)
+		for i := range w.Owed {
+			o.Owed(w, &w.Owed[i])
+		}
+	}
+}
 
 // CheckWebhookCreated decides whether ev may register an endpoint beside
 // the client's existing ones: the live service and replay share it.
@@ -264,10 +281,17 @@ func (s *State) checkWebhook(ev Event) error {
 func (s *State) applyWebhook(ev Event) {
 	switch ev := ev.(type) {
 	case *WebhookCreated:
-		s.addWebhook(&Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL,
-			Events: ev.Events, Secret: ev.Secret, CreatedAt: ev.At})
+		w := &Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL,
+			Events: ev.Events, Secret: ev.Secret, CreatedAt: ev.At}
+		s.addWebhook(w)
+		if s.webhookObserver != nil {
+			s.webhookObserver.Registered(w)
+		}
 	case *WebhookDeleted:
 		w := s.Webhooks[ev.Webhook]
+		if s.webhookObserver != nil {
+			s.webhookObserver.Deleted(w)
+		}
 		delete(s.Webhooks, ev.Webhook)
 		hooks := s.webhooksOf[w.Client]
 		hooks = slices.DeleteFunc(slices.Clone(hooks), func(x *Webhook) bool { return x.ID == w.ID })

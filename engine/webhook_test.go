@@ -9,7 +9,10 @@ import (
 )
 
 // recorder is a WebhookObserver that keeps what it was told.
-type recorder struct{ owed, dropped []string }
+type recorder struct{ hooks, owed, dropped []string }
+
+func (r *recorder) Registered(w *engine.Webhook) { r.hooks = append(r.hooks, "+"+w.URL) }
+func (r *recorder) Deleted(w *engine.Webhook)    { r.hooks = append(r.hooks, "-"+w.URL) }
 
 func (r *recorder) Owed(w *engine.Webhook, e *engine.OwedEvent) {
 	r.owed = append(r.owed, fmt.Sprintf("%s %s %s", w.URL, e.Kind, e.Quote.Status))
@@ -101,6 +104,15 @@ func TestWebhookOutbox(t *testing.T) {
 	w.cancel(q2)
 	if n := len(rec.owed); n != len(want) {
 		t.Fatalf("%d owed after the delete, want %d (the deleted endpoint was the only one for those kinds)", n, len(want))
+	}
+	if got := strings.Join(rec.hooks, " "); got != "+https://all +https://done +https://live +https://bola -https://all" {
+		t.Fatalf("registrations observed: %s", got)
+	}
+	// A new observer is told of what is there now, then of changes.
+	var late recorder
+	s.ObserveWebhooks(&late)
+	if got := strings.Join(late.hooks, " "); len(late.hooks) != 3 || len(late.owed) != 1 {
+		t.Fatalf("seeded with %s and %d owed, want the 3 endpoints and the 1 completed event owed to done", got, len(late.owed))
 	}
 }
 

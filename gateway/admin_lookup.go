@@ -26,6 +26,7 @@ func (s *Server) registerLookups(r *router.Router) {
 	r.GET(adminBase+"/clients/{clientId}", s.operator(s.getClient))
 	r.GET(adminBase+"/quotes/{quoteId}", s.operator(s.adminQuote))
 	r.POST(adminBase+"/quotes/{quoteId}/cancel", s.operator(s.operatorCancel))
+	s.registerWebhookAdmin(r)
 }
 
 // listClients is GET /admin/v1/clients?limit=&startingAfter=: newest first,

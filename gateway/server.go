@@ -60,6 +60,13 @@ type Config struct {
 	// Collectors are registered on /metrics next to the gateway's own
 	// (the log's figures in `oja serve`).
 	Collectors []prometheus.Collector
+	// WebhookAllowPrivate lets partners register webhook URLs on loopback,
+	// private and link-local addresses (--webhook-allow-private: tests and
+	// on-premise receivers); otherwise they are refused (SSRF).
+	WebhookAllowPrivate bool
+	// Webhooks, when set, is the webhook dispatcher: its backlog is shown
+	// to operators and its figures on /metrics.
+	Webhooks WebhookDeliveries
 	// Cluster, when set, makes this server one node of a replicated
 	// cluster (cluster.go): it forwards to the leader while it holds no
 	// system, and serves the cluster's admin routes.
@@ -96,6 +103,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit), metrics: newMetrics()}
 	s.metrics.registry.MustRegister(newSystemCollector(s))
 	s.metrics.registry.MustRegister(cfg.Collectors...)
+	if cfg.Webhooks != nil {
+		s.metrics.registry.MustRegister(newWebhookCollector(cfg.Webhooks))
+	}
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))

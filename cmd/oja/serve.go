@@ -24,6 +24,7 @@ import (
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/gateway/webhook"
 	"github.com/oja-exchange/oja/internal/pathcheck"
 	"github.com/oja-exchange/oja/wal"
 )
@@ -51,6 +52,11 @@ type serveConfig struct {
 	cluster       string // --cluster FILE: run as one node of a replicated cluster
 	node          string // --node ID: this node's id in the cluster file
 	join          bool   // --join: a replacement node; do not bootstrap
+	// webhookRetryMin is the first retry delay of a failed webhook
+	// delivery (doubling to 1 h); webhookAllowPrivate lets webhook URLs
+	// point at private addresses (tests, on-premise receivers).
+	webhookRetryMin     time.Duration
+	webhookAllowPrivate bool
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -81,6 +87,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
 	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (README, \"Running a cluster\")")
 	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
+	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
+	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster replace ID) instead of bootstrapping")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -130,6 +138,9 @@ func checkServe(c *serveConfig) error {
 	}
 	if c.join && c.cluster == "" {
 		return errors.New("--join needs --cluster and --node")
+	}
+	if c.webhookRetryMin < 10*time.Millisecond || c.webhookRetryMin > webhook.RetryMaxDefault {
+		return errors.New("--webhook-retry-min must be from 10ms to 1h")
 	}
 	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
 		return errors.New("--rate-limit and --max-open-quotes must not be negative")
@@ -197,11 +208,18 @@ func serve(args []string) error {
 	}
 	var recoveryTime atomic.Int64 // nanoseconds; read by /metrics
 	var follower atomic.Pointer[actors.Follower]
-	srv := gateway.New(gateway.Config{
+	var srv *gateway.Server
+	var sys *actors.System
+	// The dispatcher renders with the server and settles through the
+	// system; it delivers nothing before the follower has fed and started
+	// it, which is after both exist.
+	hooks := newDispatcher(cfg, logger, func() *gateway.Server { return srv }, func() *actors.System { return sys })
+	srv = gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
+		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
@@ -223,7 +241,7 @@ func serve(args []string) error {
 	}
 	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
 		"expired", stats.Expired, "duration", stats.Duration.String())
-	sys, err := actors.Start(state, log, actors.Config{
+	sys, err = actors.Start(state, log, actors.Config{
 		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
 		MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, RateListener: srv.RateChanged,
 	})
@@ -245,12 +263,13 @@ func serve(args []string) error {
 	if cfg.demo {
 		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
 	}
-	stopFollower := startFollower(log, cfg, logger, &follower)
+	stopFollower := startFollower(log, cfg, logger, &follower, hooks)
 
 	serveUntilSignal(logger, sys.Maintain)
 	if simulator != nil {
 		simulator.Stop()
 	}
+	hooks.Stop() // before the system: settlements made are recorded
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	// Shutdown ends the rate streams first, then stops the listeners.
@@ -286,29 +305,30 @@ func serveUntilSignal(logger *slog.Logger, maintain func()) {
 }
 
 // startFollower runs the log follower (actors.Follower) that saves a
-// snapshot every --snapshot-every events and applies --log-retention, on
-// its own goroutine: it builds its own state from the log, so the start is
-// not delayed and traffic is not paused. The returned func stops it and
-// waits, before the log is closed.
-func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower]) (stop func()) {
-	if cfg.snapshotEvery == 0 {
-		if cfg.logRetention > 0 {
-			logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
-		}
-		return func() {}
+// snapshot every --snapshot-every events, applies --log-retention and feeds
+// the webhook dispatcher (starting it once caught up), on its own
+// goroutine: it builds its own state from the log, so the start is not
+// delayed and traffic is not paused. The returned func stops it and waits,
+// before the log is closed.
+func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower],
+	hooks *webhook.Dispatcher) (stop func()) {
+	if cfg.snapshotEvery == 0 && cfg.logRetention > 0 {
+		logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
 	}
 	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		f, err := actors.NewFollower(log, actors.FollowerConfig{
 			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, Logger: logger, Stop: quit,
+			Webhooks: hooks,
 		})
 		if err == nil {
 			current.Store(f)
+			hooks.Start()
 			err = f.Run()
 		}
 		if err != nil && !errors.Is(err, actors.ErrStopped) {
-			logger.Error("log follower stopped: no snapshots until restart; serving continues", "err", err)
+			logger.Error("log follower stopped: no snapshots and no new webhook events until restart; serving continues", "err", err)
 		}
 	}()
 	return func() {

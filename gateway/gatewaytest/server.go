@@ -41,6 +41,9 @@ type Options struct {
 	// injecting faults); nil is the real disk. With FS set, Dir is a path
 	// in it, default its root.
 	FS vfs.FS
+	// WebhookAllowPrivate is --webhook-allow-private (webhook URLs on
+	// 127.0.0.1 are refused without it).
+	WebhookAllowPrivate bool
 }
 
 // Server is a running test service.
@@ -97,7 +100,7 @@ func Start(t testing.TB, opts Options) *Server {
 		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
 		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
-		Logger: opts.Logger, AccessLog: opts.AccessLog,
+		Logger: opts.Logger, AccessLog: opts.AccessLog, WebhookAllowPrivate: opts.WebhookAllowPrivate,
 	})
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,

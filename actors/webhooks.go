@@ -1,0 +1,146 @@
+package actors
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// webhookDirectory is the live list of each client's webhook endpoints
+// (registrations only: the outbox is the engine.State's, which the log
+// follower keeps and the webhook dispatcher drains). Only the coordinator
+// writes it, once a create or delete is durable.
+type webhookDirectory struct {
+	mu    sync.RWMutex
+	hooks map[engine.ClientID][]*engine.Webhook // creation order; entries immutable
+}
+
+func (d *webhookDirectory) init(state *engine.State) {
+	d.hooks = make(map[engine.ClientID][]*engine.Webhook)
+	for _, w := range state.WebhooksInOrder() {
+		r := w.Registration()
+		d.hooks[w.Client] = append(d.hooks[w.Client], &r)
+	}
+}
+
+func (d *webhookDirectory) of(c engine.ClientID) []*engine.Webhook {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.hooks[c]
+}
+
+func (d *webhookDirectory) add(w *engine.Webhook) {
+	d.mu.Lock()
+	d.hooks[w.Client] = append(slices.Clip(d.hooks[w.Client]), w)
+	d.mu.Unlock()
+}
+
+func (d *webhookDirectory) remove(c engine.ClientID, id engine.WebhookID) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	hooks := slices.DeleteFunc(slices.Clone(d.hooks[c]), func(w *engine.Webhook) bool { return w.ID == id })
+	if len(hooks) == 0 {
+		delete(d.hooks, c)
+		return
+	}
+	d.hooks[c] = hooks
+}
+
+// webhookSecretChars is the number of random base62 characters of a
+// webhook signing secret (~238 bits).
+const webhookSecretChars = 40
+
+func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) {
+	sys := a.sys
+	if _, ok := sys.Client(cmd.Client); !ok {
+		ctx.Respond(&AdminReply{Result: engine.ResultClientNotFound})
+		return
+	}
+	ev := &engine.WebhookCreated{At: sys.nowMillis(), Webhook: engine.WebhookID(sys.ids.uuid()), Client: cmd.Client,
+		Mode: cmd.Mode, URL: cmd.URL, Events: cmd.Events, Secret: a.newSecret("whsec_", webhookSecretChars)}
+	existing := sys.webhooks.of(cmd.Client)
+	if len(existing) >= engine.WebhooksPerClientMax {
+		ctx.Respond(&AdminReply{Result: engine.ResultTooManyWebhooks})
+		return
+	}
+	if err := engine.CheckWebhookCreated(existing, ev); err != nil {
+		ctx.Respond(&AdminReply{Result: engine.ResultValidation})
+		return
+	}
+	a.commit(ctx, ev, func() *AdminReply {
+		w := &engine.Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL, Events: ev.Events,
+			Secret: ev.Secret, CreatedAt: ev.At}
+		sys.webhooks.add(w)
+		return &AdminReply{Result: engine.ResultOK, Webhook: w, Secret: ev.Secret}
+	})
+}
+
+func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) {
+	sys := a.sys
+	i := slices.IndexFunc(sys.webhooks.of(cmd.Client), func(w *engine.Webhook) bool {
+		return w.ID == cmd.Webhook && w.Mode == cmd.Mode
+	})
+	if i < 0 {
+		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+		return
+	}
+	ev := &engine.WebhookDeleted{At: sys.nowMillis(), Webhook: cmd.Webhook}
+	a.commit(ctx, ev, func() *AdminReply {
+		sys.webhooks.remove(cmd.Client, cmd.Webhook)
+		return &AdminReply{Result: engine.ResultOK}
+	})
+}
+
+// Webhooks returns the client's endpoints in mode m, oldest first, without
+// their secrets.
+func (s *System) Webhooks(client engine.ClientID, m engine.Mode) []engine.Webhook {
+	var out []engine.Webhook
+	for _, w := range s.webhooks.of(client) {
+		if w.Mode == m {
+			r := *w
+			r.Secret = ""
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// AllWebhooks returns the client's endpoints in both modes, oldest first,
+// without their secrets (the operator's view).
+func (s *System) AllWebhooks(client engine.ClientID) []engine.Webhook {
+	var out []engine.Webhook
+	for _, w := range s.webhooks.of(client) {
+		r := *w
+		r.Secret = ""
+		out = append(out, r)
+	}
+	return out
+}
+
+// SettleWebhookEvents records deliveries (and abandoned events) durably, in
+// one append, and waits for it. The dispatcher calls it; no actor's state
+// changes (the outbox is the log follower's), so it does not go through
+// one.
+func (s *System) SettleWebhookEvents(evs []*engine.WebhookSettled) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	recs := make([][]byte, len(evs))
+	for i, ev := range evs {
+		recs[i] = engine.AppendEvent(make([]byte, 0, 64), ev)
+	}
+	done := make(chan error, 1)
+	s.log.Append(recs, func(_ uint64, err error) {
+		if err != nil && s.storage.CompareAndSwap(nil, &err) {
+			s.cfg.Logger.Error("log append failed: writes refused until restart", "err", err)
+		}
+		done <- err
+	})
+	return <-done
+}

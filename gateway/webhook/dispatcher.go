@@ -1,0 +1,500 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Defaults of Config.
+const (
+	RetryMinDefault    = 10 * time.Second // first retry after this, doubling
+	RetryMaxDefault    = time.Hour        // the doubling stops here
+	WindowDefault      = 72 * time.Hour   // an event is abandoned this long after it happened
+	TimeoutDefault     = 10 * time.Second // a 2xx must arrive within this
+	ConcurrencyDefault = 4                // requests in flight per endpoint
+)
+
+// responseBytesMax is how much of a receiver's answer is read (and
+// discarded) so the connection can be reused.
+const responseBytesMax = 64 << 10
+
+// settleBatchMax bounds the WebhookSettled records of one log append.
+const settleBatchMax = 256
+
+// Config configures a Dispatcher. Zero durations take the defaults.
+type Config struct {
+	RetryMin, RetryMax, Window, Timeout time.Duration
+	Concurrency                         int // per endpoint
+	AllowPrivate                        bool
+	// Render returns the JSON body of an owed event (the event envelope
+	// around the Quote JSON). Called once per event, from any goroutine.
+	Render func(e *engine.OwedEvent) []byte
+	// Settle records delivered and abandoned events durably.
+	Settle func([]*engine.WebhookSettled) error
+	Clock  func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: slog.Default()
+	// Transport carries the requests; nil: one with the SSRF-guarded
+	// dialer (see CheckURL), no proxy.
+	Transport http.RoundTripper
+}
+
+// Dispatcher delivers owed events. It implements engine.WebhookObserver:
+// the log follower feeds it (on its goroutine; every method returns at
+// once). Deliveries start with Start.
+type Dispatcher struct {
+	cfg    Config
+	client *http.Client
+	logger *slog.Logger
+
+	mu        sync.Mutex
+	endpoints map[engine.WebhookID]*endpoint
+	started   bool
+	quit      chan struct{}
+	workers   sync.WaitGroup
+	settleCh  chan *engine.WebhookSettled
+	settled   chan struct{} // closed when the settling goroutine ends
+
+	delivered, failed, abandoned, dropped atomic.Uint64
+}
+
+// endpoint is one registered URL, its queue and its delivery state; every
+// field but reg is guarded by Dispatcher.mu.
+type endpoint struct {
+	reg      engine.Webhook // registration, no outbox
+	queue    []*item        // owed, in log order
+	inflight int
+	dropped  uint64
+	wake     chan struct{} // cap 1
+	gone     chan struct{} // closed on delete
+	last     Attempt
+}
+
+// item is one owed event.
+type item struct {
+	event   engine.OwedEvent
+	body    []byte // rendered at the first attempt; the same bytes every attempt
+	attempt int
+	next    time.Time // not before
+	busy    bool
+}
+
+// Attempt describes an endpoint's last delivery attempt.
+type Attempt struct {
+	At       time.Time
+	Event    engine.EventID
+	Status   int    // HTTP status; 0: no answer
+	Error    string // why it failed ("" when delivered)
+	Attempts int    // that event's attempt number
+}
+
+// EndpointStatus is an endpoint's backlog, for operators.
+type EndpointStatus struct {
+	Owed        int       // events not yet delivered nor abandoned
+	OldestOwed  time.Time // zero: none owed
+	NextAttempt time.Time // the earliest retry scheduled; zero: none
+	Dropped     uint64    // events not owed since start: the outbox was full
+	Last        Attempt   // zero: no attempt yet
+	InFlight    int       // requests in flight
+	// Unknown: the dispatcher has not been fed this endpoint (the log
+	// follower is still catching up) or it was deleted.
+	Unknown bool
+}
+
+// New returns a dispatcher that delivers nothing until Start.
+func New(cfg Config) *Dispatcher {
+	if cfg.RetryMin <= 0 {
+		cfg.RetryMin = RetryMinDefault
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = RetryMaxDefault
+	}
+	cfg.RetryMax = max(cfg.RetryMax, cfg.RetryMin)
+	if cfg.Window <= 0 {
+		cfg.Window = WindowDefault
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = TimeoutDefault
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = ConcurrencyDefault
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		dialer := guardedDialer(cfg.AllowPrivate)
+		transport = &http.Transport{
+			DialContext:           dialer.DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   cfg.Concurrency,
+			MaxConnsPerHost:       cfg.Concurrency,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   cfg.Timeout,
+			ResponseHeaderTimeout: cfg.Timeout,
+		}
+	}
+	return &Dispatcher{
+		cfg:    cfg,
+		logger: logger,
+		client: &http.Client{
+			Transport: transport,
+			Timeout:   cfg.Timeout,
+			// A redirect is an answer, not a 2xx: never followed (it
+			// could point anywhere, the metadata service included).
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		endpoints: make(map[engine.WebhookID]*endpoint),
+		quit:      make(chan struct{}),
+		settleCh:  make(chan *engine.WebhookSettled, 4*settleBatchMax),
+		settled:   make(chan struct{}),
+	}
+}
+
+var _ engine.WebhookObserver = (*Dispatcher)(nil)
+
+// Registered adds an endpoint.
+func (d *Dispatcher) Registered(w *engine.Webhook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.endpoints[w.ID]; ok {
+		return
+	}
+	ep := &endpoint{reg: w.Registration(), wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	d.endpoints[w.ID] = ep
+	if d.started {
+		d.startWorker(ep)
+	}
+}
+
+// Deleted stops an endpoint's deliveries and forgets its queue.
+func (d *Dispatcher) Deleted(w *engine.Webhook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ep, ok := d.endpoints[w.ID]; ok {
+		delete(d.endpoints, w.ID)
+		close(ep.gone)
+	}
+}
+
+// Owed queues an event.
+func (d *Dispatcher) Owed(w *engine.Webhook, e *engine.OwedEvent) {
+	d.mu.Lock()
+	ep, ok := d.endpoints[w.ID]
+	if ok {
+		ep.queue = append(ep.queue, &item{event: *e})
+	}
+	d.mu.Unlock()
+	if ok {
+		ep.poke()
+	}
+}
+
+// Dropped counts an event the outbox had no room for.
+func (d *Dispatcher) Dropped(w *engine.Webhook, _ *engine.OwedEvent) {
+	d.dropped.Add(1)
+	d.mu.Lock()
+	if ep, ok := d.endpoints[w.ID]; ok {
+		ep.dropped++
+	}
+	d.mu.Unlock()
+	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed", len(w.Owed))
+}
+
+func (ep *endpoint) poke() {
+	select {
+	case ep.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start begins deliveries.
+func (d *Dispatcher) Start() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.started || d.stopping() {
+		return
+	}
+	d.started = true
+	go d.settleLoop()
+	for _, ep := range d.endpoints {
+		d.startWorker(ep)
+	}
+}
+
+// Stop ends deliveries (requests in flight are cancelled, their events stay
+// owed), records the settlements already made, and waits.
+func (d *Dispatcher) Stop() {
+	d.mu.Lock()
+	started := d.started
+	select {
+	case <-d.quit:
+		d.mu.Unlock()
+		return
+	default:
+		close(d.quit)
+	}
+	d.mu.Unlock()
+	d.workers.Wait()
+	if started {
+		close(d.settleCh)
+		<-d.settled
+	}
+}
+
+// stopping reports whether Stop was called.
+func (d *Dispatcher) stopping() bool {
+	select {
+	case <-d.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// startWorker starts ep's worker. REQUIRES: d.mu held.
+func (d *Dispatcher) startWorker(ep *endpoint) {
+	if d.stopping() {
+		return
+	}
+	d.workers.Add(1)
+	go d.run(ep)
+}
+
+// run is an endpoint's worker: it starts every due delivery it may, then
+// sleeps until the next is due, a delivery ends or an event arrives.
+func (d *Dispatcher) run(ep *endpoint) {
+	defer d.workers.Done()
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	ctx, cancel := stopContext(d.quit, ep.gone)
+	defer cancel() // first: in-flight requests end, then they are waited for
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait := d.launch(ctx, ep, &inflight)
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+		}
+		select {
+		case <-ep.wake:
+		case <-timer.C:
+		case <-ep.gone:
+			return
+		case <-d.quit:
+			return
+		}
+	}
+}
+
+// launch starts the deliveries that are due, within the endpoint's
+// concurrency, and returns how long until the next one is (0: none
+// scheduled). An event waits while an earlier event of its quote is owed.
+func (d *Dispatcher) launch(ctx context.Context, ep *endpoint, inflight *sync.WaitGroup) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	now := d.cfg.Clock()
+	var next time.Time
+	blocked := make(map[engine.QuoteID]struct{})
+	for _, it := range ep.queue {
+		q := it.event.Quote.ID
+		if _, ok := blocked[q]; ok {
+			continue
+		}
+		blocked[q] = struct{}{}
+		if it.busy {
+			continue
+		}
+		if it.next.After(now) {
+			if next.IsZero() || it.next.Before(next) {
+				next = it.next
+			}
+			continue
+		}
+		if ep.inflight >= d.cfg.Concurrency {
+			break // a delivery ending wakes the worker
+		}
+		it.busy = true
+		it.attempt++
+		ep.inflight++
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			d.deliver(ctx, ep, it)
+		}()
+	}
+	if next.IsZero() {
+		return 0
+	}
+	return max(next.Sub(now), time.Millisecond)
+}
+
+// deliver makes one attempt and books its outcome.
+func (d *Dispatcher) deliver(ctx context.Context, ep *endpoint, it *item) {
+	if it.body == nil {
+		it.body = d.cfg.Render(&it.event)
+	}
+	status, problem := d.post(ctx, ep, it)
+	if ctx.Err() != nil {
+		d.mu.Lock()
+		it.busy = false
+		ep.inflight--
+		d.mu.Unlock()
+		return // stopping: the event stays owed
+	}
+	now := d.cfg.Clock()
+	var settle *engine.WebhookSettled
+	d.mu.Lock()
+	it.busy = false
+	ep.inflight--
+	ep.last = Attempt{At: now, Event: it.event.ID, Status: status, Error: problem, Attempts: it.attempt}
+	switch {
+	case problem == "":
+		d.delivered.Add(1)
+		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.reg.ID, Event: it.event.ID, Delivered: true}
+	case now.Sub(time.UnixMilli(it.event.At)) >= d.cfg.Window:
+		d.abandoned.Add(1)
+		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.reg.ID, Event: it.event.ID}
+	default:
+		d.failed.Add(1)
+		it.next = now.Add(d.backoff(it.attempt))
+	}
+	if settle != nil {
+		ep.queue = slices.DeleteFunc(ep.queue, func(x *item) bool { return x == it })
+	}
+	d.mu.Unlock()
+	if settle != nil {
+		if !settle.Delivered {
+			d.logger.Warn("webhook event abandoned: retry window over", "webhook", ep.reg.ID.String(),
+				"event", it.event.ID.String(), "attempts", it.attempt, "last_error", problem)
+		}
+		d.settleCh <- settle
+	}
+	ep.poke()
+}
+
+// backoff is the wait after the n-th failed attempt: RetryMin doubling,
+// at most RetryMax.
+func (d *Dispatcher) backoff(n int) time.Duration {
+	wait := d.cfg.RetryMin
+	for i := 1; i < n && wait < d.cfg.RetryMax; i++ {
+		wait *= 2
+	}
+	return min(wait, d.cfg.RetryMax)
+}
+
+// post sends the event; problem is "" for a 2xx.
+func (d *Dispatcher) post(ctx context.Context, ep *endpoint, it *item) (status int, problem string) {
+	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.reg.URL, bytes.NewReader(it.body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Oja-Webhooks/1")
+	req.Header.Set(SignatureHeader, Sign(ep.reg.Secret, d.cfg.Clock().Unix(), it.body))
+	req.Header.Set(AttemptHeader, strconv.Itoa(it.attempt))
+	req.Header.Set(EventIDHeader, it.event.ID.String())
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseBytesMax))
+	_ = resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, "answered " + strconv.Itoa(resp.StatusCode)
+	}
+	return resp.StatusCode, ""
+}
+
+// settleLoop records settlements in batches: one log append for all that
+// are waiting (at most settleBatchMax).
+func (d *Dispatcher) settleLoop() {
+	defer close(d.settled)
+	batch := make([]*engine.WebhookSettled, 0, settleBatchMax)
+	for first := range d.settleCh {
+		batch = append(batch[:0], first)
+	more:
+		for len(batch) < settleBatchMax {
+			select {
+			case s, ok := <-d.settleCh:
+				if !ok {
+					break more
+				}
+				batch = append(batch, s)
+			default:
+				break more
+			}
+		}
+		if err := d.cfg.Settle(batch); err != nil {
+			// The events stay owed in the log: a restart delivers them
+			// again (at least once).
+			d.logger.Error("webhook settlements not recorded; those events will be delivered again after a restart",
+				"events", len(batch), "err", err)
+		}
+	}
+}
+
+// Counters are the dispatcher's totals since start: attempts delivered,
+// failed (to be retried) and abandoned (failed, window over), and events
+// dropped (outbox full).
+type Counters struct {
+	Delivered, Failed, Abandoned, Dropped uint64
+	Owed                                  int // events owed now, all endpoints
+	Endpoints                             int
+}
+
+// Counters returns the totals.
+func (d *Dispatcher) Counters() Counters {
+	c := Counters{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Abandoned: d.abandoned.Load(),
+		Dropped: d.dropped.Load()}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c.Endpoints = len(d.endpoints)
+	for _, ep := range d.endpoints {
+		c.Owed += len(ep.queue)
+	}
+	return c
+}
+
+// Status returns an endpoint's backlog.
+func (d *Dispatcher) Status(id engine.WebhookID) EndpointStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ep, ok := d.endpoints[id]
+	if !ok {
+		return EndpointStatus{Unknown: true}
+	}
+	st := EndpointStatus{Owed: len(ep.queue), Dropped: ep.dropped, Last: ep.last, InFlight: ep.inflight}
+	for _, it := range ep.queue {
+		at := time.UnixMilli(it.event.At)
+		if st.OldestOwed.IsZero() || at.Before(st.OldestOwed) {
+			st.OldestOwed = at
+		}
+		if !it.busy && it.attempt > 0 && (st.NextAttempt.IsZero() || it.next.Before(st.NextAttempt)) {
+			st.NextAttempt = it.next
+		}
+	}
+	return st
+}

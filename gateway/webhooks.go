@@ -1,0 +1,277 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/fasthttp/router"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway/webhook"
+)
+
+// Webhooks (issue 13): partners register endpoints for their quotes' state
+// changes; package webhook delivers them.
+
+const webhooksPath = apiBase + "/partners/webhooks"
+
+// WebhookDeliveries is what the gateway reads of the webhook dispatcher:
+// operators' backlog view and the metrics (*webhook.Dispatcher).
+type WebhookDeliveries interface {
+	Status(id engine.WebhookID) webhook.EndpointStatus
+	Counters() webhook.Counters
+}
+
+func (s *Server) registerWebhooks(r *router.Router) {
+	r.POST(webhooksPath, s.partner(s.createWebhook))
+	r.GET(webhooksPath, s.partner(s.listWebhooks))
+	r.DELETE(webhooksPath+"/{id}", s.partner(s.deleteWebhook))
+}
+
+func (s *Server) registerWebhookAdmin(r *router.Router) {
+	r.GET(adminBase+"/clients/{clientId}/webhooks", s.operator(s.clientWebhooks))
+}
+
+// lookupHost resolves a webhook URL's host (CheckURL).
+func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// createWebhook is POST /api/v1/partners/webhooks {"url","events":[…]} →
+// 201 {"webhookId","url","events","secret","createdAt"}: an endpoint of
+// the caller's client in its key's mode. The secret is shown only here.
+func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	if !requireJSON(ctx) {
+		s.writeError(ctx, errMediaJSON)
+		return
+	}
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	url, urlOK := o.str("url", true, engine.WebhookURLBytesMax)
+	events := webhookEvents(o)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if urlOK {
+		if problem := webhook.CheckURL(ctx, url, who.Mode, s.cfg.WebhookAllowPrivate, lookupHost); problem != "" {
+			s.writeError(ctx, fieldError("url", problem))
+			return
+		}
+	}
+	reply := sys.Admin(&actors.CreateWebhook{Client: who.Client, Mode: who.Mode, URL: url, Events: events})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	appendWebhook(&w, reply.Webhook, reply.Secret)
+	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+}
+
+// webhookEvents reads the events member: a non-empty array of event names.
+func webhookEvents(o *object) engine.WebhookEvents {
+	raw, ok := o.raw("events", true)
+	if !ok {
+		return 0
+	}
+	const expected = "must be a non-empty array of quote.created, quote.accepted, quote.completed, quote.cancelled, quote.expired"
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
+		o.problem("events", expected)
+		return 0
+	}
+	var set engine.WebhookEvents
+	for _, n := range names {
+		k, ok := engine.ParseWebhookEvent(n)
+		if !ok {
+			o.problem("events", "unknown event "+strings.ReplaceAll(strings.ToValidUTF8(n, "?"), `"`, "'")+": "+expected[len("must be a non-empty array of "):])
+			return 0
+		}
+		set |= k
+	}
+	return set
+}
+
+// appendWebhook renders an endpoint; secret is written when not empty.
+func appendWebhook(w *jsonWriter, h *engine.Webhook, secret string) {
+	w.open("")
+	w.id("webhookId", h.ID)
+	w.str("url", h.URL)
+	w.value("events", h.Events.Names())
+	if secret != "" {
+		w.str("secret", secret)
+	}
+	w.time("createdAt", h.CreatedAt)
+	w.close()
+}
+
+// listWebhooks is GET /api/v1/partners/webhooks: the caller's endpoints in
+// its key's mode, oldest first, without secrets ({"data":[…],"hasMore":
+// false}: at most 16, one page).
+func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	if _, e := queryParams(ctx); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	hooks := sys.Webhooks(who.Client, who.Mode)
+	w := jsonWriter{}
+	w.open("")
+	w.openArray("data")
+	for i := range hooks {
+		appendWebhook(&w, &hooks[i], "")
+	}
+	w.closeArray()
+	w.boolean("hasMore", false)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// deleteWebhook is DELETE /api/v1/partners/webhooks/{id} → 204. Events
+// still owed to the endpoint are dropped.
+func (s *Server) deleteWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := pathID(ctx, "id")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.Admin(&actors.DeleteWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id)})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+}
+
+// clientWebhooks is GET /admin/v1/clients/{clientId}/webhooks: the
+// client's endpoints in both modes with their delivery backlog.
+func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	id, e := pathID(ctx, "clientId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if _, ok := sys.Client(engine.ClientID(id)); !ok {
+		s.writeError(ctx, resultError(engine.ResultClientNotFound))
+		return
+	}
+	hooks := sys.AllWebhooks(engine.ClientID(id))
+	w := jsonWriter{}
+	w.open("")
+	w.openArray("data")
+	for i := range hooks {
+		h := &hooks[i]
+		w.open("")
+		w.id("webhookId", h.ID)
+		w.str("mode", h.Mode.String())
+		w.str("url", h.URL)
+		w.value("events", h.Events.Names())
+		w.time("createdAt", h.CreatedAt)
+		if s.cfg.Webhooks != nil {
+			appendBacklog(&w, s.cfg.Webhooks.Status(h.ID))
+		}
+		w.close()
+	}
+	w.closeArray()
+	w.boolean("hasMore", false)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// appendBacklog renders an endpoint's delivery state for operators.
+func appendBacklog(w *jsonWriter, st webhook.EndpointStatus) {
+	w.open("backlog")
+	w.integer("owed", int64(st.Owed))
+	w.integer("inFlight", int64(st.InFlight))
+	w.integer("dropped", int64(st.Dropped))
+	optionalTime := func(k string, t time.Time) {
+		if !t.IsZero() {
+			w.time(k, t.UnixMilli())
+		}
+	}
+	optionalTime("oldestOwedAt", st.OldestOwed)
+	optionalTime("nextAttemptAt", st.NextAttempt)
+	if st.Unknown {
+		w.boolean("pending", true) // the dispatcher has not caught up with this endpoint yet
+	}
+	if l := st.Last; !l.At.IsZero() {
+		w.open("lastAttempt")
+		w.time("at", l.At.UnixMilli())
+		w.str("eventId", l.Event.String())
+		w.integer("attempt", int64(l.Attempts))
+		if l.Status != 0 {
+			w.integer("status", int64(l.Status))
+		}
+		if l.Error != "" {
+			w.str("error", l.Error)
+		}
+		w.close()
+	}
+	w.close()
+}
+
+// WebhookEvent renders an owed event's body: {"id","type","createdAt",
+// "mode","data":{"quote":{…the Quote JSON as the event left it…}}}.
+func (s *Server) WebhookEvent(e *engine.OwedEvent) []byte {
+	w := jsonWriter{b: make([]byte, 0, 2048)}
+	w.open("")
+	w.str("id", e.ID.String())
+	w.str("type", e.Kind.String())
+	w.time("createdAt", e.At)
+	w.str("mode", e.Quote.Mode.String())
+	w.open("data")
+	w.key("quote")
+	w.b = s.appendQuote(w.b, &e.Quote, e.At)
+	w.comma = true
+	w.close()
+	w.close()
+	return w.b
+}
+
+// webhookCollector exposes the dispatcher's figures on /metrics.
+type webhookCollector struct {
+	d                            WebhookDeliveries
+	deliveries, dropped, backlog *prometheus.Desc
+	endpoints                    *prometheus.Desc
+}
+
+func newWebhookCollector(d WebhookDeliveries) *webhookCollector {
+	return &webhookCollector{d: d,
+		deliveries: prometheus.NewDesc("oja_webhook_deliveries_total",
+			"Webhook delivery attempts since start, by result: delivered (2xx), failed (retried later), abandoned (the failed last attempt of an event whose 72 h window ended).",
+			[]string{"result"}, nil),
+		dropped: prometheus.NewDesc("oja_webhook_events_dropped_total",
+			"Webhook events not owed since start because the endpoint's outbox was full.", nil, nil),
+		backlog: prometheus.NewDesc("oja_webhook_backlog_events",
+			"Webhook events owed now (not yet delivered nor abandoned), all endpoints.", nil, nil),
+		endpoints: prometheus.NewDesc("oja_webhook_endpoints", "Registered webhook endpoints.", nil, nil),
+	}
+}
+
+func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.deliveries, c.dropped, c.backlog, c.endpoints} {
+		ch <- d
+	}
+}
+
+func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
+	n := c.d.Counters()
+	for _, r := range []struct {
+		label string
+		v     uint64
+	}{{"delivered", n.Delivered}, {"failed", n.Failed}, {"abandoned", n.Abandoned}} {
+		ch <- prometheus.MustNewConstMetric(c.deliveries, prometheus.CounterValue, float64(r.v), r.label)
+	}
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n.Dropped))
+	ch <- prometheus.MustNewConstMetric(c.backlog, prometheus.GaugeValue, float64(n.Owed))
+	ch <- prometheus.MustNewConstMetric(c.endpoints, prometheus.GaugeValue, float64(n.Endpoints))
+}

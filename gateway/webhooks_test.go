@@ -1,0 +1,135 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway/gatewaytest"
+)
+
+const webhooksURL = "/api/v1/partners/webhooks"
+
+// TestWebhookEndpoints: create answers the registration with its secret
+// (only there), list shows the caller's endpoints of its key's mode without
+// secrets, delete removes one of them; another client or mode cannot see
+// or delete it; bad input is refused with the member named and changes
+// nothing.
+func TestWebhookEndpoints(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{WebhookAllowPrivate: true})
+	ada, bola := s.NewPartner(t, "Ada"), s.NewPartner(t, "Bola")
+
+	created := wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/hooks", "events": []string{"quote.completed", "quote.created", "quote.completed"}}))
+	wantKeys(t, "created webhook", created, "webhookId", "url", "events", "secret", "createdAt")
+	id := wantUUID(t, created, "webhookId")
+	wantTimestamp(t, created, "createdAt")
+	if secret := getString(t, created, "secret"); !strings.HasPrefix(secret, "whsec_") || len(secret) != len("whsec_")+40 {
+		t.Fatalf("secret %q", secret)
+	}
+	if got := fmt.Sprint(created["events"]); got != "[quote.created quote.completed]" {
+		t.Fatalf("events %s, want the set in lifecycle order", got)
+	}
+	live := wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.LiveKey,
+		map[string]any{"url": "https://hooks.example.com/oja", "events": engine.WebhookEventNames()}))
+
+	list := wantOK(t, do(t, http.MethodGet, s.URL+webhooksURL, ada.SandboxKey, nil))
+	data := getArray(t, list, "data")
+	if len(data) != 1 || list["hasMore"] != false {
+		t.Fatalf("sandbox list %v", list)
+	}
+	wantKeys(t, "listed webhook", data[0].(map[string]any), "webhookId", "url", "events", "createdAt")
+	if got := len(getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+webhooksURL, bola.SandboxKey, nil)), "data")); got != 0 {
+		t.Fatalf("another client lists %d webhooks", got)
+	}
+
+	// Another client, or the same client's other mode, cannot delete it.
+	wantError(t, do(t, http.MethodDelete, s.URL+webhooksURL+"/"+id, bola.SandboxKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodDelete, s.URL+webhooksURL+"/"+id, ada.LiveKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodDelete, s.URL+webhooksURL+"/not-a-uuid", ada.SandboxKey, nil), http.StatusBadRequest, "VALIDATION_ERROR")
+	r := do(t, http.MethodDelete, s.URL+webhooksURL+"/"+id, ada.SandboxKey, nil)
+	wantStatus(t, r, http.StatusNoContent)
+	if len(r.body) != 0 {
+		t.Fatalf("204 with a body: %q", r.body)
+	}
+	wantError(t, do(t, http.MethodDelete, s.URL+webhooksURL+"/"+id, ada.SandboxKey, nil), http.StatusNotFound, "NOT_FOUND")
+	if got := len(getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+webhooksURL, ada.LiveKey, nil)), "data")); got != 1 {
+		t.Fatalf("live list has %d after deleting the sandbox one", got)
+	}
+
+	// The operator sees both modes' endpoints, without secrets.
+	adm := wantOK(t, admin(t, s, http.MethodGet, "/admin/v1/clients/"+ada.Client.ID.String()+"/webhooks", nil))
+	hooks := getArray(t, adm, "data")
+	if len(hooks) != 1 || getString(t, hooks[0], "webhookId") != live["webhookId"] || getString(t, hooks[0], "mode") != "live" {
+		t.Fatalf("operator view %v", adm)
+	}
+	if strings.Contains(string(admin(t, s, http.MethodGet, "/admin/v1/clients/"+ada.Client.ID.String()+"/webhooks", nil).body), "whsec_") {
+		t.Fatal("operator view shows a secret")
+	}
+	wantError(t, admin(t, s, http.MethodGet, "/admin/v1/clients/"+bola.Client.ID.String()[:35]+"0/webhooks", nil), http.StatusNotFound, "NOT_FOUND")
+
+	for _, tc := range []struct {
+		name   string
+		key    string
+		body   any
+		member string
+	}{
+		{"no url", ada.SandboxKey, map[string]any{"events": []string{"quote.created"}}, "url"},
+		{"no events", ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/"}, "events"},
+		{"empty events", ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/", "events": []string{}}, "events"},
+		{"unknown event", ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/", "events": []string{"quote.paid"}}, "events"},
+		{"events not strings", ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/", "events": []int{1}}, "events"},
+		{"unknown member", ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/", "events": []string{"quote.created"}, "secret": "x"}, "secret"},
+		{"ftp", ada.SandboxKey, map[string]any{"url": "ftp://127.0.0.1/", "events": []string{"quote.created"}}, "url"},
+		{"relative", ada.SandboxKey, map[string]any{"url": "/hooks", "events": []string{"quote.created"}}, "url"},
+		{"credentials", ada.SandboxKey, map[string]any{"url": "https://u:p@hooks.example.com/", "events": []string{"quote.created"}}, "url"},
+		{"too long", ada.SandboxKey, map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("a", 2048), "events": []string{"quote.created"}}, "url"},
+	} {
+		e := wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, tc.key, tc.body), http.StatusBadRequest, "VALIDATION_ERROR")
+		wantDetailsNames(t, e, tc.member)
+	}
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey, "not json"), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, "", map[string]any{}), http.StatusUnauthorized, "UNAUTHORIZED")
+	if got := len(getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+webhooksURL, ada.SandboxKey, nil)), "data")); got != 0 {
+		t.Fatalf("refused creates left %d webhooks", got)
+	}
+
+	// At most 16 per client, both modes together.
+	for i := 1; i < engine.WebhooksPerClientMax; i++ {
+		wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+			map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9/%d", i), "events": []string{"quote.expired"}}))
+	}
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/17", "events": []string{"quote.expired"}}), http.StatusUnprocessableEntity, "WEBHOOK_LIMIT")
+}
+
+// TestWebhookSSRF: without --webhook-allow-private, URLs on loopback,
+// private, link-local, metadata and other special addresses are refused
+// (400, details.url), and so are local names and plain http in live mode.
+func TestWebhookSSRF(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	p := s.NewPartner(t, "Ada")
+	for _, url := range []string{
+		"http://127.0.0.1:8080/hooks", "http://127.1/", "https://[::1]/", "http://localhost/hooks",
+		"http://api.localhost/", "http://10.1.2.3/", "http://172.16.0.1/", "http://192.168.1.1/",
+		"http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/", "http://metadata.google.internal/",
+		"http://100.100.100.200/", "http://0.0.0.0/", "http://[::]/", "http://[::ffff:127.0.0.1]/",
+		"http://[64:ff9b::a00:1]/", "http://224.0.0.1/", "http://intranet/", "http://2130706433/",
+	} {
+		e := wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey,
+			map[string]any{"url": url, "events": []string{"quote.created"}}), http.StatusBadRequest, "VALIDATION_ERROR")
+		wantDetailsNames(t, e, "url")
+	}
+	e := wantError(t, do(t, http.MethodPost, s.URL+webhooksURL, p.LiveKey,
+		map[string]any{"url": "http://93.184.215.14/hooks", "events": []string{"quote.created"}}), http.StatusBadRequest, "VALIDATION_ERROR")
+	if got := fmt.Sprint(e); !strings.Contains(got, "https") {
+		t.Fatalf("live http refused for %s, want the https rule", got)
+	}
+	// A public address literal needs no look-up and is accepted.
+	wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey,
+		map[string]any{"url": "http://93.184.215.14/hooks", "events": []string{"quote.created"}}))
+}
