@@ -92,3 +92,41 @@ func ExampleClient_FXInitiate() {
 	}
 	fmt.Println(status.TradSts.Sts, "pays out to", *status.SttlmDstn.BkDstn.AcctNb)
 }
+
+// A webhook receiver: verify the signature on the raw body before trusting
+// anything in it, then act on the event (at least once: the same event id
+// may arrive again).
+func ExampleVerifyWebhook() {
+	secret := "whsec_example" // shown once by CreateWebhook
+	body := []byte(`{"id":"evt_5c1d0c1c2f4c4b7e9d6f1e2a3b4c5d6e","type":"quote.completed","createdAt":"2026-11-25T10:00:00.000Z","mode":"sandbox","data":{"quote":{"quoteId":"6f1c1f43-0000-4000-8000-000000000000","status":"completed"}}}`)
+	// What the service sends in Oja-Signature, here computed for the example.
+	header := "t=1795600000,v1=" + hmacHex(secret, "1795600000."+string(body))
+
+	ev, err := client.VerifyWebhook(secret, header, body, 0) // a receiver passes 5*time.Minute
+	if err != nil {
+		fmt.Println("refused:", err) // answer 400; never act on it
+		return
+	}
+	fmt.Println(ev.Type, ev.Data.Quote.QuoteID, ev.Data.Quote.Status)
+
+	_, err = client.VerifyWebhook(secret, header, append(body, ' '), 0)
+	fmt.Println(errors.Is(err, client.ErrWebhookSignature))
+	// Output:
+	// quote.completed 6f1c1f43-0000-4000-8000-000000000000 completed
+	// true
+}
+
+// Register an endpoint for a quote's whole life.
+func ExampleClient_CreateWebhook() {
+	c, err := client.New("https://oja.example.com", "oja_sandbox_…")
+	if err != nil {
+		log.Fatal(err)
+	}
+	hook, err := c.CreateWebhook(context.Background(), "https://hooks.example.com/oja",
+		[]string{client.EventQuoteCreated, client.EventQuoteAccepted, client.EventQuoteCompleted,
+			client.EventQuoteCancelled, client.EventQuoteExpired})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("store this secret:", hook.Secret)
+}

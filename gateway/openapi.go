@@ -147,6 +147,13 @@ func buildOpenAPIPart(l openAPIListener) ([]byte, error) {
 		}
 	}
 	walk(kept)
+	// The webhook deliveries (OpenAPI 3.1 "webhooks") are the partner's to
+	// receive: described in the partner document only.
+	if l == openAPIPublic {
+		walk(doc["webhooks"])
+	} else {
+		delete(doc, "webhooks")
+	}
 	for kind, section := range components {
 		m, _ := section.(map[string]any)
 		for key := range m {

@@ -879,6 +879,38 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "list quotes no key", base: pub, method: "GET", path: qs, template: qs, want: 401})
 	c.run(t, oapiCall{name: "list quotes unready", base: unreadyPub, method: "GET", path: qs, template: qs, token: key, want: 503})
 
+	// Webhooks (a public address literal: no look-up, no private address).
+	hooks, hook := "/api/v1/partners/webhooks", "/api/v1/partners/webhooks/{id}"
+	hp := func(id string) string { return strings.Replace(hook, "{id}", id, 1) }
+	hookBody := `{"url":"https://93.184.215.14/oja","events":["quote.created","quote.completed"]}`
+	made := c.run(t, oapiCall{name: "create webhook", base: pub, method: "POST", path: hooks, template: hooks, token: key, body: hookBody, want: 201})
+	c.run(t, oapiCall{name: "create webhook private", base: pub, method: "POST", path: hooks, template: hooks, token: key,
+		body: `{"url":"http://169.254.169.254/","events":["quote.created"]}`, want: 400})
+	c.run(t, oapiCall{name: "create webhook no key", base: pub, method: "POST", path: hooks, template: hooks, body: hookBody, want: 401})
+	c.run(t, oapiCall{name: "create webhook not json", base: pub, method: "POST", path: hooks, template: hooks, token: key, ctype: "text/plain", body: hookBody, want: 415})
+	c.run(t, oapiCall{name: "create webhook unready", base: unreadyPub, method: "POST", path: hooks, template: hooks, token: key, body: hookBody, want: 503})
+	for i := 1; i < engine.WebhooksPerClientMax; i++ {
+		oapiDo(t, "POST", pub+hooks, key, "application/json", []byte(hookBody))
+	}
+	c.run(t, oapiCall{name: "create webhook over the limit", base: pub, method: "POST", path: hooks, template: hooks, token: key, body: hookBody, want: 422})
+	c.run(t, oapiCall{name: "list webhooks", base: pub, method: "GET", path: hooks, template: hooks, token: key, want: 200})
+	c.run(t, oapiCall{name: "list webhooks bad query", base: pub, method: "GET", path: hooks + "?limit=1", template: hooks, token: key, want: 400})
+	c.run(t, oapiCall{name: "list webhooks no key", base: pub, method: "GET", path: hooks, template: hooks, want: 401})
+	c.run(t, oapiCall{name: "list webhooks unready", base: unreadyPub, method: "GET", path: hooks, template: hooks, token: key, want: 503})
+	cw := "/admin/v1/clients/{clientId}/webhooks"
+	cwp := func(id string) string { return strings.Replace(cw, "{clientId}", id, 1) }
+	c.run(t, oapiCall{name: "client webhooks", base: adm, method: "GET", path: cwp(p.Client.ID.String()), template: cw, token: tok, want: 200})
+	c.run(t, oapiCall{name: "client webhooks bad id", base: adm, method: "GET", path: cwp("x"), template: cw, token: tok, want: 400})
+	c.run(t, oapiCall{name: "client webhooks unknown", base: adm, method: "GET", path: cwp(unknownID), template: cw, token: tok, want: 404})
+	c.run(t, oapiCall{name: "client webhooks no token", base: adm, method: "GET", path: cwp(unknownID), template: cw, want: 401})
+	c.run(t, oapiCall{name: "client webhooks unready", base: unreadyAdm, method: "GET", path: cwp(unknownID), template: cw, token: tok, want: 503})
+	madeID := oapiString(made, "webhookId")
+	c.run(t, oapiCall{name: "delete webhook of another", base: pub, method: "DELETE", path: hp(madeID), template: hook, token: other.SandboxKey, want: 404})
+	c.run(t, oapiCall{name: "delete webhook", base: pub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 204})
+	c.run(t, oapiCall{name: "delete webhook bad id", base: pub, method: "DELETE", path: hp("x"), template: hook, token: key, want: 400})
+	c.run(t, oapiCall{name: "delete webhook no key", base: pub, method: "DELETE", path: hp(madeID), template: hook, want: 401})
+	c.run(t, oapiCall{name: "delete webhook unready", base: unreadyPub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 503})
+
 	// Operator look-ups.
 	clientsPath := "/admin/v1/clients"
 	clientPage := c.run(t, oapiCall{name: "list clients", base: adm, method: "GET", path: clientsPath + "?limit=1", template: clientsPath, token: tok, want: 200})

@@ -35,6 +35,9 @@ type fsm struct {
 	// failed is the first record that did not apply: the replica no longer
 	// follows the leader (a bug or a foreign log); it refuses to serve.
 	failed error
+	// observer is the leader's webhook dispatcher, fed as records apply
+	// (nil on a follower).
+	observer engine.WebhookObserver
 }
 
 // appliedEntry is a command entry applied after the snapshot base.
@@ -147,7 +150,19 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer f.mu.Unlock()
 	f.state, f.seq, f.failed = state, seq, nil
 	f.base, f.baseSeq, f.since = data[8:], seq, nil
+	if f.observer != nil {
+		state.ObserveWebhooks(f.observer) // the dispatcher skips what it holds already
+	}
 	return nil
+}
+
+// observeWebhooks tells o of every webhook endpoint and owed event the
+// replica holds, then of every change applies make (nil: stop).
+func (f *fsm) observeWebhooks(o engine.WebhookObserver) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.observer = o
+	f.state.ObserveWebhooks(o)
 }
 
 // rebase makes encoded, the state at seq, the snapshot base and drops the

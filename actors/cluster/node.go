@@ -47,6 +47,11 @@ type Config struct {
 	// Seed runs on each new leader's system before it serves (demo data;
 	// it must be idempotent).
 	Seed func(*actors.System) error
+	// Webhooks, when set, makes the webhook dispatcher of a leadership
+	// term, given its system: the leader feeds it from the replica (every
+	// endpoint and owed event, then every change as entries apply) and
+	// stops it when the term ends.
+	Webhooks func(sys *actors.System) WebhookDispatcher
 	// SnapshotEvery is how many Raft entries pass between snapshots (0 =
 	// Raft's default, 8192); the log is compacted behind each one.
 	SnapshotEvery uint64
@@ -75,15 +80,23 @@ type Node struct {
 	}
 	fsm *fsm
 
-	mu  sync.Mutex // guards sys and log
-	sys *actors.System
-	log *raftLog
+	mu    sync.Mutex // guards sys, log and hooks
+	sys   *actors.System
+	log   *raftLog
+	hooks WebhookDispatcher
 
 	check         leaderCheck
 	leaderChanges atomic.Uint64
 	onSystem      func(*actors.System) // Run's argument
 	quit, done    chan struct{}
 	running       bool
+}
+
+// WebhookDispatcher delivers webhook events (*webhook.Dispatcher).
+type WebhookDispatcher interface {
+	engine.WebhookObserver
+	Start()
+	Stop()
 }
 
 // barrierTimeout bounds a new leader's wait for its predecessor's entries
@@ -250,6 +263,14 @@ func (n *Node) startActors() error {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
+	if n.cfg.Webhooks != nil {
+		hooks := n.cfg.Webhooks(sys)
+		n.fsm.observeWebhooks(hooks)
+		hooks.Start()
+		n.mu.Lock()
+		n.hooks = hooks
+		n.mu.Unlock()
+	}
 	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
 		"quotes", quotes, "start_duration", time.Since(began).String())
 	if n.onSystem != nil {
@@ -278,9 +299,13 @@ func (n *Node) writeFailed(err error) {
 // majority holds them).
 func (n *Node) stopActors() {
 	n.mu.Lock()
-	sys, log := n.sys, n.log
-	n.sys, n.log = nil, nil
+	sys, log, hooks := n.sys, n.log, n.hooks
+	n.sys, n.log, n.hooks = nil, nil, nil
 	n.mu.Unlock()
+	if hooks != nil {
+		n.fsm.observeWebhooks(nil)
+		hooks.Stop() // before the system: the settlements made are recorded
+	}
 	if sys == nil {
 		return
 	}

@@ -23,6 +23,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
   quotes get QUOTE_ID     (any client's quote, either mode)
   quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
+  webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -258,6 +259,12 @@ func parseAdminCall(args []string) (*adminCall, error) {
 			return nil, err
 		}
 		return &adminCall{"GET", "/admin/v1/ledger/check?mode=" + url.QueryEscape(*mode), nil}, nil
+	}
+	if args[0] == "webhooks" {
+		if len(args) != 2 {
+			return nil, errors.New("admin webhooks: give one client id")
+		}
+		return &adminCall{"GET", "/admin/v1/clients/" + url.PathEscape(args[1]) + "/webhooks", nil}, nil
 	}
 	if args[0] == "cluster" && len(args) == 1 {
 		return &adminCall{"GET", "/admin/v1/cluster", nil}, nil

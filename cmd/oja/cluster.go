@@ -18,6 +18,7 @@ import (
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
 // serveCluster is `oja serve --cluster FILE --node ID`: one node of a
@@ -44,6 +45,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	logger = logger.With("node", self.ID)
 
 	var srvRef atomic.Pointer[gateway.Server]
+	var hooks clusterWebhooks // this term's dispatcher while leading
 	node, err := cluster.Open(cluster.Config{
 		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
@@ -55,6 +57,11 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 					srv.RateChanged(key, t)
 				}
 			},
+		},
+		Webhooks: func(sys *actors.System) cluster.WebhookDispatcher {
+			d := newDispatcher(cfg, logger, srvRef.Load, func() *actors.System { return sys })
+			hooks.current.Store(d)
+			return d
 		},
 		// --demo seeds once, through the first leader (its data dir gets
 		// demo.key); later leaders find the demo client and leave it be.
@@ -76,6 +83,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		},
 		Collectors: []prometheus.Collector{newClusterCollector(node)},
 		Cluster:    node,
+		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
 	})
 	srvRef.Store(srv)
 	if err := srv.Start(); err != nil {
@@ -87,6 +95,9 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	var mu sync.Mutex // guards simulator
 	var simulator *marketSimulator
 	node.Run(func(sys *actors.System) {
+		if sys == nil {
+			hooks.current.Store(nil)
+		}
 		srv.SetSystem(sys)
 		mu.Lock()
 		defer mu.Unlock()
@@ -174,4 +185,25 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.appliedIndex, float64(m.AppliedIndex))
 	gauge(c.lastIndex, float64(m.LastIndex))
 	gauge(c.lastContact, m.LastContact.Seconds())
+}
+
+// clusterWebhooks is the gateway's view of the webhook dispatcher of the
+// term this node leads (none while it follows: nothing is delivered from
+// here, and admin requests are forwarded to the leader).
+type clusterWebhooks struct {
+	current atomic.Pointer[webhook.Dispatcher]
+}
+
+func (c *clusterWebhooks) Status(id engine.WebhookID) webhook.EndpointStatus {
+	if d := c.current.Load(); d != nil {
+		return d.Status(id)
+	}
+	return webhook.EndpointStatus{Unknown: true}
+}
+
+func (c *clusterWebhooks) Counters() webhook.Counters {
+	if d := c.current.Load(); d != nil {
+		return d.Counters()
+	}
+	return webhook.Counters{}
 }

@@ -24,7 +24,7 @@ var clusterRounds = flag.Int("cluster-rounds", 2, "leader kills in TestClusterFa
 
 // clusterNodes starts three `oja serve --cluster` processes on loopback
 // (fresh data dirs, --demo) and returns them once every node is ready.
-func clusterNodes(t *testing.T) []*ojaServer {
+func clusterNodes(t *testing.T, flags ...string) []*ojaServer {
 	t.Helper()
 	dir := t.TempDir()
 	type member struct {
@@ -43,7 +43,7 @@ func clusterNodes(t *testing.T) []*ojaServer {
 		file.Nodes = append(file.Nodes, m)
 		s := newOjaServer(t)
 		s.public, s.admin = m.Public, m.Admin
-		s.extra = []string{"--cluster", filepath.Join(dir, "cluster.json"), "--node", id, "--demo", "--max-key-share", "1"}
+		s.extra = append([]string{"--cluster", filepath.Join(dir, "cluster.json"), "--node", id, "--demo", "--max-key-share", "1"}, flags...)
 		s.starts = 1 // the addresses are the file's: never pick new ones
 		nodes[i] = s
 	}

@@ -72,6 +72,7 @@ type Dispatcher struct {
 type endpoint struct {
 	reg      engine.Webhook // registration, no outbox
 	queue    []*item        // owed, in log order
+	queued   map[engine.EventID]struct{}
 	inflight int
 	dropped  uint64
 	wake     chan struct{} // cap 1
@@ -174,7 +175,8 @@ func (d *Dispatcher) Registered(w *engine.Webhook) {
 	if _, ok := d.endpoints[w.ID]; ok {
 		return
 	}
-	ep := &endpoint{reg: w.Registration(), wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}),
+		wake: make(chan struct{}, 1), gone: make(chan struct{})}
 	d.endpoints[w.ID] = ep
 	if d.started {
 		d.startWorker(ep)
@@ -191,12 +193,18 @@ func (d *Dispatcher) Deleted(w *engine.Webhook) {
 	}
 }
 
-// Owed queues an event.
+// Owed queues an event (once: an event already queued is skipped, as when
+// a replica restored from a snapshot tells of its outbox again).
 func (d *Dispatcher) Owed(w *engine.Webhook, e *engine.OwedEvent) {
 	d.mu.Lock()
 	ep, ok := d.endpoints[w.ID]
 	if ok {
-		ep.queue = append(ep.queue, &item{event: *e})
+		if _, dup := ep.queued[e.ID]; dup {
+			ok = false
+		} else {
+			ep.queue = append(ep.queue, &item{event: *e})
+			ep.queued[e.ID] = struct{}{}
+		}
 	}
 	d.mu.Unlock()
 	if ok {
@@ -381,6 +389,7 @@ func (d *Dispatcher) deliver(ctx context.Context, ep *endpoint, it *item) {
 	}
 	if settle != nil {
 		ep.queue = slices.DeleteFunc(ep.queue, func(x *item) bool { return x == it })
+		delete(ep.queued, it.event.ID)
 	}
 	d.mu.Unlock()
 	if settle != nil {

@@ -307,7 +307,9 @@ func TestDispatcherAbandons(t *testing.T) {
 	d := New(Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true, Render: render, Settle: settled.settle})
 	h := hook(1, srv.URL, "whsec_x")
 	d.Registered(h)
-	d.Owed(h, owed(1, engine.WebhookQuoteExpired, time.Now().Add(-WindowDefault)))
+	ev := owed(1, engine.WebhookQuoteExpired, time.Now().Add(-WindowDefault))
+	d.Owed(h, ev)
+	d.Owed(h, ev) // told again (a replica restored from a snapshot): queued once
 	d.Start()
 	waitFor(t, "the settlement", func() bool { return settled.count() == 1 })
 	time.Sleep(50 * time.Millisecond) // a retry would have come by now
