@@ -16,7 +16,7 @@
 //     turns terminal; the final view stays readable.
 //   - treasury actor, one per mode: partner wallets and that mode's shard of
 //     each clearing account.
-//   - coordinator: clients, API keys and new pools.
+//   - coordinator: clients, API keys, new pools and webhook endpoints.
 //
 // How a write flows:
 //
@@ -43,6 +43,11 @@
 // publishes immutable views through atomic pointers in the registry. A
 // partner's quote listing reads a per-(client, mode) index of those views
 // in creation order (listing.go), built on its first listing.
+//
+// What webhook events are owed is not the actors' business: the log
+// follower (follower.go) applies every durable record to an engine.State of
+// its own and feeds the webhook dispatcher from it; the dispatcher records
+// deliveries through System.SettleWebhookEvents.
 //
 // In cluster mode (package actors/cluster) the same actors run on the
 // leader only, with a Raft-backed Log.

@@ -59,6 +59,11 @@ type dumpEvent struct {
 	ChatMetadata      *dumpChat         `json:"chatMetadata,omitempty"`
 	Settlement        *dumpSettlement   `json:"settlement,omitempty"`
 	ExpiresAt         string            `json:"expiresAt,omitempty"`
+	WebhookID         string            `json:"webhookId,omitempty"`
+	URL               string            `json:"url,omitempty"`
+	Events            []string          `json:"events,omitempty"`
+	EventID           string            `json:"eventId,omitempty"`
+	Delivered         *bool             `json:"delivered,omitempty"`
 }
 
 type dumpWallet struct {
@@ -179,6 +184,13 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.QuoteID = ev.Quote.String()
 	case *engine.QuoteCompleted:
 		d.QuoteID = ev.Quote.String()
+	case *engine.WebhookCreated:
+		// NB: never the signing secret.
+		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()
+	case *engine.WebhookDeleted:
+		d.WebhookID = ev.Webhook.String()
+	case *engine.WebhookSettled:
+		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
 	}
 	return d
 }

@@ -34,6 +34,9 @@ var dumpShapes = map[string][]string{
 	"QuoteCancelledByOperator": {"quoteId"},
 	"QuoteExpired":             {"quoteId"},
 	"QuoteCompleted":           {"quoteId"},
+	"WebhookCreated":           {"webhookId", "clientId", "mode", "url", "events"},
+	"WebhookDeleted":           {"webhookId"},
+	"WebhookSettled":           {"webhookId", "eventId", "delivered"},
 }
 
 // TestWalDumpShape pins `oja wal dump --json`: every event type, with
@@ -65,6 +68,10 @@ func TestWalDumpShape(t *testing.T) {
 		&engine.QuoteCancelled{At: at, Quote: id(), ByOperator: true},
 		&engine.QuoteExpired{At: at, Quote: id()},
 		&engine.QuoteCompleted{At: at, Quote: id()},
+		&engine.WebhookCreated{At: at, Webhook: id(), Client: id(), Mode: engine.ModeLive, URL: "https://h.example/x",
+			Events: engine.WebhookEventsAll, Secret: "whsec_never_dumped"},
+		&engine.WebhookDeleted{At: at, Webhook: id()},
+		&engine.WebhookSettled{At: at, Webhook: id(), Event: id(), Delivered: false},
 	}
 	seen := map[string]bool{}
 	for i, ev := range events {
@@ -92,6 +99,10 @@ func TestWalDumpShape(t *testing.T) {
 		}
 		for k, v := range event {
 			switch {
+			case k == "eventId":
+				if s, _ := v.(string); !strings.HasPrefix(s, "evt_") || len(s) != 36 {
+					t.Errorf("%s.eventId = %v, want evt_ and 32 hex digits", name, v)
+				}
 			case strings.HasSuffix(k, "Id") && k != "idempotencyKey":
 				if s, _ := v.(string); uuid.Validate(s) != nil {
 					t.Errorf("%s.%s = %v, want a UUID", name, k, v)
@@ -112,7 +123,10 @@ func TestWalDumpShape(t *testing.T) {
 			t.Errorf("%s: no test event", name)
 		}
 	}
-	if len(dumpShapes) != 15 {
-		t.Errorf("%d event types pinned; engine has 15", len(dumpShapes))
+	if len(dumpShapes) != 18 {
+		t.Errorf("%d event types pinned; engine has 18", len(dumpShapes))
+	}
+	if raw, _ := json.Marshal(dumpEventOf(events[len(events)-3])); strings.Contains(string(raw), "whsec_") {
+		t.Errorf("the dump shows a webhook secret: %s", raw)
 	}
 }

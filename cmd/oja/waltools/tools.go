@@ -54,7 +54,8 @@ dump --json: one object per record; the shape is stable (fields are added, never
   seq    the record's sequence number (integer)
   type   the event type: ClientCreated, KeyCreated, KeyRevoked, PoolCreated, PoolRateSet,
          PoolStatusSet, PoolDeposited, PoolWithdrawn, AccountDeposited, QuoteCreated,
-         QuoteAccepted, QuoteCancelled, QuoteCancelledByOperator, QuoteExpired, QuoteCompleted
+         QuoteAccepted, QuoteCancelled, QuoteCancelledByOperator, QuoteExpired, QuoteCompleted,
+         WebhookCreated, WebhookDeleted, WebhookSettled
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -86,6 +87,10 @@ dump --json: one object per record; the shape is stable (fields are added, never
     QuoteCancelledByOperator  quoteId (an operator cancelled it: POST /admin/v1/quotes/{id}/cancel)
     QuoteExpired      quoteId
     QuoteCompleted    quoteId
+    WebhookCreated    webhookId, clientId, mode, url, events (never the signing secret)
+    WebhookDeleted    webhookId
+    WebhookSettled    webhookId, eventId ("evt_" + 32 hex digits), delivered (false: abandoned
+                      after its 72 h retry window)
 `
 
 const (
