@@ -278,3 +278,31 @@ func (a *Admin) Backup(ctx context.Context, dir string, opts ...CallOption) erro
 	_, err := a.t.do(ctx, newCall(http.MethodPost, "/backup", map[string]string{"dir": dir}, opts), nil)
 	return err
 }
+
+// ClusterStatus is a cluster's leader, term and each node's state (GET
+// /admin/v1/cluster; cluster mode only).
+type ClusterStatus struct {
+	Leader *string `json:"leader"` // nil while no leader is known
+	Term   uint64  `json:"term"`
+	Nodes  []struct {
+		ID           string `json:"id"`
+		State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable
+		AppliedIndex uint64 `json:"appliedIndex"`
+	} `json:"nodes"`
+}
+
+// ClusterStatus reads the cluster's status (oja admin cluster); 404 on a
+// single node.
+func (a *Admin) ClusterStatus(ctx context.Context, opts ...CallOption) (ClusterStatus, error) {
+	var out ClusterStatus
+	_, err := a.t.do(ctx, newCall(http.MethodGet, "/cluster", nil, opts), &out)
+	return out, err
+}
+
+// ReplaceNode re-adds a member whose data was lost (oja admin cluster
+// replace); it answers the cluster's status.
+func (a *Admin) ReplaceNode(ctx context.Context, nodeID string, opts ...CallOption) (ClusterStatus, error) {
+	var out ClusterStatus
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/cluster/nodes/"+url.PathEscape(nodeID)+"/replace", nil, opts), &out)
+	return out, err
+}

@@ -65,6 +65,11 @@ func IdempotencyKey(key string) CallOption {
 // default the service makes one (APIError.RequestID carries it).
 func RequestID(id string) CallOption { return func(c *call) { c.header.Set("X-Request-Id", id) } }
 
+// ResponseBody makes the call store the answer's body, as the service sent
+// it, in *dst — a 2xx or an error — for audit logs, or to show an answer
+// exactly (oja admin prints the operator API's JSON this way).
+func ResponseBody(dst *[]byte) CallOption { return func(c *call) { c.raw = dst } }
+
 // call is one request being made.
 type call struct {
 	method string
@@ -75,6 +80,8 @@ type call struct {
 	// xml: an XML FX API call (fx.go): the body is marshalled as XML, a
 	// 2xx answer is decoded as XML and a refusal is a MsgRjct.
 	xml bool
+	// raw, when set, receives the answer's body as it came (ResponseBody).
+	raw *[]byte
 }
 
 // response is what a successful call returned, beyond its body.
@@ -198,6 +205,9 @@ func (t *transport) do(ctx context.Context, c *call, out any) (*response, error)
 	}
 	if len(raw) > responseBytesMax {
 		return nil, fmt.Errorf("client: the response to %s %s is over %d bytes", c.method, c.path, responseBytesMax)
+	}
+	if c.raw != nil {
+		*c.raw = raw
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		if c.xml {

@@ -2,18 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/oja-exchange/oja/client"
 )
 
 const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T | --data DIR] <command>
@@ -47,11 +49,9 @@ The address is --addr, else $OJA_ADMIN_ADDR.
 // adminClientTimeout bounds one admin call.
 const adminClientTimeout = 30 * time.Second
 
-type adminCall struct {
-	method string
-	path   string
-	body   map[string]any
-}
+// adminCall is one parsed `oja admin` command: a call of the typed operator
+// client (client.Admin), made with opts.
+type adminCall func(ctx context.Context, a *client.Admin, opts ...client.CallOption) error
 
 func admin(args []string) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
@@ -89,7 +89,36 @@ func admin(args []string) error {
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	return doAdminCall(base, t, call, os.Stdout)
+	a, err := client.NewAdmin(base, t, client.WithTimeout(adminClientTimeout), client.WithUserAgent("oja-admin"))
+	if err != nil {
+		return err
+	}
+	return runAdminCall(a, call, os.Stdout, os.Stderr)
+}
+
+// runAdminCall makes call and prints the service's JSON answer, indented,
+// exactly as it came (numbers stay numbers, no member is lost): on stdout
+// for a success, on stderr for a refusal, which is also returned.
+func runAdminCall(a *client.Admin, call adminCall, out, errOut io.Writer) error {
+	var raw []byte
+	err := call(context.Background(), a, client.ResponseBody(&raw))
+	var pretty bytes.Buffer
+	if len(raw) > 0 && json.Indent(&pretty, raw, "", "  ") == nil {
+		raw = append(pretty.Bytes(), '\n')
+	}
+	var apiErr *client.APIError
+	if errors.As(err, &apiErr) {
+		errOut.Write(raw)
+		if apiErr.Code != "" {
+			return fmt.Errorf("admin: %s (%d): %s", apiErr.Code, apiErr.Status, apiErr.Message)
+		}
+		return fmt.Errorf("admin: status %d", apiErr.Status)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(raw)
+	return err
 }
 
 func envOr(name, fallback string) string {
@@ -99,14 +128,13 @@ func envOr(name, fallback string) string {
 	return fallback
 }
 
-// jsonNumber keeps a number argument exact on its way into the JSON body.
-type jsonNumber string
-
-func (n jsonNumber) MarshalJSON() ([]byte, error) {
-	if !json.Valid([]byte(n)) || strings.ContainsAny(string(n), `"{}[]`) {
-		return nil, fmt.Errorf("not a number: %q", string(n))
+// decimalArg parses a number argument exactly; what names it says which.
+func decimalArg(what, text string) (decimal.Decimal, error) {
+	d, err := decimal.NewFromString(text)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("%s %q is not a decimal number", what, text)
 	}
-	return []byte(n), nil
+	return d, nil
 }
 
 // parseSub parses a subcommand's flags: -h is flag.ErrHelp (the caller
@@ -135,7 +163,10 @@ func modeFlag(fs *flag.FlagSet, listing bool) *string {
 	return fs.String("mode", "sandbox", help)
 }
 
-func parseAdminCall(args []string) (*adminCall, error) {
+// discard adapts a typed call whose answer is only printed.
+func discard[T any](_ T, err error) error { return err }
+
+func parseAdminCall(args []string) (adminCall, error) {
 	if len(args) < 1 {
 		return nil, errors.New("admin: missing command")
 	}
@@ -154,7 +185,10 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		if err := need(3); err != nil {
 			return nil, err
 		}
-		return &adminCall{"POST", "/admin/v1/clients", map[string]any{"name": strings.Join(args[2:], " ")}}, nil
+		name := strings.Join(args[2:], " ")
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.CreateClient(ctx, name, o...))
+		}, nil
 	case "clients list":
 		fs := flag.NewFlagSet("clients list", flag.ContinueOnError)
 		limit := fs.Int("limit", 0, "clients per page, 1 to 100 (default 20)")
@@ -162,28 +196,27 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
 		}
-		q := url.Values{}
-		if *limit != 0 {
-			q.Set("limit", strconv.Itoa(*limit))
+		if *limit < 0 {
+			return nil, errors.New("admin clients list: --limit must be from 1 to 100")
 		}
-		if *after != "" {
-			q.Set("startingAfter", *after)
-		}
-		path := "/admin/v1/clients"
-		if len(q) > 0 {
-			path += "?" + q.Encode()
-		}
-		return &adminCall{"GET", path, nil}, nil
-	case "clients get", "quotes get":
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.ListClients(ctx, *limit, *after, o...))
+		}, nil
+	case "clients get", "quotes get", "quotes cancel":
 		if len(args) != 3 {
 			return nil, fmt.Errorf("admin %s %s: give one id", args[0], sub)
 		}
-		return &adminCall{"GET", "/admin/v1/" + args[0] + "/" + url.PathEscape(args[2]), nil}, nil
-	case "quotes cancel":
-		if len(args) != 3 {
-			return nil, errors.New("admin quotes cancel: give one quote id")
-		}
-		return &adminCall{"POST", "/admin/v1/quotes/" + url.PathEscape(args[2]) + "/cancel", nil}, nil
+		id := args[2]
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			switch sub {
+			case "get":
+				if args[0] == "clients" {
+					return discard(a.GetClient(ctx, id, o...))
+				}
+				return discard(a.GetQuote(ctx, id, o...))
+			}
+			return discard(a.CancelQuote(ctx, id, o...))
+		}, nil
 	case "keys create":
 		if err := need(3); err != nil {
 			return nil, err
@@ -193,12 +226,16 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		if err := parseSub(fs, args[3:]); err != nil {
 			return nil, err
 		}
-		return &adminCall{"POST", "/admin/v1/clients/" + url.PathEscape(args[2]) + "/keys", map[string]any{"mode": *mode}}, nil
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.CreateKey(ctx, args[2], client.Mode(*mode), o...))
+		}, nil
 	case "keys revoke":
 		if err := need(3); err != nil {
 			return nil, err
 		}
-		return &adminCall{"DELETE", "/admin/v1/keys/" + url.PathEscape(args[2]), nil}, nil
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return a.RevokeKey(ctx, args[2], o...)
+		}, nil
 	case "pools create":
 		fs := flag.NewFlagSet("pools create", flag.ContinueOnError)
 		mode := modeFlag(fs, false)
@@ -219,108 +256,102 @@ func parseAdminCall(args []string) (*adminCall, error) {
 		if len(missing) > 0 {
 			return nil, fmt.Errorf("admin pools create: missing %s", strings.Join(missing, ", "))
 		}
-		body := map[string]any{"mode": *mode, "name": *name, "source": *source, "destination": *destination, "rate": jsonNumber(*rate)}
-		if *owner != "" {
-			body["ownerClientId"] = *owner
+		r, err := decimalArg("admin pools create: --rate", *rate)
+		if err != nil {
+			return nil, err
 		}
-		return &adminCall{"POST", "/admin/v1/pools", body}, nil
+		req := client.CreatePoolRequest{Mode: client.Mode(*mode), Name: *name, Source: *source, Destination: *destination,
+			Rate: r, OwnerClientID: *owner}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.CreatePool(ctx, req, o...))
+		}, nil
 	case "pools list":
 		fs := flag.NewFlagSet("pools list", flag.ContinueOnError)
 		mode := modeFlag(fs, true)
 		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
 		}
-		path := "/admin/v1/pools"
-		if *mode != "all" {
-			path += "?mode=" + url.QueryEscape(*mode)
+		m := client.Mode(*mode)
+		if *mode == "all" {
+			m = ""
 		}
-		return &adminCall{"GET", path, nil}, nil
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.Pools(ctx, m, o...))
+		}, nil
 	case "pools rate", "pools status", "pools deposit", "pools withdraw":
 		if err := need(4); err != nil {
 			return nil, err
 		}
-		path := "/admin/v1/pools/" + url.PathEscape(args[2]) + "/" + sub
-		switch sub {
-		case "rate":
-			return &adminCall{"PUT", path, map[string]any{"rate": jsonNumber(args[3])}}, nil
-		case "status":
-			return &adminCall{"PUT", path, map[string]any{"status": args[3]}}, nil
+		if len(args) > 4 {
+			return nil, fmt.Errorf("admin pools %s: unexpected argument %q", sub, args[4])
 		}
-		return &adminCall{"POST", path, map[string]any{"amount": jsonNumber(args[3])}}, nil
+		id, value := args[2], args[3]
+		if sub == "status" {
+			return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+				return discard(a.SetPoolStatus(ctx, id, client.PoolStatus(value), o...))
+			}, nil
+		}
+		what := "AMOUNT"
+		if sub == "rate" {
+			what = "RATE"
+		}
+		d, err := decimalArg("admin pools "+sub+": "+what, value)
+		if err != nil {
+			return nil, err
+		}
+		calls := map[string]func(*client.Admin, context.Context, string, decimal.Decimal, ...client.CallOption) (client.Pool, error){
+			"rate": (*client.Admin).SetPoolRate, "deposit": (*client.Admin).DepositPool, "withdraw": (*client.Admin).WithdrawPool,
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(calls[sub](a, ctx, id, d, o...))
+		}, nil
 	case "accounts deposit":
 		if err := need(4); err != nil {
 			return nil, err
 		}
-		return &adminCall{"POST", "/admin/v1/accounts/" + url.PathEscape(args[2]) + "/deposit", map[string]any{"amount": jsonNumber(args[3])}}, nil
+		d, err := decimalArg("admin accounts deposit: AMOUNT", args[3])
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.DepositAccount(ctx, args[2], d, o...))
+		}, nil
 	case "ledger check":
 		fs := flag.NewFlagSet("ledger check", flag.ContinueOnError)
 		mode := modeFlag(fs, false)
 		if err := parseSub(fs, args[2:]); err != nil {
 			return nil, err
 		}
-		return &adminCall{"GET", "/admin/v1/ledger/check?mode=" + url.QueryEscape(*mode), nil}, nil
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.LedgerCheck(ctx, client.Mode(*mode), o...))
+		}, nil
 	}
-	if args[0] == "webhooks" {
+	switch {
+	case args[0] == "webhooks":
 		if len(args) != 2 {
 			return nil, errors.New("admin webhooks: give one client id")
 		}
-		return &adminCall{"GET", "/admin/v1/clients/" + url.PathEscape(args[1]) + "/webhooks", nil}, nil
-	}
-	if args[0] == "cluster" && len(args) == 1 {
-		return &adminCall{"GET", "/admin/v1/cluster", nil}, nil
-	}
-	if args[0] == "cluster" && len(args) == 3 && args[1] == "replace" {
-		return &adminCall{"POST", "/admin/v1/cluster/nodes/" + url.PathEscape(args[2]) + "/replace", nil}, nil
-	}
-	if args[0] == "backup" && len(args) != 2 {
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.ClientWebhooks(ctx, args[1], o...))
+		}, nil
+	case args[0] == "cluster" && len(args) == 1:
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.ClusterStatus(ctx, o...))
+		}, nil
+	case args[0] == "cluster" && len(args) == 3 && args[1] == "replace":
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.ReplaceNode(ctx, args[2], o...))
+		}, nil
+	case args[0] == "backup" && len(args) != 2:
 		return nil, errors.New("admin backup: give one DIR, the new backup directory")
-	}
-	if args[0] == "backup" {
+	case args[0] == "backup":
 		dir, err := filepath.Abs(args[1])
 		if err != nil {
 			return nil, err
 		}
-		return &adminCall{"POST", "/admin/v1/backup", map[string]any{"dir": dir}}, nil
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return a.Backup(ctx, dir, o...)
+		}, nil
 	}
 	return nil, fmt.Errorf("admin: unknown command %q", strings.Join(args, " "))
-}
-
-// doAdminCall performs call and prints the JSON answer indented. A non-2xx
-// answer is printed to stderr and returned as an error.
-func doAdminCall(base, token string, call *adminCall, out io.Writer) error {
-	var body io.Reader
-	if call.body != nil {
-		b, err := json.Marshal(call.body)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(call.method, strings.TrimRight(base, "/")+call.path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := (&http.Client{Timeout: adminClientTimeout}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	var pretty bytes.Buffer
-	if len(raw) > 0 && json.Indent(&pretty, raw, "", "  ") == nil {
-		raw = append(pretty.Bytes(), '\n')
-	}
-	if resp.StatusCode/100 != 2 {
-		os.Stderr.Write(raw)
-		return fmt.Errorf("admin: %s %s: %s", call.method, call.path, resp.Status)
-	}
-	_, err = out.Write(raw)
-	return err
 }
