@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +103,25 @@ func TestVerifyWebhook(t *testing.T) {
 		if _, err := client.VerifyWebhook(tc.secret, tc.header, tc.body, 5*time.Minute); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
 		}
+	}
+}
+
+// TestResponseBody: the option hands over the answer as the service sent
+// it, for a success and for a refusal.
+func TestResponseBody(t *testing.T) {
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	p := s.NewPartner(t, "raw")
+	adm, err := client.NewAdmin(s.Admin, gatewaytest.AdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	detail, err := adm.GetClient(context.Background(), p.Client.ID.String(), client.ResponseBody(&raw))
+	if err != nil || detail.Name != "raw" || !strings.HasPrefix(string(raw), `{"clientId":"`+p.Client.ID.String()) {
+		t.Fatalf("success: %+v, %v, body %s", detail, err, raw)
+	}
+	_, err = adm.GetQuote(context.Background(), "6f1c1f43-0000-4000-8000-000000000000", client.ResponseBody(&raw))
+	if !isCode(err, "QUOTE_NOT_FOUND") || !strings.Contains(string(raw), `"code":"QUOTE_NOT_FOUND"`) {
+		t.Fatalf("refusal: %v, body %s", err, raw)
 	}
 }
