@@ -14,6 +14,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
 func scrape(t *testing.T, s *gatewaytest.Server) []byte {
@@ -69,7 +70,7 @@ func checkExposition(t *testing.T, body []byte) int {
 // and keeps its names.
 func TestMetricsExposition(t *testing.T) {
 	t.Parallel()
-	s := gatewaytest.Start(t, gatewaytest.Options{})
+	s := gatewaytest.Start(t, gatewaytest.Options{Webhooks: webhook.New(webhook.Config{})})
 	p := s.NewPartner(t, "partner")
 	newPool(t, s, engine.ModeSandbox, gatewaytest.NGNUSDT, "alpha", "0.000625", "1000")
 	newPool(t, s, engine.ModeLive, gatewaytest.NGNGHS, "accra", "0.0085", "1000")
@@ -78,7 +79,8 @@ func TestMetricsExposition(t *testing.T) {
 	checkExposition(t, body)
 	for _, name := range []string{"oja_http_requests_total", "oja_http_request_duration_seconds_bucket", "oja_quotes",
 		"oja_pools", "oja_liquidity_held", "oja_liquidity_balance", "oja_pool_allocations_total",
-		"oja_actor_mailbox_depth", "oja_sse_subscribers"} {
+		"oja_actor_mailbox_depth", "oja_sse_subscribers", "oja_webhook_deliveries_total", "oja_webhook_events_dropped_total",
+		"oja_webhook_backlog_events", "oja_webhook_endpoints"} {
 		if !bytes.Contains(body, []byte("\n"+name)) {
 			t.Errorf("metric %s missing", name)
 		}

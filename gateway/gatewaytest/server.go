@@ -44,6 +44,9 @@ type Options struct {
 	// WebhookAllowPrivate is --webhook-allow-private (webhook URLs on
 	// 127.0.0.1 are refused without it).
 	WebhookAllowPrivate bool
+	// Webhooks is the gateway's view of a webhook dispatcher (backlog,
+	// metrics); nil: none.
+	Webhooks gateway.WebhookDeliveries
 }
 
 // Server is a running test service.
@@ -101,6 +104,7 @@ func Start(t testing.TB, opts Options) *Server {
 		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
 		Logger: opts.Logger, AccessLog: opts.AccessLog, WebhookAllowPrivate: opts.WebhookAllowPrivate,
+		Webhooks: opts.Webhooks,
 	})
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,
