@@ -85,15 +85,18 @@ func (w *expiryWheel) schedule(b int64) {
 	w.timer.Reset(wait)
 }
 
-// tick fires every bucket up to the one the timer was set for, then sets
-// the timer for the next.
+// tick fires every bucket that is due, then sets the timer for the next.
 func (w *expiryWheel) tick() {
 	w.mu.Lock()
-	if w.stopped || w.armed == 0 {
+	if w.stopped {
 		w.mu.Unlock()
 		return
 	}
-	upTo := w.armed
+	// Only the buckets whose end has passed, whatever the timer was set
+	// for: a Reset of a timer that had already expired runs tick once more,
+	// possibly after a previous tick set the timer for a later bucket, and
+	// that extra run must not fire the later bucket early.
+	upTo := w.now() / expiryBucketMillis
 	w.armed = 0
 	type due struct {
 		bucket int64
