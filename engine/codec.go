@@ -218,6 +218,26 @@ func (d *decoder) settlement() Settlement {
 	return s
 }
 
+// webhookCreated writes an endpoint's registration: the WebhookCreated
+// record and a snapshot's endpoint share it.
+func (e *encoder) webhookCreated(ev *WebhookCreated) {
+	e.id(ev.Webhook)
+	e.id(ev.Client)
+	e.byte1(uint8(ev.Mode))
+	e.str(ev.URL)
+	e.byte1(uint8(ev.Events))
+	e.str(ev.Secret)
+}
+
+func (d *decoder) webhookCreated(at int64) *WebhookCreated {
+	ev := &WebhookCreated{At: at, Webhook: d.id(), Client: d.id(), Mode: d.mode(), URL: d.str(),
+		Events: WebhookEvents(d.byte1()), Secret: d.str()}
+	if ev.Events&^WebhookEventsAll != 0 {
+		d.fail()
+	}
+	return ev
+}
+
 // AppendEvent appends the encoding of ev to dst.
 func AppendEvent(dst []byte, ev Event) []byte {
 	e := encoder{buf: dst}
@@ -294,12 +314,7 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	case *QuoteCompleted:
 		e.id(ev.Quote)
 	case *WebhookCreated:
-		e.id(ev.Webhook)
-		e.id(ev.Client)
-		e.byte1(uint8(ev.Mode))
-		e.str(ev.URL)
-		e.byte1(uint8(ev.Events))
-		e.str(ev.Secret)
+		e.webhookCreated(ev)
 	case *WebhookDeleted:
 		e.id(ev.Webhook)
 	case *WebhookSettled:
@@ -387,12 +402,7 @@ func DecodeEvent(b []byte) (Event, error) {
 	case EventQuoteCompleted:
 		ev = &QuoteCompleted{At: at, Quote: d.id()}
 	case EventWebhookCreated:
-		e := &WebhookCreated{At: at, Webhook: d.id(), Client: d.id(), Mode: d.mode(), URL: d.str(),
-			Events: WebhookEvents(d.byte1()), Secret: d.str()}
-		if e.Events&^WebhookEventsAll != 0 {
-			d.fail()
-		}
-		ev = e
+		ev = d.webhookCreated(at)
 	case EventWebhookDeleted:
 		ev = &WebhookDeleted{At: at, Webhook: d.id()}
 	case EventWebhookSettled:

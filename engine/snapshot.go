@@ -93,12 +93,7 @@ func AppendState(buf []byte, s *State) []byte {
 	hooks := s.WebhooksInOrder()
 	e.uvarint(uint64(len(hooks)))
 	for _, w := range hooks {
-		e.id(w.ID)
-		e.id(w.Client)
-		e.byte1(uint8(w.Mode))
-		e.str(w.URL)
-		e.byte1(uint8(w.Events))
-		e.str(w.Secret)
+		e.webhookCreated(&WebhookCreated{Webhook: w.ID, Client: w.Client, Mode: w.Mode, URL: w.URL, Events: w.Events, Secret: w.Secret})
 		e.varint(w.CreatedAt)
 		e.uvarint(w.Dropped)
 		e.uvarint(uint64(len(w.Owed)))
@@ -310,8 +305,9 @@ func decodeQuote(d *decoder, q *Quote) {
 // decodeWebhooks reads the endpoints and their outboxes (version 2).
 func decodeWebhooks(d *decoder, s *State, count func() uint64) {
 	for n := count(); n > 0 && d.err == nil; n-- {
-		w := &Webhook{ID: d.id(), Client: d.id(), Mode: d.mode(), URL: d.str(), Events: WebhookEvents(d.byte1()),
-			Secret: d.str(), CreatedAt: d.varint(), Dropped: d.uvarint()}
+		reg := d.webhookCreated(0)
+		w := &Webhook{ID: reg.Webhook, Client: reg.Client, Mode: reg.Mode, URL: reg.URL, Events: reg.Events,
+			Secret: reg.Secret, CreatedAt: d.varint(), Dropped: d.uvarint()}
 		owed := count()
 		if owed > WebhookOwedMax || owed > uint64(len(d.buf))/snapshotQuoteBytesMin {
 			d.fail()
@@ -328,7 +324,7 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64) {
 		}
 		_, known := s.Clients[w.Client]
 		_, dup := s.Webhooks[w.ID]
-		if d.err != nil || !known || dup || w.Events == 0 || w.Events&^WebhookEventsAll != 0 {
+		if d.err != nil || !known || dup || w.Events == 0 {
 			d.fail()
 			return
 		}

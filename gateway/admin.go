@@ -78,9 +78,8 @@ func pathID(ctx *fasthttp.RequestCtx, name string) ([16]byte, *apiError) {
 }
 
 func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.bodyObject(ctx)
+	if !ok {
 		return
 	}
 	name, ok := o.str("name", true, nameBytesMax)
@@ -109,9 +108,8 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.bodyObject(ctx)
+	if !ok {
 		return
 	}
 	mode := parseModeMember(o)
@@ -159,9 +157,8 @@ func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.bodyObject(ctx)
+	if !ok {
 		return
 	}
 	cmd := &actors.CreatePool{Mode: parseModeMember(o)}
@@ -344,9 +341,8 @@ func (s *Server) poolCommand(parse poolParser) operatorHandler {
 			s.writeError(ctx, resultError(engine.ResultPoolNotFound))
 			return
 		}
-		o, e := parseObject(ctx.PostBody())
-		if e != nil {
-			s.writeError(ctx, e)
+		o, ok := s.bodyObject(ctx)
+		if !ok {
 			return
 		}
 		cmd := &actors.PoolCommand{Pool: pool.ID}
@@ -374,9 +370,8 @@ func (s *Server) depositAccount(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
 		return
 	}
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.bodyObject(ctx)
+	if !ok {
 		return
 	}
 	amount, _ := o.amount("amount", account.Currency)
@@ -462,9 +457,8 @@ func backupProblem(err error) string {
 }
 
 func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.bodyObject(ctx)
+	if !ok {
 		return
 	}
 	dir, _ := o.str("dir", true, backupDirBytesMax)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/engine"
 )
@@ -42,6 +43,29 @@ const objectMembersMax = 32
 // including trailing data and duplicate members, and nesting deeper than
 // jsonDepthMax (checked first: json.Valid has no depth limit of its own
 // below 10000 levels).
+// bodyObject parses the request body as one JSON object; a refusal is
+// answered and ok is false. The operator API calls it directly (its gate
+// checks the media type of a non-empty body); a partner route calls
+// jsonRequest.
+func (s *Server) bodyObject(ctx *fasthttp.RequestCtx) (o *object, ok bool) {
+	o, e := parseObject(ctx.PostBody())
+	if e != nil {
+		s.writeError(ctx, e)
+		return nil, false
+	}
+	return o, true
+}
+
+// jsonRequest is bodyObject after the partner API's media type check
+// (415 unless application/json).
+func (s *Server) jsonRequest(ctx *fasthttp.RequestCtx) (*object, bool) {
+	if !requireJSON(ctx) {
+		s.writeError(ctx, errMediaJSON)
+		return nil, false
+	}
+	return s.bodyObject(ctx)
+}
+
 func parseObject(body []byte) (*object, *apiError) {
 	if !jsonDepthWithin(body, jsonDepthMax) {
 		return nil, fieldError("body", "must not nest objects or arrays more than "+strconv.Itoa(jsonDepthMax)+" levels deep")

@@ -322,13 +322,8 @@ func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, e)
 		return
 	}
-	if !requireJSON(ctx) {
-		s.writeError(ctx, errMediaJSON)
-		return
-	}
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.jsonRequest(ctx)
+	if !ok {
 		return
 	}
 	raw, ok := o.str("accountId", true, idBytesMax)

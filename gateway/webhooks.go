@@ -48,13 +48,8 @@ func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
 // 201 {"webhookId","url","events","secret","createdAt"}: an endpoint of
 // the caller's client in its key's mode. The secret is shown only here.
 func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	if !requireJSON(ctx) {
-		s.writeError(ctx, errMediaJSON)
-		return
-	}
-	o, e := parseObject(ctx.PostBody())
-	if e != nil {
-		s.writeError(ctx, e)
+	o, ok := s.jsonRequest(ctx)
+	if !ok {
 		return
 	}
 	url, urlOK := o.str("url", true, engine.WebhookURLBytesMax)

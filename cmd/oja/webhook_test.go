@@ -1,139 +1,37 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	ojaclient "github.com/oja-exchange/oja/client"
+	"github.com/oja-exchange/oja/gateway/webhook/webhooktest"
 )
 
-// hookReceiver is a partner's webhook endpoint on 127.0.0.1. While failing
-// it answers 500; while hanging it holds requests until released.
-type hookReceiver struct {
-	t       *testing.T
-	srv     *httptest.Server
-	secret  atomic.Pointer[string]
-	failing atomic.Bool
-	hang    chan struct{}
-
-	mu       sync.Mutex
-	got      []hookDelivery
-	inflight int
-}
-
-type hookDelivery struct {
-	at        time.Time
-	eventID   string // the Oja-Event-Id header
-	attempt   int
-	body      map[string]any
-	delivered bool
-}
-
-func newHookReceiver(t *testing.T, hang bool) *hookReceiver {
-	r := &hookReceiver{t: t}
-	if hang {
-		r.hang = make(chan struct{})
-	}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(func() {
-		if r.hang != nil {
-			close(r.hang)
-		}
-		r.srv.Close()
-	})
+// failingReceiver is a partner's endpoint on 127.0.0.1 that answers 503
+// while failing is set.
+func failingReceiver(t *testing.T, failing *atomic.Bool) *webhooktest.Receiver {
+	r := webhooktest.New(t)
+	r.Fail(func(int) bool { return failing.Load() })
 	return r
 }
 
-func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
-	raw, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.inflight++
-	r.mu.Unlock()
-	defer func() { r.mu.Lock(); r.inflight--; r.mu.Unlock() }()
-	if r.hang != nil {
-		select {
-		case <-r.hang:
-		case <-req.Context().Done():
-		}
-		return
-	}
-	// The Stripe scheme, computed here from the secret the partner was
-	// shown, independently of the service's code.
-	if secret := r.secret.Load(); secret != nil {
-		var ts, v1 string
-		for _, part := range strings.Split(req.Header.Get("Oja-Signature"), ",") {
-			k, v, _ := strings.Cut(part, "=")
-			if k == "t" {
-				ts = v
-			} else if k == "v1" {
-				v1 = v
-			}
-		}
-		mac := hmac.New(sha256.New, []byte(*secret))
-		fmt.Fprintf(mac, "%s.%s", ts, raw)
-		sent, err := strconv.ParseInt(ts, 10, 64)
-		if v1 != hex.EncodeToString(mac.Sum(nil)) || err != nil || time.Since(time.Unix(sent, 0)).Abs() > time.Minute {
-			r.t.Errorf("delivery signature %q does not verify", req.Header.Get("Oja-Signature"))
-		}
-	}
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		r.t.Errorf("delivery body is not JSON: %s", raw)
-	}
-	attempt, _ := strconv.Atoi(req.Header.Get("Oja-Delivery-Attempt"))
-	d := hookDelivery{at: time.Now(), eventID: req.Header.Get("Oja-Event-Id"), attempt: attempt, body: body,
-		delivered: !r.failing.Load()}
-	r.mu.Lock()
-	r.got = append(r.got, d)
-	r.mu.Unlock()
-	if !d.delivered {
-		http.Error(w, "try later", http.StatusServiceUnavailable)
-		return
-	}
-	w.WriteHeader(http.StatusOK)
-}
-
-func (r *hookReceiver) deliveries() []hookDelivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]hookDelivery(nil), r.got...)
-}
-
-// waitDeliveries waits until cond holds for what the receiver got.
-func (r *hookReceiver) waitDeliveries(t *testing.T, what string, cond func([]hookDelivery) bool) []hookDelivery {
+// eventOf reads a delivery's event: its id, type, and the quote's id and
+// status.
+func eventOf(t *testing.T, d webhooktest.Delivery) (id, typ, quoteID, status string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := r.deliveries()
-		if cond(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; got %d deliveries", what, len(got))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var ev ojaclient.WebhookEvent
+	if err := json.Unmarshal(d.Body, &ev); err != nil {
+		t.Fatalf("delivery body is not the event JSON: %v: %s", err, d.Body)
 	}
-}
-
-func eventOf(d hookDelivery) (typ, quoteID, status string) {
-	data, _ := d.body["data"].(map[string]any)
-	q, _ := data["quote"].(map[string]any)
-	typ, _ = d.body["type"].(string)
-	quoteID, _ = q["quoteId"].(string)
-	status, _ = q["status"].(string)
-	return typ, quoteID, status
+	return ev.ID, ev.Type, ev.Data.Quote.QuoteID, string(ev.Data.Quote.Status)
 }
 
 // TestWebhooksEndToEnd runs `oja serve` as a partner meets it: an endpoint
@@ -155,14 +53,20 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	key := strings.TrimSpace(string(keyFile))
 	hooks := srv.publicURL() + "/api/v1/partners/webhooks"
 
-	recv := newHookReceiver(t, false)
-	recv.failing.Store(true)
+	var failing atomic.Bool
+	failing.Store(true)
+	recv := failingReceiver(t, &failing)
 	var created map[string]any
 	decodeJSON(t, mustDo(t, client, http.StatusCreated, "POST", hooks, key,
 		fmt.Appendf(nil, `{"url":%q,"events":["quote.created","quote.accepted","quote.completed","quote.cancelled","quote.expired"]}`,
-			recv.srv.URL+"/oja")).body, &created)
+			recv.URL+"/oja")).body, &created)
 	secret := str(created, "secret")
-	recv.secret.Store(&secret)
+	// The Stripe scheme, checked by the partner's client (its own HMAC
+	// computation, not the service's Sign) with the secret it was shown.
+	recv.Verify(func(header string, body []byte) error {
+		_, err := ojaclient.VerifyWebhook(secret, header, body, time.Minute)
+		return err
+	})
 
 	// Another client whose endpoint never answers.
 	var other map[string]any
@@ -171,9 +75,10 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	var otherKey map[string]any
 	decodeJSON(t, mustDo(t, client, http.StatusCreated, "POST",
 		srv.adminURL()+"/admin/v1/clients/"+str(other, "clientId")+"/keys", crashAdminToken, []byte(`{"mode":"sandbox"}`)).body, &otherKey)
-	dead := newHookReceiver(t, true)
+	dead := webhooktest.New(t)
+	dead.Hang()
 	mustDo(t, client, http.StatusCreated, "POST", hooks, str(otherKey, "key"),
-		fmt.Appendf(nil, `{"url":%q,"events":["quote.created"]}`, dead.srv.URL))
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.created"]}`, dead.URL))
 
 	create := func(key string) map[string]any {
 		var q map[string]any
@@ -188,29 +93,31 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	quoteID := str(quote, "quoteId")
 
 	// Retries with growing gaps while the endpoint fails.
-	got := recv.waitDeliveries(t, "three failed attempts", func(d []hookDelivery) bool { return len(d) >= 3 })
-	eventID := got[0].eventID
+	got := recv.WaitFor(t, "three failed attempts", func(d []webhooktest.Delivery) bool { return len(d) >= 3 })
+	eventID := got[0].EventID
 	for i, d := range got[:3] {
-		if d.eventID != eventID || d.attempt != i+1 || d.delivered {
-			t.Fatalf("attempt %d: event %s, numbered %d", i+1, d.eventID, d.attempt)
+		if d.EventID != eventID || d.Attempt != i+1 || d.Delivered {
+			t.Fatalf("attempt %d: event %s, numbered %d", i+1, d.EventID, d.Attempt)
 		}
-		if typ, q, status := eventOf(d); typ != "quote.created" || q != quoteID || status != "pending" || d.body["id"] != eventID {
-			t.Fatalf("attempt %d carries %s of %s (%s), id %v", i+1, typ, q, status, d.body["id"])
+		if id, typ, q, status := eventOf(t, d); typ != "quote.created" || q != quoteID || status != "pending" || id != eventID {
+			t.Fatalf("attempt %d carries %s of %s (%s), id %v", i+1, typ, q, status, id)
 		}
 	}
-	if g1, g2 := got[1].at.Sub(got[0].at), got[2].at.Sub(got[1].at); g1 < 150*time.Millisecond || g2 < 300*time.Millisecond {
+	if g1, g2 := got[1].At.Sub(got[0].At), got[2].At.Sub(got[1].At); g1 < 150*time.Millisecond || g2 < 300*time.Millisecond {
 		t.Fatalf("retry gaps %v, %v; want at least 150ms then 300ms", g1, g2)
 	}
 
 	// kill -9 while the event is owed; the restarted server delivers it.
 	srv.crash()
-	recv.failing.Store(false)
+	failing.Store(false)
 	srv.start()
-	got = recv.waitDeliveries(t, "the owed event after the restart", func(d []hookDelivery) bool {
-		return len(d) > 0 && d[len(d)-1].delivered
+	got = recv.WaitFor(t, "the owed event after the restart", func(d []webhooktest.Delivery) bool {
+		return len(d) > 0 && d[len(d)-1].Delivered
 	})
-	if last := got[len(got)-1]; last.eventID != eventID || last.body["id"] != eventID {
-		t.Fatalf("after the restart event %s was delivered, want the owed %s", last.eventID, eventID)
+	if last := got[len(got)-1]; last.EventID != eventID {
+		t.Fatalf("after the restart event %s was delivered, want the owed %s", last.EventID, eventID)
+	} else if id, _, _, _ := eventOf(t, last); id != eventID {
+		t.Fatalf("after the restart the body carries event %s, want %s", id, eventID)
 	}
 
 	// The quote's lifecycle arrives in order while the other client's
@@ -219,10 +126,10 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	decodeJSON(t, mustDo(t, client, http.StatusOK, "PUT", srv.publicURL()+quotePath+quoteID+"/accept", key,
 		fmt.Appendf(nil, `{"accountId":%q}`, firstAllocationAccount(t, quote))).body, &accepted)
 	mustDo(t, client, http.StatusOK, "PUT", srv.publicURL()+quotePath+quoteID+"/complete", key, nil)
-	got = recv.waitDeliveries(t, "accepted and completed", func(d []hookDelivery) bool {
+	got = recv.WaitFor(t, "accepted and completed", func(d []webhooktest.Delivery) bool {
 		n := 0
 		for _, x := range d {
-			if x.delivered {
+			if x.Delivered {
 				n++
 			}
 		}
@@ -230,8 +137,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	})
 	var order []string
 	for _, d := range got {
-		if d.delivered {
-			typ, q, status := eventOf(d)
+		if d.Delivered {
+			_, typ, q, status := eventOf(t, d)
 			if q != quoteID {
 				t.Fatalf("delivery of another quote %s", q)
 			}
@@ -241,9 +148,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	if strings.Join(order, " ") != "quote.created/pending quote.accepted/awaiting_payment quote.completed/completed" {
 		t.Fatalf("delivered in order %v", order)
 	}
-	dead.mu.Lock()
-	holding := dead.inflight
-	dead.mu.Unlock()
+	holding, _ := dead.InFlight()
 	if holding == 0 {
 		t.Fatal("the dead endpoint held no request: the isolation was not exercised")
 	}
@@ -315,23 +220,24 @@ func TestClusterWebhooks(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(leader.data, "demo.key"))
 		key = strings.TrimSpace(string(b))
 	}
-	recv := newHookReceiver(t, false)
-	recv.failing.Store(true)
+	var failing atomic.Bool
+	failing.Store(true)
+	recv := failingReceiver(t, &failing)
 	// Through a follower: it forwards to the leader.
 	mustDo(t, client, http.StatusCreated, "POST", follower.publicURL()+"/api/v1/partners/webhooks", key,
-		fmt.Appendf(nil, `{"url":%q,"events":["quote.created"]}`, recv.srv.URL))
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.created"]}`, recv.URL))
 	var q map[string]any
 	decodeJSON(t, mustDo(t, client, http.StatusOK, "POST", follower.publicURL()+"/api/v1/partners/marketplace/intent", key,
 		[]byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":16000,"rate":0.0006,"amountDirection":"source"}`)).body, &q)
-	got := recv.waitDeliveries(t, "a failed attempt from the first leader", func(d []hookDelivery) bool { return len(d) > 0 })
-	eventID := got[0].eventID
+	got := recv.WaitFor(t, "a failed attempt from the first leader", func(d []webhooktest.Delivery) bool { return len(d) > 0 })
+	eventID := got[0].EventID
 	leader.crash()
-	recv.failing.Store(false)
-	got = recv.waitDeliveries(t, "the delivery by the next leader", func(d []hookDelivery) bool {
-		return len(d) > 0 && d[len(d)-1].delivered
+	failing.Store(false)
+	got = recv.WaitFor(t, "the delivery by the next leader", func(d []webhooktest.Delivery) bool {
+		return len(d) > 0 && d[len(d)-1].Delivered
 	})
 	last := got[len(got)-1]
-	if typ, quoteID, _ := eventOf(last); last.eventID != eventID || typ != "quote.created" || quoteID != str(q, "quoteId") {
-		t.Fatalf("the next leader delivered %s (%s of %s), want the owed %s", last.eventID, typ, quoteID, eventID)
+	if id, typ, quoteID, _ := eventOf(t, last); last.EventID != eventID || id != eventID || typ != "quote.created" || quoteID != str(q, "quoteId") {
+		t.Fatalf("the next leader delivered %s (%s of %s), want the owed %s", last.EventID, typ, quoteID, eventID)
 	}
 }

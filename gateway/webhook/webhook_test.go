@@ -7,17 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway/webhook/webhooktest"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -69,82 +66,31 @@ func TestCheckURL(t *testing.T) {
 	}
 }
 
-// receiver is a webhook endpoint on 127.0.0.1 that fails each event's
-// first `failures` attempts with 500 and records every request.
-type receiver struct {
-	t        *testing.T
-	secret   string
-	failures int
-	hang     chan struct{} // when set, requests block until it closes
-
-	mu       sync.Mutex
-	requests []request
-	inflight int
-	peak     int
-}
-
-type request struct {
-	at      time.Time
-	event   string
-	attempt int
-	body    []byte
-	ok      bool
-}
-
-func newReceiver(t *testing.T, secret string, failures int) (*receiver, *httptest.Server) {
-	r := &receiver{t: t, secret: secret, failures: failures}
-	srv := httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(srv.Close)
-	return r, srv
-}
-
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	r.mu.Lock()
-	r.inflight++
-	r.peak = max(r.peak, r.inflight)
-	r.mu.Unlock()
-	defer func() { r.mu.Lock(); r.inflight--; r.mu.Unlock() }()
-	if r.hang != nil {
-		select {
-		case <-r.hang:
-		case <-req.Context().Done():
+// newReceiver is an endpoint on 127.0.0.1 that fails each event's first
+// `failures` attempts and checks every signature with its own HMAC
+// computation (not Sign).
+func newReceiver(t *testing.T, secret string, failures int) *webhooktest.Receiver {
+	r := webhooktest.New(t)
+	r.Fail(func(attempt int) bool { return attempt <= failures })
+	r.Verify(func(header string, body []byte) error {
+		var ts, v1 string
+		for _, part := range strings.Split(header, ",") {
+			k, v, _ := strings.Cut(part, "=")
+			switch k {
+			case "t":
+				ts = v
+			case "v1":
+				v1 = v
+			}
 		}
-		return
-	}
-	// The signature, computed here independently of Sign.
-	sig := req.Header.Get("Oja-Signature")
-	var ts, v1 string
-	for _, part := range strings.Split(sig, ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			v1 = v
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "." + string(body)))
+		if want := hex.EncodeToString(mac.Sum(nil)); v1 != want {
+			return fmt.Errorf("want v1=%s", want)
 		}
-	}
-	mac := hmac.New(sha256.New, []byte(r.secret))
-	mac.Write([]byte(ts + "." + string(body)))
-	if want := hex.EncodeToString(mac.Sum(nil)); v1 != want {
-		r.t.Errorf("signature %q does not verify (want v1=%s)", sig, want)
-	}
-	attempt, _ := strconv.Atoi(req.Header.Get("Oja-Delivery-Attempt"))
-	rq := request{at: time.Now(), event: req.Header.Get("Oja-Event-Id"), attempt: attempt, body: body, ok: attempt > r.failures}
-	r.mu.Lock()
-	r.requests = append(r.requests, rq)
-	r.mu.Unlock()
-	if !rq.ok {
-		http.Error(w, "not yet", http.StatusInternalServerError)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
-func (r *receiver) snapshot() []request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]request(nil), r.requests...)
+		return nil
+	})
+	return r
 }
 
 // settlements collects what the dispatcher records.
@@ -200,11 +146,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // delivered; every delivery is settled once.
 func TestDispatcherRetriesInOrder(t *testing.T) {
 	const secret = "whsec_test"
-	rec, srv := newReceiver(t, secret, 3)
+	rec := newReceiver(t, secret, 3)
 	var settled settlements
 	const retryMin = 40 * time.Millisecond
 	d := New(Config{RetryMin: retryMin, AllowPrivate: true, Render: render, Settle: settled.settle})
-	h := hook(1, srv.URL+"/hooks", secret)
+	h := hook(1, rec.URL+"/hooks", secret)
 	d.Registered(h)
 	now := time.Now()
 	events := []*engine.OwedEvent{
@@ -218,10 +164,9 @@ func TestDispatcherRetriesInOrder(t *testing.T) {
 	defer d.Stop()
 	waitFor(t, "4 settlements", func() bool { return settled.count() == 4 })
 
-	reqs := rec.snapshot()
-	byEvent := map[string][]request{}
-	for _, r := range reqs {
-		byEvent[r.event] = append(byEvent[r.event], r)
+	byEvent := map[string][]webhooktest.Delivery{}
+	for _, r := range rec.Deliveries() {
+		byEvent[r.EventID] = append(byEvent[r.EventID], r)
 	}
 	for _, e := range events {
 		rs := byEvent[e.ID.String()]
@@ -229,11 +174,11 @@ func TestDispatcherRetriesInOrder(t *testing.T) {
 			t.Fatalf("event %s: %d attempts, want 4", e.Kind, len(rs))
 		}
 		for i, r := range rs {
-			if r.attempt != i+1 || string(r.body) != string(rs[0].body) {
-				t.Fatalf("event %s: attempt %d numbered %d or with another body", e.Kind, i+1, r.attempt)
+			if r.Attempt != i+1 || string(r.Body) != string(rs[0].Body) {
+				t.Fatalf("event %s: attempt %d numbered %d or with another body", e.Kind, i+1, r.Attempt)
 			}
 			if i > 0 {
-				if gap, least := r.at.Sub(rs[i-1].at), retryMin<<(i-1); gap < least {
+				if gap, least := r.At.Sub(rs[i-1].At), retryMin<<(i-1); gap < least {
 					t.Errorf("event %s: gap before attempt %d is %v, want at least %v", e.Kind, i+1, gap, least)
 				}
 			}
@@ -243,12 +188,12 @@ func TestDispatcherRetriesInOrder(t *testing.T) {
 	q1 := []*engine.OwedEvent{events[0], events[2], events[3]}
 	for i := 1; i < len(q1); i++ {
 		prev, next := byEvent[q1[i-1].ID.String()], byEvent[q1[i].ID.String()]
-		if !next[0].at.After(prev[len(prev)-1].at) {
+		if !next[0].At.After(prev[len(prev)-1].At) {
 			t.Errorf("%s attempted before %s was delivered", q1[i].Kind, q1[i-1].Kind)
 		}
 	}
 	// Quote 2's event went out beside quote 1's, not after all of them.
-	if q2 := byEvent[events[1].ID.String()]; !q2[0].at.Before(byEvent[events[2].ID.String()][0].at) {
+	if q2 := byEvent[events[1].ID.String()]; !q2[0].At.Before(byEvent[events[2].ID.String()][0].At) {
 		t.Error("quote 2's event waited for quote 1's")
 	}
 	for _, s := range settled.got {
@@ -264,13 +209,12 @@ func TestDispatcherRetriesInOrder(t *testing.T) {
 // TestDispatcherIsolation: an endpoint that never answers holds at most
 // Concurrency requests and does not delay another endpoint's deliveries.
 func TestDispatcherIsolation(t *testing.T) {
-	dead, deadSrv := newReceiver(t, "whsec_dead", 0)
-	dead.hang = make(chan struct{})
-	defer close(dead.hang)
-	live, liveSrv := newReceiver(t, "whsec_live", 0)
+	dead := newReceiver(t, "whsec_dead", 0)
+	dead.Hang()
+	live := newReceiver(t, "whsec_live", 0)
 	var settled settlements
 	d := New(Config{AllowPrivate: true, Timeout: time.Minute, Render: render, Settle: settled.settle})
-	hd, hl := hook(1, deadSrv.URL, "whsec_dead"), hook(2, liveSrv.URL, "whsec_live")
+	hd, hl := hook(1, dead.URL, "whsec_dead"), hook(2, live.URL, "whsec_live")
 	d.Registered(hd)
 	d.Registered(hl)
 	d.Start()
@@ -280,17 +224,14 @@ func TestDispatcherIsolation(t *testing.T) {
 		d.Owed(hd, owed(q, engine.WebhookQuoteCreated, now))
 	}
 	waitFor(t, "the dead endpoint to hold its requests", func() bool {
-		dead.mu.Lock()
-		defer dead.mu.Unlock()
-		return dead.inflight == ConcurrencyDefault
+		now, _ := dead.InFlight()
+		return now == ConcurrencyDefault
 	})
 	for q := range byte(5) {
 		d.Owed(hl, owed(100+q, engine.WebhookQuoteCreated, now))
 	}
-	waitFor(t, "the live endpoint's deliveries", func() bool { return len(live.snapshot()) == 5 })
-	dead.mu.Lock()
-	peak, inflight := dead.peak, dead.inflight
-	dead.mu.Unlock()
+	waitFor(t, "the live endpoint's deliveries", func() bool { return len(live.Deliveries()) == 5 })
+	inflight, peak := dead.InFlight()
 	if peak != ConcurrencyDefault || inflight != ConcurrencyDefault {
 		t.Fatalf("dead endpoint: peak %d, in flight %d requests, want %d", peak, inflight, ConcurrencyDefault)
 	}
@@ -299,22 +240,32 @@ func TestDispatcherIsolation(t *testing.T) {
 	}
 }
 
-// TestDispatcherAbandons: an event whose window is over is settled as not
-// delivered after its failed attempt, never retried.
-func TestDispatcherAbandons(t *testing.T) {
-	rec, srv := newReceiver(t, "whsec_x", 100)
-	var settled settlements
-	d := New(Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true, Render: render, Settle: settled.settle})
-	h := hook(1, srv.URL, "whsec_x")
+// oneEndpoint is a dispatcher with cfg (Render and Settle filled in) and
+// one endpoint at a receiver that fails the first `failures` attempts of
+// each event; ev is owed to it before it starts.
+func oneEndpoint(t *testing.T, cfg Config, failures int, ev *engine.OwedEvent) (*webhooktest.Receiver, *Dispatcher, *engine.Webhook, *settlements) {
+	rec := newReceiver(t, "whsec_x", failures)
+	settled := &settlements{}
+	cfg.Render, cfg.Settle = render, settled.settle
+	d := New(cfg)
+	h := hook(1, rec.URL, "whsec_x")
 	d.Registered(h)
-	ev := owed(1, engine.WebhookQuoteExpired, time.Now().Add(-WindowDefault))
 	d.Owed(h, ev)
 	d.Owed(h, ev) // told again (a replica restored from a snapshot): queued once
 	d.Start()
+	t.Cleanup(d.Stop)
+	return rec, d, h, settled
+}
+
+// TestDispatcherAbandons: an event whose window is over is settled as not
+// delivered after its failed attempt, never retried.
+func TestDispatcherAbandons(t *testing.T) {
+	rec, d, _, settled := oneEndpoint(t, Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true}, 100,
+		owed(1, engine.WebhookQuoteExpired, time.Now().Add(-WindowDefault)))
 	waitFor(t, "the settlement", func() bool { return settled.count() == 1 })
 	time.Sleep(50 * time.Millisecond) // a retry would have come by now
 	d.Stop()
-	if n := len(rec.snapshot()); n != 1 || settled.got[0].Delivered {
+	if n := len(rec.Deliveries()); n != 1 || settled.got[0].Delivered {
 		t.Fatalf("%d attempts, settlement %+v; want 1 attempt, abandoned", n, settled.got[0])
 	}
 	if c := d.Counters(); c.Abandoned != 1 || c.Owed != 0 {
@@ -325,19 +276,12 @@ func TestDispatcherAbandons(t *testing.T) {
 // TestDispatcherDialGuard: without AllowPrivate the connection to a
 // loopback receiver is refused at dial time, whatever was registered.
 func TestDispatcherDialGuard(t *testing.T) {
-	rec, srv := newReceiver(t, "whsec_x", 0)
-	var settled settlements
-	d := New(Config{RetryMin: time.Hour, Render: render, Settle: settled.settle})
-	h := hook(1, srv.URL, "whsec_x")
-	d.Registered(h)
-	d.Owed(h, owed(1, engine.WebhookQuoteCreated, time.Now()))
-	d.Start()
-	defer d.Stop()
+	rec, d, h, _ := oneEndpoint(t, Config{RetryMin: time.Hour}, 0, owed(1, engine.WebhookQuoteCreated, time.Now()))
 	waitFor(t, "the attempt", func() bool { return !d.Status(h.ID).Last.At.IsZero() })
 	if st := d.Status(h.ID); !strings.Contains(st.Last.Error, "refusing to connect") || st.Owed != 1 {
 		t.Fatalf("status %+v", st)
 	}
-	if n := len(rec.snapshot()); n != 0 {
+	if n := len(rec.Deliveries()); n != 0 {
 		t.Fatalf("the loopback receiver got %d requests", n)
 	}
 }
@@ -345,22 +289,16 @@ func TestDispatcherDialGuard(t *testing.T) {
 // TestDispatcherDeleteStops: a deleted endpoint's queue is dropped and its
 // requests end.
 func TestDispatcherDeleteStops(t *testing.T) {
-	rec, srv := newReceiver(t, "whsec_x", 1000)
-	var settled settlements
-	d := New(Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true, Render: render, Settle: settled.settle})
-	h := hook(1, srv.URL, "whsec_x")
-	d.Registered(h)
-	d.Owed(h, owed(1, engine.WebhookQuoteCreated, time.Now()))
-	d.Start()
-	defer d.Stop()
-	waitFor(t, "two attempts", func() bool { return len(rec.snapshot()) >= 2 })
+	rec, d, h, settled := oneEndpoint(t, Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true}, 1000,
+		owed(1, engine.WebhookQuoteCreated, time.Now()))
+	waitFor(t, "two attempts", func() bool { return len(rec.Deliveries()) >= 2 })
 	d.Deleted(h)
 	if st := d.Status(h.ID); !st.Unknown {
 		t.Fatalf("deleted endpoint still known: %+v", st)
 	}
-	n := len(rec.snapshot())
+	n := len(rec.Deliveries())
 	time.Sleep(100 * time.Millisecond)
-	if after := len(rec.snapshot()); after > n+1 || settled.count() != 0 {
+	if after := len(rec.Deliveries()); after > n+1 || settled.count() != 0 {
 		t.Fatalf("%d attempts after the delete (at most the one in flight), %d settlements", after-n, settled.count())
 	}
 }
