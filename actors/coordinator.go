@@ -38,6 +38,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			reply := &AdminReply{Err: msg.err}
 			if msg.err == nil {
 				reply = msg.onDurable()
+			} else if msg.onFailed != nil {
+				msg.onFailed()
 			}
 			ctx.Send(msg.replyTo, reply)
 		}
@@ -47,9 +49,16 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 // commit logs ev; once it is durable the coordinator itself runs onDurable
 // (registry writes, spawns) and replies with what it returns.
 func (a *coordinatorActor) commit(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply) {
+	a.commitOrUndo(ctx, ev, onDurable, nil)
+}
+
+// commitOrUndo is commit for a decision the coordinator applied before the
+// append (so that the next command it takes sees it): onFailed undoes it
+// if the append fails.
+func (a *coordinatorActor) commitOrUndo(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply, onFailed func()) {
 	replyTo, self := ctx.Sender(), ctx.Self()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &structuralDurable{onDurable: onDurable, replyTo: replyTo, err: err}
+		return self, &structuralDurable{onDurable: onDurable, onFailed: onFailed, replyTo: replyTo, err: err}
 	}, ev)
 }
 

@@ -100,9 +100,10 @@ func (m *budgetDeposited) reply(err error) *PoolReply {
 }
 
 // structuralDurable is the coordinator's write made durable (or failed):
-// the coordinator runs onDurable and replies.
+// the coordinator runs onDurable (or onFailed, when set) and replies.
 type structuralDurable struct {
 	onDurable func() *AdminReply
+	onFailed  func()
 	replyTo   *actor.PID
 	err       error
 }

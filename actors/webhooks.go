@@ -53,6 +53,14 @@ func (d *webhookDirectory) remove(c engine.ClientID, id engine.WebhookID) {
 // webhook signing secret (~238 bits).
 const webhookSecretChars = 40
 
+// createWebhook and deleteWebhook change the directory when they decide,
+// before the append, so that the next command the coordinator takes — a
+// second create against the limit, a second delete of the same endpoint —
+// is decided against it: otherwise both would be logged and replay, which
+// applies the same checks in log order, would refuse the second (a log the
+// service cannot restart from). A failed append undoes the change (the log
+// has failed; every later write is refused until a restart rebuilds the
+// directory from the log).
 func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) {
 	sys := a.sys
 	if _, ok := sys.Client(cmd.Client); !ok {
@@ -70,28 +78,28 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 		ctx.Respond(&AdminReply{Result: engine.ResultValidation})
 		return
 	}
-	a.commit(ctx, ev, func() *AdminReply {
-		w := &engine.Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL, Events: ev.Events,
-			Secret: ev.Secret, CreatedAt: ev.At}
-		sys.webhooks.add(w)
+	w := &engine.Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL, Events: ev.Events,
+		Secret: ev.Secret, CreatedAt: ev.At}
+	sys.webhooks.add(w)
+	a.commitOrUndo(ctx, ev, func() *AdminReply {
 		return &AdminReply{Result: engine.ResultOK, Webhook: w, Secret: ev.Secret}
-	})
+	}, func() { sys.webhooks.remove(w.Client, w.ID) })
 }
 
 func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) {
 	sys := a.sys
-	i := slices.IndexFunc(sys.webhooks.of(cmd.Client), func(w *engine.Webhook) bool {
-		return w.ID == cmd.Webhook && w.Mode == cmd.Mode
-	})
+	hooks := sys.webhooks.of(cmd.Client)
+	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
 	if i < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
 		return
 	}
+	w := hooks[i]
+	sys.webhooks.remove(cmd.Client, cmd.Webhook)
 	ev := &engine.WebhookDeleted{At: sys.nowMillis(), Webhook: cmd.Webhook}
-	a.commit(ctx, ev, func() *AdminReply {
-		sys.webhooks.remove(cmd.Client, cmd.Webhook)
+	a.commitOrUndo(ctx, ev, func() *AdminReply {
 		return &AdminReply{Result: engine.ResultOK}
-	})
+	}, func() { sys.webhooks.add(w) })
 }
 
 // Webhooks returns the client's endpoints in mode m, oldest first, without

@@ -3,11 +3,16 @@ package gateway_test
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/wal"
 )
 
 const webhooksURL = "/api/v1/partners/webhooks"
@@ -132,4 +137,54 @@ func TestWebhookSSRF(t *testing.T) {
 	// A public address literal needs no look-up and is accepted.
 	wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey,
 		map[string]any{"url": "http://93.184.215.14/hooks", "events": []string{"quote.created"}}))
+}
+
+// TestWebhookRacesReplay: concurrent creates at the limit and concurrent
+// deletes of one endpoint are decided one at a time, so the log holds only
+// what replay accepts (a second delete or a 17th create in the log would
+// make the service unable to restart).
+func TestWebhookRacesReplay(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{WebhookAllowPrivate: true})
+	p := s.NewPartner(t, "Ada")
+	body := map[string]any{"url": "http://127.0.0.1:9/h", "events": []string{"quote.created"}}
+	var last map[string]any
+	for i := 1; i < engine.WebhooksPerClientMax; i++ {
+		last = wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey, body))
+	}
+	race := func(n int, req func() *response) map[int]int {
+		statuses := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() { defer wg.Done(); statuses <- req().status }()
+		}
+		wg.Wait()
+		close(statuses)
+		counts := map[int]int{}
+		for st := range statuses {
+			counts[st]++
+		}
+		return counts
+	}
+	if got := race(8, func() *response { return do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey, body) }); got[201] != 1 || got[422] != 7 {
+		t.Fatalf("8 creates racing for the last place: %v, want one 201 and seven 422", got)
+	}
+	id := getString(t, last, "webhookId")
+	if got := race(8, func() *response { return do(t, http.MethodDelete, s.URL+webhooksURL+"/"+id, p.SandboxKey, nil) }); got[204] != 1 || got[404] != 7 {
+		t.Fatalf("8 deletes of one endpoint: %v, want one 204 and seven 404", got)
+	}
+	s.Stop()
+	log, err := wal.Open(filepath.Join(s.Dir, "store"), wal.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	state, _, err := actors.Recover(log, time.Now())
+	if err != nil {
+		t.Fatalf("replay refuses the log the races wrote: %v", err)
+	}
+	if n := len(state.ClientWebhooks(p.Client.ID)); n != engine.WebhooksPerClientMax-1 {
+		t.Fatalf("replayed %d webhooks, want %d", n, engine.WebhooksPerClientMax-1)
+	}
 }
