@@ -32,6 +32,11 @@ type FollowerConfig struct {
 	// Retention: records older than it, and covered by a snapshot, are
 	// deleted (see retain). 0 keeps every record.
 	Retention time.Duration
+	// QuoteRetention: before each snapshot, the quotes that ended longer
+	// than this before the last applied event are forgotten
+	// (engine.State.ForgetEnded), as the service forgets them
+	// (--retention). 0 keeps every quote.
+	QuoteRetention time.Duration
 	// Poll is how often Run looks for new durable records; 0 means
 	// followerPollDefault.
 	Poll time.Duration
@@ -199,6 +204,11 @@ func (f *Follower) Maintain() error {
 		return nil
 	}
 	start := time.Now()
+	if f.cfg.QuoteRetention > 0 {
+		// NB: judged by the state's own time (its last event's), not the
+		// wall clock: the same records forget the same quotes.
+		f.state.ForgetEnded(f.state.LastAt - f.cfg.QuoteRetention.Milliseconds())
+	}
 	f.buf = engine.AppendState(f.buf[:0], f.state)
 	data := f.buf
 	if err := f.log.SaveSnapshot(f.applied, data); err != nil {

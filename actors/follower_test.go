@@ -3,10 +3,12 @@ package actors_test
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -93,5 +95,72 @@ func TestFollowerSnapshotsAndRetention(t *testing.T) {
 	}
 	if n.stats.Snapshot != seqs[len(seqs)-1] {
 		t.Errorf("restart recovered from snapshot %d, want the newest %d", n.stats.Snapshot, seqs[len(seqs)-1])
+	}
+}
+
+// The follower's state, and the snapshots it saves, forget the quotes that
+// ended longer than the quote retention ago, as the service does: a server
+// that runs for months holds and snapshots what it serves, not every quote
+// ever made. Open quotes and recent ended ones stay.
+func TestFollowerForgetsEndedQuotes(t *testing.T) {
+	clk := newClock()
+	n := newNode(t, testConfig(clk))
+	sys := n.sys
+	ada := newClient(t, sys, "ada")
+	newPool(t, sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "1000000")
+	quote := func(key string) *engine.Quote {
+		return mustQuote(t, sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
+			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
+			Chain: engine.ChainTron, IdempotencyKey: key})
+	}
+	old := quote("old")
+	if r := sys.TransitionQuote(ada.ID, engine.ModeSandbox, old.ID, cancelOp); r.Err != nil || r.Result != engine.ResultOK {
+		t.Fatalf("cancel: %v %s", r.Err, r.Result)
+	}
+	clk.Advance(2 * time.Hour)
+	recent := quote("recent")
+	ended := quote("ended-recently")
+	if r := sys.TransitionQuote(ada.ID, engine.ModeSandbox, ended.ID, cancelOp); r.Err != nil || r.Result != engine.ResultOK {
+		t.Fatalf("cancel: %v %s", r.Err, r.Result)
+	}
+	f, err := actors.NewFollower(n.log, actors.FollowerConfig{SnapshotEvery: 1, QuoteRetention: time.Hour, Now: clk.Now,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Maintain(); err != nil {
+		t.Fatal(err)
+	}
+	_, data, ok, err := n.log.LatestSnapshot()
+	if err != nil || !ok {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	saved, err := engine.DecodeState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*engine.State{"follower": f.State(), "snapshot": saved} {
+		if _, kept := s.Quotes[old.ID]; kept {
+			t.Errorf("%s: the quote that ended 2 h ago is kept (quote retention 1 h)", name)
+		}
+		if _, kept := s.Idempotency[engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: "old"}]; kept {
+			t.Errorf("%s: the forgotten quote's Idempotency-Key record is kept", name)
+		}
+		for _, q := range []*engine.Quote{recent, ended} {
+			if _, kept := s.Quotes[q.ID]; !kept {
+				t.Errorf("%s: quote %s (open, or ended just now) was forgotten", name, q.ID)
+			}
+		}
+	}
+	// `oja wal verify` accepts the snapshot: its replay forgets the same
+	// quotes before comparing.
+	var out strings.Builder
+	if err := waltools.Verify(n.log, &out, nil); err != nil {
+		t.Fatalf("wal verify: %v\n%s", err, out.String())
+	}
+	// A restart from that snapshot serves the same quotes.
+	n = n.restart()
+	if _, ok := n.sys.Quote(ada.ID, engine.ModeSandbox, recent.ID); !ok {
+		t.Error("after a restart from the snapshot the open quote is gone")
 	}
 }

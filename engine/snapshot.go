@@ -8,8 +8,8 @@ import "fmt"
 // on decode rather than stored, so a snapshot cannot disagree with itself.
 // Decode(Encode(s)).Hash() == s.Hash() (tested).
 
-// snapshotVersion 2 adds the webhooks and their outboxes after the
-// quotes; version 1 (without them) still decodes.
+// snapshotVersion 2 adds, after the quotes, ForgottenBefore and the
+// webhooks with their outboxes; version 1 (without them) still decodes.
 const snapshotVersion = 2
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
@@ -90,6 +90,7 @@ func AppendState(buf []byte, s *State) []byte {
 	for _, id := range sortedKeys(s.Quotes) {
 		encodeQuote(&e, s.Quotes[id])
 	}
+	e.varint(s.ForgottenBefore)
 	hooks := s.WebhooksInOrder()
 	e.uvarint(uint64(len(hooks)))
 	for _, w := range hooks {
@@ -259,6 +260,7 @@ func DecodeState(b []byte) (*State, error) {
 		}
 	}
 	if version >= 2 {
+		s.ForgottenBefore = d.varint()
 		decodeWebhooks(&d, s, count)
 	}
 	if d.err != nil {

@@ -35,9 +35,14 @@ type State struct {
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	LastAt      int64 // time of the last applied event
+	// ForgottenBefore is the cutoff of the last ForgetEnded that dropped a
+	// quote (0: none dropped): a tool comparing this state with a replay
+	// of the log forgets the same quotes in the replay first.
+	ForgottenBefore int64
 	// quoteSlab is where newQuote takes the next quote from: quotes are
-	// allocated quoteSlabLen at a time (a State never drops a quote, so a
-	// slab pins nothing that would otherwise be freed).
+	// allocated quoteSlabLen at a time. A slab is freed once every quote of
+	// it is forgotten (ForgetEnded); they were created together, so they
+	// end and age out together.
 	quoteSlab []Quote
 	// outcome is the routing of the last quote event applied (reused
 	// storage; the invariants build checks the pools it touched).
@@ -432,6 +437,35 @@ func lifecycleFits(q *Quote, ev Event) error {
 		return fmt.Errorf("quote %s is %s", q.ID, q.Status)
 	}
 	return nil
+}
+
+// ForgetEnded drops every quote that ended (completed, cancelled or
+// expired) before cutoff (unix ms), with the Idempotency-Key record that
+// points at it, and returns how many it dropped: what the running service
+// forgets after --retention (actors.System.Maintain), so that a State kept
+// for months — the log follower's, and the snapshots it saves — holds what
+// the service holds instead of every quote ever made. The log keeps them
+// (within its own retention). An ended quote takes no further event, so
+// nothing later in the log needs a forgotten one.
+func (s *State) ForgetEnded(cutoff int64) int {
+	dropped := 0
+	for id, q := range s.Quotes {
+		if q.Status.Open() || q.UpdatedAt >= cutoff {
+			continue
+		}
+		delete(s.Quotes, id)
+		if q.IdempotencyKey != "" {
+			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
+			if rec, ok := s.Idempotency[scope]; ok && rec.Quote == id {
+				delete(s.Idempotency, scope)
+			}
+		}
+		dropped++
+	}
+	if dropped > 0 {
+		s.ForgottenBefore = max(s.ForgottenBefore, cutoff)
+	}
+	return dropped
 }
 
 // Expired returns the expiry events of every open quote whose deadline is

@@ -319,7 +319,7 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 	go func() {
 		defer close(done)
 		f, err := actors.NewFollower(log, actors.FollowerConfig{
-			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, Logger: logger, Stop: quit,
+			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, QuoteRetention: cfg.retention, Logger: logger, Stop: quit,
 			Webhooks: hooks,
 		})
 		if err == nil {

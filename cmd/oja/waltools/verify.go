@@ -29,6 +29,9 @@ type verifiedSnapshot struct {
 	hash   [32]byte
 	latest bool
 	ok     bool // matched the replay
+	// forgottenBefore is the state's ForgottenBefore: the follower forgot
+	// the quotes that ended before it.
+	forgottenBefore int64
 }
 
 // loadSnapshots reads every snapshot the log keeps. Unreadable ones become
@@ -41,7 +44,7 @@ func loadSnapshots(log Source, faults *[]*walFault) map[uint64]*verifiedSnapshot
 			*faults = append(*faults, &walFault{seq, fmt.Sprintf("corrupt snapshot at seq %d: %v", seq, err)})
 			return nil
 		}
-		snaps[seq] = &verifiedSnapshot{seq: seq, hash: state.Hash()}
+		snaps[seq] = &verifiedSnapshot{seq: seq, hash: state.Hash(), forgottenBefore: state.ForgottenBefore}
 		return nil
 	})
 	if err != nil {
@@ -88,6 +91,9 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 		}
 		last = seq
 		if s := snaps[seq]; s != nil {
+			// The follower forgot the quotes that ended before the
+			// snapshot's cutoff: the replay forgets the same first.
+			state.ForgetEnded(s.forgottenBefore)
 			if s.ok = s.hash == state.Hash(); !s.ok {
 				// Not fatal to the replay: later records may still be checked.
 				faults = append(faults, &walFault{seq, fmt.Sprintf(
