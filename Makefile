@@ -70,10 +70,12 @@ fuzz:
 
 ## torture: crash, recover and check the actors on Pebble's crashable
 ##          filesystem for $(TORTURE), with the race detector (make torture TORTURE=10m);
-##          then 20 leader kills of a three-process cluster and the linearizability check
+##          then 20 leader kills of a three-process cluster and the linearizability check,
+##          then 50 kill -9 rounds of webhook deliveries (every event delivered, in order)
 torture:
 	$(GO) test -race -run '^TestTorture$$' -count=1 -timeout 0 -v ./actors/ -torture=$(TORTURE)
 	$(GO) test -race -run '^TestCluster(Failover|Linearizable)$$' -count=1 -timeout 0 -v ./cmd/oja/ -cluster-rounds=20
+	$(GO) test -race -run '^TestWebhooksAtLeastOnce$$' -count=1 -timeout 0 -v ./cmd/oja/ -webhook-rounds=50
 
 clean:
 	rm -rf bin

@@ -2,11 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -240,4 +243,110 @@ func TestClusterWebhooks(t *testing.T) {
 	if id, typ, quoteID, _ := eventOf(t, last); last.EventID != eventID || id != eventID || typ != "quote.created" || quoteID != str(q, "quoteId") {
 		t.Fatalf("the next leader delivered %s (%s of %s), want the owed %s", last.EventID, typ, quoteID, eventID)
 	}
+}
+
+// webhookRounds is how many kill -9 rounds TestWebhooksAtLeastOnce runs: 2
+// in make test, more in make torture.
+var webhookRounds = flag.Int("webhook-rounds", 2, "kill -9 rounds in TestWebhooksAtLeastOnce")
+
+// TestWebhooksAtLeastOnce: quotes go through their lifecycles while the
+// endpoint fails a third of the deliveries at random and the server is
+// killed (-9) mid-stream, round after round. In the end every quote event
+// that happened was delivered (at least once: repeats allowed), each
+// quote's events were first delivered in lifecycle order, nothing was
+// delivered that did not happen, and the backlog is empty.
+func TestWebhooksAtLeastOnce(t *testing.T) {
+	t.Parallel()
+	srv := newOjaServer(t, "--demo", "--webhook-allow-private", "--webhook-retry-min", "50ms", "--snapshot-every", "25")
+	srv.start()
+	client := newHTTPClient()
+	defer client.CloseIdleConnections()
+	keyFile, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(keyFile))
+	recv := webhooktest.New(t)
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	recv.Fail(func(int) bool { mu.Lock(); defer mu.Unlock(); return rng.IntN(3) == 0 })
+	mustDo(t, client, http.StatusCreated, "POST", srv.publicURL()+"/api/v1/partners/webhooks", key,
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.created","quote.accepted","quote.completed","quote.cancelled"]}`, recv.URL))
+
+	// What happened, by quote: the kinds acknowledged to the partner.
+	happened := map[string][]string{}
+	var clientID string
+	for round := range *webhookRounds {
+		for i := range 15 {
+			res, err := do(client, "POST", srv.publicURL()+"/api/v1/partners/marketplace/intent", key,
+				[]byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":16000,"rate":0.0006,"amountDirection":"source"}`))
+			if err != nil || res.status != http.StatusOK {
+				t.Fatalf("round %d create %d: %v %d", round, i, err, res.status)
+			}
+			var q map[string]any
+			decodeJSON(t, res.body, &q)
+			id := str(q, "quoteId")
+			clientID = str(q, "clientId")
+			happened[id] = append(happened[id], "quote.created")
+			switch i % 3 {
+			case 0:
+				mustDo(t, client, http.StatusOK, "PUT", srv.publicURL()+quotePath+id+"/cancel", key, nil)
+				happened[id] = append(happened[id], "quote.cancelled")
+			case 1:
+				mustDo(t, client, http.StatusOK, "PUT", srv.publicURL()+quotePath+id+"/accept", key,
+					fmt.Appendf(nil, `{"accountId":%q}`, firstAllocationAccount(t, q)))
+				mustDo(t, client, http.StatusOK, "PUT", srv.publicURL()+quotePath+id+"/complete", key, nil)
+				happened[id] = append(happened[id], "quote.accepted", "quote.completed")
+			}
+		}
+		srv.crash()
+		srv.start()
+	}
+	want := 0
+	for _, kinds := range happened {
+		want += len(kinds)
+	}
+	// Every event delivered; then the backlog empties.
+	recv.WaitFor(t, fmt.Sprintf("all %d events delivered", want), func(got []webhooktest.Delivery) bool {
+		seen := map[string]bool{}
+		for _, d := range got {
+			if d.Delivered {
+				seen[d.EventID] = true
+			}
+		}
+		return len(seen) == want
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var view map[string]any
+		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients/"+clientID+"/webhooks",
+			crashAdminToken, nil).body, &view)
+		backlog := view["data"].([]any)[0].(map[string]any)["backlog"].(map[string]any)
+		if fmt.Sprint(backlog["owed"]) == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backlog never emptied: %v", backlog)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	firstDelivered := map[string][]string{} // quote → kinds in order of first delivery
+	seen := map[string]bool{}
+	for _, d := range recv.Deliveries() {
+		if !d.Delivered || seen[d.EventID] {
+			continue
+		}
+		seen[d.EventID] = true
+		_, typ, quoteID, _ := eventOf(t, d)
+		if _, ok := happened[quoteID]; !ok {
+			t.Fatalf("delivered %s of quote %s, which the test never made", typ, quoteID)
+		}
+		firstDelivered[quoteID] = append(firstDelivered[quoteID], typ)
+	}
+	for id, kinds := range happened {
+		if got := strings.Join(firstDelivered[id], " "); got != strings.Join(kinds, " ") {
+			t.Errorf("quote %s: first deliveries %q, want %q", id, got, strings.Join(kinds, " "))
+		}
+	}
+	t.Logf("%d events over %d kill -9 rounds, %d requests to the endpoint", want, *webhookRounds, len(recv.Deliveries()))
 }
