@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -256,12 +255,7 @@ func fxTime(unixMillis int64) string {
 
 // fxOperatingError is operatingError for the FX routes.
 func (s *Server) fxOperatingError(ctx *fasthttp.RequestCtx, err error) {
-	s.cfg.Logger.Warn("request failed", "err", err, "path", string(ctx.Path()))
-	if errors.Is(err, actors.ErrFault) && !errors.Is(err, actors.ErrUnavailable) {
-		s.writeFXError(ctx, errInternal)
-		return
-	}
-	s.writeFXError(ctx, errUnavailable)
+	s.writeFXError(ctx, s.operatingRefusal(ctx, err))
 }
 
 // fxQuoteFailed answers a refused or failed quote operation, exactly as

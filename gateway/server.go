@@ -350,14 +350,20 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.SetBody(body)
 }
 
-// operatingError maps an error from the actors (storage, shutdown) to 503.
+// operatingError maps an error from the actors (storage, shutdown) to 503
+// (a fault to 500), in JSON.
 func (s *Server) operatingError(ctx *fasthttp.RequestCtx, err error) {
+	s.writeError(ctx, s.operatingRefusal(ctx, err))
+}
+
+// operatingRefusal logs an error from the actors and returns the refusal
+// both dialects answer it with: 500 for a fault, else 503.
+func (s *Server) operatingRefusal(ctx *fasthttp.RequestCtx, err error) *apiError {
 	s.cfg.Logger.Warn("request failed", "err", err, "path", string(ctx.Path()))
 	if errors.Is(err, actors.ErrFault) && !errors.Is(err, actors.ErrUnavailable) {
-		s.writeError(ctx, errInternal)
-		return
+		return errInternal
 	}
-	s.writeError(ctx, errUnavailable)
+	return errUnavailable
 }
 
 // system returns the running system, or answers 503 while recovering.
