@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 
@@ -38,6 +39,8 @@ type fsm struct {
 	// observer is the leader's webhook dispatcher, fed as records apply
 	// (nil on a follower).
 	observer engine.WebhookObserver
+	// quoteRetention (ms) is the service's --retention: see applyRecord.
+	quoteRetention int64
 }
 
 // appliedEntry is a command entry applied after the snapshot base.
@@ -53,8 +56,34 @@ type applied struct {
 	err      error
 }
 
-func newFSM(logger *slog.Logger) *fsm {
-	return &fsm{logger: logger, state: engine.NewState()}
+func newFSM(logger *slog.Logger, quoteRetention time.Duration) *fsm {
+	return &fsm{logger: logger, state: engine.NewState(), quoteRetention: quoteRetention.Milliseconds()}
+}
+
+// forgetEvery is how many records pass between two forgettings of ended
+// quotes (applyRecord): at fixed sequence numbers, so that every replica —
+// and a snapshot rebuilt beside one — forgets the same quotes at the same
+// record and their states stay equal.
+const forgetEvery = 1 << 16
+
+// applyRecord applies the record numbered seq to state, then, at every
+// forgetEvery-th record, forgets the quotes that ended longer than
+// quoteRetention (ms; 0: never) before the state's last event — what the
+// service forgets (--retention), so a replica that runs for months holds
+// what the service holds, not every quote ever made. The one apply of
+// the FSM and of its snapshots.
+func applyRecord(state *engine.State, rec []byte, seq uint64, quoteRetention int64) error {
+	ev, err := engine.DecodeEvent(rec)
+	if err == nil {
+		err = state.Apply(ev)
+	}
+	if err != nil {
+		return fmt.Errorf("record %d: %w", seq, err)
+	}
+	if quoteRetention > 0 && seq%forgetEvery == 0 {
+		state.ForgetEnded(state.LastAt - quoteRetention)
+	}
+	return nil
 }
 
 var (
@@ -86,12 +115,8 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 		return res
 	}
 	err := forEachRecord(l.Data, func(rec []byte) error {
-		ev, err := engine.DecodeEvent(rec)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", f.seq+1, err)
-		}
-		if err := f.state.Apply(ev); err != nil {
-			return fmt.Errorf("record %d: %w", f.seq+1, err)
+		if err := applyRecord(f.state, rec, f.seq+1, f.quoteRetention); err != nil {
+			return err
 		}
 		f.seq++
 		return nil
@@ -220,15 +245,11 @@ func (s *deltaSnapshot) encode() ([]byte, error) {
 	seq := s.baseSeq
 	for _, e := range s.entries {
 		err := forEachRecord(e.data, func(rec []byte) error {
-			ev, err := engine.DecodeEvent(rec)
-			if err == nil {
-				err = state.Apply(ev)
-			}
 			seq++
-			return err
+			return applyRecord(state, rec, seq, s.f.quoteRetention)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("cluster: snapshot: record %d: %w", seq, err)
+			return nil, fmt.Errorf("cluster: snapshot: %w", err)
 		}
 	}
 	if seq != s.seq {

@@ -118,7 +118,7 @@ func Open(cfg Config) (*Node, error) {
 		cfg.Actors.Logger = cfg.Logger
 	}
 	n := &Node{cfg: cfg, self: self, quit: make(chan struct{}), done: make(chan struct{})}
-	n.fsm = newFSM(cfg.Logger)
+	n.fsm = newFSM(cfg.Logger, cfg.Actors.Retention)
 
 	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: cfg.RaftLogLevel, Output: os.Stderr, JSONFormat: true})
 	var err error
