@@ -56,8 +56,10 @@ type FollowerConfig struct {
 // ErrStopped is returned by a Follower's work cut short by Config.Stop.
 var ErrStopped = errors.New("actors: follower stopped")
 
-// followerPollDefault is how often Run looks for new records by default.
-const followerPollDefault = 100 * time.Millisecond
+// followerPollDefault is how often Run looks for new records by default:
+// often enough that a webhook goes out within tens of milliseconds of its
+// event (a look that finds nothing new is one atomic load).
+const followerPollDefault = 20 * time.Millisecond
 
 // snapshotsNewestKept is how many of the newest snapshots are always kept:
 // the newest, and one to fall back on should its checksum fail.
