@@ -37,6 +37,21 @@ func eventOf(t *testing.T, d webhooktest.Delivery) (id, typ, quoteID, status str
 	return ev.ID, ev.Type, ev.Data.Quote.QuoteID, string(ev.Data.Quote.Status)
 }
 
+// startDemo starts `oja serve --demo` with flags and returns it, an HTTP
+// client (closed with the test) and the demo's sandbox key.
+func startDemo(t *testing.T, flags ...string) (*ojaServer, *http.Client, string) {
+	t.Helper()
+	srv := newOjaServer(t, append([]string{"--demo"}, flags...)...)
+	srv.start()
+	client := newHTTPClient()
+	t.Cleanup(client.CloseIdleConnections)
+	keyFile, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, client, strings.TrimSpace(string(keyFile))
+}
+
 // TestWebhooksEndToEnd runs `oja serve` as a partner meets it: an endpoint
 // that fails its first attempts gets retries with growing gaps; a kill -9
 // while an event is owed does not lose it (delivered after the restart,
@@ -45,15 +60,7 @@ func eventOf(t *testing.T, d webhooktest.Delivery) (id, typ, quoteID, status str
 // backlog and /metrics counts the deliveries.
 func TestWebhooksEndToEnd(t *testing.T) {
 	t.Parallel()
-	srv := newOjaServer(t, "--demo", "--webhook-allow-private", "--webhook-retry-min", "150ms", "--snapshot-every", "10")
-	srv.start()
-	client := newHTTPClient()
-	defer client.CloseIdleConnections()
-	keyFile, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(keyFile))
+	srv, client, key := startDemo(t, "--webhook-allow-private", "--webhook-retry-min", "150ms", "--snapshot-every", "10")
 	hooks := srv.publicURL() + "/api/v1/partners/webhooks"
 
 	var failing atomic.Bool
@@ -257,15 +264,7 @@ var webhookRounds = flag.Int("webhook-rounds", 2, "kill -9 rounds in TestWebhook
 // delivered that did not happen, and the backlog is empty.
 func TestWebhooksAtLeastOnce(t *testing.T) {
 	t.Parallel()
-	srv := newOjaServer(t, "--demo", "--webhook-allow-private", "--webhook-retry-min", "50ms", "--snapshot-every", "25")
-	srv.start()
-	client := newHTTPClient()
-	defer client.CloseIdleConnections()
-	keyFile, err := os.ReadFile(filepath.Join(srv.data, "demo.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := strings.TrimSpace(string(keyFile))
+	srv, client, key := startDemo(t, "--webhook-allow-private", "--webhook-retry-min", "50ms", "--snapshot-every", "25")
 	recv := webhooktest.New(t)
 	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
