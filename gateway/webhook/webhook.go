@@ -5,11 +5,13 @@
 // State owes an event to every subscribed endpoint when it applies a quote
 // event (engine/webhook.go), and the log follower, which applies every
 // durable record to a State of its own, tells the Dispatcher through
-// engine.WebhookObserver. When an event is delivered (a 2xx within the
-// timeout) or abandoned (its retry window over), the Dispatcher records a
-// WebhookSettled in the log; until then a restart owes it again. So an
-// event survives kill -9 and keeps its id across attempts and restarts; a
-// partner may see one twice (at least once), never none.
+// engine.WebhookObserver (in cluster mode, the leader's replica does). When
+// an event is delivered (a 2xx within the timeout) or abandoned (its retry
+// window over), the Dispatcher records a WebhookSettled in the log; until
+// then a restart owes it again. So an event survives kill -9 and keeps its
+// id across attempts and restarts; a partner may see one twice (at least
+// once), and loses one only by deleting the endpoint or letting its outbox
+// fill (engine.WebhookOwedMax events; counted as dropped).
 //
 // Isolation: every endpoint has its own goroutine, queue and at most
 // Config.Concurrency requests in flight, so a slow or dead endpoint delays
