@@ -56,10 +56,13 @@ type Dispatcher struct {
 	client *http.Client
 	logger *slog.Logger
 
+	// ctx is cancelled by Stop: it ends every worker and request.
+	ctx    context.Context
+	cancel context.CancelFunc
+
 	mu        sync.Mutex
 	endpoints map[engine.WebhookID]*endpoint
 	started   bool
-	quit      chan struct{}
 	workers   sync.WaitGroup
 	settleCh  chan *engine.WebhookSettled
 	settled   chan struct{} // closed when the settling goroutine ends
@@ -76,8 +79,11 @@ type endpoint struct {
 	inflight int
 	dropped  uint64
 	wake     chan struct{} // cap 1
-	gone     chan struct{} // closed on delete
-	last     Attempt
+	// ctx is cancelled when the endpoint is deleted or the dispatcher
+	// stops: its worker and requests end.
+	ctx    context.Context
+	cancel context.CancelFunc
+	last   Attempt
 }
 
 // item is one owed event.
@@ -149,9 +155,12 @@ func New(cfg Config) *Dispatcher {
 			ResponseHeaderTimeout: cfg.Timeout,
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Dispatcher{
 		cfg:    cfg,
 		logger: logger,
+		ctx:    ctx,
+		cancel: cancel,
 		client: &http.Client{
 			Transport: transport,
 			Timeout:   cfg.Timeout,
@@ -160,7 +169,6 @@ func New(cfg Config) *Dispatcher {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 		endpoints: make(map[engine.WebhookID]*endpoint),
-		quit:      make(chan struct{}),
 		settleCh:  make(chan *engine.WebhookSettled, 4*settleBatchMax),
 		settled:   make(chan struct{}),
 	}
@@ -175,8 +183,8 @@ func (d *Dispatcher) Registered(w *engine.Webhook) {
 	if _, ok := d.endpoints[w.ID]; ok {
 		return
 	}
-	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}),
-		wake: make(chan struct{}, 1), gone: make(chan struct{})}
+	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
+	ep.ctx, ep.cancel = context.WithCancel(d.ctx)
 	d.endpoints[w.ID] = ep
 	if d.started {
 		d.startWorker(ep)
@@ -189,7 +197,7 @@ func (d *Dispatcher) Deleted(w *engine.Webhook) {
 	defer d.mu.Unlock()
 	if ep, ok := d.endpoints[w.ID]; ok {
 		delete(d.endpoints, w.ID)
-		close(ep.gone)
+		ep.cancel()
 	}
 }
 
@@ -234,7 +242,7 @@ func (ep *endpoint) poke() {
 func (d *Dispatcher) Start() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.started || d.stopping() {
+	if d.started || d.ctx.Err() != nil {
 		return
 	}
 	d.started = true
@@ -248,15 +256,12 @@ func (d *Dispatcher) Start() {
 // owed), records the settlements already made, and waits.
 func (d *Dispatcher) Stop() {
 	d.mu.Lock()
-	started := d.started
-	select {
-	case <-d.quit:
-		d.mu.Unlock()
-		return
-	default:
-		close(d.quit)
-	}
+	started, stopped := d.started, d.ctx.Err() != nil
+	d.cancel()
 	d.mu.Unlock()
+	if stopped {
+		return
+	}
 	d.workers.Wait()
 	if started {
 		close(d.settleCh)
@@ -264,19 +269,9 @@ func (d *Dispatcher) Stop() {
 	}
 }
 
-// stopping reports whether Stop was called.
-func (d *Dispatcher) stopping() bool {
-	select {
-	case <-d.quit:
-		return true
-	default:
-		return false
-	}
-}
-
 // startWorker starts ep's worker. REQUIRES: d.mu held.
 func (d *Dispatcher) startWorker(ep *endpoint) {
-	if d.stopping() {
+	if d.ctx.Err() != nil {
 		return
 	}
 	d.workers.Add(1)
@@ -288,28 +283,20 @@ func (d *Dispatcher) startWorker(ep *endpoint) {
 func (d *Dispatcher) run(ep *endpoint) {
 	defer d.workers.Done()
 	var inflight sync.WaitGroup
-	defer inflight.Wait()
-	ctx, cancel := stopContext(d.quit, ep.gone)
-	defer cancel() // first: in-flight requests end, then they are waited for
+	defer inflight.Wait() // ep.ctx is done: the requests in flight end
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		wait := d.launch(ctx, ep, &inflight)
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		if wait > 0 {
+		// NB: since Go 1.23 Stop and Reset leave no stale tick to drain.
+		if wait := d.launch(ep, &inflight); wait > 0 {
 			timer.Reset(wait)
+		} else {
+			timer.Stop()
 		}
 		select {
 		case <-ep.wake:
 		case <-timer.C:
-		case <-ep.gone:
-			return
-		case <-d.quit:
+		case <-ep.ctx.Done():
 			return
 		}
 	}
@@ -318,7 +305,7 @@ func (d *Dispatcher) run(ep *endpoint) {
 // launch starts the deliveries that are due, within the endpoint's
 // concurrency, and returns how long until the next one is (0: none
 // scheduled). An event waits while an earlier event of its quote is owed.
-func (d *Dispatcher) launch(ctx context.Context, ep *endpoint, inflight *sync.WaitGroup) time.Duration {
+func (d *Dispatcher) launch(ep *endpoint, inflight *sync.WaitGroup) time.Duration {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := d.cfg.Clock()
@@ -348,7 +335,7 @@ func (d *Dispatcher) launch(ctx context.Context, ep *endpoint, inflight *sync.Wa
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			d.deliver(ctx, ep, it)
+			d.deliver(ep, it)
 		}()
 	}
 	if next.IsZero() {
@@ -358,23 +345,20 @@ func (d *Dispatcher) launch(ctx context.Context, ep *endpoint, inflight *sync.Wa
 }
 
 // deliver makes one attempt and books its outcome.
-func (d *Dispatcher) deliver(ctx context.Context, ep *endpoint, it *item) {
+func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 	if it.body == nil {
 		it.body = d.cfg.Render(&it.event)
 	}
-	status, problem := d.post(ctx, ep, it)
-	if ctx.Err() != nil {
-		d.mu.Lock()
-		it.busy = false
-		ep.inflight--
-		d.mu.Unlock()
-		return // stopping: the event stays owed
-	}
+	status, problem := d.post(ep, it)
 	now := d.cfg.Clock()
 	var settle *engine.WebhookSettled
 	d.mu.Lock()
 	it.busy = false
 	ep.inflight--
+	if ep.ctx.Err() != nil {
+		d.mu.Unlock()
+		return // deleted or stopping: the event stays owed
+	}
 	ep.last = Attempt{At: now, Event: it.event.ID, Status: status, Error: problem, Attempts: it.attempt}
 	switch {
 	case problem == "":
@@ -413,10 +397,9 @@ func (d *Dispatcher) backoff(n int) time.Duration {
 }
 
 // post sends the event; problem is "" for a 2xx.
-func (d *Dispatcher) post(ctx context.Context, ep *endpoint, it *item) (status int, problem string) {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.reg.URL, bytes.NewReader(it.body))
+// The client's Timeout bounds the whole exchange.
+func (d *Dispatcher) post(ep *endpoint, it *item) (status int, problem string) {
+	req, err := http.NewRequestWithContext(ep.ctx, http.MethodPost, ep.reg.URL, bytes.NewReader(it.body))
 	if err != nil {
 		return 0, err.Error()
 	}

@@ -31,7 +31,6 @@
 package webhook
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,19 +54,4 @@ func Sign(secret string, t int64, body []byte) string {
 	mac.Write([]byte{'.'})
 	mac.Write(body)
 	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
-
-// stopContext is a context cancelled when either channel closes.
-func stopContext(a, b <-chan struct{}) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-a:
-			cancel()
-		case <-b:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }
