@@ -102,28 +102,14 @@ func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) 
 	}, func() { sys.webhooks.add(w) })
 }
 
-// Webhooks returns the client's endpoints in mode m, oldest first, without
-// their secrets.
-func (s *System) Webhooks(client engine.ClientID, m engine.Mode) []engine.Webhook {
-	var out []engine.Webhook
-	for _, w := range s.webhooks.of(client) {
-		if w.Mode == m {
-			r := *w
-			r.Secret = ""
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// AllWebhooks returns the client's endpoints in both modes, oldest first,
-// without their secrets (the operator's view).
-func (s *System) AllWebhooks(client engine.ClientID) []engine.Webhook {
-	var out []engine.Webhook
-	for _, w := range s.webhooks.of(client) {
-		r := *w
-		r.Secret = ""
-		out = append(out, r)
+// Webhooks returns the client's endpoints (both modes), oldest first,
+// without their secrets.
+func (s *System) Webhooks(client engine.ClientID) []engine.Webhook {
+	hooks := s.webhooks.of(client)
+	out := make([]engine.Webhook, len(hooks))
+	for i, w := range hooks {
+		out[i] = *w
+		out[i].Secret = ""
 	}
 	return out
 }

@@ -71,15 +71,6 @@ func ParseWebhookEvent(s string) (WebhookEvents, bool) {
 	return 0, false
 }
 
-// WebhookEventNames lists every wire name, in lifecycle order.
-func WebhookEventNames() []string {
-	out := make([]string, len(webhookKinds))
-	for i, k := range webhookKinds {
-		out[i] = k.name
-	}
-	return out
-}
-
 // Names lists the kinds in the set, in lifecycle order.
 func (w WebhookEvents) Names() []string {
 	var out []string

@@ -118,12 +118,13 @@ func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 		s.writeError(ctx, e)
 		return
 	}
-	hooks := sys.Webhooks(who.Client, who.Mode)
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
-	for i := range hooks {
-		appendWebhook(&w, &hooks[i], "")
+	for _, h := range sys.Webhooks(who.Client) {
+		if h.Mode == who.Mode {
+			appendWebhook(&w, &h, "")
+		}
 	}
 	w.closeArray()
 	w.boolean("hasMore", false)
@@ -159,7 +160,7 @@ func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
 	}
-	hooks := sys.AllWebhooks(engine.ClientID(id))
+	hooks := sys.Webhooks(engine.ClientID(id))
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
