@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"slices"
 	"sync"
 
@@ -69,13 +70,12 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 	}
 	ev := &engine.WebhookCreated{At: sys.nowMillis(), Webhook: engine.WebhookID(sys.ids.uuid()), Client: cmd.Client,
 		Mode: cmd.Mode, URL: cmd.URL, Events: cmd.Events, Secret: a.newSecret("whsec_", webhookSecretChars)}
-	existing := sys.webhooks.of(cmd.Client)
-	if len(existing) >= engine.WebhooksPerClientMax {
-		ctx.Respond(&AdminReply{Result: engine.ResultTooManyWebhooks})
-		return
-	}
-	if err := engine.CheckWebhookCreated(existing, ev); err != nil {
-		ctx.Respond(&AdminReply{Result: engine.ResultValidation})
+	if err := engine.CheckWebhookCreated(sys.webhooks.of(cmd.Client), ev); err != nil {
+		result := engine.ResultValidation
+		if errors.Is(err, engine.ErrTooManyWebhooks) {
+			result = engine.ResultTooManyWebhooks
+		}
+		ctx.Respond(&AdminReply{Result: result})
 		return
 	}
 	w := &engine.Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL, Events: ev.Events,

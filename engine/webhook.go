@@ -2,6 +2,7 @@ package engine
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -246,10 +247,14 @@ func CheckWebhookCreated(existing []*Webhook, ev *WebhookCreated) error {
 	case ev.Secret == "":
 		return fmt.Errorf("webhook secret empty")
 	case len(existing) >= WebhooksPerClientMax:
-		return fmt.Errorf("client has %d webhooks already", len(existing))
+		return fmt.Errorf("%w: client has %d", ErrTooManyWebhooks, len(existing))
 	}
 	return nil
 }
+
+// ErrTooManyWebhooks is CheckWebhookCreated's refusal of a client's
+// endpoint beyond WebhooksPerClientMax (ResultTooManyWebhooks).
+var ErrTooManyWebhooks = errors.New("engine: too many webhooks")
 
 func (s *State) checkWebhook(ev Event) error {
 	switch ev := ev.(type) {
