@@ -13,7 +13,7 @@ import (
 // webhookDirectory is the live list of each client's webhook endpoints
 // (registrations only: the outbox is the engine.State's, which the log
 // follower keeps and the webhook dispatcher drains). Only the coordinator
-// writes it, once a create or delete is durable.
+// writes it, when it decides a create or delete (createWebhook says why).
 type webhookDirectory struct {
 	mu    sync.RWMutex
 	hooks map[engine.ClientID][]*engine.Webhook // creation order; entries immutable
