@@ -163,6 +163,16 @@ func modeFlag(fs *flag.FlagSet, listing bool) *string {
 	return fs.String("mode", "sandbox", help)
 }
 
+// idCall is the call of a command that takes exactly one id (args[2]).
+func idCall(args []string, call func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error) (adminCall, error) {
+	if len(args) != 3 {
+		return nil, fmt.Errorf("admin %s %s: give one id", args[0], args[1])
+	}
+	return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+		return call(ctx, a, args[2], o...)
+	}, nil
+}
+
 // discard adapts a typed call whose answer is only printed.
 func discard[T any](_ T, err error) error { return err }
 
@@ -202,21 +212,18 @@ func parseAdminCall(args []string) (adminCall, error) {
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
 			return discard(a.ListClients(ctx, *limit, *after, o...))
 		}, nil
-	case "clients get", "quotes get", "quotes cancel":
-		if len(args) != 3 {
-			return nil, fmt.Errorf("admin %s %s: give one id", args[0], sub)
-		}
-		id := args[2]
-		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
-			switch sub {
-			case "get":
-				if args[0] == "clients" {
-					return discard(a.GetClient(ctx, id, o...))
-				}
-				return discard(a.GetQuote(ctx, id, o...))
-			}
+	case "clients get":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
+			return discard(a.GetClient(ctx, id, o...))
+		})
+	case "quotes get":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
+			return discard(a.GetQuote(ctx, id, o...))
+		})
+	case "quotes cancel":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.CancelQuote(ctx, id, o...))
-		}, nil
+		})
 	case "keys create":
 		if err := need(3); err != nil {
 			return nil, err
