@@ -12,6 +12,19 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
+// followerMarket is a node with one client and one funded NGN/USDT pool,
+// and a function that creates a quote of 1 USDT with an Idempotency-Key.
+func followerMarket(t *testing.T, clk *clock) (*node, *engine.Client, func(key string) *engine.Quote) {
+	n := newNode(t, testConfig(clk))
+	ada := newClient(t, n.sys, "ada")
+	newPool(t, n.sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "1000000")
+	return n, ada, func(key string) *engine.Quote {
+		return mustQuote(t, n.sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
+			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
+			Chain: engine.ChainTron, IdempotencyKey: key})
+	}
+}
+
 // The follower rebuilds, from the log alone, the state the actors hold; it
 // snapshots every SnapshotEvery events while they keep serving, keeps the
 // newest snapshots and the retention milestones, and deletes the records
@@ -19,15 +32,8 @@ import (
 // starts from the retained records and holds everything.
 func TestFollowerSnapshotsAndRetention(t *testing.T) {
 	clk := newClock()
-	n := newNode(t, testConfig(clk))
-	sys := n.sys
-	ada := newClient(t, sys, "ada")
-	newPool(t, sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "1000000")
-	quote := func(i int) {
-		mustQuote(t, sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
-			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
-			Chain: engine.ChainTron, IdempotencyKey: fmt.Sprint("k", i)})
-	}
+	n, _, quoteKey := followerMarket(t, clk)
+	quote := func(i int) { quoteKey(fmt.Sprint("k", i)) }
 	f, err := actors.NewFollower(n.log, actors.FollowerConfig{SnapshotEvery: 10, Retention: time.Hour, Now: clk.Now,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -104,15 +110,8 @@ func TestFollowerSnapshotsAndRetention(t *testing.T) {
 // ever made. Open quotes and recent ended ones stay.
 func TestFollowerForgetsEndedQuotes(t *testing.T) {
 	clk := newClock()
-	n := newNode(t, testConfig(clk))
+	n, ada, quote := followerMarket(t, clk)
 	sys := n.sys
-	ada := newClient(t, sys, "ada")
-	newPool(t, sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "1000000")
-	quote := func(key string) *engine.Quote {
-		return mustQuote(t, sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
-			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
-			Chain: engine.ChainTron, IdempotencyKey: key})
-	}
 	old := quote("old")
 	if r := sys.TransitionQuote(ada.ID, engine.ModeSandbox, old.ID, cancelOp); r.Err != nil || r.Result != engine.ResultOK {
 		t.Fatalf("cancel: %v %s", r.Err, r.Result)
