@@ -200,7 +200,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			x := exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}]
 			x.add(q.Key, q.TotalDestination)
 			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}] = x
-		} else if retention > 0 && now-q.UpdatedAt > retention {
+		} else if retention > 0 && q.EndedBefore(now-retention) {
 			continue
 		}
 		refs = append(refs, quoteRef{client: q.Client, mode: q.Mode})
@@ -690,7 +690,7 @@ func (s *System) Maintain() {
 	forgotten := make(map[*quoteRef]bool)
 	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
 		q := ref.view.Load()
-		if ref.pid.Load() == nil && !q.Status.Open() && now-q.UpdatedAt > retention {
+		if ref.pid.Load() == nil && q.EndedBefore(now-retention) {
 			s.countQuote(q.Mode, q.Status, 0)
 			forgotten[ref] = true
 			return true

@@ -96,6 +96,11 @@ func (q *Quote) init(ev *QuoteCreated) {
 	}
 }
 
+// EndedBefore reports whether q ended (completed, cancelled or expired)
+// before cutoff (unix ms): the retention rule the service, its log
+// follower and the cluster's replicas forget quotes by.
+func (q *Quote) EndedBefore(cutoff int64) bool { return !q.Status.Open() && q.UpdatedAt < cutoff }
+
 // Clone returns a copy safe to hand to readers: the shared parts are
 // immutable.
 func (q *Quote) Clone() *Quote { c := *q; return &c }

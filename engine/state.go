@@ -450,7 +450,7 @@ func lifecycleFits(q *Quote, ev Event) error {
 func (s *State) ForgetEnded(cutoff int64) int {
 	dropped := 0
 	for id, q := range s.Quotes {
-		if q.Status.Open() || q.UpdatedAt >= cutoff {
+		if !q.EndedBefore(cutoff) {
 			continue
 		}
 		delete(s.Quotes, id)
