@@ -54,9 +54,9 @@ type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 
 // CheckURL decides whether a partner may register raw as an endpoint in
 // mode m. It returns the problem in one line ("" when acceptable): not an
-// absolute http(s) URL, credentials in it, plain http in live mode, or —
-// unless allowPrivate — a host that is, names or resolves to a forbidden
-// address (Forbidden).
+// absolute http(s) URL, credentials in it, or — unless allowPrivate —
+// plain http in live mode or a host that is, names or resolves to a
+// forbidden address (Forbidden).
 func CheckURL(ctx context.Context, raw string, m engine.Mode, allowPrivate bool, resolve Resolver) string {
 	if len(raw) > engine.WebhookURLBytesMax {
 		return fmt.Sprintf("must be at most %d bytes", engine.WebhookURLBytesMax)
