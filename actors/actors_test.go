@@ -86,6 +86,16 @@ func startNode(t testing.TB, dir string, cfg actors.Config) *node {
 		_ = log.Close()
 		t.Fatalf("recover: %v", err)
 	}
+	// The actors' tests draw amounts of every size: the default bounds
+	// are tested where they apply (TestPairBounds).
+	markets := cfg.Markets
+	if markets == nil {
+		markets = engine.DefaultMarketsConfig().WithoutBounds()
+	}
+	if _, err := actors.RecordMarkets(state, log, markets, now); err != nil {
+		_ = log.Close()
+		t.Fatalf("markets: %v", err)
+	}
 	recoveredHash := state.Hash()
 	again := replayLog(t, log)
 	// A recovery from a snapshot that forgot ended quotes (the follower's
@@ -165,7 +175,7 @@ func checkLedger(t testing.TB, what string, r engine.LedgerReport) {
 	if !r.OK {
 		t.Fatalf("%s: ledger check not ok: %v", what, r.Problems)
 	}
-	for _, c := range engine.Currencies {
+	for _, c := range engine.DefaultMarkets().CurrencyList() {
 		if r.Currencies[c].Sum != 0 {
 			t.Fatalf("%s: %s sums to %d", what, c, r.Currencies[c].Sum)
 		}
@@ -365,7 +375,7 @@ func captureViews(t testing.TB, sys *actors.System, clients []*engine.Client, qu
 		}
 		v.ledger[m] = r
 		v.clearing[m] = make(map[engine.Currency]engine.Amount)
-		for _, c := range engine.Currencies {
+		for _, c := range engine.DefaultMarkets().CurrencyList() {
 			b, err := sys.ClearingBalance(m, c)
 			if err != nil {
 				t.Fatalf("clearing balance: %v", err)
@@ -921,7 +931,7 @@ func TestClientWalletsReadableOnceCreated(t *testing.T) {
 	n := newNode(t, testConfig(newClock()))
 	for i := range 20 {
 		c := newClient(t, n.sys, fmt.Sprintf("client-%d", i))
-		if got, want := len(c.Wallets), len(engine.Modes)*len(engine.Currencies); got != want {
+		if got, want := len(c.Wallets), len(engine.Modes)*len(engine.DefaultMarkets().CurrencyList()); got != want {
 			t.Fatalf("%d wallets, want %d", got, want)
 		}
 		for _, w := range c.Wallets {
@@ -930,8 +940,8 @@ func TestClientWalletsReadableOnceCreated(t *testing.T) {
 			}
 		}
 		for _, m := range engine.Modes {
-			if got := len(n.sys.ClientAccounts(c.ID, m)); got != len(engine.Currencies) {
-				t.Fatalf("client %d: %d %s accounts listed right after CreateClient, want %d", i, got, m, len(engine.Currencies))
+			if got := len(n.sys.ClientAccounts(c.ID, m)); got != len(engine.DefaultMarkets().CurrencyList()) {
+				t.Fatalf("client %d: %d %s accounts listed right after CreateClient, want %d", i, got, m, len(engine.DefaultMarkets().CurrencyList()))
 			}
 		}
 		w := walletOf(t, c, engine.ModeLive, engine.CurrencyNGN)

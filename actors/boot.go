@@ -102,6 +102,31 @@ func ExpireOverdue(state *engine.State, log Log, now time.Time) (int, error) {
 	return len(expired), nil
 }
 
+// RecordMarkets puts cfg in force on state: resolved against the markets
+// the log recorded last (engine.MarketsConfig.Resolve), and, when that
+// changes anything, recorded durably (a MarketsSet) and applied. What a
+// state must go through before Start, after ExpireOverdue: recovery does
+// it with the --markets file, a new cluster leader with its own.
+func RecordMarkets(state *engine.State, log Log, cfg *engine.MarketsConfig, now time.Time) (changed bool, err error) {
+	markets, err := cfg.Resolve(state.Markets)
+	if err != nil {
+		return false, err
+	}
+	if markets.Equal(state.Markets) {
+		return false, nil
+	}
+	ev := &engine.MarketsSet{At: max(now.UnixMilli(), state.LastAt), Markets: markets}
+	done := make(chan error, 1)
+	log.Append([][]byte{engine.AppendEvent(nil, ev)}, func(_ uint64, err error) { done <- err })
+	if err := <-done; err != nil {
+		return false, fmt.Errorf("actors: logging the markets: %w", err)
+	}
+	if err := state.Apply(ev); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512
 

@@ -66,7 +66,7 @@ func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 	sys := a.sys
 	ev := &engine.ClientCreated{At: sys.nowMillis(), Client: engine.ClientID(sys.ids.uuid()), Name: cmd.Name}
 	for _, m := range engine.Modes {
-		for _, c := range engine.Currencies {
+		for _, c := range sys.markets.CurrencyList() {
 			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(sys.ids.uuid())})
 		}
 	}
@@ -142,7 +142,7 @@ func (a *coordinatorActor) revokeKey(ctx actor.Context, cmd *RevokeKey) {
 
 func (a *coordinatorActor) createPool(ctx actor.Context, cmd *CreatePool) {
 	sys := a.sys
-	if !cmd.Pair.Supported() {
+	if !sys.markets.Supported(cmd.Pair) {
 		ctx.Respond(&AdminReply{Result: engine.ResultInvalidCurrencyPair})
 		return
 	}

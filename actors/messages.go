@@ -54,6 +54,7 @@ type QuoteReply struct {
 	Allocation  engine.AllocationOutcome // on ResultInsufficientLiquidity: Fillable and BestRate
 	Field       string                   // on ResultValidation: the offending request member
 	Exposure    *ExposureLimit           // on ResultExposureLimit
+	Bounds      engine.PairSpec          // on ResultOutsidePairBounds: the pair and its bounds
 	Replayed    bool                     // an Idempotency-Key replay
 	Err         error                    // an operating failure (storage, shutdown): 503
 }

@@ -97,6 +97,11 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Err: err})
 		return
 	}
+	spec, ok := a.sys.markets.Pair(a.key.Pair)
+	if !ok {
+		ctx.Respond(&QuoteReply{Result: engine.ResultInvalidCurrencyPair})
+		return
+	}
 	var listingRate engine.Rate
 	listing := cmd.Listing
 	if !listing.IsZero() {
@@ -113,6 +118,10 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 			}
 		}
 	}
+	if cmd.Direction == engine.DirectionSource && !spec.Within(cmd.Amount) {
+		ctx.Respond(&QuoteReply{Result: engine.ResultOutsidePairBounds, Bounds: spec})
+		return
+	}
 	alloc := a.book.Allocate(engine.AllocationRequest{
 		Direction: cmd.Direction, Amount: cmd.Amount, MinRate: cmd.Rate, Only: listing,
 	}, a.slice[:0])
@@ -120,9 +129,14 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Result: alloc.Result, Allocation: alloc})
 		return
 	}
-	var reserved engine.Amount
+	var reserved, source engine.Amount
 	for _, sl := range alloc.Slices {
 		reserved += sl.Destination
+		source += sl.Source
+	}
+	if !spec.Within(source) {
+		ctx.Respond(&QuoteReply{Result: engine.ResultOutsidePairBounds, Bounds: spec})
+		return
 	}
 	if a.exposure.refuse(cmd.Key, reserved, a.book) {
 		ctx.Respond(&QuoteReply{Result: engine.ResultExposureLimit, Exposure: &ExposureLimit{

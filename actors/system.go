@@ -40,6 +40,10 @@ type Config struct {
 	// consensus rate changes. It runs on the actor's goroutine: it must not
 	// block (the rate stream conflates and returns at once).
 	RateListener func(key engine.BookKey, ticker *engine.Ticker)
+	// Markets is the configured markets (--markets). Start takes the ones
+	// in force from the state; a cluster leader records these first
+	// (RecordMarkets). Nil: engine.DefaultMarketsConfig.
+	Markets *engine.MarketsConfig
 }
 
 // Limits of the actor layer.
@@ -66,6 +70,9 @@ type System struct {
 	actors *actor.ActorSystem
 	root   *actor.RootContext
 	ids    *idSource
+	// markets are the markets in force: the state's at Start (RecordMarkets
+	// put the configured ones there first). Immutable.
+	markets *engine.Markets
 
 	pairs       map[engine.BookKey]*actor.PID                     // immutable after Start
 	tickers     map[engine.BookKey]*atomic.Pointer[engine.Ticker] // map immutable after Start; views published by pair actors
@@ -139,6 +146,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		cfg:        cfg,
 		log:        log,
 		ids:        newIDSource(cfg.Random),
+		markets:    state.Markets,
 		pairs:      make(map[engine.BookKey]*actor.PID),
 		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),
 		treasuries: make(map[engine.Mode]*actor.PID),
@@ -400,6 +408,10 @@ func (s *System) writable() error {
 }
 
 // ---- Authentication -------------------------------------------------------
+
+// Markets are the markets in force: currencies, pairs and their bounds,
+// collection accounts and deposit keys.
+func (s *System) Markets() *engine.Markets { return s.markets }
 
 // Authenticate resolves an API key. Unknown and revoked keys fail alike.
 func (s *System) Authenticate(secret string) (Principal, bool) {

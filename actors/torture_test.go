@@ -546,7 +546,7 @@ func (w *tortureWorker) step() {
 			w.admin(&actors.RevokeKey{Key: key})
 		}
 	case x < 9 && pools < torturePoolsMax || pools == 0:
-		pair := engine.Pairs[rng.IntN(len(engine.Pairs))]
+		pair := engine.DefaultMarkets().PairList()[rng.IntN(len(engine.DefaultMarkets().PairList()))]
 		w.admin(&actors.CreatePool{Mode: engine.Modes[rng.IntN(2)], Name: fmt.Sprintf("desk-%d", rng.IntN(1000)),
 			Pair: pair, Rate: extremeRate(rng, pair)})
 	case x < 20:
@@ -643,11 +643,11 @@ func (w *tortureWorker) createQuote() {
 	if !ok {
 		return
 	}
-	pair := engine.Pairs[rng.IntN(len(engine.Pairs))]
+	pair := engine.DefaultMarkets().PairList()[rng.IntN(len(engine.DefaultMarkets().PairList()))]
 	rates := tortureRates[pair]
 	cmd := &actors.CreateQuote{Client: c.ID, Mode: engine.Modes[rng.IntN(2)], Pair: pair,
 		Direction: engine.DirectionSource, Amount: extremeAmount(rng, 50_000_000),
-		Rate: rates[rng.IntN(len(rates))] - engine.Rate(rng.Int64N(2))*rates[0]/100, Chain: engine.DefaultChain(pair.Destination)}
+		Rate: rates[rng.IntN(len(rates))] - engine.Rate(rng.Int64N(2))*rates[0]/100, Chain: engine.DefaultMarkets().DefaultChain(pair.Destination)}
 	if rng.IntN(2) == 0 {
 		cmd.Direction, cmd.Amount = engine.DirectionDestination, extremeAmount(rng, 30_000_000)
 	}

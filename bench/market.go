@@ -214,7 +214,7 @@ func (g *generator) setup(emit func(engine.Event) error) error {
 	g.client, g.key = engine.ClientID(g.uuid()), engine.KeyID(g.uuid())
 	created := &engine.ClientCreated{At: g.at, Client: g.client, Name: "bench"}
 	for _, m := range engine.Modes {
-		for _, c := range engine.Currencies {
+		for _, c := range engine.DefaultMarkets().CurrencyList() {
 			w := engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(g.uuid())}
 			if m == engine.ModeSandbox && c == engine.CurrencyUSDT {
 				g.wallet = w.Account

@@ -337,12 +337,12 @@ func checkAgainstReference(t *testing.T, rng *rand.Rand, p Pair, entries []BookE
 func TestAllocateMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 3_000 {
-		p := Pairs[rng.IntN(len(Pairs))]
+		p := DefaultMarkets().PairList()[rng.IntN(len(DefaultMarkets().PairList()))]
 		entries := randomBookEntries(rng, p, rng.IntN(20)+1, AmountMax)
 		checkAgainstReference(t, rng, p, entries, randomRequest(rng, p, entries))
 	}
 	for range 300 {
-		p := Pairs[rng.IntN(len(Pairs))]
+		p := DefaultMarkets().PairList()[rng.IntN(len(DefaultMarkets().PairList()))]
 		entries, req := randomSlicesMaxCase(rng, p)
 		checkAgainstReference(t, rng, p, entries, req)
 	}
@@ -385,7 +385,7 @@ func FuzzAllocate(f *testing.F) {
 	f.Add(uint64(5), uint8(70), int64(0), true)
 	f.Fuzz(func(t *testing.T, seed uint64, poolCount uint8, amount int64, destination bool) {
 		rng := rand.New(rand.NewPCG(seed, uint64(poolCount)))
-		p := Pairs[rng.IntN(len(Pairs))]
+		p := DefaultMarkets().PairList()[rng.IntN(len(DefaultMarkets().PairList()))]
 		var entries []BookEntry
 		var req AllocationRequest
 		if poolCount >= 64 {

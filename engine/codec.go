@@ -321,6 +321,8 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.Webhook)
 		e.id(ev.Event)
 		e.boolean(ev.Delivered)
+	case *MarketsSet:
+		e.markets(ev.Markets)
 	default:
 		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
@@ -407,6 +409,8 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &WebhookDeleted{At: at, Webhook: d.id()}
 	case EventWebhookSettled:
 		ev = &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
+	case EventMarketsSet:
+		ev = &MarketsSet{At: at, Markets: d.markets()}
 	default:
 		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
 	}

@@ -34,7 +34,7 @@ func codecSamples() []struct {
 	wallets := func(n int) []engine.WalletAccount {
 		var out []engine.WalletAccount
 		for i := range n {
-			out = append(out, engine.WalletAccount{Mode: engine.Modes[i%2], Currency: engine.Currencies[i%3],
+			out = append(out, engine.WalletAccount{Mode: engine.Modes[i%2], Currency: engine.DefaultMarkets().CurrencyList()[i%3],
 				Account: codecID(byte(0x40 + i))})
 		}
 		return out

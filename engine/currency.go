@@ -1,16 +1,35 @@
 package engine
 
-// Currency is a currency or token code known to the engine.
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Currency is a currency or token code known to the engine: an index into
+// the process's currency table. The table only grows, and an entry never
+// changes once made, so a Currency means the same code and minor units for
+// the life of the process. The log records which index each code has
+// (MarketsSet), and replay registers them in that order before any record
+// uses them, so indexes mean the same across restarts too.
 type Currency uint8
 
-// The currencies of a default start (contract §1).
+// The currencies of a default start (contract §1). Every process knows
+// them at these indexes.
 const (
 	CurrencyNone Currency = iota
 	CurrencyNGN
 	CurrencyGHS
 	CurrencyUSDT
-	currencyCount
 )
+
+// CurrenciesMax bounds the currency table: index 0 is CurrencyNone, so a
+// process knows at most CurrenciesMax−1 currencies. Per-currency arrays in
+// the ledger are this long.
+const CurrenciesMax = 16
 
 type currencyInfo struct {
 	code  string
@@ -18,37 +37,114 @@ type currencyInfo struct {
 	token bool
 }
 
-var currencies = [currencyCount]currencyInfo{
-	CurrencyNone: {code: ""},
-	CurrencyNGN:  {code: "NGN", minor: 2},
-	CurrencyGHS:  {code: "GHS", minor: 2},
-	CurrencyUSDT: {code: "USDT", minor: 6, token: true},
-}
+var (
+	// currencyTable is the table, copied on write: readers load it without
+	// a lock (every Amount conversion reads minor units).
+	currencyTable atomic.Pointer[[]currencyInfo]
+	currencyMu    sync.Mutex // serialises writers
+)
 
-// Currencies lists every known currency in code order.
-var Currencies = []Currency{CurrencyGHS, CurrencyNGN, CurrencyUSDT}
-
-func (c Currency) String() string {
-	if c >= currencyCount {
-		return "?"
+func init() {
+	table := []currencyInfo{
+		CurrencyNone: {code: ""},
+		CurrencyNGN:  {code: "NGN", minor: 2},
+		CurrencyGHS:  {code: "GHS", minor: 2},
+		CurrencyUSDT: {code: "USDT", minor: 6, token: true},
 	}
-	return currencies[c].code
+	currencyTable.Store(&table)
 }
+
+func currencyOf(c Currency) currencyInfo {
+	t := *currencyTable.Load()
+	if int(c) >= len(t) {
+		return currencyInfo{code: "?"}
+	}
+	return t[c]
+}
+
+// KnownCurrencies lists every currency of the table in code order.
+func KnownCurrencies() []Currency {
+	t := *currencyTable.Load()
+	out := make([]Currency, 0, len(t)-1)
+	for c := Currency(1); int(c) < len(t); c++ {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Currency) int { return strings.Compare(t[a].code, t[b].code) })
+	return out
+}
+
+// ErrCurrencyTable is a currency definition the process's table cannot take:
+// a code known with other minor units or kind, an index held by another
+// code, or a full table.
+var ErrCurrencyTable = errors.New("engine: currency table")
+
+// RegisterCurrency makes (code, minorUnits, token) a known currency and
+// returns its index: the index it already has, or the next free one. A code
+// already known with other minor units or another kind is refused.
+func RegisterCurrency(code string, minorUnits int32, token bool) (Currency, error) {
+	return registerCurrency(CurrencyNone, code, minorUnits, token)
+}
+
+// registerCurrency is RegisterCurrency at a required index (CurrencyNone:
+// any): replay and snapshots register the log's currencies at the indexes
+// the log recorded them at.
+func registerCurrency(at Currency, code string, minorUnits int32, token bool) (Currency, error) {
+	currencyMu.Lock()
+	defer currencyMu.Unlock()
+	t := *currencyTable.Load()
+	for c := Currency(1); int(c) < len(t); c++ {
+		if t[c].code != code {
+			continue
+		}
+		switch {
+		case t[c].minor != minorUnits:
+			return CurrencyNone, fmt.Errorf("%w: %s has %d minor units here, not %d", ErrCurrencyTable, code, t[c].minor, minorUnits)
+		case t[c].token != token:
+			return CurrencyNone, fmt.Errorf("%w: %s is %s here", ErrCurrencyTable, code, kindName(t[c].token))
+		case at != CurrencyNone && at != c:
+			return CurrencyNone, fmt.Errorf("%w: %s is currency %d here, not %d", ErrCurrencyTable, code, c, at)
+		}
+		return c, nil
+	}
+	next := Currency(len(t))
+	switch {
+	case at != CurrencyNone && at != next:
+		if int(at) < len(t) {
+			return CurrencyNone, fmt.Errorf("%w: currency %d is %s here, not %s", ErrCurrencyTable, at, t[at].code, code)
+		}
+		return CurrencyNone, fmt.Errorf("%w: %s at index %d leaves a gap after %d", ErrCurrencyTable, code, at, next-1)
+	case len(t) >= CurrenciesMax:
+		return CurrencyNone, fmt.Errorf("%w: at most %d currencies", ErrCurrencyTable, CurrenciesMax-1)
+	}
+	grown := append(slices.Clip(t), currencyInfo{code: code, minor: minorUnits, token: token})
+	currencyTable.Store(&grown)
+	return next, nil
+}
+
+func kindName(token bool) string {
+	if token {
+		return "token"
+	}
+	return "fiat"
+}
+
+func (c Currency) String() string { return currencyOf(c).code }
 
 // Valid reports whether c is a known currency.
-func (c Currency) Valid() bool { return c > CurrencyNone && c < currencyCount }
+func (c Currency) Valid() bool { return c > CurrencyNone && int(c) < len(*currencyTable.Load()) }
 
 // MinorUnits is the number of decimal places of c's minor unit.
-func (c Currency) MinorUnits() int32 { return currencies[c].minor }
+func (c Currency) MinorUnits() int32 { return currencyOf(c).minor }
 
 // IsToken reports whether c is a blockchain token (USDT) rather than fiat.
-func (c Currency) IsToken() bool { return currencies[c].token }
+func (c Currency) IsToken() bool { return currencyOf(c).token }
 
 // ParseCurrency maps an upper-case code to its Currency. Codes are case
 // sensitive on the wire: "ngn" is not NGN.
 func ParseCurrency(code string) (Currency, bool) {
-	for c := CurrencyNone + 1; c < currencyCount; c++ {
-		if currencies[c].code == code {
+	t := *currencyTable.Load()
+	for c := Currency(1); int(c) < len(t); c++ {
+		if t[c].code == code {
 			return c, true
 		}
 	}
@@ -63,34 +159,10 @@ type Pair struct {
 
 func (p Pair) String() string { return p.Source.String() + "/" + p.Destination.String() }
 
-// Pairs are the supported pairs in the contract's order (§1).
-var Pairs = []Pair{
-	{CurrencyNGN, CurrencyUSDT},
-	{CurrencyGHS, CurrencyUSDT},
-	{CurrencyNGN, CurrencyGHS},
-}
-
-// SourceCurrencies are the supported source currencies.
-var SourceCurrencies = []Currency{CurrencyNGN, CurrencyGHS}
-
-// Supported reports whether p is a supported pair.
-func (p Pair) Supported() bool {
-	for _, q := range Pairs {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
-
-// IsSourceCurrency reports whether c may be a quote's source.
-func IsSourceCurrency(c Currency) bool {
-	for _, s := range SourceCurrencies {
-		if s == c {
-			return true
-		}
-	}
-	return false
+// Valid reports whether both of p's currencies are known and differ. Which
+// pairs take quotes is the markets' choice (Markets.Pair).
+func (p Pair) Valid() bool {
+	return p.Source.Valid() && p.Destination.Valid() && p.Source != p.Destination
 }
 
 // Mode is an operating mode. Live and sandbox state never mix.

@@ -31,7 +31,8 @@ const (
 	EventWebhookCreated           EventType = 16
 	EventWebhookDeleted           EventType = 17
 	EventWebhookSettled           EventType = 18
-	eventTypeEnd                  EventType = 19
+	EventMarketsSet               EventType = 19
+	eventTypeEnd                  EventType = 20
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -53,6 +54,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventWebhookCreated:           "WebhookCreated",
 	EventWebhookDeleted:           "WebhookDeleted",
 	EventWebhookSettled:           "WebhookSettled",
+	EventMarketsSet:               "MarketsSet",
 }
 
 func (t EventType) String() string {
@@ -176,14 +178,6 @@ func ParseChain(s string) (Chain, bool) {
 		}
 	}
 	return ChainNone, false
-}
-
-// DefaultChain is the network a token settles on when the request names none.
-func DefaultChain(c Currency) Chain {
-	if c == CurrencyUSDT {
-		return ChainTron
-	}
-	return ChainNone
 }
 
 // Allocation is one slice of a quote, as made at creation.

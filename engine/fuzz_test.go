@@ -223,7 +223,7 @@ func runCommands(t *testing.T, code []byte) *commandRun {
 		r.clients = append(r.clients, w.createClient(fmt.Sprintf("c%d", i)).Client)
 	}
 	for _, m := range engine.Modes {
-		for _, pair := range engine.Pairs {
+		for _, pair := range engine.DefaultMarkets().PairList() {
 			p := w.createPool(m, pair, fmt.Sprintf("%s-%s-0", m, pair), decimalRate(t, commandRates[pair][0]))
 			w.deposit(p, 1_000_000_000)
 			r.pools = append(r.pools, p)
@@ -260,7 +260,7 @@ func (r *commandRun) step(p *program) {
 			w.apply(&engine.KeyRevoked{At: w.now, Key: r.keys[p.pick(len(r.keys))]})
 		}
 	case opNewPool:
-		m, pair := engine.Modes[p.pick(2)], engine.Pairs[p.pick(len(engine.Pairs))]
+		m, pair := engine.Modes[p.pick(2)], engine.DefaultMarkets().PairList()[p.pick(len(engine.DefaultMarkets().PairList()))]
 		rates := commandRates[pair]
 		rate := decimalRate(t, rates[p.pick(len(rates))])
 		if len(r.pools) == commandPoolsMax {
@@ -290,7 +290,7 @@ func (r *commandRun) step(p *program) {
 		pool := r.pools[p.pick(len(r.pools))]
 		w.apply(&engine.PoolStatusSet{At: w.now, Pool: pool.ID, Active: p.next()%2 == 0})
 	case opDepositWallet:
-		client, m, c := r.clients[p.pick(len(r.clients))], engine.Modes[p.pick(2)], engine.Currencies[p.pick(3)]
+		client, m, c := r.clients[p.pick(len(r.clients))], engine.Modes[p.pick(2)], engine.DefaultMarkets().CurrencyList()[p.pick(3)]
 		w.apply(&engine.AccountDeposited{At: w.now, Account: w.wallet(client, m, c).ID, Amount: p.amount()})
 	case opCreateQuote:
 		r.createQuote(p)
@@ -313,7 +313,7 @@ func (r *commandRun) createQuote(p *program) {
 	// Operands in the order of the opcode comment.
 	req := quoteRequest{client: r.clients[p.pick(len(r.clients))]}
 	req.mode = engine.Modes[p.pick(2)]
-	req.pair = engine.Pairs[p.pick(len(engine.Pairs))]
+	req.pair = engine.DefaultMarkets().PairList()[p.pick(len(engine.DefaultMarkets().PairList()))]
 	req.direction = engine.DirectionSource
 	if p.next()%2 == 1 {
 		req.direction = engine.DirectionDestination
@@ -371,7 +371,7 @@ func (r *commandRun) quoteEvent(req quoteRequest, slices []engine.Slice, idempot
 	w := r.w
 	ev := &engine.QuoteCreated{At: w.now, Quote: engine.QuoteID(w.newID()), Client: req.client, Mode: req.mode,
 		Pair: req.pair, Direction: req.direction, Amount: req.amount, ProposedRate: req.rate,
-		Chain: engine.DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
+		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
 		ExpiresAt: w.now + worldQuoteTTLMillis, IdempotencyKey: idempotencyKey,
 		RequestHash: sha256.Sum256([]byte(idempotencyKey))}
 	if !req.listing.IsZero() {

@@ -22,7 +22,7 @@ func TestInvariantsHook(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewState()
-			pool := &PoolCreated{At: 1, Pool: PoolID{1}, Mode: ModeSandbox, Name: "p", Pair: Pairs[0], Rate: RateMax / 2,
+			pool := &PoolCreated{At: 1, Pool: PoolID{1}, Mode: ModeSandbox, Name: "p", Pair: DefaultMarkets().PairList()[0], Rate: RateMax / 2,
 				LiquidityAccount: AccountID{2}, ProceedsAccount: AccountID{3}}
 			for _, ev := range []Event{pool, &PoolDeposited{At: 2, Pool: pool.Pool, Amount: 1000}} {
 				if err := s.Apply(ev); err != nil {

@@ -68,8 +68,8 @@ func ClearingAccountID(m Mode, c Currency) AccountID {
 type Treasury struct {
 	Mode     Mode
 	Wallets  map[AccountID]*Account
-	byClient map[ClientID]*[currencyCount]AccountID
-	Clearing [currencyCount]Amount // this sub-ledger's shard of each clearing account
+	byClient map[ClientID]*[CurrenciesMax]AccountID
+	Clearing [CurrenciesMax]Amount // this sub-ledger's shard of each clearing account
 }
 
 // NewTreasury returns the empty treasury of mode m.
@@ -77,22 +77,29 @@ func NewTreasury(m Mode) *Treasury {
 	return &Treasury{
 		Mode:     m,
 		Wallets:  make(map[AccountID]*Account),
-		byClient: make(map[ClientID]*[currencyCount]AccountID),
+		byClient: make(map[ClientID]*[CurrenciesMax]AccountID),
 	}
 }
 
 // ApplyClientCreated opens the client's wallets of this mode.
 func (t *Treasury) ApplyClientCreated(ev *ClientCreated) {
-	ids := new([currencyCount]AccountID)
+	t.byClient[ev.Client] = new([CurrenciesMax]AccountID)
 	for _, w := range ev.Wallets {
-		if w.Mode != t.Mode {
-			continue
+		if w.Mode == t.Mode {
+			t.openWallet(ev.Client, w)
 		}
-		t.Wallets[w.Account] = &Account{ID: w.Account, Kind: AccountWallet, Mode: t.Mode,
-			Currency: w.Currency, Owner: ev.Client}
-		ids[w.Currency] = w.Account
 	}
-	t.byClient[ev.Client] = ids
+}
+
+// openWallet opens one wallet of a client this treasury knows.
+func (t *Treasury) openWallet(client ClientID, w WalletAccount) {
+	ids := t.byClient[client]
+	if ids == nil {
+		ids = new([CurrenciesMax]AccountID)
+		t.byClient[client] = ids
+	}
+	t.Wallets[w.Account] = &Account{ID: w.Account, Kind: AccountWallet, Mode: t.Mode, Currency: w.Currency, Owner: client}
+	ids[w.Currency] = w.Account
 }
 
 // Wallet returns the client's wallet in currency c.
@@ -112,7 +119,7 @@ func (t *Treasury) ClientWallets(client ClientID) []*Account {
 		return nil
 	}
 	var out []*Account
-	for _, c := range Currencies {
+	for _, c := range KnownCurrencies() {
 		if a, ok := t.Wallets[ids[c]]; ok {
 			out = append(out, a)
 		}
@@ -131,7 +138,7 @@ func (t *Treasury) ApplyCredit(wallet AccountID, amount Amount) {
 }
 
 // LedgerSums adds this sub-ledger's balances per currency to sums.
-func (t *Treasury) LedgerSums(sums *[currencyCount]Amount) {
+func (t *Treasury) LedgerSums(sums *[CurrenciesMax]Amount) {
 	for _, a := range t.Wallets {
 		sums[a.Currency] += a.Balance
 	}

@@ -170,7 +170,7 @@ func TestAppendRate(t *testing.T) {
 func TestFormatMatchesDecimal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20_000 {
-		currency := Currencies[rng.IntN(len(Currencies))]
+		currency := DefaultMarkets().CurrencyList()[rng.IntN(len(DefaultMarkets().CurrencyList()))]
 		amount := randomAmount(rng)
 		text := string(AppendAmount(nil, amount, currency))
 		if want := amount.Decimal(currency).String(); text != want {
@@ -567,7 +567,7 @@ func TestMoneyMatchesDecimal(t *testing.T) {
 			amount = 0
 		}
 		exponent := exponentTestMin + rng.IntN(exponentTestMax-exponentTestMin+1)
-		checkMoney(t, amount, randomRate(rng), Pairs[rng.IntN(len(Pairs))], exponent)
+		checkMoney(t, amount, randomRate(rng), DefaultMarkets().PairList()[rng.IntN(len(DefaultMarkets().PairList()))], exponent)
 	}
 }
 
@@ -584,7 +584,7 @@ func FuzzMoney(f *testing.F) {
 		a := Amount(amount % int64(AmountMax+1))
 		r := Rate(rate%uint64(RateMax)) + 1
 		e := exponentTestMin + int(uint8(exponent))%(exponentTestMax-exponentTestMin+1)
-		checkMoney(t, a, r, Pairs[int(pairIndex)%len(Pairs)], e)
+		checkMoney(t, a, r, DefaultMarkets().PairList()[int(pairIndex)%len(DefaultMarkets().PairList())], e)
 	})
 }
 

@@ -48,7 +48,7 @@ var parseCases = []string{
 }
 
 func TestParseAmountTextMatchesDecimal(t *testing.T) {
-	for _, c := range Currencies {
+	for _, c := range DefaultMarkets().CurrencyList() {
 		for _, text := range parseCases {
 			got, gotErr := ParseAmountText([]byte(text), c)
 			if !isJSONNumber(text) {
@@ -99,7 +99,7 @@ func FuzzParseAmountText(f *testing.F) {
 		f.Add(text, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, text string, currency uint8) {
-		c := Currencies[int(currency)%len(Currencies)]
+		c := DefaultMarkets().CurrencyList()[int(currency)%len(DefaultMarkets().CurrencyList())]
 		got, gotErr := ParseAmountText([]byte(text), c)
 		if !isJSONNumber(text) {
 			if gotErr == nil {

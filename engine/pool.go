@@ -103,7 +103,7 @@ func (p *Pool) ApplySettle(source, destination Amount) {
 }
 
 // LedgerSums adds this sub-ledger's balances per currency to sums.
-func (p *Pool) LedgerSums(sums *[currencyCount]Amount) {
+func (p *Pool) LedgerSums(sums *[CurrenciesMax]Amount) {
 	sums[p.Pair.Destination] += p.Liquidity.Balance + p.ClearingDestination
 	sums[p.Pair.Source] += p.Proceeds.Balance + p.ClearingSource
 }

@@ -29,6 +29,10 @@ const (
 	ResultExposureLimit
 	ResultWebhookNotFound
 	ResultTooManyWebhooks
+	// ResultOutsidePairBounds: a quote's total source amount is outside its
+	// pair's bounds (Markets; wire code AMOUNT_OUT_OF_RANGE, as
+	// ResultAmountOutOfRange's).
+	ResultOutsidePairBounds
 	resultCount
 )
 
@@ -66,4 +70,5 @@ var resultNames = [resultCount]string{
 	ResultExposureLimit:         "ExposureLimit",
 	ResultWebhookNotFound:       "WebhookNotFound",
 	ResultTooManyWebhooks:       "TooManyWebhooks",
+	ResultOutsidePairBounds:     "OutsidePairBounds",
 }

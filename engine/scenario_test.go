@@ -363,7 +363,7 @@ func (s *scenario) run(line string) string {
 		for _, m := range engine.Modes {
 			r := w.state.LedgerCheck(m)
 			line := fmt.Sprintf("ledger %s: ok=%v", m, r.OK)
-			for _, c := range engine.Currencies {
+			for _, c := range engine.DefaultMarkets().CurrencyList() {
 				line += fmt.Sprintf(", %s sum %s clearing %s", c, amountText(r.Currencies[c].Sum, c),
 					amountText(w.state.ClearingBalance(m, c), c))
 			}

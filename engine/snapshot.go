@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // A snapshot is the whole State in the event codec's primitives, so that
 // recovery can start from it instead of from the first event. Derivable
@@ -9,8 +13,11 @@ import "fmt"
 // Decode(Encode(s)).Hash() == s.Hash() (tested).
 
 // snapshotVersion 2 adds, after the quotes, ForgottenBefore and the
-// webhooks with their outboxes; version 1 (without them) still decodes.
-const snapshotVersion = 2
+// webhooks with their outboxes; version 3 the markets in force (first, so
+// their currencies are registered before anything names one), clearing
+// shards and tickers as lists instead of one per default currency and
+// pair. Versions 1 and 2 (default markets) still decode.
+const snapshotVersion = 3
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -26,6 +33,7 @@ func AppendState(buf []byte, s *State) []byte {
 	e := encoder{buf: buf}
 	e.byte1(snapshotVersion)
 	e.varint(s.LastAt)
+	e.markets(s.Markets)
 	e.uvarint(uint64(len(s.Clients)))
 	for _, id := range sortedKeys(s.Clients) {
 		c := s.Clients[id]
@@ -73,7 +81,10 @@ func AppendState(buf []byte, s *State) []byte {
 	}
 	for _, m := range Modes {
 		t := s.Treasuries[m]
-		for _, c := range Currencies {
+		currencies := KnownCurrencies()
+		e.uvarint(uint64(len(currencies)))
+		for _, c := range currencies {
+			e.byte1(uint8(c))
 			e.amount(t.Clearing[c])
 		}
 		e.uvarint(uint64(len(t.Wallets)))
@@ -82,7 +93,18 @@ func AppendState(buf []byte, s *State) []byte {
 			e.amount(t.Wallets[id].Balance)
 			e.amount(t.Wallets[id].Held)
 		}
-		for _, p := range Pairs {
+		pairs := make([]Pair, 0, len(s.Tickers)/2)
+		for key := range s.Tickers {
+			if key.Mode == m {
+				pairs = append(pairs, key.Pair)
+			}
+		}
+		slices.SortFunc(pairs, func(a, b Pair) int {
+			return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Destination, b.Destination))
+		})
+		e.uvarint(uint64(len(pairs)))
+		for _, p := range pairs {
+			e.pair(p)
 			encodeTicker(&e, s.Tickers[BookKey{m, p}])
 		}
 	}
@@ -156,11 +178,18 @@ func encodeQuote(e *encoder, q *Quote) {
 func DecodeState(b []byte) (*State, error) {
 	d := decoder{buf: b}
 	version := d.byte1()
-	if version != 1 && version != snapshotVersion {
+	if version < 1 || version > snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)
 	}
 	s := NewState()
 	s.LastAt = d.varint()
+	if version >= 3 {
+		m := d.markets()
+		if d.err != nil {
+			return nil, fmt.Errorf("engine: corrupt snapshot: markets: %w", d.err)
+		}
+		s.applyMarkets(&MarketsSet{Markets: m})
+	}
 	count := func() uint64 {
 		n := d.uvarint()
 		if n > snapshotCountMax || n > uint64(len(d.buf)) {
@@ -196,10 +225,11 @@ func DecodeState(b []byte) (*State, error) {
 		rateSetAt, active := d.varint(), d.boolean()
 		ev.Owner, ev.At = d.id(), d.varint()
 		ev.LiquidityAccount = d.id()
-		if d.err != nil || !ev.Pair.Supported() {
+		if d.err != nil || !ev.Pair.Valid() {
 			d.fail()
 			break
 		}
+		s.ensureBook(BookKey{ev.Mode, ev.Pair})
 		p := NewPool(ev)
 		p.RateSetAt, p.Active = rateSetAt, active
 		p.Liquidity.Balance, p.Liquidity.Held = d.amount(), d.amount()
@@ -214,8 +244,15 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	for _, m := range Modes {
 		t := s.Treasuries[m]
-		for _, c := range Currencies {
-			t.Clearing[c] = d.amount()
+		if version >= 3 {
+			for n := count(); n > 0 && d.err == nil; n-- {
+				c := d.currency()
+				t.Clearing[c] = d.amount()
+			}
+		} else {
+			for _, c := range []Currency{CurrencyGHS, CurrencyNGN, CurrencyUSDT} {
+				t.Clearing[c] = d.amount()
+			}
 		}
 		for n := count(); n > 0 && d.err == nil; n-- {
 			id := AccountID(d.id())
@@ -226,8 +263,19 @@ func DecodeState(b []byte) (*State, error) {
 				d.fail()
 			}
 		}
-		for _, p := range Pairs {
-			decodeTicker(&d, s.Tickers[BookKey{m, p}], count)
+		if version >= 3 {
+			for n := count(); n > 0 && d.err == nil; n-- {
+				key := BookKey{m, d.pair()}
+				if d.err != nil {
+					break
+				}
+				s.ensureBook(key)
+				decodeTicker(&d, s.Tickers[key], count)
+			}
+		} else {
+			for _, p := range DefaultMarkets().Pairs {
+				decodeTicker(&d, s.Tickers[BookKey{m, p.Pair}], count)
+			}
 		}
 	}
 	quotes := count()

@@ -29,7 +29,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 	}
 	client := &ClientCreated{At: now, Client: ClientID(newID()), Name: "partner"}
 	for _, m := range Modes {
-		for _, c := range Currencies {
+		for _, c := range DefaultMarkets().CurrencyList() {
 			client.Wallets = append(client.Wallets, WalletAccount{Mode: m, Currency: c, Account: AccountID(newID())})
 		}
 	}
@@ -42,7 +42,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 		URL: "https://b.example/h", Events: WebhookQuoteCreated | WebhookQuoteCompleted, Secret: "whsec_b"})
 	var pools []PoolID
 	for i := 0; i < 6; i++ {
-		pair := Pairs[i%len(Pairs)]
+		pair := DefaultMarkets().PairList()[i%len(DefaultMarkets().PairList())]
 		ev := &PoolCreated{At: now, Pool: PoolID(newID()), Mode: Modes[i%2], Name: "pool", Pair: pair,
 			Rate:             Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)),
 			LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}

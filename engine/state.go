@@ -2,9 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -29,6 +31,8 @@ type State struct {
 	Quotes      map[QuoteID]*Quote
 	Idempotency map[IdempotencyScope]IdempotencyRecord
 	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
+	// Markets are the markets in force: DefaultMarkets until a MarketsSet.
+	Markets *Markets
 	// webhooksOf indexes Webhooks by client, in creation order.
 	webhooksOf      map[ClientID][]*Webhook
 	webhookObserver WebhookObserver
@@ -63,12 +67,12 @@ func NewState() *State {
 		Webhooks:    make(map[WebhookID]*Webhook),
 		webhooksOf:  make(map[ClientID][]*Webhook),
 		accountPool: make(map[AccountID]PoolID),
+		Markets:     DefaultMarkets(),
 	}
 	for _, m := range Modes {
 		s.Treasuries[m] = NewTreasury(m)
-		for _, p := range Pairs {
-			s.Books[BookKey{m, p}] = NewBook(p)
-			s.Tickers[BookKey{m, p}] = &Ticker{}
+		for _, p := range s.Markets.Pairs {
+			s.ensureBook(BookKey{m, p.Pair})
 		}
 	}
 	return s
@@ -172,6 +176,8 @@ func (s *State) apply(ev Event) error {
 		s.applyLifecycle(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
 		s.applyWebhook(ev)
+	case *MarketsSet:
+		s.applyMarkets(ev)
 	}
 	return nil
 }
@@ -259,6 +265,8 @@ func (s *State) check(ev Event) error {
 		return s.checkLifecycle(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
 		return s.checkWebhook(ev)
+	case *MarketsSet:
+		return s.checkMarkets(ev)
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}
@@ -324,7 +332,7 @@ func (s *State) accountExists(id AccountID) bool {
 		return true
 	}
 	for _, m := range Modes {
-		for _, c := range Currencies {
+		for _, c := range KnownCurrencies() {
 			if id == ClearingAccountID(m, c) {
 				return true
 			}
@@ -513,8 +521,8 @@ func (s *State) LedgerCheck(m Mode) LedgerReport {
 // LedgerAccumulator sums sub-ledgers into a LedgerReport. The actors feed it
 // one consistent sub-ledger at a time.
 type LedgerAccumulator struct {
-	sums     [currencyCount]Amount
-	accounts [currencyCount]int
+	sums     [CurrenciesMax]Amount
+	accounts [CurrenciesMax]int
 	problems []string
 }
 
@@ -532,7 +540,7 @@ func (l *LedgerAccumulator) AddTreasury(t *Treasury) {
 	for _, a := range t.Wallets {
 		l.checkAccount(a)
 	}
-	for _, c := range Currencies {
+	for _, c := range KnownCurrencies() {
 		l.accounts[c]++ // the clearing account
 	}
 }
@@ -550,7 +558,7 @@ func (l *LedgerAccumulator) AddPool(p *Pool) {
 // Report finishes the check.
 func (l *LedgerAccumulator) Report() LedgerReport {
 	r := LedgerReport{OK: true, Currencies: make(map[Currency]CurrencySum)}
-	for _, c := range Currencies {
+	for _, c := range KnownCurrencies() {
 		r.Currencies[c] = CurrencySum{Sum: l.sums[c], Accounts: l.accounts[c]}
 		if l.sums[c] != 0 {
 			r.OK = false
@@ -585,15 +593,17 @@ func (s *State) Hash() [32]byte {
 	h := sha256.New()
 	h.Write(EncodeState(s))
 	var buf []byte
-	for _, m := range Modes {
-		for _, p := range Pairs {
-			for _, e := range s.Book(m, p).Entries() {
-				buf = append(buf, e.Pool[:]...)
-				buf = binary.AppendUvarint(buf, uint64(e.Rate))
-				buf = binary.AppendVarint(buf, e.RateSetAt)
-				buf = append(buf, boolByte(e.Active))
-				buf = binary.AppendVarint(buf, int64(e.Available))
-			}
+	keys := slices.SortedFunc(maps.Keys(s.Books), func(a, b BookKey) int {
+		return cmp.Or(cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.Pair.Source, b.Pair.Source),
+			cmp.Compare(a.Pair.Destination, b.Pair.Destination))
+	})
+	for _, key := range keys {
+		for _, e := range s.Books[key].Entries() {
+			buf = append(buf, e.Pool[:]...)
+			buf = binary.AppendUvarint(buf, uint64(e.Rate))
+			buf = binary.AppendVarint(buf, e.RateSetAt)
+			buf = append(buf, boolByte(e.Active))
+			buf = binary.AppendVarint(buf, int64(e.Available))
 		}
 	}
 	scopes := make([]IdempotencyScope, 0, len(s.Idempotency))

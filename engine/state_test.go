@@ -104,7 +104,7 @@ func checkStateInvariants(t testing.TB, s *engine.State, deposited map[engine.Po
 		if !report.OK {
 			t.Fatalf("ledger check of %s not ok: %v", m, report.Problems)
 		}
-		for _, c := range engine.Currencies {
+		for _, c := range engine.DefaultMarkets().CurrencyList() {
 			if got := report.Currencies[c].Sum; got != 0 {
 				t.Fatalf("ledger of %s %s sums to %d, want 0", m, c, got)
 			}
@@ -166,7 +166,7 @@ func (w *world) createClient(name string) *engine.ClientCreated {
 	w.t.Helper()
 	ev := &engine.ClientCreated{At: w.now, Client: engine.ClientID(w.newID()), Name: name}
 	for _, m := range engine.Modes {
-		for _, c := range engine.Currencies {
+		for _, c := range engine.DefaultMarkets().CurrencyList() {
 			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(w.newID())})
 		}
 	}
@@ -231,7 +231,7 @@ func (w *world) createQuote(req quoteRequest) (engine.AllocationOutcome, *engine
 	}
 	ev := &engine.QuoteCreated{At: w.now, Quote: engine.QuoteID(w.newID()), Client: req.client, Mode: req.mode,
 		Pair: req.pair, Direction: req.direction, Amount: req.amount, ProposedRate: req.rate,
-		Chain: engine.DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
+		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
 		ExpiresAt: w.now + worldQuoteTTLMillis}
 	for _, s := range out.Slices {
 		p := w.state.Pools[s.Pool]
@@ -815,7 +815,7 @@ func randomWorld(t testing.TB, rng *rand.Rand, n int) *world {
 	var open []*engine.Quote
 	clients = append(clients, w.createClient("c0").Client)
 	for _, m := range engine.Modes {
-		for _, p := range engine.Pairs {
+		for _, p := range engine.DefaultMarkets().PairList() {
 			pool := w.createPool(m, p, fmt.Sprintf("%s-%s-0", m, p), decimalRate(t, rates[p][0]))
 			pools = append(pools, pool)
 			w.deposit(pool, engine.Amount(rng.Int64N(500_000_000)+1))
@@ -828,7 +828,7 @@ func randomWorld(t testing.TB, rng *rand.Rand, n int) *world {
 		case op < 2:
 			clients = append(clients, w.createClient(fmt.Sprintf("c%d", len(clients))).Client)
 		case op < 4:
-			m, p := engine.Modes[pick(2)], engine.Pairs[pick(3)]
+			m, p := engine.Modes[pick(2)], engine.DefaultMarkets().PairList()[pick(3)]
 			pool := w.createPool(m, p, fmt.Sprintf("%s-%s-%d", m, p, len(pools)), decimalRate(t, rates[p][pick(len(rates[p]))]))
 			pools = append(pools, pool)
 		case op < 10:
@@ -846,10 +846,10 @@ func randomWorld(t testing.TB, rng *rand.Rand, n int) *world {
 			w.apply(&engine.PoolStatusSet{At: w.now, Pool: p.ID, Active: rng.IntN(3) > 0})
 		case op < 20:
 			c := clients[pick(len(clients))]
-			w.apply(&engine.AccountDeposited{At: w.now, Account: w.wallet(c, engine.Modes[pick(2)], engine.Currencies[pick(3)]).ID,
+			w.apply(&engine.AccountDeposited{At: w.now, Account: w.wallet(c, engine.Modes[pick(2)], engine.DefaultMarkets().CurrencyList()[pick(3)]).ID,
 				Amount: engine.Amount(rng.Int64N(1_000_000) + 1)})
 		case op < 55:
-			p := engine.Pairs[pick(3)]
+			p := engine.DefaultMarkets().PairList()[pick(3)]
 			req := quoteRequest{client: clients[pick(len(clients))], mode: engine.Modes[pick(2)], pair: p,
 				rate: decimalRate(t, rates[p][pick(len(rates[p]))])}
 			if rng.IntN(2) == 0 {
@@ -948,7 +948,7 @@ func TestStateHash(t *testing.T) {
 		for i, name := range []string{"a", "b", "c"} {
 			ev := &engine.ClientCreated{At: worldStart + int64(i), Client: engine.ClientID(idOf("client " + name)), Name: name}
 			for _, m := range engine.Modes {
-				for _, c := range engine.Currencies {
+				for _, c := range engine.DefaultMarkets().CurrencyList() {
 					ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c,
 						Account: engine.AccountID(idOf(name + m.String() + c.String()))})
 				}

@@ -200,8 +200,8 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
 	}
-	if !cmd.Pair.Supported() {
-		s.writeError(ctx, resultError(engine.ResultInvalidCurrencyPair))
+	if !sys.Markets().Supported(cmd.Pair) {
+		s.writeError(ctx, invalidCurrencyPair(sys.Markets()))
 		return
 	}
 	reply := sys.Admin(cmd)
@@ -227,7 +227,8 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		mode = m
 	}
 	pools := sys.Pools(mode)
-	slices.SortFunc(pools, comparePools)
+	markets := sys.Markets()
+	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(markets, a, b) })
 	b := []byte{'['}
 	for i, p := range pools {
 		if i > 0 {
@@ -238,13 +239,20 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	s.writeJSON(ctx, fasthttp.StatusOK, append(b, ']'))
 }
 
-// comparePools orders pools by mode, pair, then price-time priority.
-func comparePools(a, b *engine.Pool) int {
+// comparePools orders pools by mode, pair (in the markets' order; pairs no
+// longer in force last), then price-time priority.
+func comparePools(m *engine.Markets, a, b *engine.Pool) int {
+	pairIndex := func(p engine.Pair) int {
+		if i := m.PairIndex(p); i >= 0 {
+			return i
+		}
+		return len(m.Pairs) + int(p.Source)*engine.CurrenciesMax + int(p.Destination)
+	}
 	switch {
 	case a.Mode != b.Mode:
 		return int(a.Mode) - int(b.Mode)
 	case a.Pair != b.Pair:
-		return slices.Index(engine.Pairs, a.Pair) - slices.Index(engine.Pairs, b.Pair)
+		return pairIndex(a.Pair) - pairIndex(b.Pair)
 	case a.Rate != b.Rate:
 		if a.Rate > b.Rate {
 			return -1
@@ -413,8 +421,11 @@ func AppendLedgerReport(b []byte, r engine.LedgerReport) []byte {
 	w.open("")
 	w.boolean("ok", r.OK)
 	w.open("currencies")
-	for _, c := range engine.Currencies {
-		line := r.Currencies[c]
+	for _, c := range engine.KnownCurrencies() {
+		line, ok := r.Currencies[c]
+		if !ok {
+			continue
+		}
 		w.open(c.String())
 		w.amount("sum", line.Sum, c)
 		w.integer("accounts", int64(line.Accounts))

@@ -596,7 +596,7 @@ func mixedWorkload(t testing.TB, s *gatewaytest.Server, a, b gatewaytest.Partner
 	cancelled := create(b.SandboxKey, quoteRequest("NGN", "USDT", "5", "0.0006", "destination"))
 	wantOK(t, transition(t, s, b.SandboxKey, getString(t, cancelled, "quoteId"), "cancel", nil))
 	mustAccept(t, s, b.SandboxKey, create(b.SandboxKey, quoteRequest("NGN", "GHS", "1234.56", "0.0085", "source")))
-	create(a.SandboxKey, quoteRequest("NGN", "GHS", "100", "0.0085", "source"))
+	create(a.SandboxKey, quoteRequest("NGN", "GHS", "1000", "0.0085", "source"))
 	live := create(a.LiveKey, quoteRequest("GHS", "USDT", "100", "0.0625", "source"))
 	mustAccept(t, s, a.LiveKey, live)
 	wantOK(t, transition(t, s, a.LiveKey, getString(t, live, "quoteId"), "complete", nil))
@@ -655,7 +655,7 @@ func TestAdminBackup(t *testing.T) {
 	if !report.OK {
 		t.Errorf("backup ledger check: %v", report.Problems)
 	}
-	for _, c := range engine.Currencies {
+	for _, c := range engine.DefaultMarkets().CurrencyList() {
 		want := number(t, live, "currencies."+c.String()+".accounts").IntPart()
 		if got := int64(report.Currencies[c].Accounts); got != want {
 			t.Errorf("backup %s accounts: got %d, want %d as live", c, got, want)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
@@ -66,6 +67,7 @@ func rateIn(sink fieldSink, field string, text []byte) (engine.Rate, bool) {
 // createTerms are a create's currencies, direction and amount as a dialect
 // read them, before their meaning is checked.
 type createTerms struct {
+	markets                 *engine.Markets
 	source, destination     string
 	sourceOK, destinationOK bool
 	// direction is DirectionNone when absent or refused (the reader has
@@ -92,20 +94,20 @@ func (t *createTerms) meaning(cmd *actors.CreateQuote, sink fieldSink) *apiError
 	cmd.Direction = t.direction
 	if t.sourceOK {
 		c, ok := engine.ParseCurrency(t.source)
-		if !ok || !engine.IsSourceCurrency(c) {
-			return resultError(engine.ResultInvalidCurrency)
+		if !ok || !t.markets.IsSource(c) {
+			return invalidCurrency(t.markets)
 		}
 		cmd.Pair.Source = c
 	}
 	if t.destinationOK && t.sourceOK {
 		c, _ := engine.ParseCurrency(t.destination)
 		cmd.Pair.Destination = c
-		if !cmd.Pair.Supported() {
-			return resultError(engine.ResultInvalidCurrencyPair)
+		if !t.markets.Supported(cmd.Pair) {
+			return invalidCurrencyPair(t.markets)
 		}
 	}
 	switch {
-	case t.amountOK && cmd.Direction != engine.DirectionNone && cmd.Pair.Supported():
+	case t.amountOK && cmd.Direction != engine.DirectionNone && t.markets.Supported(cmd.Pair):
 		c := cmd.Pair.Source
 		if cmd.Direction == engine.DirectionDestination {
 			c = cmd.Pair.Destination
@@ -126,9 +128,43 @@ func (t *createTerms) meaning(cmd *actors.CreateQuote, sink fieldSink) *apiError
 
 // defaultChain is the chain a create settles on when it names none: the
 // token side's default.
-func defaultChain(p engine.Pair) engine.Chain {
-	if c := engine.DefaultChain(p.Destination); c != engine.ChainNone {
-		return c
+func defaultChain(m *engine.Markets, p engine.Pair) engine.Chain {
+	return m.DefaultChain(tokenSide(p))
+}
+
+// tokenSide is p's token currency (the destination when both are), or
+// CurrencyNone when both sides are fiat.
+func tokenSide(p engine.Pair) engine.Currency {
+	switch {
+	case p.Destination.IsToken():
+		return p.Destination
+	case p.Source.IsToken():
+		return p.Source
 	}
-	return engine.DefaultChain(p.Source)
+	return engine.CurrencyNone
+}
+
+// chainsText is the problem of a chain token c does not settle on.
+func chainsText(m *engine.Markets, c engine.Currency) string {
+	spec, _ := m.Currency(c)
+	names := make([]string, len(spec.Chains))
+	for i, ch := range spec.Chains {
+		names[i] = ch.String()
+	}
+	return c.String() + " settles on " + strings.Join(names, ", ")
+}
+
+// invalidCurrency is INVALID_CURRENCY naming the source currencies in
+// force (the default's text: "supported source currencies are NGN and GHS").
+func invalidCurrency(m *engine.Markets) *apiError {
+	e := resultError(engine.ResultInvalidCurrency)
+	e.message = "supported source currencies are " + m.SourceCurrenciesText()
+	return e
+}
+
+// invalidCurrencyPair is INVALID_CURRENCY_PAIR naming the pairs in force.
+func invalidCurrencyPair(m *engine.Markets) *apiError {
+	e := resultError(engine.ResultInvalidCurrencyPair)
+	e.message = "supported pairs are " + m.PairsText()
+	return e
 }

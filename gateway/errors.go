@@ -35,6 +35,8 @@ var resultErrors = [engine.ResultCount]struct {
 		"this key's open quotes would reserve more than its share of the pair's liquidity; complete, cancel or let some expire"},
 	engine.ResultAmountOutOfRange: {fasthttp.StatusUnprocessableEntity, "AMOUNT_OUT_OF_RANGE",
 		"the balance would exceed the largest amount an account holds (10^15 minor units)"},
+	engine.ResultOutsidePairBounds: {fasthttp.StatusUnprocessableEntity, "AMOUNT_OUT_OF_RANGE",
+		"the quote's total source amount is outside the pair's bounds"},
 	engine.ResultWebhookNotFound: {fasthttp.StatusNotFound, codeNotFound, "webhook not found"},
 	engine.ResultTooManyWebhooks: {fasthttp.StatusUnprocessableEntity, "WEBHOOK_LIMIT",
 		"a client may register at most 16 webhooks (both modes); delete one first"},

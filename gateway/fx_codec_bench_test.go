@@ -24,7 +24,7 @@ const (
 func BenchmarkCodecParseXML(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, e := parseFXTradInstr([]byte(codecXMLBody)); e != nil {
+		if _, e := parseFXTradInstr([]byte(codecXMLBody), engine.DefaultMarkets()); e != nil {
 			b.Fatal(e.details)
 		}
 	}
@@ -33,14 +33,14 @@ func BenchmarkCodecParseXML(b *testing.B) {
 func BenchmarkCodecParseJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, e := parseCreateQuote([]byte(codecJSONBody)); e != nil {
+		if _, e := parseCreateQuote([]byte(codecJSONBody), engine.DefaultMarkets()); e != nil {
 			b.Fatal(e.details)
 		}
 	}
 }
 
 func codecQuote() *engine.Quote {
-	cmd, _ := parseCreateQuote([]byte(codecJSONBody))
+	cmd, _ := parseCreateQuote([]byte(codecJSONBody), engine.DefaultMarkets())
 	return engine.NewQuote(&engine.QuoteCreated{At: 1, Quote: engine.QuoteID{1}, Mode: engine.ModeSandbox, Pair: cmd.Pair,
 		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain, Reference: "OJA-1",
 		ExpiresAt: 300001, Allocations: []engine.Allocation{{Pool: engine.PoolID{2}, Rate: 625_000_000_000_000,

@@ -73,7 +73,7 @@ func fxStateView(t *testing.T, s *gatewaytest.Server, p gatewaytest.Partner, poo
 	v := fxPoolView(t, s, pool.ID)
 	state := fxNumber(t, v, "balance").String() + "/" + fxNumber(t, v, "available").String() + "/" +
 		fxNumber(t, v, "tradesCount").String() + "/" + fxStatus(t, s, p.SandboxKey, trade).TradSts.Sts
-	for _, c := range engine.Currencies {
+	for _, c := range engine.DefaultMarkets().CurrencyList() {
 		state += "/" + fxBalance(t, s, p, p.SandboxKey, sandbox, c).String()
 	}
 	return state

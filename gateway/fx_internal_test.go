@@ -152,7 +152,7 @@ func fxListingParameterCode(query string) string {
 	if e != nil {
 		return e.code
 	}
-	if _, _, e := fxListingFilter(q["source"], q["destination"]); e != nil {
+	if _, _, e := fxListingFilter(engine.DefaultMarkets(), q["source"], q["destination"]); e != nil {
 		return e.code
 	}
 	f := fxFields{}
@@ -210,7 +210,7 @@ func FuzzFXTradInstr(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		cmd, e := parseFXTradInstr(body)
+		cmd, e := parseFXTradInstr(body, engine.DefaultMarkets())
 		if e != nil {
 			if cmd != nil {
 				t.Fatalf("both a command and a refusal")
@@ -219,7 +219,7 @@ func FuzzFXTradInstr(f *testing.F) {
 			return
 		}
 		switch {
-		case !cmd.Pair.Supported():
+		case !engine.DefaultMarkets().Supported(cmd.Pair):
 			t.Fatalf("unsupported pair %s accepted", cmd.Pair)
 		case cmd.Amount <= 0 || cmd.Amount > engine.AmountMax:
 			t.Fatalf("amount %d accepted", cmd.Amount)

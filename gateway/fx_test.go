@@ -100,7 +100,9 @@ func TestFXInitiateBuySplit(t *testing.T) {
 // TestFXInitiateRefusals: every refusal of a create, with the same status
 // and code as the equivalent JSON request, and nothing held.
 func TestFXInitiateRefusals(t *testing.T) {
-	s, p, pool := fxMarket(t, gatewaytest.Options{})
+	// Without bounds, so a dust trade reaches the dust rule (TestPairBounds
+	// has the bounds' refusals).
+	s, p, pool := fxMarket(t, gatewaytest.Options{Markets: gatewaytest.WideMarkets()})
 	fxNewPool(t, s, sandbox, gatewaytest.NGNGHS, "Accra Desk", "0.0075", "10")
 	for _, c := range []struct {
 		name   string

@@ -27,7 +27,7 @@ func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeFXError(ctx, e)
 		return
 	}
-	source, destination, e := fxListingFilter(q["source"], q["destination"])
+	source, destination, e := fxListingFilter(sys.Markets(), q["source"], q["destination"])
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
@@ -84,21 +84,21 @@ func fxListingOrder(a, b *engine.Pool) int {
 // empty value is no filter. A currency that is not the source (or
 // destination) of a supported pair, or a pair that is not supported, is 400
 // INVALID_CURRENCY_PAIR.
-func fxListingFilter(source, destination string) (engine.Currency, engine.Currency, *apiError) {
+func fxListingFilter(m *engine.Markets, source, destination string) (engine.Currency, engine.Currency, *apiError) {
 	var src, dst engine.Currency
 	if source != "" {
 		c, ok := engine.ParseCurrency(source)
-		if !ok || !slices.ContainsFunc(engine.Pairs, func(p engine.Pair) bool { return p.Source == c }) {
-			return 0, 0, resultError(engine.ResultInvalidCurrencyPair)
+		if !ok || !m.IsSource(c) {
+			return 0, 0, invalidCurrencyPair(m)
 		}
 		src = c
 	}
 	if destination != "" {
 		c, ok := engine.ParseCurrency(destination)
-		if !ok || !slices.ContainsFunc(engine.Pairs, func(p engine.Pair) bool {
-			return p.Destination == c && (src == engine.CurrencyNone || p.Source == src)
+		if !ok || !slices.ContainsFunc(m.Pairs, func(p engine.PairSpec) bool {
+			return p.Pair.Destination == c && (src == engine.CurrencyNone || p.Pair.Source == src)
 		}) {
-			return 0, 0, resultError(engine.ResultInvalidCurrencyPair)
+			return 0, 0, invalidCurrencyPair(m)
 		}
 		dst = c
 	}
@@ -152,13 +152,13 @@ func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 	from, fromOK := engine.ParseCurrency(q["from"])
 	to, toOK := engine.ParseCurrency(q["to"])
 	pair := engine.Pair{Source: from, Destination: to}
-	if !fromOK || !toOK || !pair.Supported() {
-		s.writeFXError(ctx, resultError(engine.ResultInvalidCurrencyPair))
+	if !fromOK || !toOK || !sys.Markets().Supported(pair) {
+		s.writeFXError(ctx, invalidCurrencyPair(sys.Markets()))
 		return
 	}
 	t := sys.Ticker(who.Mode, pair)
 	if t == nil {
-		s.writeFXError(ctx, resultError(engine.ResultInvalidCurrencyPair))
+		s.writeFXError(ctx, invalidCurrencyPair(sys.Markets()))
 		return
 	}
 	if !t.HasBest {

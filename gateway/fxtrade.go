@@ -22,7 +22,7 @@ func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeFXError(ctx, errMediaXML)
 		return
 	}
-	cmd, e := createCommand(ctx, who, engine.ChannelXML, parseFXTradInstr)
+	cmd, e := createCommand(ctx, sys.Markets(), who, engine.ChannelXML, parseFXTradInstr)
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
@@ -62,7 +62,7 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 			TradgCcyAmt:   fxAmount(q.Amount, fxAmountCurrency(q)),
 			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
 		},
-		SttlmInstr: s.fxPayIn(q),
+		SttlmInstr: fxPayIn(s.markets(), q),
 		SttlmDstn:  dstn,
 		AcctId:     acct,
 		TTL:        q.SecondsLeft(now),
@@ -115,7 +115,7 @@ func (s *Server) fxConfirm(ctx *fasthttp.RequestCtx, sys *actors.System, who act
 		TradSts:    fxTradeStatus(q.Status),
 		CcyPair:    fxCurrencyPair(q.Pair),
 		XchgRate:   fxRate(q.WeightedAverageRate()),
-		SttlmInstr: s.fxPayIn(q),
+		SttlmInstr: fxPayIn(s.markets(), q),
 		TTL:        q.SecondsLeft(sys.Now().UnixMilli()),
 		OprgMd:     q.Mode.String(),
 	})
@@ -195,7 +195,7 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
 		},
 		AllcnDtls:  fxmsg.AllocationDetails{TtlSttlmAmt: total, WtdAvrgRate: rate},
-		SttlmInstr: s.fxPayIn(q),
+		SttlmInstr: fxPayIn(s.markets(), q),
 		TTL:        q.SecondsLeft(now),
 		OprgMd:     q.Mode.String(),
 	}
@@ -204,8 +204,8 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 // fxPayIn is SttlmInstr/BkPayInDtls: the collection account of q's source
 // currency and q's reference, once q was accepted (as metadata.bankPayIn in
 // JSON); nil before, and for sources without a collection account.
-func (s *Server) fxPayIn(q *engine.Quote) *fxmsg.SettlementInstruction {
-	bank, ok := s.cfg.Collection[q.Pair.Source]
+func fxPayIn(m *engine.Markets, q *engine.Quote) *fxmsg.SettlementInstruction {
+	bank, ok := m.Collection[q.Pair.Source]
 	if !ok || q.AcceptedAt == 0 {
 		return nil
 	}
@@ -255,7 +255,7 @@ func fxAmountCurrency(q *engine.Quote) engine.Currency {
 // createTerms, whose meaning is checked by the same code as a JSON create's
 // (create.go; contract §5, §6, §7): the same refusals in the same
 // precedence, with details named by element path.
-func parseFXTradInstr(body []byte) (*actors.CreateQuote, *apiError) {
+func parseFXTradInstr(body []byte, markets *engine.Markets) (*actors.CreateQuote, *apiError) {
 	m, err := fxmsg.DecodeFXTradInstr(body)
 	if err != nil {
 		return nil, fxDecodeError(err)
@@ -298,7 +298,7 @@ func parseFXTradInstr(body []byte) (*actors.CreateQuote, *apiError) {
 		}
 	}
 	direction, directionOK := f.text("AmtDrctn", m.AmtDrctn, fxCurrencyCodeBytesMax)
-	terms := createTerms{source: base, sourceOK: baseOK, destination: quoted, destinationOK: quotedOK,
+	terms := createTerms{markets: markets, source: base, sourceOK: baseOK, destination: quoted, destinationOK: quotedOK,
 		amount: amount, amountOK: amountOK, amountField: amountPath,
 		amountCurrency: func(c engine.Currency) {
 			if amountCcy != "" && amountCcy != c.String() {
@@ -321,7 +321,7 @@ func parseFXTradInstr(body []byte) (*actors.CreateQuote, *apiError) {
 	if e := f.err(); e != nil {
 		return nil, e
 	}
-	cmd.Chain = defaultChain(cmd.Pair)
+	cmd.Chain = defaultChain(markets, cmd.Pair)
 	return cmd, nil
 }
 

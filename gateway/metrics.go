@@ -172,14 +172,14 @@ func (c *systemCollector) collectSystem(ch chan<- prometheus.Metric, sys systemV
 	for _, m := range engine.Modes {
 		pools := sys.Pools(m)
 		ch <- prometheus.MustNewConstMetric(c.pools, prometheus.GaugeValue, float64(len(pools)), m.String())
-		var held, balance [8]engine.Amount
+		var held, balance [engine.CurrenciesMax]engine.Amount
 		var settled uint64
 		for _, p := range pools {
 			held[p.Pair.Destination] += p.Liquidity.Held
 			balance[p.Pair.Destination] += p.Liquidity.Balance
 			settled += p.Completed
 		}
-		for _, cur := range engine.Currencies {
+		for _, cur := range engine.KnownCurrencies() {
 			h, _ := held[cur].Decimal(cur).Float64() // display only: never used for money
 			v, _ := balance[cur].Decimal(cur).Float64()
 			ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, h, m.String(), cur.String())

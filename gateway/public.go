@@ -81,7 +81,7 @@ func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, errMediaJSON)
 		return
 	}
-	cmd, e := createCommand(ctx, who, engine.ChannelJSON, parseCreateQuote)
+	cmd, e := createCommand(ctx, sys.Markets(), who, engine.ChannelJSON, parseCreateQuote)
 	if e != nil {
 		s.writeError(ctx, e)
 		return
@@ -94,13 +94,13 @@ func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 // Idempotency-Key, the body (parsed by parse), the caller and the request's
 // hash. JSON create and XML initiate share it, so both keep the same checks
 // in the same order.
-func createCommand(ctx *fasthttp.RequestCtx, who actors.Principal, channel engine.Channel,
-	parse func(body []byte) (*actors.CreateQuote, *apiError)) (*actors.CreateQuote, *apiError) {
+func createCommand(ctx *fasthttp.RequestCtx, markets *engine.Markets, who actors.Principal, channel engine.Channel,
+	parse func(body []byte, markets *engine.Markets) (*actors.CreateQuote, *apiError)) (*actors.CreateQuote, *apiError) {
 	key, e := idempotencyKey(ctx)
 	if e != nil {
 		return nil, e
 	}
-	cmd, e := parse(ctx.PostBody())
+	cmd, e := parse(ctx.PostBody(), markets)
 	if e != nil {
 		return nil, e
 	}
@@ -121,7 +121,7 @@ func idempotencyKey(ctx *fasthttp.RequestCtx) (string, *apiError) {
 }
 
 // parseCreateQuote validates a create request (contract §5, §6).
-func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
+func parseCreateQuote(body []byte, markets *engine.Markets) (*actors.CreateQuote, *apiError) {
 	o, e := parseObject(body)
 	if e != nil {
 		return nil, e
@@ -152,7 +152,7 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 	if chat, ok := o.child("chatMetadata"); ok {
 		cmd.Chat = parseChat(chat)
 	}
-	terms := createTerms{source: source, sourceOK: sourceOK, destination: destination, destinationOK: destinationOK,
+	terms := createTerms{markets: markets, source: source, sourceOK: sourceOK, destination: destination, destinationOK: destinationOK,
 		amount: amount, amountOK: amountOK, amountField: "amount", anyNumberSyntax: true}
 	if directionOK {
 		switch direction {
@@ -167,14 +167,20 @@ func parseCreateQuote(body []byte) (*actors.CreateQuote, *apiError) {
 	if e := terms.meaning(cmd, o); e != nil {
 		return nil, e
 	}
-	if cmd.Chain != engine.ChainNone && cmd.Pair.Supported() && !cmd.Pair.Source.IsToken() && !cmd.Pair.Destination.IsToken() {
-		o.problem("chain", "applies only when one side is a token")
+	if cmd.Chain != engine.ChainNone && markets.Supported(cmd.Pair) {
+		token := tokenSide(cmd.Pair)
+		switch {
+		case token == engine.CurrencyNone:
+			o.problem("chain", "applies only when one side is a token")
+		case !markets.ChainAllowed(token, cmd.Chain):
+			o.problem("chain", chainsText(markets, token))
+		}
 	}
 	if e := o.finish(); e != nil {
 		return nil, e
 	}
 	if cmd.Chain == engine.ChainNone {
-		cmd.Chain = defaultChain(cmd.Pair)
+		cmd.Chain = defaultChain(markets, cmd.Pair)
 	}
 	return cmd, nil
 }
@@ -238,6 +244,13 @@ func refusal(reply *actors.QuoteReply, create *actors.CreateQuote) *apiError {
 	case engine.ResultValidation:
 		if reply.Field != "" {
 			e = fieldError(reply.Field, "does not name a listing of this pair and mode")
+		}
+	case engine.ResultOutsidePairBounds:
+		c := reply.Bounds.Pair.Source
+		e.details = map[string]any{
+			"minimum":  rawNumber(engine.AppendAmount(nil, reply.Bounds.MinSource, c)),
+			"maximum":  rawNumber(engine.AppendAmount(nil, reply.Bounds.MaxSource, c)),
+			"currency": c.String(),
 		}
 	case engine.ResultExposureLimit:
 		if x := reply.Exposure; x != nil {
@@ -468,7 +481,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 	}
 	w.closeArray()
 	w.close()
-	if bank, ok := s.cfg.Collection[src]; ok && q.AcceptedAt != 0 {
+	if bank, ok := s.markets().Collection[src]; ok && q.AcceptedAt != 0 {
 		w.open("metadata")
 		w.open("bankPayIn")
 		w.str("accountName", bank.AccountName)

@@ -235,7 +235,9 @@ func TestCreateQuoteAllocation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := gatewaytest.Start(t, gatewaytest.Options{})
+			// Without bounds: the cases size quotes for the allocation's
+			// arithmetic, down to one minor unit.
+			s := gatewaytest.Start(t, gatewaytest.Options{Markets: gatewaytest.WideMarkets()})
 			partner := s.NewPartner(t, "partner")
 			pools := map[string]*engine.Pool{}
 			for _, p := range tc.pools {
@@ -596,7 +598,7 @@ func TestAcceptAccount(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			q := mustCreateQuote(t, s, key, quoteRequest("NGN", "USDT", "10", "0.000625", "source"))
+			q := mustCreateQuote(t, s, key, quoteRequest("NGN", "USDT", "1000", "0.000625", "source"))
 			id := getString(t, q, "quoteId")
 			r := transition(t, s, key, id, "accept", tc.body(q))
 			details := wantError(t, r, tc.wantStatus, tc.wantCode)
@@ -656,7 +658,7 @@ func TestTransitionAfterDeadline(t *testing.T) {
 	key := partner.SandboxKey
 	for _, op := range []string{"accept", "cancel"} {
 		t.Run(op, func(t *testing.T) {
-			q := mustCreateQuote(t, s, key, quoteRequest("NGN", "USDT", "100", "0.000625", "source"))
+			q := mustCreateQuote(t, s, key, quoteRequest("NGN", "USDT", "1000", "0.000625", "source"))
 			clock.Advance(301 * time.Second)
 			var body any
 			if op == "accept" {
@@ -859,7 +861,7 @@ func TestInsufficientLiquidity(t *testing.T) {
 		},
 		{
 			name:         "proposed rate above every pool",
-			body:         quoteRequest("NGN", "USDT", "100", "0.0007", "source"),
+			body:         quoteRequest("NGN", "USDT", "1000", "0.0007", "source"),
 			wantFillable: "0",
 			wantBestRate: "0.000625",
 		},
@@ -904,7 +906,8 @@ func TestInsufficientLiquidity(t *testing.T) {
 
 func TestAmountTooSmall(t *testing.T) {
 	t.Parallel()
-	s := gatewaytest.Start(t, gatewaytest.Options{})
+	// Without bounds: the default ones refuse these amounts first.
+	s := gatewaytest.Start(t, gatewaytest.Options{Markets: gatewaytest.WideMarkets()})
 	partner := s.NewPartner(t, "partner")
 	cedi := newPool(t, s, engine.ModeSandbox, gatewaytest.NGNGHS, "cedi", "0.0085", "1000")
 	cases := []struct {
@@ -965,7 +968,7 @@ func TestListingID(t *testing.T) {
 		{"listing of the other mode", live.ID.String()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			body := with(quoteRequest("NGN", "USDT", "100", "0.0006", "source"), "listingId", tc.listing)
+			body := with(quoteRequest("NGN", "USDT", "1000", "0.0006", "source"), "listingId", tc.listing)
 			details := wantError(t, do(t, http.MethodPost, s.URL+intentPath, key, body),
 				http.StatusBadRequest, "VALIDATION_ERROR")
 			wantDetailsNames(t, details, "listingId")

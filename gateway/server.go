@@ -21,27 +21,12 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// BankAccount is the marketplace's collection account for one fiat
-// currency: the bankPayIn instructions a partner pays into.
-type BankAccount struct {
-	AccountName   string
-	AccountNumber string
-	BankName      string
-}
-
-// DefaultCollectionAccounts are the collection accounts of a default start.
-var DefaultCollectionAccounts = map[engine.Currency]BankAccount{
-	engine.CurrencyNGN: {AccountName: "Oja Marketplace Collections NGN", AccountNumber: "0123456789", BankName: "Oja Settlement Bank Nigeria"},
-	engine.CurrencyGHS: {AccountName: "Oja Marketplace Collections GHS", AccountNumber: "1002003004", BankName: "Oja Settlement Bank Ghana"},
-}
-
 // Config configures the gateway.
 type Config struct {
 	Listen      string // public listener, e.g. ":8080"
 	AdminListen string // admin listener, e.g. "127.0.0.1:8081"
 	AdminToken  string // bearer token of the admin API
 	RateLimit   float64
-	Collection  map[engine.Currency]BankAccount
 	Logger      *slog.Logger
 	// Backup, when set, makes a consistent online copy of the store
 	// (POST /admin/v1/backup). A *BackupRefusal is answered with its
@@ -94,9 +79,6 @@ type Server struct {
 
 // New builds a server; Start listens.
 func New(cfg Config) *Server {
-	if cfg.Collection == nil {
-		cfg.Collection = DefaultCollectionAccounts
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -178,6 +160,17 @@ func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 
 // SetSystem makes the server ready with a recovered system.
 func (s *Server) SetSystem(sys *actors.System) { s.sys.Store(sys) }
+
+// defaultMarkets are what markets answers before a system is set.
+var defaultMarkets = engine.DefaultMarkets()
+
+// markets are the markets in force: the system's.
+func (s *Server) markets() *engine.Markets {
+	if sys := s.sys.Load(); sys != nil {
+		return sys.Markets()
+	}
+	return defaultMarkets
+}
 
 // Shutdown ends the rate streams, stops accepting, lets in-flight requests
 // finish and closes connections, within ctx.

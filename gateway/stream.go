@@ -144,7 +144,7 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeError(ctx, e)
 		return
 	}
-	pairs, e := streamPairs(q["from"], q["to"])
+	pairs, e := streamPairs(sys.Markets(), q["from"], q["to"])
 	if e != nil {
 		s.writeError(ctx, e)
 		return
@@ -174,21 +174,21 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 	ctx.SetBodyStream(sub, -1)
 }
 
-// streamPairs reads from/to: both (one supported pair) or neither (every
-// supported pair). The result is a mask of indexes into engine.Pairs.
-func streamPairs(from, to string) (uint64, *apiError) {
+// streamPairs reads from/to: both (one pair in force) or neither (every
+// pair in force, in the markets' order).
+func streamPairs(m *engine.Markets, from, to string) ([]engine.Pair, *apiError) {
 	if len(from) == 0 && len(to) == 0 {
-		return 1<<len(engine.Pairs) - 1, nil
+		pairs := make([]engine.Pair, len(m.Pairs))
+		for i, s := range m.Pairs {
+			pairs[i] = s.Pair
+		}
+		return pairs, nil
 	}
 	source, sourceOK := engine.ParseCurrency(from)
 	destination, destinationOK := engine.ParseCurrency(to)
-	if sourceOK && destinationOK {
-		want := engine.Pair{Source: source, Destination: destination}
-		for i, p := range engine.Pairs {
-			if p == want {
-				return 1 << i, nil
-			}
-		}
+	want := engine.Pair{Source: source, Destination: destination}
+	if sourceOK && destinationOK && m.Supported(want) {
+		return []engine.Pair{want}, nil
 	}
-	return 0, resultError(engine.ResultInvalidCurrencyPair)
+	return nil, invalidCurrencyPair(m)
 }

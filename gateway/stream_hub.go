@@ -31,9 +31,13 @@ type streamHub struct {
 	stallMax  time.Duration
 	logger    *slog.Logger
 
-	// keys are the (mode, pair) books a stream can follow; a key's index is
-	// its bit in the masks below. Immutable.
-	keys []engine.BookKey
+	// keys are the (mode, pair) books a stream follows, in the order they
+	// were first seen (a rate change or a subscription); a key's index is
+	// its bit in the masks below. keys[:keyCount] never change; keysMu
+	// serialises adding one.
+	keys     [streamKeysMax]engine.BookKey
+	keyCount atomic.Int32
+	keysMu   sync.Mutex
 	// latest is the last ticker the rate listener delivered, per key index.
 	latest []atomic.Pointer[engine.Ticker]
 	// rendered caches the data line of each key's latest ticker.
@@ -86,17 +90,9 @@ func newStreamHub(heartbeat, stallMax time.Duration, logger *slog.Logger) *strea
 		kick: make(chan struct{}, 1), fanedOut: make(chan struct{}),
 		closed: make(chan struct{}), perKey: make(map[engine.KeyID]int),
 	}
-	for _, m := range engine.Modes {
-		for _, p := range engine.Pairs {
-			h.keys = append(h.keys, engine.BookKey{Mode: m, Pair: p})
-		}
-	}
-	if len(h.keys) > streamKeysMax {
-		panic("gateway: more (mode, pair) books than a stream hub can track")
-	}
-	h.latest = make([]atomic.Pointer[engine.Ticker], len(h.keys))
-	h.rendered = make([]atomic.Pointer[renderedRate], len(h.keys))
-	h.subscribers = make([]map[*streamSubscriber]struct{}, len(h.keys))
+	h.latest = make([]atomic.Pointer[engine.Ticker], streamKeysMax)
+	h.rendered = make([]atomic.Pointer[renderedRate], streamKeysMax)
+	h.subscribers = make([]map[*streamSubscriber]struct{}, streamKeysMax)
 	for i := range h.subscribers {
 		h.subscribers[i] = make(map[*streamSubscriber]struct{})
 	}
@@ -107,13 +103,29 @@ func newStreamHub(heartbeat, stallMax time.Duration, logger *slog.Logger) *strea
 	return h
 }
 
+// index is key's index, added when new; −1 when the hub tracks
+// streamKeysMax books already.
 func (h *streamHub) index(key engine.BookKey) int {
-	for i, k := range h.keys {
-		if k == key {
+	n := int(h.keyCount.Load())
+	for i := range n {
+		if h.keys[i] == key {
 			return i
 		}
 	}
-	return -1
+	h.keysMu.Lock()
+	defer h.keysMu.Unlock()
+	n = int(h.keyCount.Load())
+	for i := range n {
+		if h.keys[i] == key {
+			return i
+		}
+	}
+	if n == streamKeysMax {
+		return -1
+	}
+	h.keys[n] = key
+	h.keyCount.Store(int32(n + 1))
+	return n
 }
 
 // rateChanged records a new consensus ticker and wakes the fan-out. It runs
@@ -182,16 +194,12 @@ func boundSendBuffer(conn net.Conn, bytes int) {
 	})
 }
 
-// subscribe registers a stream of who's mode for the pairs in mask (indexes
-// into engine.Pairs) written on conn.
-func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs uint64, conn net.Conn) (*streamSubscriber, *apiError) {
+// subscribe registers a stream of who's mode for pairs written on conn.
+func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []engine.Pair, conn net.Conn) (*streamSubscriber, *apiError) {
 	boundSendBuffer(conn, sseSendBufferBytes)
 	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1)}
-	for j := range engine.Pairs {
-		if pairs&(1<<j) == 0 {
-			continue
-		}
-		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: engine.Pairs[j]}); i >= 0 {
+	for _, p := range pairs {
+		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: p}); i >= 0 {
 			sub.follows = append(sub.follows, followedRate{index: i})
 			sub.mask |= 1 << i
 		}

@@ -123,8 +123,8 @@ func nextWithin(t *testing.T, sub *streamSubscriber, d time.Duration) (string, e
 
 func TestStreamHubConflates(t *testing.T) {
 	h := newTestHub(t, time.Hour)
-	key := engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.Pairs[0]}
-	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeSandbox}, 1<<0, nil)
+	key := engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.DefaultMarkets().PairList()[0]}
+	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeSandbox}, engine.DefaultMarkets().PairList()[:1], nil)
 	if e != nil {
 		t.Fatal(e.code)
 	}
@@ -140,8 +140,8 @@ func TestStreamHubConflates(t *testing.T) {
 	}
 	// A change of a pair the subscriber does not follow, and of the other
 	// mode, wake nothing.
-	h.rateChanged(engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.Pairs[1]}, last)
-	h.rateChanged(engine.BookKey{Mode: engine.ModeLive, Pair: engine.Pairs[0]}, last)
+	h.rateChanged(engine.BookKey{Mode: engine.ModeSandbox, Pair: engine.DefaultMarkets().PairList()[1]}, last)
+	h.rateChanged(engine.BookKey{Mode: engine.ModeLive, Pair: engine.DefaultMarkets().PairList()[0]}, last)
 	b, err, ok = nextWithin(t, sub, time.Second)
 	if !ok || err != nil {
 		t.Fatalf("no update: %v %v", err, ok)
@@ -169,7 +169,7 @@ func TestStreamHubConflates(t *testing.T) {
 
 func TestStreamHubHeartbeat(t *testing.T) {
 	h := newTestHub(t, 20*time.Millisecond)
-	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeLive}, 1<<len(engine.Pairs)-1, nil)
+	sub, e := h.subscribe(nil, actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeLive}, engine.DefaultMarkets().PairList(), nil)
 	if e != nil {
 		t.Fatal(e.code)
 	}
@@ -187,32 +187,32 @@ func TestStreamHubCaps(t *testing.T) {
 	who := actors.Principal{Key: engine.KeyID{1}, Mode: engine.ModeSandbox}
 	var subs []*streamSubscriber
 	for range sseStreamsPerKeyMax {
-		sub, e := h.subscribe(nil, who, 1, nil)
+		sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], nil)
 		if e != nil {
 			t.Fatalf("stream %d: %s", len(subs)+1, e.code)
 		}
 		subs = append(subs, sub)
 	}
-	if _, e := h.subscribe(nil, who, 1, nil); e != errStreamsPerKey || e.status != 429 || e.code != "RATE_LIMITED" {
+	if _, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], nil); e != errStreamsPerKey || e.status != 429 || e.code != "RATE_LIMITED" {
 		t.Fatalf("over the per-key cap: %+v; want 429 RATE_LIMITED", e)
 	}
 	subs[0].Close()
 	subs[0].Close() // fasthttp may close twice; counted once
-	if sub, e := h.subscribe(nil, who, 1, nil); e != nil {
+	if sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], nil); e != nil {
 		t.Fatalf("after one closed: %s", e.code)
 	} else {
 		subs[0] = sub
 	}
 	for i := h.count(); i < sseSubscribersMax; i++ {
 		other := actors.Principal{Key: engine.KeyID{2, byte(i), byte(i >> 8)}, Mode: engine.ModeLive}
-		sub, e := h.subscribe(nil, other, 1, nil)
+		sub, e := h.subscribe(nil, other, engine.DefaultMarkets().PairList()[:1], nil)
 		if e != nil {
 			t.Fatalf("stream %d of %d: %s", i+1, sseSubscribersMax, e.code)
 		}
 		subs = append(subs, sub)
 	}
 	other := actors.Principal{Key: engine.KeyID{3}, Mode: engine.ModeLive}
-	if _, e := h.subscribe(nil, other, 1, nil); e != errStreamsFull || e.status != 503 || e.code != "UNAVAILABLE" {
+	if _, e := h.subscribe(nil, other, engine.DefaultMarkets().PairList()[:1], nil); e != errStreamsFull || e.status != 503 || e.code != "UNAVAILABLE" {
 		t.Fatalf("over the total cap: %+v; want 503 UNAVAILABLE", e)
 	}
 
@@ -222,7 +222,7 @@ func TestStreamHubCaps(t *testing.T) {
 	for !h.closing.Load() {
 		time.Sleep(time.Millisecond)
 	}
-	if _, e := h.subscribe(nil, other, 1, nil); e != errUnavailable {
+	if _, e := h.subscribe(nil, other, engine.DefaultMarkets().PairList()[:1], nil); e != errUnavailable {
 		t.Fatalf("while closing: %+v; want 503", e)
 	}
 	select {

@@ -224,7 +224,7 @@ func (c *sseClient) ended(timeout time.Duration) error {
 }
 
 // opening reads the "retry: 3000" block and the rate_update frames that
-// must follow at once, one per pair in want (in engine.Pairs order).
+// must follow at once, one per pair in want (in engine.DefaultMarkets().PairList() order).
 func (c *sseClient) opening(want ...engine.Pair) []map[string]any {
 	c.t.Helper()
 	f := c.next(streamPrompt)

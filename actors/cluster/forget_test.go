@@ -23,7 +23,7 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 	pair := engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
 	client := &engine.ClientCreated{At: t0, Client: id(1, 0), Name: "ada"}
 	for i, m := range engine.Modes {
-		for j, c := range engine.Currencies {
+		for j, c := range engine.DefaultMarkets().CurrencyList() {
 			client.Wallets = append(client.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: id(2, uint32(i*8+j))})
 		}
 	}

@@ -249,6 +249,14 @@ func (n *Node) startActors() error {
 		log.close()
 		return err
 	}
+	markets := n.cfg.Actors.Markets
+	if markets == nil {
+		markets = engine.DefaultMarketsConfig()
+	}
+	if _, err := actors.RecordMarkets(state, log, markets, time.Now()); err != nil {
+		log.close()
+		return err
+	}
 	quotes := len(state.Quotes) // Start takes the state over
 	sys, err := actors.Start(state, log, n.cfg.Actors)
 	if err != nil {

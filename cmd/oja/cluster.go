@@ -51,7 +51,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{
 			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
-			MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger,
+			MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, Markets: cfg.markets,
 			RateListener: func(key engine.BookKey, t *engine.Ticker) {
 				if srv := srvRef.Load(); srv != nil {
 					srv.RateChanged(key, t)

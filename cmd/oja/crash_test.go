@@ -564,10 +564,12 @@ type pairSpec struct {
 	dstMin, dstSpan     int // whole destination units
 }
 
+// crashPairs draw amounts inside the default pairs' bounds (1,000 NGN and
+// 10 GHS at least; a destination amount at the demo rates costs more).
 var crashPairs = []pairSpec{
-	{"NGN", "USDT", "0.0001", 500, 5000, 1, 5},
-	{"GHS", "USDT", "0.01", 5, 100, 1, 6},
-	{"NGN", "GHS", "0.001", 500, 5000, 1, 50},
+	{"NGN", "USDT", "0.0001", 1000, 5000, 1, 5},
+	{"GHS", "USDT", "0.01", 10, 100, 1, 6},
+	{"NGN", "GHS", "0.001", 1000, 5000, 10, 41},
 }
 
 func (p pairSpec) body(rng *rand.Rand) []byte {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
+	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/webhook"
 	"github.com/oja-exchange/oja/internal/pathcheck"
@@ -57,6 +58,10 @@ type serveConfig struct {
 	// point at private addresses (tests, on-premise receivers).
 	webhookRetryMin     time.Duration
 	webhookAllowPrivate bool
+	// marketsFile is --markets (README "Markets"); markets is it parsed
+	// and validated (engine.DefaultMarketsConfig without it).
+	marketsFile string
+	markets     *engine.MarketsConfig
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -89,6 +94,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
 	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
 	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
+	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three contract pairs; README, \"Markets\")")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster replace ID) instead of bootstrapping")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -115,6 +121,16 @@ func parseServe(args []string) (*serveConfig, error) {
 	}
 	if err := checkServe(c); err != nil {
 		return nil, usageError{err.Error()}
+	}
+	c.markets = engine.DefaultMarketsConfig()
+	if c.marketsFile != "" {
+		data, err := os.ReadFile(c.marketsFile)
+		if err != nil {
+			return nil, usageErrorf("--markets: %v", err)
+		}
+		if c.markets, err = engine.ParseMarketsConfig(data); err != nil {
+			return nil, usageErrorf("--markets %s:\n%v", c.marketsFile, err)
+		}
 	}
 	return c, nil
 }
@@ -241,9 +257,16 @@ func serve(args []string) error {
 	}
 	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
 		"expired", stats.Expired, "duration", stats.Duration.String())
+	if changed, err := actors.RecordMarkets(state, log, cfg.markets, time.Now()); err != nil {
+		shutdownQuietly(srv, log)
+		return err
+	} else if changed {
+		logger.Info("markets recorded", "pairs", state.Markets.PairsText())
+	}
 	sys, err = actors.Start(state, log, actors.Config{
 		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
 		MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, RateListener: srv.RateChanged,
+		Markets: cfg.markets,
 	})
 	if err != nil {
 		shutdownQuietly(srv, log)

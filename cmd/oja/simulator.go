@@ -164,11 +164,10 @@ func decimalDigits(v uint64) int {
 	return digits
 }
 
+// pairIndex orders pairs by their currencies' indexes: a fixed order,
+// whatever the markets.
 func pairIndex(p engine.Pair) int {
-	if i := slices.Index(engine.Pairs, p); i >= 0 {
-		return i
-	}
-	return len(engine.Pairs)
+	return int(p.Source)*engine.CurrenciesMax + int(p.Destination)
 }
 
 // demoRate is the seed rate of a demo pool of that pair and name.

@@ -28,9 +28,9 @@ func simulatedPools(t testing.TB) []*engine.Pool {
 			Name: d.name, Pair: d.pair, Rate: r, Active: true})
 	}
 	pools = append(pools,
-		&engine.Pool{ID: engine.PoolID{100}, Mode: engine.ModeSandbox, Name: "Suspended", Pair: engine.Pairs[0],
+		&engine.Pool{ID: engine.PoolID{100}, Mode: engine.ModeSandbox, Name: "Suspended", Pair: engine.DefaultMarkets().PairList()[0],
 			Rate: 625_000_000_000_000, Active: false},
-		&engine.Pool{ID: engine.PoolID{101}, Mode: engine.ModeSandbox, Name: "Operator's own", Pair: engine.Pairs[2],
+		&engine.Pool{ID: engine.PoolID{101}, Mode: engine.ModeSandbox, Name: "Operator's own", Pair: engine.DefaultMarkets().PairList()[2],
 			Rate: 9_400_000_000_000_000, Active: true})
 	return pools
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
 )
@@ -47,7 +48,14 @@ type Options struct {
 	// Webhooks is the gateway's view of a webhook dispatcher (backlog,
 	// metrics); nil: none.
 	Webhooks gateway.WebhookDeliveries
+	// Markets is --markets; nil: the default markets.
+	Markets *engine.MarketsConfig
 }
+
+// WideMarkets are the default markets without bounds
+// (engine.MarketsConfig.WithoutBounds): for tests of rules (dust,
+// rounding) that the default bounds would refuse first.
+func WideMarkets() *engine.MarketsConfig { return engine.DefaultMarketsConfig().WithoutBounds() }
 
 // Server is a running test service.
 type Server struct {
@@ -97,6 +105,12 @@ func Start(t testing.TB, opts Options) *Server {
 	if err != nil {
 		log.Close()
 		t.Fatalf("gatewaytest: recover: %v", err)
+	}
+	if opts.Markets != nil {
+		if _, err := actors.RecordMarkets(state, log, opts.Markets, clock()); err != nil {
+			log.Close()
+			t.Fatalf("gatewaytest: markets: %v", err)
+		}
 	}
 	// The gateway is built first: its rate stream listens to the actors.
 	srv := gateway.New(gateway.Config{

@@ -64,6 +64,72 @@ type dumpEvent struct {
 	Events            []string          `json:"events,omitempty"`
 	EventID           string            `json:"eventId,omitempty"`
 	Delivered         *bool             `json:"delivered,omitempty"`
+	Markets           *dumpMarkets      `json:"markets,omitempty"`
+}
+
+// dumpMarkets is a MarketsSet: the markets file's shape, with each
+// currency's index in the log.
+type dumpMarkets struct {
+	Currencies []dumpCurrency `json:"currencies"`
+	Pairs      []dumpPair     `json:"pairs"`
+	// Collection and DepositKeys name the currencies (and chains) that
+	// have them: bank details and public keys are configuration, not
+	// what an operator reads a log for.
+	Collection  []string `json:"collectionAccounts,omitempty"`
+	DepositKeys []string `json:"depositKeys,omitempty"`
+}
+
+type dumpCurrency struct {
+	Index        int      `json:"index"`
+	Code         string   `json:"code"`
+	Kind         string   `json:"kind"`
+	MinorUnits   int32    `json:"minorUnits"`
+	Chains       []string `json:"chains,omitempty"`
+	DefaultChain string   `json:"defaultChain,omitempty"`
+}
+
+type dumpPair struct {
+	Source          string      `json:"source"`
+	Destination     string      `json:"destination"`
+	MinSourceAmount json.Number `json:"minSourceAmount"`
+	MaxSourceAmount json.Number `json:"maxSourceAmount"`
+}
+
+func dumpMarketsOf(m *engine.Markets) *dumpMarkets {
+	d := &dumpMarkets{}
+	for _, s := range m.Currencies {
+		c := dumpCurrency{Index: int(s.Currency), Code: s.Currency.String(), Kind: "fiat", MinorUnits: s.Currency.MinorUnits(),
+			DefaultChain: s.DefaultChain.String()}
+		if s.Currency.IsToken() {
+			c.Kind = "token"
+		}
+		for _, ch := range s.Chains {
+			c.Chains = append(c.Chains, ch.String())
+		}
+		d.Currencies = append(d.Currencies, c)
+	}
+	for _, p := range m.Pairs {
+		c := p.Pair.Source
+		d.Pairs = append(d.Pairs, dumpPair{Source: c.String(), Destination: p.Pair.Destination.String(),
+			MinSourceAmount: json.Number(engine.AppendAmount(nil, p.MinSource, c)),
+			MaxSourceAmount: json.Number(engine.AppendAmount(nil, p.MaxSource, c))})
+	}
+	for _, c := range m.CurrencyList() {
+		if _, ok := m.Collection[c]; ok {
+			d.Collection = append(d.Collection, c.String())
+		}
+		for _, s := range m.Currencies {
+			if s.Currency != c {
+				continue
+			}
+			for _, ch := range s.Chains {
+				if m.DepositKeys[c][ch] != "" {
+					d.DepositKeys = append(d.DepositKeys, c.String()+"/"+ch.String())
+				}
+			}
+		}
+	}
+	return d
 }
 
 type dumpWallet struct {
@@ -191,6 +257,8 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.WebhookID = ev.Webhook.String()
 	case *engine.WebhookSettled:
 		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
+	case *engine.MarketsSet:
+		d.Markets = dumpMarketsOf(ev.Markets)
 	}
 	return d
 }

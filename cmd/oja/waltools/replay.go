@@ -1,9 +1,11 @@
 package waltools
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -152,7 +154,7 @@ func walReplay(log Source, out io.Writer, until string) error {
 		}
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, "balances (clearing = money outside the marketplace):")
-		for _, c := range engine.Currencies {
+		for _, c := range state.Markets.CurrencyList() {
 			var wallets, liquidity, held, proceeds engine.Amount
 			for _, a := range state.Treasuries[m].Wallets {
 				if a.Currency == c {
@@ -177,7 +179,7 @@ func walReplay(log Source, out io.Writer, until string) error {
 				engine.AppendAmount(nil, state.ClearingBalance(m, c), c))
 		}
 		fmt.Fprintln(out, "pools (by pair, then price-time priority):")
-		for _, pair := range engine.Pairs {
+		for _, pair := range bookPairs(state, m) {
 			for _, e := range state.Book(m, pair).Entries() {
 				p := state.Pools[e.Pool]
 				status := "suspended"
@@ -193,4 +195,23 @@ func walReplay(log Source, out io.Writer, until string) error {
 		fmt.Fprintf(out, "ledger check: %s\n", gateway.AppendLedgerReport(nil, r))
 	}
 	return nil
+}
+
+// bookPairs are the pairs of m's books: the ones in force in the markets'
+// order, then any other (pairs no longer in force) in currency order.
+func bookPairs(state *engine.State, m engine.Mode) []engine.Pair {
+	var pairs []engine.Pair
+	for _, s := range state.Markets.Pairs {
+		pairs = append(pairs, s.Pair)
+	}
+	var others []engine.Pair
+	for key := range state.Books {
+		if key.Mode == m && !state.Markets.Supported(key.Pair) {
+			others = append(others, key.Pair)
+		}
+	}
+	slices.SortFunc(others, func(a, b engine.Pair) int {
+		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Destination, b.Destination))
+	})
+	return append(pairs, others...)
 }

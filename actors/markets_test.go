@@ -1,0 +1,118 @@
+package actors_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/wal"
+)
+
+// marketsWithout is a markets file of NGN, GHS, USDT and XOF (no minor
+// units) with NGN/USDT, NGN/GHS and XOF/USDT: GHS/USDT is gone.
+const marketsWithout = `{
+ "currencies": [{"code":"NGN","kind":"fiat","minorUnits":%NGN%}, {"code":"GHS","kind":"fiat","minorUnits":2},
+   {"code":"USDT","kind":"token","minorUnits":6,"chains":["TRON"]}, {"code":"XOF","kind":"fiat","minorUnits":0}],
+ "pairs": [{"source":"NGN","destination":"USDT","minSourceAmount":"1000"}, {"source":"NGN","destination":"GHS"},
+   {"source":"XOF","destination":"USDT","minSourceAmount":"500"}],
+ "collectionAccounts": {"NGN":{"accountName":"N","accountNumber":"1","bankName":"B"},
+   "XOF":{"accountName":"X","accountNumber":"2","bankName":"B"}}
+}`
+
+func marketsConfig(t *testing.T, ngnMinorUnits string) *engine.MarketsConfig {
+	t.Helper()
+	cfg, err := engine.ParseMarketsConfig([]byte(strings.ReplaceAll(marketsWithout, "%NGN%", ngnMinorUnits)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestMarketsAcrossRestarts: a restart with other markets adds a currency
+// (with wallets for the clients that existed before it) and a pair; a pair
+// no longer in force takes no new quote while its open one runs its
+// course; other minor units for a logged currency are refused.
+func TestMarketsAcrossRestarts(t *testing.T) {
+	c := newClock()
+	n := newNode(t, testConfig(c))
+	client := newClient(t, n.sys, "partner")
+	ghsUSDT := engine.Pair{Source: engine.CurrencyGHS, Destination: engine.CurrencyUSDT}
+	newPool(t, n.sys, engine.ModeSandbox, ghsUSDT, "accra", "0.0625", "100")
+	open := mustQuote(t, n.sys, &actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: ghsUSDT,
+		Direction: engine.DirectionSource, Amount: amount(t, "100", engine.CurrencyGHS), Rate: rate(t, "0.06"), Chain: engine.ChainTron})
+
+	cfg := testConfig(c)
+	cfg.Markets = marketsConfig(t, "2")
+	n.cfg = cfg
+	n = n.restart()
+	xof, ok := engine.ParseCurrency("XOF")
+	if !ok || xof.MinorUnits() != 0 {
+		t.Fatalf("XOF: %v %v", xof, ok)
+	}
+	if got := n.sys.Markets().PairsText(); got != "NGN/USDT, NGN/GHS, XOF/USDT" {
+		t.Errorf("pairs in force: %q", got)
+	}
+	r := n.sys.CreateQuote(&actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: ghsUSDT,
+		Direction: engine.DirectionSource, Amount: amount(t, "100", engine.CurrencyGHS), Rate: rate(t, "0.06"), Chain: engine.ChainTron})
+	if r.Err != nil || r.Result != engine.ResultInvalidCurrencyPair {
+		t.Errorf("a quote on the removed pair: %v %s, want InvalidCurrencyPair", r.Err, r.Result)
+	}
+	accepted := mustTransition(t, n.sys, open, jsonAccept(t, client, open))
+	if done := mustTransition(t, n.sys, accepted, completeOp); done.Status != engine.StatusCompleted {
+		t.Errorf("the open quote of the removed pair: %s, want completed", done.Status)
+	}
+	for _, m := range engine.Modes {
+		var found bool
+		for _, a := range n.sys.ClientAccounts(client.ID, m) {
+			found = found || a.Currency == xof
+		}
+		if !found {
+			t.Errorf("%s: the client that existed before XOF has no XOF wallet", m)
+		}
+	}
+	newPool(t, n.sys, engine.ModeSandbox, engine.Pair{Source: xof, Destination: engine.CurrencyUSDT}, "dakar", "0.0016", "100")
+	xofUSDT := engine.Pair{Source: xof, Destination: engine.CurrencyUSDT}
+	small := n.sys.CreateQuote(&actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: xofUSDT,
+		Direction: engine.DirectionSource, Amount: 499, Rate: rate(t, "0.0016"), Chain: engine.ChainTron})
+	if small.Result != engine.ResultOutsidePairBounds || small.Bounds.MinSource != 500 {
+		t.Errorf("499 XOF: %s %+v, want OutsidePairBounds from 500", small.Result, small.Bounds)
+	}
+	q := mustQuote(t, n.sys, &actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: xofUSDT,
+		Direction: engine.DirectionSource, Amount: 500, Rate: rate(t, "0.0016"), Chain: engine.ChainTron})
+	if q.TotalDestination != 800_000 {
+		t.Errorf("500 XOF at 0.0016: %d micro-USDT, want 800000", q.TotalDestination)
+	}
+	n = n.restart() // the same markets again: nothing new is logged
+	before := n.log.LastSeq()
+	n = n.restart()
+	if after := n.log.LastSeq(); after != before {
+		t.Errorf("a restart with unchanged markets logged %d records", after-before)
+	}
+
+	n.stop()
+	cfg.Markets = marketsConfig(t, "3")
+	log, state := openRecovered(t, n.dir)
+	defer log.Close()
+	_, err := actors.RecordMarkets(state, log, cfg.Markets, c.Now())
+	if err == nil || !strings.Contains(err.Error(), "currency NGN has minorUnits 3 in the markets file, but the log records it with 2") {
+		t.Errorf("NGN with 3 minor units: %v", err)
+	}
+}
+
+// openRecovered opens the log in dir and recovers its state.
+func openRecovered(t *testing.T, dir string) (*wal.Log, *engine.State) {
+	t.Helper()
+	log, err := wal.Open(filepath.Join(dir, "store"), wal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, _, err := actors.Recover(log, time.Now())
+	if err != nil {
+		log.Close()
+		t.Fatal(err)
+	}
+	return log, state
+}

@@ -1,0 +1,352 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+
+	"github.com/shopspring/decimal"
+)
+
+// MarketsConfig is a markets file (--markets, README "Markets") that passed
+// validation, by code: it is put in force by Resolve, against what the log
+// recorded, once the log is replayed.
+type MarketsConfig struct {
+	currencies []currencyDef
+	pairs      []pairDef
+	collection map[string]BankAccount
+	keys       map[string]map[Chain]string
+}
+
+type currencyDef struct {
+	code         string
+	minor        int32
+	token        bool
+	chains       []Chain
+	defaultChain Chain
+}
+
+type pairDef struct {
+	source, destination string
+	min, max            Amount
+}
+
+// marketsFile is the file's JSON.
+type marketsFile struct {
+	Currencies []struct {
+		Code         string   `json:"code"`
+		Kind         string   `json:"kind"`
+		MinorUnits   *int     `json:"minorUnits"`
+		Chains       []string `json:"chains"`
+		DefaultChain string   `json:"defaultChain"`
+	} `json:"currencies"`
+	Pairs []struct {
+		Source          string  `json:"source"`
+		Destination     string  `json:"destination"`
+		MinSourceAmount *string `json:"minSourceAmount"`
+		MaxSourceAmount *string `json:"maxSourceAmount"`
+	} `json:"pairs"`
+	CollectionAccounts map[string]struct {
+		AccountName   string `json:"accountName"`
+		AccountNumber string `json:"accountNumber"`
+		BankName      string `json:"bankName"`
+	} `json:"collectionAccounts"`
+	DepositKeys map[string]map[string]string `json:"depositKeys"`
+}
+
+// currencyCode is what a configured code may be: 2 to 10 upper-case
+// letters or digits, starting with a letter.
+var currencyCode = regexp.MustCompile(`^[A-Z][A-Z0-9]{1,9}$`)
+
+// DepositKeyCheck validates a configured deposit key (an extended public
+// key); the pay-in package sets it, so the engine needs no curve code. Nil
+// accepts any non-empty key.
+var DepositKeyCheck func(key string) error
+
+// ParseMarketsConfig reads and validates a markets file. Every problem is
+// named, in one error (errors.Join), each as "markets: <where>: <what>".
+func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
+	var f marketsFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("markets: not a markets file: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("markets: not a markets file: more than one JSON value")
+	}
+	var problems []error
+	problem := func(format string, args ...any) {
+		problems = append(problems, fmt.Errorf("markets: "+format, args...))
+	}
+	cfg := &MarketsConfig{collection: map[string]BankAccount{}, keys: map[string]map[Chain]string{}}
+	defs := map[string]*currencyDef{}
+	if len(f.Currencies) == 0 {
+		problem("currencies: none")
+	}
+	for i, c := range f.Currencies {
+		where := fmt.Sprintf("currencies[%d] %q", i, c.Code)
+		d := currencyDef{code: c.Code}
+		switch {
+		case !currencyCode.MatchString(c.Code):
+			problem("%s: code must be 2 to 10 upper-case letters or digits, starting with a letter", where)
+			continue
+		case defs[c.Code] != nil:
+			problem("%s: listed twice", where)
+			continue
+		}
+		switch c.Kind {
+		case "fiat":
+		case "token":
+			d.token = true
+		default:
+			problem(`%s: kind must be "fiat" or "token"`, where)
+		}
+		if c.MinorUnits == nil || *c.MinorUnits < 0 || *c.MinorUnits > minorUnitsMax {
+			problem("%s: minorUnits must be an integer from 0 to %d", where, minorUnitsMax)
+		} else {
+			d.minor = int32(*c.MinorUnits)
+		}
+		for _, name := range c.Chains {
+			ch, ok := ParseChain(name)
+			switch {
+			case !ok:
+				problem("%s: unknown chain %q (known: TRON, ETHEREUM, BSC, POLYGON, SOLANA)", where, name)
+			case slices.Contains(d.chains, ch):
+				problem("%s: chain %s listed twice", where, name)
+			default:
+				d.chains = append(d.chains, ch)
+			}
+		}
+		switch {
+		case d.token && len(c.Chains) == 0:
+			problem("%s: a token needs chains", where)
+		case !d.token && (len(c.Chains) > 0 || c.DefaultChain != ""):
+			problem("%s: a fiat currency has no chains", where)
+		case d.token && c.DefaultChain == "" && len(d.chains) > 0:
+			d.defaultChain = d.chains[0]
+		case d.token && c.DefaultChain != "":
+			ch, _ := ParseChain(c.DefaultChain)
+			if !slices.Contains(d.chains, ch) {
+				problem("%s: defaultChain %q is not one of its chains", where, c.DefaultChain)
+			}
+			d.defaultChain = ch
+		}
+		cfg.currencies = append(cfg.currencies, d)
+		defs[c.Code] = &cfg.currencies[len(cfg.currencies)-1]
+	}
+	if len(cfg.currencies) >= CurrenciesMax {
+		problem("currencies: at most %d", CurrenciesMax-1)
+	}
+	if len(f.Pairs) == 0 {
+		problem("pairs: none")
+	}
+	for i, p := range f.Pairs {
+		where := fmt.Sprintf("pairs[%d] %s/%s", i, p.Source, p.Destination)
+		source, sok := defs[p.Source]
+		_, dok := defs[p.Destination]
+		if !sok {
+			problem("%s: unknown currency %q", where, p.Source)
+		}
+		if !dok {
+			problem("%s: unknown currency %q", where, p.Destination)
+		}
+		if !sok || !dok {
+			continue
+		}
+		if p.Source == p.Destination {
+			problem("%s: source and destination are the same", where)
+			continue
+		}
+		if slices.ContainsFunc(cfg.pairs, func(d pairDef) bool { return d.source == p.Source && d.destination == p.Destination }) {
+			problem("%s: listed twice", where)
+			continue
+		}
+		d := pairDef{source: p.Source, destination: p.Destination, min: 1, max: AmountMax}
+		bound := func(name string, text *string, into *Amount) {
+			if text == nil {
+				return
+			}
+			v, err := decimal.NewFromString(*text)
+			if err != nil {
+				problem("%s: %s %q is not a decimal number", where, name, *text)
+				return
+			}
+			n, err := scaledInteger(v, source.minor, uint64(AmountMax))
+			switch err {
+			case errScaledRange:
+				problem("%s: %s %s must be greater than 0 and at most %s", where, name, *text, AmountMax.Decimal(CurrencyNone).Shift(-source.minor))
+			case errScaledPrecision:
+				problem("%s: %s %s has more than %d decimal places", where, name, *text, source.minor)
+			default:
+				*into = Amount(n)
+			}
+		}
+		bound("minSourceAmount", p.MinSourceAmount, &d.min)
+		bound("maxSourceAmount", p.MaxSourceAmount, &d.max)
+		if d.min > d.max {
+			problem("%s: minSourceAmount is above maxSourceAmount", where)
+		}
+		switch {
+		case !source.token && f.CollectionAccounts[p.Source].AccountNumber == "":
+			problem("%s: fiat source %s has no collectionAccounts entry", where, p.Source)
+		case source.token:
+			for _, ch := range source.chains {
+				if f.DepositKeys[p.Source][ch.String()] == "" {
+					problem("%s: token source %s has no depositKeys.%s.%s", where, p.Source, p.Source, ch)
+				}
+			}
+		}
+		cfg.pairs = append(cfg.pairs, d)
+	}
+	for _, code := range slices.Sorted(maps.Keys(f.CollectionAccounts)) {
+		a := f.CollectionAccounts[code]
+		where := fmt.Sprintf("collectionAccounts.%s", code)
+		switch d := defs[code]; {
+		case d == nil:
+			problem("%s: unknown currency", where)
+		case d.token:
+			problem("%s: %s is a token: it is paid in on chain (depositKeys)", where, code)
+		case a.AccountName == "" || a.AccountNumber == "" || a.BankName == "":
+			problem("%s: accountName, accountNumber and bankName are all required", where)
+		default:
+			cfg.collection[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(f.DepositKeys)) {
+		where := fmt.Sprintf("depositKeys.%s", code)
+		d := defs[code]
+		switch {
+		case d == nil:
+			problem("%s: unknown currency", where)
+			continue
+		case !d.token:
+			problem("%s: %s is fiat: it is paid in by bank transfer (collectionAccounts)", where, code)
+			continue
+		}
+		keys := map[Chain]string{}
+		for _, name := range slices.Sorted(maps.Keys(f.DepositKeys[code])) {
+			key := f.DepositKeys[code][name]
+			ch, ok := ParseChain(name)
+			switch {
+			case !ok || !slices.Contains(d.chains, ch):
+				problem("%s.%s: %s is not one of %s's chains", where, name, name, code)
+				continue
+			case key == "":
+				problem("%s.%s: empty", where, name)
+				continue
+			case DepositKeyCheck != nil:
+				if err := DepositKeyCheck(key); err != nil {
+					problem("%s.%s: %v", where, name, err)
+					continue
+				}
+			}
+			keys[ch] = key
+		}
+		cfg.keys[code] = keys
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	return cfg, nil
+}
+
+// DefaultMarketsConfig is the configuration of a start without --markets:
+// DefaultMarkets by code.
+func DefaultMarketsConfig() *MarketsConfig {
+	m := DefaultMarkets()
+	cfg := &MarketsConfig{collection: map[string]BankAccount{}, keys: map[string]map[Chain]string{}}
+	for _, s := range m.Currencies {
+		c := s.Currency
+		cfg.currencies = append(cfg.currencies, currencyDef{code: c.String(), minor: c.MinorUnits(), token: c.IsToken(),
+			chains: s.Chains, defaultChain: s.DefaultChain})
+	}
+	for _, p := range m.Pairs {
+		cfg.pairs = append(cfg.pairs, pairDef{source: p.Pair.Source.String(), destination: p.Pair.Destination.String(),
+			min: p.MinSource, max: p.MaxSource})
+	}
+	for c, a := range m.Collection {
+		cfg.collection[c.String()] = a
+	}
+	return cfg
+}
+
+// WithoutBounds is cfg with every pair's bounds opened to one minor unit ..
+// AmountMax: for tests and benchmarks of rules (dust, rounding, scarce
+// liquidity) that bounds would refuse first.
+func (cfg *MarketsConfig) WithoutBounds() *MarketsConfig {
+	out := *cfg
+	out.pairs = slices.Clone(cfg.pairs)
+	for i := range out.pairs {
+		out.pairs[i].min, out.pairs[i].max = 1, AmountMax
+	}
+	return &out
+}
+
+// ErrMarketsChange is a configuration the log's history refuses: a
+// currency whose minor units or kind changed.
+var ErrMarketsChange = errors.New("markets: refused")
+
+// Resolve puts cfg in force after recorded (the markets the log recorded
+// last): the configured currencies are registered (new ones at the next
+// free index), every recorded currency stays (its wallets and ledger
+// entries do), pairs, collection accounts and deposit keys are cfg's. A
+// currency whose minor units or kind differ from the recorded ones is
+// refused: every amount in the log is in the minor units it was written
+// with.
+func (cfg *MarketsConfig) Resolve(recorded *Markets) (*Markets, error) {
+	var problems []error
+	for _, d := range cfg.currencies {
+		c, known := ParseCurrency(d.code)
+		if !known {
+			continue
+		}
+		if _, ok := recorded.Currency(c); !ok {
+			continue
+		}
+		if c.MinorUnits() != d.minor {
+			problems = append(problems, fmt.Errorf("%w: currency %s has minorUnits %d in the markets file, but the log records it with %d: "+
+				"changing a currency's minor units would change every amount already logged", ErrMarketsChange, d.code, d.minor, c.MinorUnits()))
+		}
+		if c.IsToken() != d.token {
+			problems = append(problems, fmt.Errorf("%w: currency %s is %s in the markets file, but the log records it as %s",
+				ErrMarketsChange, d.code, kindName(d.token), kindName(c.IsToken())))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.Join(problems...)
+	}
+	m := &Markets{Collection: map[Currency]BankAccount{}, DepositKeys: map[Currency]map[Chain]string{}}
+	m.Currencies = append(m.Currencies, recorded.Currencies...)
+	for _, d := range cfg.currencies {
+		c, err := RegisterCurrency(d.code, d.minor, d.token)
+		if err != nil {
+			return nil, err
+		}
+		spec := CurrencySpec{Currency: c, Chains: d.chains, DefaultChain: d.defaultChain}
+		if i := slices.IndexFunc(m.Currencies, func(s CurrencySpec) bool { return s.Currency == c }); i >= 0 {
+			m.Currencies[i] = spec
+		} else {
+			m.Currencies = append(m.Currencies, spec)
+		}
+	}
+	slices.SortFunc(m.Currencies, func(a, b CurrencySpec) int { return int(a.Currency) - int(b.Currency) })
+	for _, p := range cfg.pairs {
+		s, _ := ParseCurrency(p.source)
+		d, _ := ParseCurrency(p.destination)
+		m.Pairs = append(m.Pairs, PairSpec{Pair: Pair{s, d}, MinSource: p.min, MaxSource: p.max})
+	}
+	for code, a := range cfg.collection {
+		c, _ := ParseCurrency(code)
+		m.Collection[c] = a
+	}
+	for code, keys := range cfg.keys {
+		c, _ := ParseCurrency(code)
+		m.DepositKeys[c] = maps.Clone(keys)
+	}
+	return m, nil
+}
