@@ -363,8 +363,8 @@ func checkAllocation(t *testing.T, cmd *actors.CreateQuote, q *engine.Quote, poo
 			t.Errorf("quote %s: two slices of pool %s", q.ID, p.Name)
 		case a.PoolAccount != p.Liquidity.ID:
 			t.Errorf("quote %s: slice of %s names account %s, not its liquidity account", q.ID, p.Name, a.PoolAccount)
-		case a.Rate < cmd.Rate:
-			t.Errorf("quote %s: slice at %d below the proposed %d", q.ID, a.Rate, cmd.Rate)
+		case a.Rate.Less(cmd.Rate):
+			t.Errorf("quote %s: slice at %s below the proposed %s", q.ID, engine.AppendRate(nil, a.Rate), engine.AppendRate(nil, cmd.Rate))
 		case a.Source <= 0 || a.Destination <= 0:
 			t.Errorf("quote %s: empty slice %+v", q.ID, a)
 		}

@@ -223,7 +223,7 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 	now := a.sys.nowMillis()
 	var ev engine.Event
 	switch {
-	case cmd.Rate != 0:
+	case !cmd.Rate.IsZero():
 		ev = &engine.PoolRateSet{At: now, Pool: cmd.Pool, Rate: cmd.Rate}
 		a.book.SetRate(cmd.Pool, cmd.Rate, now)
 	case cmd.Status != nil:

@@ -238,7 +238,7 @@ func TestStorageFaultUnderLoad(t *testing.T) {
 							mode, pair = engine.ModeLive, pairGHSUSDT
 						}
 						r := sys.CreateQuote(&actors.CreateQuote{Client: c.ID, Mode: mode, Pair: pair,
-							Direction: engine.DirectionDestination, Amount: 1_000_000 + engine.Amount(i), Rate: 1,
+							Direction: engine.DirectionDestination, Amount: 1_000_000 + engine.Amount(i), Rate: engine.RateFromUnits(1),
 							Chain: engine.ChainTron})
 						if r.Err != nil {
 							if !errors.Is(r.Err, actors.ErrUnavailable) {

@@ -232,6 +232,7 @@ type poolChange struct {
 	pool  engine.PoolID
 	kind  engine.EventType
 	value uint64
+	rate  engine.Rate
 }
 
 type walletDeposit struct {
@@ -334,13 +335,13 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 		}
 		switch ev := ev.(type) {
 		case *engine.PoolRateSet:
-			poolOps[poolChange{ev.Pool, ev.Type(), uint64(ev.Rate)}]++
+			poolOps[poolChange{pool: ev.Pool, kind: ev.Type(), rate: ev.Rate}]++
 		case *engine.PoolStatusSet:
-			poolOps[poolChange{ev.Pool, ev.Type(), boolValue(ev.Active)}]++
+			poolOps[poolChange{pool: ev.Pool, kind: ev.Type(), value: boolValue(ev.Active)}]++
 		case *engine.PoolDeposited:
-			poolOps[poolChange{ev.Pool, ev.Type(), uint64(ev.Amount)}]++
+			poolOps[poolChange{pool: ev.Pool, kind: ev.Type(), value: uint64(ev.Amount)}]++
 		case *engine.PoolWithdrawn:
-			poolOps[poolChange{ev.Pool, ev.Type(), uint64(ev.Amount)}]++
+			poolOps[poolChange{pool: ev.Pool, kind: ev.Type(), value: uint64(ev.Amount)}]++
 		case *engine.AccountDeposited:
 			deposits[walletDeposit{ev.Account, ev.Amount}]++
 		}
@@ -502,9 +503,9 @@ func pick[T any](k *knownEntities, rng *rand.Rand, list *[]T) (T, bool) {
 }
 
 var tortureRates = map[engine.Pair][]engine.Rate{
-	pairNGNUSDT: {625_000_000_000_000, 620_000_000_000_000, 631_000_000_000_000},
-	pairGHSUSDT: {80_000_000_000_000_000, 79_500_000_000_000_000},
-	pairNGNGHS:  {9_500_000_000_000_000, 9_400_000_000_000_000},
+	pairNGNUSDT: {engine.RateFromUnits(625_000_000_000_000), engine.RateFromUnits(620_000_000_000_000), engine.RateFromUnits(631_000_000_000_000)},
+	pairGHSUSDT: {engine.RateFromUnits(80_000_000_000_000_000), engine.RateFromUnits(79_500_000_000_000_000)},
+	pairNGNGHS:  {engine.RateFromUnits(9_500_000_000_000_000), engine.RateFromUnits(9_400_000_000_000_000)},
 }
 
 // extremeAmount is usually a typical amount in [1, typical], and one time in
@@ -523,7 +524,7 @@ func extremeAmount(rng *rand.Rand, typical int64) engine.Amount {
 // ten a bound of the engine (the smallest rate, engine.RateMax).
 func extremeRate(rng *rand.Rand, pair engine.Pair) engine.Rate {
 	if rng.IntN(10) == 0 {
-		return [...]engine.Rate{1, engine.RateMax}[rng.IntN(2)]
+		return [...]engine.Rate{engine.RateFromUnits(1), engine.RateMax}[rng.IntN(2)]
 	}
 	rates := tortureRates[pair]
 	return rates[rng.IntN(len(rates))]
@@ -600,17 +601,17 @@ func (w *tortureWorker) changePool() {
 	switch x := w.rng.IntN(10); {
 	case x < 5:
 		cmd.Deposit = extremeAmount(w.rng, 500_000_000)
-		change = poolChange{p.ID, engine.EventPoolDeposited, uint64(cmd.Deposit)}
+		change = poolChange{pool: p.ID, kind: engine.EventPoolDeposited, value: uint64(cmd.Deposit)}
 	case x < 7:
 		cmd.Withdraw = extremeAmount(w.rng, 100_000_000)
-		change = poolChange{p.ID, engine.EventPoolWithdrawn, uint64(cmd.Withdraw)}
+		change = poolChange{pool: p.ID, kind: engine.EventPoolWithdrawn, value: uint64(cmd.Withdraw)}
 	case x < 9:
 		cmd.Rate = extremeRate(w.rng, p.Pair)
-		change = poolChange{p.ID, engine.EventPoolRateSet, uint64(cmd.Rate)}
+		change = poolChange{pool: p.ID, kind: engine.EventPoolRateSet, rate: cmd.Rate}
 	default:
 		active := w.rng.IntN(4) != 0
 		cmd.Status = &active
-		change = poolChange{p.ID, engine.EventPoolStatusSet, boolValue(active)}
+		change = poolChange{pool: p.ID, kind: engine.EventPoolStatusSet, value: boolValue(active)}
 	}
 	r := w.sys.ChangePool(cmd)
 	if r.Err != nil || r.Result != engine.ResultOK {
@@ -647,12 +648,12 @@ func (w *tortureWorker) createQuote() {
 	rates := tortureRates[pair]
 	cmd := &actors.CreateQuote{Client: c.ID, Mode: engine.Modes[rng.IntN(2)], Pair: pair,
 		Direction: engine.DirectionSource, Amount: extremeAmount(rng, 50_000_000),
-		Rate: rates[rng.IntN(len(rates))] - engine.Rate(rng.Int64N(2))*rates[0]/100, Chain: engine.DefaultMarkets().DefaultChain(pair.Destination)}
+		Rate: proposed(rates[rng.IntN(len(rates))], rates[0], rng.IntN(2)), Chain: engine.DefaultMarkets().DefaultChain(pair.Destination)}
 	if rng.IntN(2) == 0 {
 		cmd.Direction, cmd.Amount = engine.DirectionDestination, extremeAmount(rng, 30_000_000)
 	}
 	if rng.IntN(20) == 0 {
-		cmd.Rate = [...]engine.Rate{1, engine.RateMax}[rng.IntN(2)]
+		cmd.Rate = [...]engine.Rate{engine.RateFromUnits(1), engine.RateMax}[rng.IntN(2)]
 	}
 	if rng.IntN(4) == 0 {
 		cmd.IdempotencyKey = fmt.Sprintf("retry-%d", rng.IntN(20))
@@ -706,4 +707,14 @@ func (w *tortureWorker) transition() {
 		// Refusals carry the quote's current, durable view too.
 		w.acked.quote(w.t, r.Quote)
 	}
+}
+
+// proposed is rate, or rate less 1% of reference when lower is 1.
+func proposed(rate, reference engine.Rate, lower int) engine.Rate {
+	if lower == 0 {
+		return rate
+	}
+	r, _ := rate.Units()
+	cut, _ := reference.Units()
+	return engine.RateFromUnits(r - cut/100)
 }

@@ -21,11 +21,13 @@ var (
 	pairNGNUSDT = engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
 	// marketRates are the pools' rates (×10¹⁸), best first: 0.000627 … 0.000622.
 	marketRates = []engine.Rate{
-		627_000_000_000_000, 626_000_000_000_000, 625_000_000_000_000, 624_000_000_000_000,
-		623_000_000_000_000, 622_000_000_000_000, 621_000_000_000_000, 620_000_000_000_000,
+		engine.RateFromUnits(627_000_000_000_000), engine.RateFromUnits(626_000_000_000_000),
+		engine.RateFromUnits(625_000_000_000_000), engine.RateFromUnits(624_000_000_000_000),
+		engine.RateFromUnits(623_000_000_000_000), engine.RateFromUnits(622_000_000_000_000),
+		engine.RateFromUnits(621_000_000_000_000), engine.RateFromUnits(620_000_000_000_000),
 	}
 	// proposedRate is every quote's minimum rate: 0.0006.
-	proposedRate engine.Rate = 600_000_000_000_000
+	proposedRate = engine.RateFromUnits(600_000_000_000_000)
 )
 
 const (

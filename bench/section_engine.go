@@ -65,14 +65,14 @@ func allocateBook(pools, fill int, direction engine.Direction) (*engine.Book, en
 	for i := range entries {
 		entries[i] = engine.BookEntry{
 			Pool:      engine.PoolID{0xBE, byte(i >> 8), byte(i)},
-			Rate:      650_000_000_000_000 - engine.Rate(i)*10_000_000_000,
+			Rate:      engine.RateFromUnits(650_000_000_000_000 - uint64(i)*10_000_000_000),
 			RateSetAt: int64(i),
 			Active:    true,
 			Available: available,
 		}
 		book.Upsert(entries[i])
 	}
-	req := engine.AllocationRequest{Direction: direction, MinRate: entries[len(entries)-1].Rate - 1}
+	req := engine.AllocationRequest{Direction: direction, MinRate: lowerRate(entries[len(entries)-1].Rate)}
 	for i, e := range entries[:fill] {
 		part := e.Available
 		if i == fill-1 {
@@ -178,4 +178,10 @@ func (r *run) engineSection(ctx context.Context) error {
 	}
 	rep.Cases = cases
 	return nil
+}
+
+// lowerRate is r less one unit (10^−18). REQUIRES: 0 < r < 2^64 units.
+func lowerRate(r engine.Rate) engine.Rate {
+	units, _ := r.Units()
+	return engine.RateFromUnits(units - 1)
 }

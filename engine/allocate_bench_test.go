@@ -31,7 +31,7 @@ func benchmarkEntries(n int) []BookEntry {
 	for i := range entries {
 		entries[i] = BookEntry{
 			Pool:      PoolID{0xBE, byte(i >> 8), byte(i)},
-			Rate:      650_000_000_000_000 - Rate(i)*10_000_000_000,
+			Rate:      RateFromUnits(650_000_000_000_000 - uint64(i)*10_000_000_000),
 			RateSetAt: int64(i),
 			Active:    true,
 			Available: benchmarkPoolAvailable,
@@ -48,7 +48,8 @@ func benchmarkBook(pools, fill int, direction Direction) (*Book, AllocationReque
 	for _, e := range entries {
 		book.Upsert(e)
 	}
-	req := AllocationRequest{Direction: direction, MinRate: entries[len(entries)-1].Rate - 1}
+	lowest, _ := entries[len(entries)-1].Rate.Units()
+	req := AllocationRequest{Direction: direction, MinRate: RateFromUnits(lowest - 1)}
 	for _, e := range entries[:fill-1] {
 		if direction == DirectionSource {
 			req.Amount += MaxSourceWithin(e.Available, e.Rate, pairNGNUSDT)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -153,7 +154,7 @@ func checkAllocationInvariants(t *testing.T, b *Book, req AllocationRequest, got
 	var bestRate Rate
 	hasBest := false
 	for _, e := range b.Entries() {
-		if e.Active && e.Available > 0 && (req.Only.IsZero() || e.Pool == req.Only) && (!hasBest || e.Rate > bestRate) {
+		if e.Active && e.Available > 0 && (req.Only.IsZero() || e.Pool == req.Only) && (!hasBest || bestRate.Less(e.Rate)) {
 			bestRate, hasBest = e.Rate, true
 		}
 	}
@@ -182,7 +183,7 @@ func checkAllocationInvariants(t *testing.T, b *Book, req AllocationRequest, got
 			t.Fatalf("slice %d: %+v is empty or dust", i, s)
 		case s.Destination > e.Available:
 			t.Fatalf("slice %d: destination %d exceeds available %d", i, s.Destination, e.Available)
-		case s.Rate != e.Rate || s.Rate < req.MinRate:
+		case s.Rate != e.Rate || s.Rate.Less(req.MinRate):
 			t.Fatalf("slice %d: rate %d; pool rate %d, proposed %d", i, s.Rate, e.Rate, req.MinRate)
 		case !req.Only.IsZero() && s.Pool != req.Only:
 			t.Fatalf("slice %d: pool %v is not the listing %v", i, s.Pool, req.Only)
@@ -221,9 +222,9 @@ func mustEntry(t *testing.T, b *Book, id PoolID) BookEntry {
 
 // typicalRates are the default pairs' rates around which random books are made.
 var typicalRates = map[Pair]Rate{
-	pairNGNUSDT: 625_000_000_000_000,
-	pairGHSUSDT: 83_333_333_333_333_333,
-	pairNGNGHS:  7_500_000_000_000_000,
+	pairNGNUSDT: RateFromUnits(625_000_000_000_000),
+	pairGHSUSDT: RateFromUnits(83_333_333_333_333_333),
+	pairNGNGHS:  RateFromUnits(7_500_000_000_000_000),
 }
 
 // randomBookEntries are poolCount pools of p with tied rates, tied times,
@@ -242,9 +243,9 @@ func randomBookEntries(rng *rand.Rand, p Pair, poolCount int, availableMax Amoun
 		case 0:
 			rate = randomRate(rng)
 		case 1:
-			rate = typical + Rate(rng.Uint64N(1_000_000)) // 18th-place differences
+			rate = addUnits(typical, rng.Uint64N(1_000_000)) // 18th-place differences
 		default:
-			rate = typical / 100 * Rate(95+rng.IntN(11)) // ±5% in 1% steps: many ties
+			rate, _ = typical.Scale(uint64(95+rng.IntN(11)), 100) // ±5% in 1% steps: many ties
 		}
 		var available Amount
 		switch rng.IntN(8) {
@@ -419,4 +420,10 @@ func BenchmarkReferenceAllocate(b *testing.B) {
 			b.Fatal("not filled")
 		}
 	}
+}
+
+// addUnits is r + n units. REQUIRES: no overflow past 128 bits.
+func addUnits(r Rate, n uint64) Rate {
+	lo, carry := bits.Add64(r.lo, n, 0)
+	return Rate{r.hi + carry, lo}
 }

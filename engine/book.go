@@ -138,8 +138,8 @@ func (b *Book) Entry(id PoolID) (BookEntry, bool) {
 // position.
 // REQUIRES: e.Rate > 0, e.Available >= 0.
 func (b *Book) Upsert(e BookEntry) {
-	if e.Rate == 0 || e.Available < 0 {
-		assert(false, "Upsert of pool %v with rate %d, available %d", e.Pool, e.Rate, e.Available)
+	if e.Rate.IsZero() || e.Available < 0 {
+		assert(false, "Upsert of pool %v with rate %v, available %d", e.Pool, e.Rate, e.Available)
 	}
 	if position, found := b.index[e.Pool]; found {
 		current := &b.entries[position]
@@ -163,7 +163,7 @@ func (b *Book) Remove(id PoolID) {
 // SetRate sets the pool id's rate, set at unix milliseconds at, and re-ranks it.
 // REQUIRES: b has the pool; r > 0.
 func (b *Book) SetRate(id PoolID, r Rate, at int64) {
-	if r == 0 {
+	if r.IsZero() {
 		assert(false, "SetRate of pool %v to zero", id)
 	}
 	entry := b.entries[b.position(id)]
@@ -225,7 +225,7 @@ func (b *Book) BestRate() (rate Rate, setAt int64, pool PoolID, ok bool) {
 			return entry.Rate, entry.RateSetAt, entry.Pool, true
 		}
 	}
-	return 0, 0, PoolID{}, false
+	return Rate{}, 0, PoolID{}, false
 }
 
 // Allocate splits req across b's pools by price-time priority (contract §5)
@@ -274,7 +274,7 @@ func (b *Book) Allocate(req AllocationRequest, buf []Slice) AllocationOutcome {
 		if !outcome.HasBestRate {
 			outcome.BestRate, outcome.HasBestRate = entry.Rate, true
 		}
-		if entry.Rate < req.MinRate {
+		if entry.Rate.Less(req.MinRate) {
 			break // every later entry has a rate at most this one's
 		}
 		if !eligible {
@@ -383,7 +383,7 @@ func (b *Book) reindex(from int) {
 // precedes reports whether a comes before b in price-time priority.
 func precedes(a, b *BookEntry) bool {
 	if a.Rate != b.Rate {
-		return a.Rate > b.Rate
+		return b.Rate.Less(a.Rate)
 	}
 	if a.RateSetAt != b.RateSetAt {
 		return a.RateSetAt < b.RateSetAt

@@ -44,7 +44,7 @@ func checkBookInvariants(t testing.TB, b *Book) {
 		if position, found := b.index[e.Pool]; !found || position != i {
 			t.Fatalf("entry %d (pool %v) indexed at %d, %v", i, e.Pool, position, found)
 		}
-		if e.Available < 0 || e.Rate == 0 {
+		if e.Available < 0 || e.Rate.IsZero() {
 			t.Fatalf("entry %d (pool %v) has available %d, rate %d", i, e.Pool, e.Available, e.Rate)
 		}
 		if i > 0 && !precedes(&b.entries[i-1], e) {
@@ -313,7 +313,7 @@ func TestAllocateSlicesMax(t *testing.T) {
 	b := NewBook(pairNGNUSDT)
 	for i := range SlicesMax + 1 {
 		// Distinct rates, best first by id: 0.000700, 0.000699, …; 1 USDT each.
-		b.Upsert(BookEntry{Pool: testPool(byte(i)), Rate: testRate("0.0007") - Rate(i)*1_000_000_000_000, Active: true, Available: 1_000_000})
+		b.Upsert(BookEntry{Pool: testPool(byte(i)), Rate: RateFromUnits(700_000_000_000_000 - uint64(i)*1_000_000_000_000), Active: true, Available: 1_000_000})
 	}
 	checkBookInvariants(t, b)
 	buf := make([]Slice, 0, SlicesMax)
@@ -484,8 +484,8 @@ func TestBookPanicsOnMisuse(t *testing.T) {
 		}},
 		{"allocate without direction", func(b *Book) { b.Allocate(AllocationRequest{Amount: 1}, nil) }},
 		{"upsert a zero rate", func(b *Book) { b.Upsert(BookEntry{Pool: testPool(0x77)}) }},
-		{"set the rate of an unknown pool", func(b *Book) { b.SetRate(testPool(0x77), 1, 0) }},
-		{"set a zero rate", func(b *Book) { b.SetRate(bookA.Pool, 0, 0) }},
+		{"set the rate of an unknown pool", func(b *Book) { b.SetRate(testPool(0x77), RateFromUnits(1), 0) }},
+		{"set a zero rate", func(b *Book) { b.SetRate(bookA.Pool, RateFromUnits(0), 0) }},
 		{"suspend an unknown pool", func(b *Book) { b.SetActive(testPool(0x77), false) }},
 		{"withdraw below zero", func(b *Book) { b.AddAvailable(bookA.Pool, -bookA.Available-1) }},
 		{"release to an unknown pool", func(b *Book) { b.Release([]Slice{{Pool: testPool(0x77), Destination: 1}}) }},

@@ -34,7 +34,7 @@ func (e *encoder) byte1(v uint8)    { e.buf = append(e.buf, v) }
 func (e *encoder) id(v [16]byte)    { e.buf = append(e.buf, v[:]...) }
 func (e *encoder) hash(v [32]byte)  { e.buf = append(e.buf, v[:]...) }
 func (e *encoder) amount(v Amount)  { e.varint(int64(v)) }
-func (e *encoder) rate(v Rate)      { e.uvarint(uint64(v)) }
+func (e *encoder) rate(v Rate)      { e.buf = AppendRateUvarint(e.buf, v) }
 func (e *encoder) pair(p Pair)      { e.byte1(uint8(p.Source)); e.byte1(uint8(p.Destination)) }
 func (e *encoder) boolean(v bool)   { e.byte1(boolByte(v)) }
 func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
@@ -108,7 +108,15 @@ func (d *decoder) hash() (v [32]byte) {
 }
 
 func (d *decoder) amount() Amount { return Amount(d.varint()) }
-func (d *decoder) rate() Rate     { return Rate(d.uvarint()) }
+func (d *decoder) rate() Rate {
+	r, n := rateUvarint(d.buf)
+	if n <= 0 {
+		d.fail()
+		return Rate{}
+	}
+	d.buf = d.buf[n:]
+	return r
+}
 
 func (d *decoder) pair() Pair {
 	p := Pair{Currency(d.byte1()), Currency(d.byte1())}
@@ -421,4 +429,43 @@ func DecodeEvent(b []byte) (Event, error) {
 		return nil, fmt.Errorf("%w: %d trailing bytes after %s", ErrCorruptEvent, len(d.buf), typ)
 	}
 	return ev, nil
+}
+
+// AppendRateUvarint appends r as an unsigned LEB128 varint of up to 19
+// bytes. For a rate below 2^64 units it is byte for byte the uvarint
+// encoding/binary writes, so every record written before rates were 128
+// bits decodes unchanged (and request hashes stay the same).
+func AppendRateUvarint(b []byte, r Rate) []byte {
+	hi, lo := r.hi, r.lo
+	for hi != 0 || lo >= 0x80 {
+		b = append(b, byte(lo)|0x80)
+		lo = lo>>7 | hi<<57
+		hi >>= 7
+	}
+	return append(b, byte(lo))
+}
+
+// rateUvarint decodes AppendRateUvarint's bytes: the rate and the bytes it
+// took, or n <= 0 when they are truncated or hold more than 128 bits.
+func rateUvarint(b []byte) (r Rate, n int) {
+	var shift uint
+	for i, c := range b {
+		if i == 19 || (i == 18 && c > 3) {
+			return Rate{}, -1 // over 128 bits
+		}
+		v := uint64(c & 0x7f)
+		if shift < 64 {
+			r.lo |= v << shift
+			if shift > 57 {
+				r.hi |= v >> (64 - shift)
+			}
+		} else {
+			r.hi |= v << (shift - 64)
+		}
+		if c < 0x80 {
+			return r, i + 1
+		}
+		shift += 7
+	}
+	return Rate{}, 0
 }

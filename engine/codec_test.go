@@ -43,7 +43,7 @@ func codecSamples() []struct {
 		var out []engine.Allocation
 		for i := range n {
 			out = append(out, engine.Allocation{ID: codecID(byte(0x80 + i)), Pool: codecID(byte(i)),
-				PoolAccount: codecID(byte(0xC0 + i)), PoolName: fmt.Sprintf("pool %d", i), Rate: engine.Rate(625_000_000_000_000 + i),
+				PoolAccount: codecID(byte(0xC0 + i)), PoolName: fmt.Sprintf("pool %d", i), Rate: engine.RateFromUnits(uint64(625_000_000_000_000 + i)),
 				Source: engine.Amount(1_600_00 * (i + 1)), Destination: engine.Amount(1_000_000 * (i + 1)),
 				Reference: fmt.Sprintf("ALC-%010d", i)})
 		}
@@ -60,11 +60,11 @@ func codecSamples() []struct {
 		{"key live", &engine.KeyCreated{At: -1, Key: codecID(4), Client: codecID(1), Mode: engine.ModeLive}},
 		{"key revoked", &engine.KeyRevoked{At: math.MaxInt64, Key: codecID(3)}},
 		{"pool owned", &engine.PoolCreated{At: 7, Pool: codecID(5), Mode: engine.ModeLive, Name: "Lagos Desk 1", Pair: pairNGNUSDT,
-			Rate: 625_000_000_000_000, Owner: codecID(1), LiquidityAccount: codecID(6), ProceedsAccount: codecID(7)}},
+			Rate: engine.RateFromUnits(625_000_000_000_000), Owner: codecID(1), LiquidityAccount: codecID(6), ProceedsAccount: codecID(7)}},
 		{"pool marketplace", &engine.PoolCreated{At: math.MinInt64, Pool: codecID(8), Mode: engine.ModeSandbox, Name: long, Pair: pairNGNGHS,
 			Rate: engine.RateMax, LiquidityAccount: codecID(9), ProceedsAccount: codecID(10)}},
-		{"rate set", &engine.PoolRateSet{At: 8, Pool: codecID(5), Rate: 1}},
-		{"rate set largest", &engine.PoolRateSet{At: 8, Pool: codecID(5), Rate: math.MaxUint64}},
+		{"rate set", &engine.PoolRateSet{At: 8, Pool: codecID(5), Rate: engine.RateFromUnits(1)}},
+		{"rate set largest", &engine.PoolRateSet{At: 8, Pool: codecID(5), Rate: engine.RateFromUnits(math.MaxUint64)}},
 		{"status active", &engine.PoolStatusSet{At: 9, Pool: codecID(5), Active: true}},
 		{"status suspended", &engine.PoolStatusSet{At: 9, Pool: codecID(5), Active: false}},
 		{"pool deposit", &engine.PoolDeposited{At: 10, Pool: codecID(5), Amount: engine.AmountMax}},
@@ -72,15 +72,15 @@ func codecSamples() []struct {
 		{"account deposit", &engine.AccountDeposited{At: 12, Account: codecID(0x40), Amount: 250_000_00}},
 		{"account deposit negative", &engine.AccountDeposited{At: 12, Account: codecID(0x40), Amount: math.MinInt64}},
 		{"quote full", &engine.QuoteCreated{At: 13, Quote: codecID(0x20), Client: codecID(1), Mode: engine.ModeLive, Pair: pairNGNUSDT,
-			Direction: engine.DirectionSource, Amount: 4_800_00, ProposedRate: 600_000_000_000_000, Chain: engine.ChainSolana,
+			Direction: engine.DirectionSource, Amount: 4_800_00, ProposedRate: engine.RateFromUnits(600_000_000_000_000), Chain: engine.ChainSolana,
 			Reference: "OJA-4F7Q9D2M", ExpiresAt: 300_013, Allocations: allocations(3),
-			Chat: &engine.Chat{ConversationID: "conv-1", ChatQuoteID: "cq-9", ListingID: "5b1e…", InitialListingRate: 625_000_000_000_000,
+			Chat: &engine.Chat{ConversationID: "conv-1", ChatQuoteID: "cq-9", ListingID: "5b1e…", InitialListingRate: engine.RateFromUnits(625_000_000_000_000),
 				NegotiationStartedAt: "2026-11-21T10:00:00.123Z", QuoteSentAt: "2026-11-21T10:01:00.000Z"},
 			IdempotencyKey: "idem-" + strings.Repeat("k", 250), RequestHash: sha256.Sum256([]byte("request")), Channel: engine.ChannelXML}},
 		{"quote minimal", &engine.QuoteCreated{At: 14, Quote: codecID(0x21), Client: codecID(1), Mode: engine.ModeSandbox, Pair: pairGHSUSDT,
-			Direction: engine.DirectionDestination, Amount: 1, ProposedRate: 1, Allocations: allocations(1)}},
+			Direction: engine.DirectionDestination, Amount: 1, ProposedRate: engine.RateFromUnits(1), Allocations: allocations(1)}},
 		{"quote empty chat", &engine.QuoteCreated{At: 14, Quote: codecID(0x22), Client: codecID(1), Mode: engine.ModeSandbox, Pair: pairGHSUSDT,
-			Direction: engine.DirectionDestination, Amount: 1, ProposedRate: 1, Chain: engine.ChainTron, Allocations: allocations(1), Chat: &engine.Chat{}}},
+			Direction: engine.DirectionDestination, Amount: 1, ProposedRate: engine.RateFromUnits(1), Chain: engine.ChainTron, Allocations: allocations(1), Chat: &engine.Chat{}}},
 		{"quote most slices", &engine.QuoteCreated{At: 15, Quote: codecID(0x23), Client: codecID(1), Mode: engine.ModeLive, Pair: pairNGNGHS,
 			Direction: engine.DirectionDestination, Amount: engine.AmountMax, ProposedRate: engine.RateMax, Chain: engine.ChainPolygon,
 			Allocations: allocations(engine.SlicesMax)}},
@@ -223,7 +223,7 @@ func TestCodecInvalid(t *testing.T) {
 	}
 	quote := func(change func(q *engine.QuoteCreated)) []byte {
 		q := &engine.QuoteCreated{At: 1, Quote: codecID(1), Client: codecID(2), Mode: engine.ModeLive, Pair: pairNGNUSDT,
-			Direction: engine.DirectionSource, Amount: 100, ProposedRate: 1, Allocations: []engine.Allocation{{Destination: 1}}}
+			Direction: engine.DirectionSource, Amount: 100, ProposedRate: engine.RateFromUnits(1), Allocations: []engine.Allocation{{Destination: 1}}}
 		change(q)
 		return encode(q)
 	}

@@ -342,7 +342,7 @@ func (r *commandRun) createQuote(p *program) {
 		// The walk could not fill the amount: a QuoteCreated that takes it
 		// anyway from the best eligible pool over-allocates and is refused.
 		for _, e := range book.Entries() {
-			if e.Active && e.Rate >= req.rate && (req.listing.IsZero() || e.Pool == req.listing) {
+			if e.Active && !e.Rate.Less(req.rate) && (req.listing.IsZero() || e.Pool == req.listing) {
 				r.refused(r.quoteEvent(req, []engine.Slice{{Pool: e.Pool, Rate: e.Rate, Source: 1,
 					Destination: e.Available + 1}}, ""))
 				break

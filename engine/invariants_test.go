@@ -22,7 +22,7 @@ func TestInvariantsHook(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewState()
-			pool := &PoolCreated{At: 1, Pool: PoolID{1}, Mode: ModeSandbox, Name: "p", Pair: DefaultMarkets().PairList()[0], Rate: RateMax / 2,
+			pool := &PoolCreated{At: 1, Pool: PoolID{1}, Mode: ModeSandbox, Name: "p", Pair: DefaultMarkets().PairList()[0], Rate: RateFromUnits(9_000_000_000_000_000_000),
 				LiquidityAccount: AccountID{2}, ProceedsAccount: AccountID{3}}
 			for _, ev := range []Event{pool, &PoolDeposited{At: 2, Pool: pool.Pool, Amount: 1000}} {
 				if err := s.Apply(ev); err != nil {
@@ -33,7 +33,7 @@ func TestInvariantsHook(t *testing.T) {
 			var panicked any
 			func() {
 				defer func() { panicked = recover() }()
-				_ = s.Apply(&PoolRateSet{At: 3, Pool: pool.Pool, Rate: RateMax / 3})
+				_ = s.Apply(&PoolRateSet{At: 3, Pool: pool.Pool, Rate: RateFromUnits(6_000_000_000_000_000_000)})
 			}()
 			switch {
 			case !InvariantsEnabled && panicked != nil:

@@ -15,8 +15,8 @@ package engine
 //     RateFromDecimal refuse a value with more decimal places than its unit allows
 //     (ErrAmountPrecision, ErrRatePrecision) instead of rounding it, and refuse
 //     non-positive or too-large values (ErrAmountRange, ErrRateRange). Inputs are
-//     bounded by AmountMax and RateMax, so a product source × rate always fits in
-//     128 bits.
+//     bounded by AmountMax (2^50) and RateMax (10^30 units, 2^100), so a product
+//     source × rate × 10^e always fits in 192 bits (wide.go).
 //  2. Conversions round in favour of the pool, by less than one minor unit
 //     (contract §1): DestinationAmount rounds down (floor(source × rate)) and
 //     SourceAmount rounds up (ceil(destination ÷ rate)). MaxSourceWithin is the
@@ -47,8 +47,11 @@ package engine
 // NGN/GHS; in general it may exceed 19 (10^e no longer fits a uint64: the
 // division is split into steps, which is exact because floor(floor(x÷a)÷b) =
 // floor(x÷(a×b)) and likewise for ceil) or be negative (a multiplication instead).
-// Products are 128-bit (math/bits.Mul64) and quotients use 128-by-64 long
-// division (math/bits.Div64).
+// A rate below 2^64 units (about 18.4, every default pair) takes the fast
+// path: 128-bit products (math/bits.Mul64) and 128-by-64 long division
+// (math/bits.Div64). A larger rate (USDT→NGN at 1612.5) takes 192-bit
+// intermediates and a 192-by-128 division (Knuth's algorithm D, one
+// quotient word; wide.go) — still exact, still without allocation.
 
 import (
 	"errors"
@@ -78,18 +81,74 @@ func DepositFits(balance, amount Amount) bool {
 	return amount > 0 && amount <= AmountMax && balance <= AmountMax-amount
 }
 
-// Rate is the number of destination units one source unit buys, as an integer
-// scaled by 10^RateScale (18 decimal places, contract §1).
-//
-// NB: a uint64 limits rates to below 18.44; RateMax = 18 and larger proposed
-// rates are refused at validation. Every default pair has a rate below 1.
-type Rate uint64
+// Rate is the number of destination units one source unit buys, as an
+// unsigned 128-bit integer scaled by 10^RateScale (18 decimal places,
+// contract §1). Rates up to RateMax = 10^12 are exact: 1612.5 (USDT→NGN) and
+// 0.000620155 (NGN→USDT) alike. Rates compare with Cmp and Less; == works.
+type Rate struct{ hi, lo uint64 }
 
 // RateScale is the number of decimal places of a Rate.
 const RateScale = 18
 
-// RateMax is the largest rate the engine accepts (18.0).
-const RateMax Rate = 18_000_000_000_000_000_000
+// RateFromUnits is the rate units ÷ 10^18.
+func RateFromUnits(units uint64) Rate { return Rate{lo: units} }
+
+// RateMax is the largest rate the engine accepts: 10^12 (10^30 units).
+var RateMax = func() Rate {
+	hi, lo := bits.Mul64(1_000_000_000_000, 1_000_000_000_000_000_000)
+	return Rate{hi, lo}
+}()
+
+// IsZero reports whether r is zero.
+func (r Rate) IsZero() bool { return r.hi == 0 && r.lo == 0 }
+
+// Cmp is −1, 0 or +1 as r is below, equal to or above o.
+func (r Rate) Cmp(o Rate) int {
+	switch {
+	case r.hi != o.hi:
+		return cmpUint64(r.hi, o.hi)
+	default:
+		return cmpUint64(r.lo, o.lo)
+	}
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Less reports whether r < o.
+func (r Rate) Less(o Rate) bool { return r.hi < o.hi || (r.hi == o.hi && r.lo < o.lo) }
+
+// Units is r in units of 10^−18 when that fits 64 bits (r below about
+// 18.4).
+func (r Rate) Units() (uint64, bool) { return r.lo, r.hi == 0 }
+
+// Words are r's high and low 64 bits (encoders, hashes).
+func (r Rate) Words() (hi, lo uint64) { return r.hi, r.lo }
+
+// RateFromWords is the rate with those high and low 64 bits (decoders).
+func RateFromWords(hi, lo uint64) Rate { return Rate{hi, lo} }
+
+// Scale is r × numerator ÷ denominator, rounded down, or false when that
+// does not fit a Rate or denominator is zero (display and the market
+// simulator; never an amount).
+func (r Rate) Scale(numerator, denominator uint64) (Rate, bool) {
+	if denominator == 0 {
+		return Rate{}, false
+	}
+	n := mul128x64(r, numerator)
+	q, _ := n.divUint64(denominator)
+	if q.w2 != 0 {
+		return Rate{}, false
+	}
+	return Rate{q.w1, q.w0}, true
+}
 
 var (
 	ErrAmountPrecision = errors.New("engine: amount has more decimal places than its currency allows")
@@ -153,27 +212,53 @@ func AppendAmount(dst []byte, a Amount, c Currency) []byte {
 // places is ErrRatePrecision; a value <= 0 or above RateMax is ErrRateRange
 // (which wins when both apply).
 func RateFromDecimal(d decimal.Decimal) (Rate, error) {
-	v, err := scaledInteger(d, RateScale, uint64(RateMax))
+	v, err := scaledBig(d, RateScale, RateMax.big())
 	switch err {
 	case errScaledRange:
-		return 0, ErrRateRange
+		return Rate{}, ErrRateRange
 	case errScaledPrecision:
-		return 0, ErrRatePrecision
+		return Rate{}, ErrRatePrecision
 	}
-	return Rate(v), nil
+	low := new(big.Int).And(v, new(big.Int).SetUint64(math.MaxUint64))
+	return Rate{new(big.Int).Rsh(v, 64).Uint64(), low.Uint64()}, nil
+}
+
+// big is r as a big.Int.
+func (r Rate) big() *big.Int {
+	v := new(big.Int).SetUint64(r.hi)
+	v.Lsh(v, 64)
+	return v.Or(v, new(big.Int).SetUint64(r.lo))
 }
 
 // Decimal is r as an exact decimal.
 func (r Rate) Decimal() decimal.Decimal {
-	if r <= math.MaxInt64 {
-		return decimal.New(int64(r), -RateScale)
+	if r.hi == 0 && r.lo <= math.MaxInt64 {
+		return decimal.New(int64(r.lo), -RateScale)
 	}
-	return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(r)), -RateScale)
+	return decimal.NewFromBigInt(r.big(), -RateScale)
 }
 
 // AppendRate appends r as plain decimal text, formatted as AppendAmount does.
 func AppendRate(dst []byte, r Rate) []byte {
-	return appendScaled(dst, uint64(r), RateScale)
+	if r.hi == 0 {
+		return appendScaled(dst, r.lo, RateScale)
+	}
+	// r <= RateMax, so r.hi < 10^18 and the whole part fits 64 bits.
+	whole, fraction := bits.Div64(r.hi, r.lo, powersOfTen[RateScale])
+	dst = strconv.AppendUint(dst, whole, 10)
+	if fraction == 0 {
+		return dst
+	}
+	places := RateScale
+	for fraction%10 == 0 {
+		fraction /= 10
+		places--
+	}
+	dst = append(dst, '.')
+	for digits := decimalDigits(fraction); digits < places; digits++ {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, fraction, 10)
 }
 
 // appendScaled appends value ÷ 10^places without trailing fractional zeros.
@@ -220,8 +305,17 @@ var (
 // magnitude is bounded from the coefficient's bit length before any power of
 // ten is computed (shopspring's IsInteger and Cmp would compute 10^|exponent|).
 func scaledInteger(d decimal.Decimal, places int32, maximum uint64) (uint64, error) {
+	v, err := scaledBig(d, places, new(big.Int).SetUint64(maximum))
+	if err != nil {
+		return 0, err
+	}
+	return v.Uint64(), nil
+}
+
+// scaledBig is scaledInteger for a maximum of any size.
+func scaledBig(d decimal.Decimal, places int32, maximum *big.Int) (*big.Int, error) {
 	if d.Sign() <= 0 {
-		return 0, errScaledRange
+		return nil, errScaledRange
 	}
 	coefficient := d.Coefficient()
 	exponent := int64(d.Exponent()) + int64(places) // value = coefficient × 10^exponent
@@ -230,9 +324,9 @@ func scaledInteger(d decimal.Decimal, places int32, maximum uint64) (uint64, err
 	// coefficient < 2^bitLength and 0.30102 < log10(2) < 0.30103.
 	digitsLow := (bitLength-1)*30102/100000 + 1
 	digitsHigh := bitLength*30103/100000 + 1
-	maximumDigits := int64(decimalDigits(maximum))
+	maximumDigits := int64(len(maximum.String()))
 	if digitsLow-1+exponent >= maximumDigits {
-		return 0, errScaledRange // value >= 10^maximumDigits > maximum
+		return nil, errScaledRange // value >= 10^maximumDigits > maximum
 	}
 	value, remainder := new(big.Int), new(big.Int)
 	if exponent >= 0 {
@@ -240,18 +334,18 @@ func scaledInteger(d decimal.Decimal, places int32, maximum uint64) (uint64, err
 		value.Mul(value, coefficient)
 	} else {
 		if -exponent >= digitsHigh {
-			return 0, errScaledPrecision // 0 < value < 1
+			return nil, errScaledPrecision // 0 < value < 1
 		}
 		divisor := new(big.Int).Exp(big.NewInt(10), big.NewInt(-exponent), nil)
 		value.QuoRem(coefficient, divisor, remainder) // value = integer part
 	}
-	if !value.IsUint64() || value.Uint64() > maximum || (value.Uint64() == maximum && remainder.Sign() != 0) {
-		return 0, errScaledRange
+	if c := value.Cmp(maximum); c > 0 || (c == 0 && remainder.Sign() != 0) {
+		return nil, errScaledRange
 	}
 	if remainder.Sign() != 0 {
-		return 0, errScaledPrecision
+		return nil, errScaledPrecision
 	}
-	return value.Uint64(), nil
+	return value, nil
 }
 
 // DestinationAmount is floor(source × r) in destination minor units: the
@@ -268,7 +362,10 @@ func destinationAmount(source Amount, r Rate, exponent int) (Amount, bool) {
 	if source < 0 {
 		assert(false, "DestinationAmount of negative source %d", source)
 	}
-	high, low := bits.Mul64(uint64(source), uint64(r))
+	if r.hi != 0 {
+		return destinationAmountWide(source, r, exponent)
+	}
+	high, low := bits.Mul64(uint64(source), r.lo)
 	if exponent < 0 {
 		if high != 0 {
 			return 0, false
@@ -294,6 +391,24 @@ func destinationAmount(source Amount, r Rate, exponent int) (Amount, bool) {
 	return Amount(low), true
 }
 
+// destinationAmountWide is destinationAmount for a rate of 2^64 units or
+// more (about 18.4 and up): the product takes 192 bits.
+func destinationAmountWide(source Amount, r Rate, exponent int) (Amount, bool) {
+	n := mul128x64(r, uint64(source))
+	if exponent < 0 {
+		var overflow bool
+		if n, overflow = n.mulPow10(-exponent); overflow {
+			return 0, false
+		}
+	} else {
+		n, _ = n.divPow10(exponent)
+	}
+	if n.w2 != 0 || n.w1 != 0 || n.w0 > uint64(AmountMax) {
+		return 0, false
+	}
+	return Amount(n.w0), true
+}
+
 // SourceAmount is ceil(destination ÷ r) in source minor units: the source a
 // partner pays for an exact destination, rounded up in favour of the pool.
 // ok is false when the result would exceed AmountMax.
@@ -304,12 +419,18 @@ func SourceAmount(destination Amount, r Rate, p Pair) (Amount, bool) {
 
 // sourceAmount is SourceAmount for any scale exponent.
 func sourceAmount(destination Amount, r Rate, exponent int) (Amount, bool) {
-	if r == 0 || destination < 0 {
-		assert(false, "SourceAmount(%d, %d): rate must be positive, destination non-negative", destination, r)
+	if r.IsZero() || destination < 0 {
+		assert(false, "SourceAmount(%d, %v): rate must be positive, destination non-negative", destination, r)
 	}
 	if exponent <= 0 {
 		// ceil(ceil(destination ÷ r) ÷ 10^−exponent), one step at a time.
-		quotient := ceilDivide(uint64(destination), uint64(r))
+		var quotient uint64
+		switch {
+		case r.hi == 0:
+			quotient = ceilDivide(uint64(destination), r.lo)
+		case destination > 0:
+			quotient = 1 // 0 < destination < r
+		}
 		for exponent < 0 {
 			step := min(-exponent, powerStepMax)
 			quotient = ceilDivide(quotient, powersOfTen[step])
@@ -317,15 +438,29 @@ func sourceAmount(destination Amount, r Rate, exponent int) (Amount, bool) {
 		}
 		return Amount(quotient), quotient <= uint64(AmountMax)
 	}
-	high, low, overflow := multiplyPower(0, uint64(destination), exponent)
-	if overflow || high >= uint64(r) {
-		return 0, false // the quotient needs more than 64 bits
+	if r.hi == 0 { // the fast path: 128-bit numerator, 64-bit divisor
+		high, low, overflow := multiplyPower(0, uint64(destination), exponent)
+		if overflow || high >= r.lo {
+			return 0, false // the quotient needs more than 64 bits
+		}
+		quotient, remainder := bits.Div64(high, low, r.lo)
+		if quotient > uint64(AmountMax) || (quotient == uint64(AmountMax) && remainder != 0) {
+			return 0, false
+		}
+		if remainder != 0 {
+			quotient++
+		}
+		return Amount(quotient), true
 	}
-	quotient, remainder := bits.Div64(high, low, uint64(r))
-	if quotient > uint64(AmountMax) || (quotient == uint64(AmountMax) && remainder != 0) {
+	n, overflow := u192{w0: uint64(destination)}.mulPow10(exponent)
+	if overflow {
 		return 0, false
 	}
-	if remainder != 0 {
+	quotient, inexact, ok := n.divRate(r)
+	if !ok || quotient > uint64(AmountMax) || (quotient == uint64(AmountMax) && inexact) {
+		return 0, false // the quotient needs more than 64 bits, or exceeds AmountMax
+	}
+	if inexact {
 		quotient++
 	}
 	return Amount(quotient), true
@@ -347,12 +482,15 @@ func maxSourceWithin(available Amount, r Rate, exponent int) Amount {
 		assert(false, "MaxSourceWithin of negative available %d", available)
 	}
 	available = min(available, AmountMax)
-	if r == 0 {
+	if r.IsZero() {
 		return AmountMax
 	}
 	if exponent <= 0 {
 		// floor(s × r × 10^k) <= A  ⇔  s <= floor(floor(A ÷ r) ÷ 10^k).
-		quotient := uint64(available) / uint64(r)
+		var quotient uint64
+		if r.hi == 0 {
+			quotient = uint64(available) / r.lo
+		} // else A < r: no whole source unit fits
 		for exponent < 0 {
 			step := min(-exponent, powerStepMax)
 			quotient /= powersOfTen[step]
@@ -361,17 +499,29 @@ func maxSourceWithin(available Amount, r Rate, exponent int) Amount {
 		return Amount(quotient)
 	}
 	// floor(s × r ÷ 10^e) <= A  ⇔  s × r < (A+1) × 10^e  ⇔  s <= floor(((A+1) × 10^e − 1) ÷ r).
-	high, low, overflow := multiplyPower(0, uint64(available)+1, exponent)
+	if r.hi == 0 { // the fast path: 128-bit numerator, 64-bit divisor
+		high, low, overflow := multiplyPower(0, uint64(available)+1, exponent)
+		if overflow {
+			return AmountMax
+		}
+		var borrow uint64
+		low, borrow = bits.Sub64(low, 1, 0)
+		high -= borrow
+		if high >= r.lo {
+			return AmountMax // the quotient needs more than 64 bits
+		}
+		quotient, _ := bits.Div64(high, low, r.lo)
+		return Amount(min(quotient, uint64(AmountMax)))
+	}
+	n, overflow := u192{w0: uint64(available) + 1}.mulPow10(exponent)
 	if overflow {
 		return AmountMax
 	}
-	var borrow uint64
-	low, borrow = bits.Sub64(low, 1, 0)
-	high -= borrow
-	if high >= uint64(r) {
+	n = n.sub(u192{w0: 1})
+	quotient, _, ok := n.divRate(r)
+	if !ok {
 		return AmountMax // the quotient needs more than 64 bits
 	}
-	quotient, _ := bits.Div64(high, low, uint64(r))
 	return Amount(min(quotient, uint64(AmountMax)))
 }
 
@@ -379,8 +529,9 @@ func maxSourceWithin(available Amount, r Rate, exponent int) Amount {
 // currency) rounded half to even at 18 decimal places: the
 // weightedAverageRate of an allocation result (contract §5).
 // REQUIRES: totalSource > 0, totalDestination >= 0, and the average below
-// 2^64 ÷ 10^18 (about 18.4). An allocation's average never exceeds its best
-// slice rate, because each slice's destination is rounded down.
+// 2^128 units (about 3.4 × 10^20). An allocation's average never exceeds its
+// best slice rate (at most RateMax), because each slice's destination is
+// rounded down.
 func WeightedAverageRate(totalSource, totalDestination Amount, p Pair) Rate {
 	return weightedAverageRate(totalSource, totalDestination, scaleExponent(p))
 }
@@ -390,42 +541,44 @@ func weightedAverageRate(totalSource, totalDestination Amount, exponent int) Rat
 	if totalSource <= 0 || totalDestination < 0 {
 		assert(false, "WeightedAverageRate(%d, %d): source must be positive", totalSource, totalDestination)
 	}
-	// The rate is numerator ÷ denominator with both as 128-bit integers.
-	numeratorHigh, numeratorLow := uint64(0), uint64(totalDestination)
+	// The rate is numerator ÷ denominator: numerator = destination × 10^e
+	// (192 bits), denominator = source (× 10^−e when e < 0, 128 bits).
+	numerator := u192{w0: uint64(totalDestination)}
 	denominatorHigh, denominatorLow := uint64(0), uint64(totalSource)
 	overflow := false
 	if exponent >= 0 {
-		numeratorHigh, numeratorLow, overflow = multiplyPower(0, numeratorLow, exponent)
+		numerator, overflow = numerator.mulPow10(exponent)
 		if overflow {
 			assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
 		}
 	} else {
 		denominatorHigh, denominatorLow, overflow = multiplyPower(0, denominatorLow, -exponent)
 		if overflow {
-			return 0 // the denominator exceeds 2^128 > 2 × numerator: rounds to zero
+			return Rate{} // the denominator exceeds 2^128 > 2 × numerator: rounds to zero
 		}
 	}
 	if denominatorHigh != 0 {
 		// The numerator is below 2^63 here (no scaling), so the quotient is
 		// zero; round up only when numerator > denominator ÷ 2.
-		doubledHigh, doubledLow := numeratorHigh<<1|numeratorLow>>63, numeratorLow<<1
+		numeratorLow := numerator.w0
+		doubledHigh, doubledLow := numeratorLow>>63, numeratorLow<<1
 		if doubledHigh > denominatorHigh || (doubledHigh == denominatorHigh && doubledLow > denominatorLow) {
-			return 1
+			return Rate{lo: 1}
 		}
-		return 0
+		return Rate{}
 	}
-	if numeratorHigh >= denominatorLow {
+	quotient, remainder := numerator.divUint64(denominatorLow)
+	if quotient.w2 != 0 {
 		assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
 	}
-	quotient, remainder := bits.Div64(numeratorHigh, numeratorLow, denominatorLow)
+	r := Rate{quotient.w1, quotient.w0}
 	half := denominatorLow - remainder // remainder <=> half: compares 2 × remainder with the denominator
-	if remainder > half || (remainder == half && quotient&1 == 1) {
-		if quotient == math.MaxUint64 {
-			assert(false, "WeightedAverageRate(%d, %d, exponent %d) does not fit a Rate", totalSource, totalDestination, exponent)
-		}
-		quotient++
+	if remainder > half || (remainder == half && r.lo&1 == 1) {
+		var carry uint64
+		r.lo, carry = bits.Add64(r.lo, 1, 0)
+		r.hi += carry
 	}
-	return Rate(quotient)
+	return r
 }
 
 // divide128 is floor((high, low) ÷ divisor) as a 128-bit quotient.

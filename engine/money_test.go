@@ -74,21 +74,24 @@ func TestRateFromDecimal(t *testing.T) {
 		want    Rate
 		wantErr error
 	}{
-		{"ngn/usdt", "0.000625", 625_000_000_000_000, nil},
-		{"ghs/usdt", "0.083333333333333333", 83_333_333_333_333_333, nil},
-		{"ngn/ghs", "0.0075", 7_500_000_000_000_000, nil},
-		{"one", "1", 1_000_000_000_000_000_000, nil},
-		{"smallest", "0.000000000000000001", 1, nil},
-		{"smallest exponent form", "1e-18", 1, nil},
-		{"maximum", "18", RateMax, nil},
-		{"trailing zeros", "0.00062500000000000000000", 625_000_000_000_000, nil},
-		{"19 places", "0.0000000000000000001", 0, ErrRatePrecision},
-		{"19 places nonzero last", "0.0006250000000000001", 0, ErrRatePrecision},
-		{"zero", "0", 0, ErrRateRange},
-		{"negative", "-0.000625", 0, ErrRateRange},
-		{"just over maximum", "18.000000000000000001", 0, ErrRateRange},
-		{"above uint64", "19", 0, ErrRateRange},
-		{"huge", "1e300", 0, ErrRateRange},
+		{"ngn/usdt", "0.000625", RateFromUnits(625_000_000_000_000), nil},
+		{"ghs/usdt", "0.083333333333333333", RateFromUnits(83_333_333_333_333_333), nil},
+		{"ngn/ghs", "0.0075", RateFromUnits(7_500_000_000_000_000), nil},
+		{"one", "1", RateFromUnits(1_000_000_000_000_000_000), nil},
+		{"smallest", "0.000000000000000001", RateFromUnits(1), nil},
+		{"smallest exponent form", "1e-18", RateFromUnits(1), nil},
+		{"maximum", "1000000000000", RateMax, nil},
+		{"usdt/ngn", "1612.5", RateFromWords(87, 7_633_265_587_269_009_408), nil},
+		{"19 needs more than 64 bits", "19", RateFromWords(1, 553_255_926_290_448_384), nil},
+		{"largest with 18 places", "999999999999.999999999999999999", RateFromWords(54_210_108_624, 5_076_944_270_305_263_615), nil},
+		{"trailing zeros", "0.00062500000000000000000", RateFromUnits(625_000_000_000_000), nil},
+		{"19 places", "0.0000000000000000001", RateFromUnits(0), ErrRatePrecision},
+		{"19 places nonzero last", "0.0006250000000000001", RateFromUnits(0), ErrRatePrecision},
+		{"zero", "0", RateFromUnits(0), ErrRateRange},
+		{"negative", "-0.000625", RateFromUnits(0), ErrRateRange},
+		{"just over maximum", "1000000000000.000000000000000001", RateFromUnits(0), ErrRateRange},
+		{"above 128 bits", "1e40", RateFromUnits(0), ErrRateRange},
+		{"huge", "1e300", RateFromUnits(0), ErrRateRange},
 	}
 	for _, test := range tests {
 		got, err := RateFromDecimal(decimal.RequireFromString(test.text))
@@ -109,7 +112,7 @@ func TestRateFromDecimal(t *testing.T) {
 	}
 	for _, test := range hostile {
 		got, err := RateFromDecimal(test.value)
-		if got != 0 || !errors.Is(err, test.wantErr) {
+		if !got.IsZero() || !errors.Is(err, test.wantErr) {
 			t.Errorf("%s: RateFromDecimal = %d, %v; want 0, %v", test.name, got, err, test.wantErr)
 		}
 	}
@@ -149,13 +152,16 @@ func TestAppendRate(t *testing.T) {
 		rate Rate
 		want string
 	}{
-		{"zero", 0, "0"},
-		{"ngn/usdt", 625_000_000_000_000, "0.000625"},
-		{"smallest", 1, "0.000000000000000001"},
-		{"one", 1_000_000_000_000_000_000, "1"},
-		{"maximum", RateMax, "18"},
-		{"largest uint64", math.MaxUint64, "18.446744073709551615"},
-		{"ghs/usdt", 83_333_333_333_333_333, "0.083333333333333333"},
+		{"zero", RateFromUnits(0), "0"},
+		{"ngn/usdt", RateFromUnits(625_000_000_000_000), "0.000625"},
+		{"smallest", RateFromUnits(1), "0.000000000000000001"},
+		{"one", RateFromUnits(1_000_000_000_000_000_000), "1"},
+		{"maximum", RateMax, "1000000000000"},
+		{"largest uint64", RateFromUnits(math.MaxUint64), "18.446744073709551615"},
+		{"2^64 units", RateFromWords(1, 0), "18.446744073709551616"},
+		{"usdt/ngn", RateFromWords(87, 7_633_265_587_269_009_408), "1612.5"},
+		{"largest with 18 places", RateFromWords(54_210_108_624, 5_076_944_270_305_263_615), "999999999999.999999999999999999"},
+		{"ghs/usdt", RateFromUnits(83_333_333_333_333_333), "0.083333333333333333"},
 	}
 	for _, test := range tests {
 		got := string(AppendRate(nil, test.rate))
@@ -257,7 +263,7 @@ func TestSourceAmount(t *testing.T) {
 		{"ngn/usdt 26 micro costs 4.16 kobo, ceiled", 26, ngnUSDT, pairNGNUSDT, 5, true},
 		{"ngn/usdt zero", 0, ngnUSDT, pairNGNUSDT, 0, true},
 		{"ngn/usdt maximum", AmountMax, ngnUSDT, pairNGNUSDT, 160_000_000_000_000, true},
-		{"ngn/usdt maximum at the smallest rate", AmountMax, 1, pairNGNUSDT, 0, false},
+		{"ngn/usdt maximum at the smallest rate", AmountMax, RateFromUnits(1), pairNGNUSDT, 0, false},
 		{"ghs/usdt 1 usdt costs 12.00000000000000004 cedi, ceiled", 1_000_000, ghsUSDT, pairGHSUSDT, 1_201, true},
 		{"ghs/usdt 999999 micro costs 11.99998800000000005 cedi", 999_999, ghsUSDT, pairGHSUSDT, 1_200, true},
 		{"ngn/ghs 1 pesewa costs 1.333 naira, ceiled", 1, ngnGHS, pairNGNGHS, 134, true},
@@ -299,7 +305,7 @@ func TestMaxSourceWithin(t *testing.T) {
 		{"ngn/ghs 3 pesewa", 3, ngnGHS, pairNGNGHS, 533},
 		{"capped at maximum", AmountMax, ngnGHS, pairNGNGHS, AmountMax},
 		{"available over maximum counts as maximum", math.MaxInt64, ngnUSDT, pairNGNUSDT, 160_000_000_000_000},
-		{"zero rate", 1, 0, pairNGNUSDT, AmountMax},
+		{"zero rate", 1, RateFromUnits(0), pairNGNUSDT, AmountMax},
 	}
 	for _, test := range tests {
 		got := MaxSourceWithin(test.available, test.rate, test.pair)
@@ -318,16 +324,18 @@ func TestWeightedAverageRate(t *testing.T) {
 		want        Rate
 	}{
 		{"exact", 160_000, 1_000_000, pairNGNUSDT, mustRate(t, "0.000625")},
-		{"zero destination", 160_000, 0, pairNGNUSDT, 0},
+		{"zero destination", 160_000, 0, pairNGNUSDT, RateFromUnits(0)},
 		// 1 ÷ 2^15 kobo→micro is 3051757812.5 × 10^-18 after scaling: a tie, to even.
-		{"tie rounds down to even", 32_768, 1, pairNGNUSDT, 3_051_757_812},
-		{"tie rounds up to even", 32_768, 3, pairNGNUSDT, 9_155_273_438},
-		{"ngn/ghs tie down to even", 524_288, 1, pairNGNGHS, 1_907_348_632_812},
-		{"ngn/ghs tie up to even", 524_288, 3, pairNGNGHS, 5_722_045_898_438},
-		{"one third rounds down", 3, 1, pairNGNGHS, 333_333_333_333_333_333},
-		{"two thirds rounds up", 3, 2, pairNGNGHS, 666_666_666_666_666_667},
-		{"ghs/usdt 12 cedi for 999999 micro", 1_200, 999_999, pairGHSUSDT, 83_333_250_000_000_000},
-		{"largest ratio that fits", 1, 18, pairNGNGHS, RateMax},
+		{"tie rounds down to even", 32_768, 1, pairNGNUSDT, RateFromUnits(3_051_757_812)},
+		{"tie rounds up to even", 32_768, 3, pairNGNUSDT, RateFromUnits(9_155_273_438)},
+		{"ngn/ghs tie down to even", 524_288, 1, pairNGNGHS, RateFromUnits(1_907_348_632_812)},
+		{"ngn/ghs tie up to even", 524_288, 3, pairNGNGHS, RateFromUnits(5_722_045_898_438)},
+		{"one third rounds down", 3, 1, pairNGNGHS, RateFromUnits(333_333_333_333_333_333)},
+		{"two thirds rounds up", 3, 2, pairNGNGHS, RateFromUnits(666_666_666_666_666_667)},
+		{"ghs/usdt 12 cedi for 999999 micro", 1_200, 999_999, pairGHSUSDT, RateFromUnits(83_333_250_000_000_000)},
+		{"eighteen", 1, 18, pairNGNGHS, RateFromUnits(18_000_000_000_000_000_000)},
+		{"the maximum", 1, 1_000_000_000_000, pairNGNGHS, RateMax},
+		{"usdt/ngn 1 usdt for 1612.50 naira", 1_000_000, 161_250, Pair{CurrencyUSDT, CurrencyNGN}, RateFromWords(87, 7_633_265_587_269_009_408)},
 	}
 	for _, test := range tests {
 		got := WeightedAverageRate(test.source, test.destination, test.pair)
@@ -345,11 +353,11 @@ func TestMoneyPanicsOnMisuse(t *testing.T) {
 		name string
 		call func()
 	}{
-		{"source amount at zero rate", func() { SourceAmount(1, 0, pairNGNUSDT) }},
-		{"negative source", func() { DestinationAmount(-1, 1, pairNGNUSDT) }},
-		{"negative available", func() { MaxSourceWithin(-1, 1, pairNGNUSDT) }},
+		{"source amount at zero rate", func() { SourceAmount(1, RateFromUnits(0), pairNGNUSDT) }},
+		{"negative source", func() { DestinationAmount(-1, RateFromUnits(1), pairNGNUSDT) }},
+		{"negative available", func() { MaxSourceWithin(-1, RateFromUnits(1), pairNGNUSDT) }},
 		{"average over zero source", func() { WeightedAverageRate(0, 1, pairNGNUSDT) }},
-		{"average too large for a rate", func() { WeightedAverageRate(1, 19, pairNGNGHS) }},
+		{"average too large for 128 bits", func() { weightedAverageRate(1, AmountMax, 30) }},
 	}
 	for _, test := range tests {
 		func() {
@@ -367,7 +375,7 @@ func TestMoneyPanicsOnMisuse(t *testing.T) {
 // shopspring/decimal in currency units, independent of the integer code.
 
 func decimalOfRate(r Rate) decimal.Decimal {
-	return decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(r)), -RateScale)
+	return decimal.NewFromBigInt(r.big(), -RateScale)
 }
 
 var decimalAmountMax = decimal.NewFromInt(int64(AmountMax))
@@ -402,7 +410,13 @@ func referenceSource(destination Amount, r Rate, p Pair) (Amount, bool) {
 func referenceWeightedAverageRate(source, destination Amount, p Pair) Rate {
 	sourceUnits := decimal.New(int64(source), -p.Source.MinorUnits())
 	destinationUnits := decimal.New(int64(destination), -p.Destination.MinorUnits())
-	return Rate(halfEven(destinationUnits, sourceUnits, RateScale).Shift(RateScale).BigInt().Uint64())
+	return rateOfBig(halfEven(destinationUnits, sourceUnits, RateScale).Shift(RateScale).BigInt())
+}
+
+// rateOfBig is v as a Rate. REQUIRES: 0 <= v < 2^128.
+func rateOfBig(v *big.Int) Rate {
+	low := new(big.Int).And(v, new(big.Int).SetUint64(math.MaxUint64))
+	return Rate{new(big.Int).Rsh(v, 64).Uint64(), low.Uint64()}
 }
 
 // halfEven is numerator ÷ denominator rounded half to even at places.
@@ -423,7 +437,7 @@ func halfEven(numerator, denominator decimal.Decimal, places int32) decimal.Deci
 // The generic-exponent reference: destination minor = source × r ÷ 10^exponent.
 
 func referenceDestinationExponent(source Amount, r Rate, exponent int) (Amount, bool) {
-	minor := decimal.NewFromInt(int64(source)).Mul(decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(r)), int32(-exponent))).Floor()
+	minor := decimal.NewFromInt(int64(source)).Mul(decimal.NewFromBigInt(r.big(), int32(-exponent))).Floor()
 	if minor.GreaterThan(decimalAmountMax) {
 		return 0, false
 	}
@@ -431,7 +445,7 @@ func referenceDestinationExponent(source Amount, r Rate, exponent int) (Amount, 
 }
 
 func referenceSourceExponent(destination Amount, r Rate, exponent int) (Amount, bool) {
-	divisor := decimal.NewFromBigInt(new(big.Int).SetUint64(uint64(r)), int32(-exponent))
+	divisor := decimal.NewFromBigInt(r.big(), int32(-exponent))
 	quotient, remainder := decimal.NewFromInt(int64(destination)).QuoRem(divisor, 0)
 	if !remainder.IsZero() {
 		quotient = quotient.Add(decimal.NewFromInt(1))
@@ -447,10 +461,10 @@ func referenceSourceExponent(destination Amount, r Rate, exponent int) (Amount, 
 func referenceWeightedAverageRateExponent(source, destination Amount, exponent int) (Rate, bool) {
 	numerator := decimal.NewFromInt(int64(destination)).Shift(int32(exponent))
 	rate := halfEven(numerator, decimal.NewFromInt(int64(source)), 0).BigInt()
-	if !rate.IsUint64() {
-		return 0, false
+	if rate.BitLen() > 128 {
+		return Rate{}, false
 	}
-	return Rate(rate.Uint64()), true
+	return rateOfBig(rate), true
 }
 
 // checkMoney compares the integer functions with the decimal reference on one
@@ -488,12 +502,12 @@ func checkMoney(t *testing.T, amount Amount, r Rate, p Pair, exponent int) {
 			if want := referenceWeightedAverageRate(amount, destination, p); got != want {
 				t.Fatalf("WeightedAverageRate(%d, %d, %v) = %d; decimal says %d", amount, destination, p, got, want)
 			}
-			if got > r {
+			if r.Less(got) {
 				t.Fatalf("WeightedAverageRate(%d, %d, %v) = %d above the slice rate %d", amount, destination, p, got, r)
 			}
 		}
 		// Arbitrary totals, where the average fits a Rate.
-		destination := Amount(uint64(r) % uint64(AmountMax+1))
+		destination := Amount(r.lo % uint64(AmountMax+1))
 		if want, fits := referenceWeightedAverageRateExponent(amount, destination, exponent); fits {
 			if got := weightedAverageRate(amount, destination, exponent); got != want {
 				t.Fatalf("weightedAverageRate(%d, %d, exponent %d) = %d; decimal says %d", amount, destination, exponent, got, want)
@@ -537,18 +551,38 @@ func randomAmount(rng *rand.Rand) Amount {
 func randomRate(rng *rand.Rand) Rate {
 	switch rng.IntN(16) {
 	case 0:
-		return 1
+		return RateFromUnits(1)
 	case 1:
 		return RateMax
 	case 2:
-		return Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)) // ~0.000625
+		return RateFromUnits(uint64(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000))) // ~0.000625
 	case 3:
-		return Rate(7_000_000_000_000_000 + rng.Uint64N(1_000_000_000_000_000)) // ~0.0075
+		return RateFromUnits(uint64(7_000_000_000_000_000 + rng.Uint64N(1_000_000_000_000_000))) // ~0.0075
 	case 4:
-		return Rate(80_000_000_000_000_000 + rng.Uint64N(5_000_000_000_000_000)) // ~0.083
+		return RateFromUnits(uint64(80_000_000_000_000_000 + rng.Uint64N(5_000_000_000_000_000))) // ~0.083
+	}
+	if rng.IntN(3) == 0 {
+		// The wide range, 2^64 units (about 18.4) and up: USDT→NGN ~1612.5,
+		// GHS→NGN ~110, or any size up to RateMax.
+		switch rng.IntN(3) {
+		case 0:
+			r, _ := RateTimesPow10(1_600_000_000+rng.Uint64N(30_000_000), 12)
+			return r
+		case 1:
+			r, _ := RateTimesPow10(105_000_000+rng.Uint64N(10_000_000), 12)
+			return r
+		}
+		r := Rate{rng.Uint64N(RateMax.hi + 1), rng.Uint64()}
+		if RateMax.Less(r) {
+			r = RateMax
+		}
+		if r.IsZero() {
+			r = Rate{lo: 1}
+		}
+		return r
 	}
 	digits := rng.IntN(19) + 1
-	return min(Rate(rng.Uint64N(powersOfTen[digits]))+1, RateMax)
+	return RateFromUnits(rng.Uint64N(powersOfTen[digits]) + 1)
 }
 
 const (
@@ -567,29 +601,40 @@ func TestMoneyMatchesDecimal(t *testing.T) {
 			amount = 0
 		}
 		exponent := exponentTestMin + rng.IntN(exponentTestMax-exponentTestMin+1)
-		checkMoney(t, amount, randomRate(rng), DefaultMarkets().PairList()[rng.IntN(len(DefaultMarkets().PairList()))], exponent)
+		pairs := wideTestPairs()
+		checkMoney(t, amount, randomRate(rng), pairs[rng.IntN(len(pairs))], exponent)
 	}
 }
 
 func FuzzMoney(f *testing.F) {
-	f.Add(int64(1), uint64(625_000_000_000_000), uint8(0), int8(14))
-	f.Add(int64(133), uint64(7_500_000_000_000_000), uint8(2), int8(18))
-	f.Add(int64(1_200), uint64(83_333_333_333_333_333), uint8(1), int8(-3))
-	f.Add(int64(AmountMax), uint64(RateMax), uint8(2), int8(40))
-	f.Add(int64(160_000_000_000_001), uint64(1), uint8(0), int8(-20))
-	f.Fuzz(func(t *testing.T, amount int64, rate uint64, pairIndex uint8, exponent int8) {
+	f.Add(int64(1), uint64(625_000_000_000_000), uint8(0), int8(14), uint64(0))
+	f.Add(int64(133), uint64(7_500_000_000_000_000), uint8(2), int8(18), uint64(0))
+	f.Add(int64(1_200), uint64(83_333_333_333_333_333), uint8(1), int8(-3), uint64(0))
+	f.Add(int64(AmountMax), uint64(RateMax.lo), uint8(2), int8(40), RateMax.hi)
+	f.Add(int64(160_000_000_000_001), uint64(1), uint8(0), int8(-20), uint64(0))
+	f.Add(int64(1_000_000), uint64(1_612_500_000_000_000_000_000%(1<<64)), uint8(3), int8(22), uint64(1_612_500_000_000_000_000_000>>64))
+	f.Fuzz(func(t *testing.T, amount int64, rate uint64, pairIndex uint8, exponent int8, rateHigh uint64) {
 		if amount < 0 {
 			amount = -(amount + 1)
 		}
 		a := Amount(amount % int64(AmountMax+1))
-		r := Rate(rate%uint64(RateMax)) + 1
+		r := Rate{rateHigh % (RateMax.hi + 1), rate}
+		if RateMax.Less(r) {
+			r = RateMax
+		}
+		if r.IsZero() {
+			r = Rate{lo: 1}
+		}
 		e := exponentTestMin + int(uint8(exponent))%(exponentTestMax-exponentTestMin+1)
-		checkMoney(t, a, r, DefaultMarkets().PairList()[int(pairIndex)%len(DefaultMarkets().PairList())], e)
+		pairs := wideTestPairs()
+		checkMoney(t, a, r, pairs[int(pairIndex)%len(pairs)], e)
 	})
 }
 
 func TestMoneyAllocationFree(t *testing.T) {
 	r := mustRate(t, "0.000625")
+	wide := mustRate(t, "1612.5")
+	pairUSDTNGN := Pair{CurrencyUSDT, CurrencyNGN}
 	buffer := make([]byte, 0, 64)
 	var sink Amount
 	var sinkRate Rate
@@ -600,13 +645,58 @@ func TestMoneyAllocationFree(t *testing.T) {
 		{"DestinationAmount", func() { a, _ := DestinationAmount(123_456_789, r, pairNGNUSDT); sink += a }},
 		{"SourceAmount", func() { a, _ := SourceAmount(123_456_789, r, pairNGNUSDT); sink += a }},
 		{"MaxSourceWithin", func() { sink += MaxSourceWithin(123_456_789, r, pairNGNUSDT) }},
-		{"WeightedAverageRate", func() { sinkRate += WeightedAverageRate(123_456_789, 77_160, pairNGNUSDT) }},
+		{"WeightedAverageRate", func() { sinkRate = WeightedAverageRate(123_456_789, 77_160+sink, pairNGNUSDT) }},
 		{"AppendAmount", func() { buffer = AppendAmount(buffer[:0], -123_456_789, CurrencyUSDT) }},
 		{"AppendRate", func() { buffer = AppendRate(buffer[:0], r) }},
+		// The wide path: USDT→NGN at 1612.5.
+		{"DestinationAmount wide", func() { a, _ := DestinationAmount(123_456_789, wide, pairUSDTNGN); sink += a }},
+		{"SourceAmount wide", func() { a, _ := SourceAmount(123_456_789, wide, pairUSDTNGN); sink += a }},
+		{"MaxSourceWithin wide", func() { sink += MaxSourceWithin(123_456_789, wide, pairUSDTNGN) }},
+		{"WeightedAverageRate wide", func() { sinkRate = WeightedAverageRate(1_000_000, 161_250+sink%2, pairUSDTNGN) }},
+		{"AppendRate wide", func() { buffer = AppendRate(buffer[:0], wide) }},
 	}
 	for _, test := range tests {
 		if got := testing.AllocsPerRun(1000, test.call); got != 0 {
 			t.Errorf("%s: %v allocations per call; want 0", test.name, got)
 		}
+	}
+	_ = sinkRate
+}
+
+// wideTestPairs are the default pairs and the off-ramp's USDT→NGN and
+// USDT→GHS (scale exponent 22) and GHS→NGN (18, at rates near 110).
+func wideTestPairs() []Pair {
+	return append(DefaultMarkets().PairList(), Pair{CurrencyUSDT, CurrencyNGN}, Pair{CurrencyUSDT, CurrencyGHS},
+		Pair{CurrencyGHS, CurrencyNGN})
+}
+
+// BenchmarkConversions compares a default pair's conversions (rates below
+// 2^64 units: the 128-bit fast path) with USDT→NGN at 1612.5 (192-bit
+// intermediates, Knuth's division).
+func BenchmarkConversions(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		rate string
+		pair Pair
+	}{
+		{"NGN-USDT_0.000625", "0.000625", pairNGNUSDT},
+		{"USDT-NGN_1612.5", "1612.5", Pair{CurrencyUSDT, CurrencyNGN}},
+	} {
+		r, err := RateFromDecimal(decimal.RequireFromString(c.rate))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var sink Amount
+			for i := range b.N {
+				a := Amount(1_000_000 + i%1000)
+				d, _ := DestinationAmount(a, r, c.pair)
+				s, _ := SourceAmount(d, r, c.pair)
+				sink += s + MaxSourceWithin(d, r, c.pair)
+			}
+			if sink < 0 {
+				b.Fatal(sink)
+			}
+		})
 	}
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"math/bits"
+)
 
 // ErrNotPositive is returned for a zero or negative amount or rate.
 var ErrNotPositive = errors.New("engine: value must be greater than 0")
@@ -14,18 +17,18 @@ var errNumberSyntax = errors.New("engine: not a number")
 // Errors: ErrNotPositive, ErrAmountPrecision, ErrAmountRange, or a syntax
 // error.
 func ParseAmountText(text []byte, c Currency) (Amount, error) {
-	v, err := parseScaled(text, int(c.MinorUnits()), uint64(AmountMax), ErrAmountPrecision, ErrAmountRange)
-	return Amount(v), err
+	v, err := parseScaled(text, int(c.MinorUnits()), Rate{lo: uint64(AmountMax)}, ErrAmountPrecision, ErrAmountRange)
+	return Amount(v.lo), err
 }
 
 // ParseRateText parses a JSON number exactly into a Rate (scale 10^18).
 func ParseRateText(text []byte) (Rate, error) {
-	v, err := parseScaled(text, RateScale, uint64(RateMax), ErrRatePrecision, ErrRateRange)
-	return Rate(v), err
+	return parseScaled(text, RateScale, RateMax, ErrRatePrecision, ErrRateRange)
 }
 
-// parseScaled returns text × 10^places as an exact integer in (0, maximum].
-func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr error) (uint64, error) {
+// parseScaled returns text × 10^places as an exact integer in (0, maximum],
+// up to 128 bits (a Rate holds it; an amount is its low word).
+func parseScaled(text []byte, places int, maximum Rate, precisionErr, rangeErr error) (Rate, error) {
 	i, n := 0, len(text)
 	negative := false
 	if i < n && text[i] == '-' {
@@ -58,12 +61,12 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 	}
 	// JSON grammar: -? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?
 	if i == n || text[i] < '0' || text[i] > '9' {
-		return 0, errNumberSyntax
+		return Rate{}, errNumberSyntax
 	}
 	if text[i] == '0' {
 		i++
 		if i < n && text[i] >= '0' && text[i] <= '9' {
-			return 0, errNumberSyntax
+			return Rate{}, errNumberSyntax
 		}
 	} else {
 		for ; i < n && text[i] >= '0' && text[i] <= '9'; i++ {
@@ -73,7 +76,7 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 	if i < n && text[i] == '.' {
 		i++
 		if i == n || text[i] < '0' || text[i] > '9' {
-			return 0, errNumberSyntax
+			return Rate{}, errNumberSyntax
 		}
 		for ; i < n && text[i] >= '0' && text[i] <= '9'; i++ {
 			take(text[i], true)
@@ -81,7 +84,7 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 	}
 	if i < n {
 		if text[i] != 'e' && text[i] != 'E' {
-			return 0, errNumberSyntax
+			return Rate{}, errNumberSyntax
 		}
 		i++
 		expNegative := false
@@ -90,13 +93,13 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 			i++
 		}
 		if i == n {
-			return 0, errNumberSyntax
+			return Rate{}, errNumberSyntax
 		}
 		e := 0
 		for ; i < n; i++ {
 			ch := text[i]
 			if ch < '0' || ch > '9' {
-				return 0, errNumberSyntax
+				return Rate{}, errNumberSyntax
 			}
 			if e < 1000 {
 				e = e*10 + int(ch-'0')
@@ -108,10 +111,10 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 		exponent += e
 	}
 	if tooLarge && !negative {
-		return 0, rangeErr
+		return Rate{}, rangeErr
 	}
 	if tooPrecise && !negative {
-		return 0, precisionErr
+		return Rate{}, precisionErr
 	}
 	// Strip trailing zeros of the mantissa into the exponent.
 	for count > 0 && digits[count-1] == 0 {
@@ -119,28 +122,32 @@ func parseScaled(text []byte, places int, maximum uint64, precisionErr, rangeErr
 		exponent++
 	}
 	if count == 0 || negative {
-		return 0, ErrNotPositive
+		return Rate{}, ErrNotPositive
 	}
 	shift := exponent + places // value × 10^places = mantissa × 10^shift
 	if shift < 0 {
-		return 0, precisionErr
+		return Rate{}, precisionErr
 	}
-	if count+shift > 20 {
-		return 0, rangeErr
+	if count+shift > 39 { // 10^39 > 2^128
+		return Rate{}, rangeErr
 	}
-	var v uint64
+	var v Rate
 	for k := 0; k < count+shift; k++ {
 		d := uint64(0)
 		if k < count {
 			d = uint64(digits[k])
 		}
-		if v > (maximum-d)/10 {
-			return 0, rangeErr
+		// v = v × 10 + d, refused past 128 bits.
+		p := mul128x64(v, 10)
+		lo, carry := bits.Add64(p.w0, d, 0)
+		hi, carry2 := bits.Add64(p.w1, 0, carry)
+		if p.w2 != 0 || carry2 != 0 {
+			return Rate{}, rangeErr
 		}
-		v = v*10 + d
+		v = Rate{hi, lo}
 	}
-	if v > maximum {
-		return 0, rangeErr
+	if maximum.Less(v) {
+		return Rate{}, rangeErr
 	}
 	return v, nil
 }

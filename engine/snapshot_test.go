@@ -44,7 +44,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 	for i := 0; i < 6; i++ {
 		pair := DefaultMarkets().PairList()[i%len(DefaultMarkets().PairList())]
 		ev := &PoolCreated{At: now, Pool: PoolID(newID()), Mode: Modes[i%2], Name: "pool", Pair: pair,
-			Rate:             Rate(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)),
+			Rate:             RateFromUnits(uint64(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000))),
 			LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}
 		apply(ev)
 		apply(&PoolDeposited{At: now, Pool: ev.Pool, Amount: Amount(1 + rng.Int64N(1_000_000_000))})
@@ -58,12 +58,12 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 		case op < 5:
 			p := s.Pools[pools[rng.IntN(len(pools))]]
 			out := s.Book(p.Mode, p.Pair).Allocate(AllocationRequest{Direction: DirectionSource,
-				Amount: Amount(1 + rng.Int64N(10_000_000)), MinRate: 1}, buf)
+				Amount: Amount(1 + rng.Int64N(10_000_000)), MinRate: RateFromUnits(1)}, buf)
 			if out.Result != ResultOK {
 				continue
 			}
 			ev := &QuoteCreated{At: now, Quote: QuoteID(newID()), Client: client.Client, Mode: p.Mode, Pair: p.Pair,
-				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: 1, Reference: "OJA-X",
+				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: RateFromUnits(1), Reference: "OJA-X",
 				ExpiresAt: now + 300_000, IdempotencyKey: "k", RequestHash: [32]byte{byte(step)}}
 			for _, sl := range out.Slices {
 				ev.Allocations = append(ev.Allocations, Allocation{ID: AllocationID(newID()), Pool: sl.Pool,

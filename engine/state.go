@@ -215,8 +215,8 @@ func (s *State) check(ev Event) error {
 		if s.Book(ev.Mode, ev.Pair) == nil {
 			return fmt.Errorf("unsupported pair %s", ev.Pair)
 		}
-		if ev.Rate == 0 || ev.Rate > RateMax {
-			return fmt.Errorf("rate %d out of range", ev.Rate)
+		if ev.Rate.IsZero() || RateMax.Less(ev.Rate) {
+			return fmt.Errorf("rate %s out of range", AppendRate(nil, ev.Rate))
 		}
 		if ev.LiquidityAccount == ev.ProceedsAccount || ev.LiquidityAccount.IsZero() || ev.ProceedsAccount.IsZero() ||
 			s.accountExists(ev.LiquidityAccount) || s.accountExists(ev.ProceedsAccount) {
@@ -229,8 +229,8 @@ func (s *State) check(ev Event) error {
 		if _, err := s.pool(ev.Pool); err != nil {
 			return err
 		}
-		if ev.Rate == 0 || ev.Rate > RateMax {
-			return fmt.Errorf("rate %d out of range", ev.Rate)
+		if ev.Rate.IsZero() || RateMax.Less(ev.Rate) {
+			return fmt.Errorf("rate %s out of range", AppendRate(nil, ev.Rate))
 		}
 	case *PoolStatusSet:
 		_, err := s.pool(ev.Pool)
@@ -600,7 +600,7 @@ func (s *State) Hash() [32]byte {
 	for _, key := range keys {
 		for _, e := range s.Books[key].Entries() {
 			buf = append(buf, e.Pool[:]...)
-			buf = binary.AppendUvarint(buf, uint64(e.Rate))
+			buf = AppendRateUvarint(buf, e.Rate)
 			buf = binary.AppendVarint(buf, e.RateSetAt)
 			buf = append(buf, boolByte(e.Active))
 			buf = binary.AppendVarint(buf, int64(e.Available))

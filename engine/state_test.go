@@ -1030,7 +1030,7 @@ func TestStateHash(t *testing.T) {
 			add(c.name, do, undo)
 		}
 		add("book available", func() { book.AddAvailable(pool.ID, 1) }, func() { book.AddAvailable(pool.ID, -1) })
-		add("pool rate", func() { pool.Rate++ }, func() { pool.Rate-- })
+		add("pool rate", func() { pool.Rate, _ = pool.Rate.Scale(2, 1) }, func() { pool.Rate, _ = pool.Rate.Scale(1, 2) })
 		add("pool status", func() { pool.Active = !pool.Active }, func() { pool.Active = !pool.Active })
 		add("pool completed count", func() { pool.Completed++ }, func() { pool.Completed-- })
 		status, other := quote.Status, engine.StatusCancelled

@@ -120,7 +120,7 @@ func WeightedMedianRate(entries []BookEntry) (Rate, bool) {
 		}
 	}
 	if total == 0 {
-		return 0, false
+		return Rate{}, false
 	}
 	var below uint64
 	for i := len(entries) - 1; i >= 0; i-- {

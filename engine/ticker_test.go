@@ -121,7 +121,7 @@ func TestRateHistoryBounded(t *testing.T) {
 	// A sample every 20 s for three days.
 	end := 3 * dayMillis
 	for at := int64(0); at <= end; at += 20_000 {
-		h.Record(at, Rate(at/1000+1))
+		h.Record(at, RateFromUnits(uint64(at/1000+1)))
 	}
 	s := h.Samples()
 	// One per minute bucket after the oldest (samples[1] is within the

@@ -48,7 +48,7 @@ func TestWebhookOutbox(t *testing.T) {
 	other := w.webhook(bola, engine.ModeSandbox, "https://bola", engine.WebhookEventsAll)
 
 	_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
-		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: 1})
+		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: engine.RateFromUnits(1)})
 	if res := w.accept(q, w.walletAccept(q)); res != engine.ResultOK {
 		t.Fatalf("accept: %v", res)
 	}
@@ -100,7 +100,7 @@ func TestWebhookOutbox(t *testing.T) {
 	}
 	// A cancel after the delete owes nothing to it; the others still get theirs.
 	_, q2 := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
-		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: 1})
+		direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: engine.RateFromUnits(1)})
 	w.cancel(q2)
 	if n := len(rec.owed); n != len(want) {
 		t.Fatalf("%d owed after the delete, want %d (the deleted endpoint was the only one for those kinds)", n, len(want))
@@ -164,7 +164,7 @@ func TestWebhookOwedBounded(t *testing.T) {
 	w.state.ObserveWebhooks(&rec)
 	for range engine.WebhookOwedMax/2 + 3 {
 		_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
-			direction: engine.DirectionSource, amount: decimalAmount(t, "16", engine.CurrencyNGN), rate: 1})
+			direction: engine.DirectionSource, amount: decimalAmount(t, "16", engine.CurrencyNGN), rate: engine.RateFromUnits(1)})
 		w.cancel(q)
 	}
 	h := w.state.Webhooks[hook]

@@ -254,10 +254,7 @@ func comparePools(m *engine.Markets, a, b *engine.Pool) int {
 	case a.Pair != b.Pair:
 		return pairIndex(a.Pair) - pairIndex(b.Pair)
 	case a.Rate != b.Rate:
-		if a.Rate > b.Rate {
-			return -1
-		}
-		return 1
+		return b.Rate.Cmp(a.Rate) // descending
 	case a.RateSetAt != b.RateSetAt:
 		return int(a.RateSetAt - b.RateSetAt)
 	}

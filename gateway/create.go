@@ -57,11 +57,11 @@ func rateIn(sink fieldSink, field string, text []byte) (engine.Rate, bool) {
 	case engine.ErrRatePrecision:
 		sink.problem(field, "has more than 18 decimal places")
 	case engine.ErrRateRange:
-		sink.problem(field, "is too large (at most 18)")
+		sink.problem(field, "is too large (at most 1000000000000)")
 	default:
 		sink.problem(field, sink.notANumber())
 	}
-	return 0, false
+	return engine.Rate{}, false
 }
 
 // createTerms are a create's currencies, direction and amount as a dialect

@@ -38,7 +38,7 @@ func TestFXPercentChange(t *testing.T) {
 			t.Errorf("%s vs %s: got %s, want %s", c.current, c.reference, got, c.want)
 		}
 	}
-	if got := percentChange(rate("1"), 0).StringFixed(2); got != "0.00" {
+	if got := percentChange(rate("1"), engine.RateFromUnits(0)).StringFixed(2); got != "0.00" {
 		t.Errorf("no reference: got %s", got)
 	}
 }
@@ -223,8 +223,8 @@ func FuzzFXTradInstr(f *testing.F) {
 			t.Fatalf("unsupported pair %s accepted", cmd.Pair)
 		case cmd.Amount <= 0 || cmd.Amount > engine.AmountMax:
 			t.Fatalf("amount %d accepted", cmd.Amount)
-		case cmd.Rate == 0 || cmd.Rate > engine.RateMax:
-			t.Fatalf("rate %d accepted", cmd.Rate)
+		case cmd.Rate.IsZero() || engine.RateMax.Less(cmd.Rate):
+			t.Fatalf("rate %v accepted", cmd.Rate)
 		case cmd.Direction != engine.DirectionSource && cmd.Direction != engine.DirectionDestination:
 			t.Fatalf("direction %d accepted", cmd.Direction)
 		case (cmd.Pair.Source.IsToken() || cmd.Pair.Destination.IsToken()) != (cmd.Chain != engine.ChainNone):

@@ -71,7 +71,7 @@ func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 // fxListingOrder is price-time priority (contract §5): rate descending, then
 // the earliest rate-set time, then pool id.
 func fxListingOrder(a, b *engine.Pool) int {
-	if c := cmp.Compare(b.Rate, a.Rate); c != 0 {
+	if c := b.Rate.Cmp(a.Rate); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(a.RateSetAt, b.RateSetAt); c != 0 {
@@ -186,11 +186,11 @@ func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 // even to 2 places, exactly (integer arithmetic on the scaled rates); 0
 // when there is no reference.
 func percentChange(current, reference engine.Rate) decimal.Decimal {
-	if reference == 0 {
+	if reference.IsZero() {
 		return decimal.Zero
 	}
-	denominator := new(big.Int).SetUint64(uint64(reference))
-	numerator := new(big.Int).SetUint64(uint64(current))
+	denominator := reference.Decimal().Coefficient() // the scaled integer, exactly
+	numerator := current.Decimal().Coefficient()
 	numerator.Sub(numerator, denominator)
 	numerator.Mul(numerator, big.NewInt(100*100)) // percent, 2 places
 	quotient, remainder := new(big.Int).QuoRem(numerator, denominator, new(big.Int))

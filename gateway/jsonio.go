@@ -355,7 +355,7 @@ func (o *object) amount(member string, c engine.Currency) (engine.Amount, bool) 
 func (o *object) rate(member string) (engine.Rate, bool) {
 	text, ok := o.number(member, true)
 	if !ok {
-		return 0, false
+		return engine.Rate{}, false
 	}
 	return rateIn(o, member, text)
 }

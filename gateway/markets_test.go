@@ -3,10 +3,12 @@ package gateway_test
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
@@ -112,4 +114,57 @@ func TestConfiguredMarketsMessages(t *testing.T) {
 	if details["chain"] != "USDT settles on TRON, BSC" {
 		t.Errorf("chain problem: %v", details["chain"])
 	}
+}
+
+// TestOffRampRates: with markets.example.json, USDT→NGN at 1612.5 (a rate
+// a 64-bit rate could not hold) is quoted, split and rendered exactly, in
+// JSON, XML and the rate stream.
+func TestOffRampRates(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile("../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := engine.ParseMarketsConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gatewaytest.Start(t, gatewaytest.Options{Markets: cfg})
+	partner := s.NewPartner(t, "partner")
+	usdtNGN := engine.Pair{Source: engine.CurrencyUSDT, Destination: engine.CurrencyNGN}
+	newPool(t, s, engine.ModeSandbox, usdtNGN, "lagos", "1612.5", "100000")
+	newPool(t, s, engine.ModeSandbox, usdtNGN, "ikeja", "1611.999999999999999999", "1000000")
+	key := partner.SandboxKey
+
+	// 100 USDT: 62.01551 at 1612.5 buys 100,000.009875 NGN, floored to
+	// lagos's whole 100,000 (the most that stays within it); the rest,
+	// 37.98449 USDT, buys 61,230.9978… NGN at the second pool, floored.
+	q := mustCreateQuote(t, s, key, quoteRequest("USDT", "NGN", "100", "1600", "source"))
+	allocations := getArray(t, q, "allocationResult.allocations")
+	if len(allocations) != 2 {
+		t.Fatalf("allocations: %v", allocations)
+	}
+	wantNumber(t, allocations[0], "rate", "1612.5")
+	wantNumber(t, allocations[0], "sourceAmount", "62.01551")
+	wantNumber(t, allocations[0], "allocatedAmount", "100000")
+	wantNumber(t, allocations[1], "rate", "1611.999999999999999999")
+	wantNumber(t, allocations[1], "sourceAmount", "37.98449")
+	wantNumber(t, allocations[1], "allocatedAmount", "61230.99")
+	wantNumber(t, q, "totalDestinationAmount", "161230.99")
+	// 161230.99 ÷ 100 = 1612.3099 exactly.
+	wantNumber(t, q, "allocationResult.weightedAverageRate", "1612.3099")
+
+	// In XML (lagos is all reserved now): 1 USDT buys 1611.99 NGN; the
+	// makers' rate is the best pool's, with its 18 places.
+	m := fxCreate(t, s, key, fxInstr("USDT", "NGN", "1", "1611", "SELL"))
+	fxWantDecimal(t, "XchgRate", m.XchgRate, "1611.99")
+	makers := &fxmsg.FxTradStsAndDtls{}
+	fxOK(t, fxCall(t, s, http.MethodGet, "/rates/makers?from=USDT&to=NGN", key, ""), fxmsg.TypeTradeInstruction, makers)
+	fxWantDecimal(t, "XchgRate", makers.XchgRate, "1611.999999999999999999")
+
+	// The stream shows the consensus rate of the pair exactly.
+	c := openStream(t, streamHTTP(t), s, key, "from=USDT&to=NGN")
+	defer c.close()
+	u := rateUpdate(t, c.nextEvent("rate_update", streamPrompt))
+	wantRate(t, u, "1611.999999999999999999")
 }

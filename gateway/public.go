@@ -204,7 +204,8 @@ func requestHash(cmd *actors.CreateQuote) [32]byte {
 	var b []byte
 	b = append(b, byte(cmd.Pair.Source), byte(cmd.Pair.Destination), byte(cmd.Direction), byte(cmd.Chain), byte(cmd.Channel))
 	b = binary.AppendVarint(b, int64(cmd.Amount))
-	b = binary.AppendUvarint(b, uint64(cmd.Rate))
+	b = engine.AppendRateUvarint(b, cmd.Rate) // a rate below 2^64 units hashes as before
+
 	b = append(b, cmd.Listing[:]...)
 	if c := cmd.Chat; c != nil {
 		for _, s := range []string{c.ConversationID, c.ChatQuoteID, c.ListingID, c.NegotiationStartedAt, c.QuoteSentAt} {
@@ -502,7 +503,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 		optional("conversationId", c.ConversationID)
 		optional("chatQuoteId", c.ChatQuoteID)
 		optional("listingId", c.ListingID)
-		if c.InitialListingRate != 0 {
+		if !c.InitialListingRate.IsZero() {
 			w.key("initialListingRate")
 			w.b = appendString(w.b, string(engine.AppendRate(nil, c.InitialListingRate)))
 		}

@@ -135,7 +135,7 @@ func TestStreamHubConflates(t *testing.T) {
 	// A burst of changes, none read yet: the subscriber sends the last.
 	var last *engine.Ticker
 	for i := 1; i <= 100; i++ {
-		last = &engine.Ticker{Consensus: engine.Rate(i) * hubRate("0.000001"), ConsensusAt: int64(i), HasConsensus: true}
+		last = &engine.Ticker{Consensus: engine.RateFromUnits(uint64(i) * 1_000_000_000_000), ConsensusAt: int64(i), HasConsensus: true}
 		h.rateChanged(key, last)
 	}
 	// A change of a pair the subscriber does not follow, and of the other

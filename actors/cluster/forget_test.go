@@ -28,10 +28,10 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 		}
 	}
 	pool := &engine.PoolCreated{At: t0, Pool: id(3, 0), Mode: engine.ModeSandbox, Name: "p", Pair: pair,
-		Rate: 625_000_000_000_000, LiquidityAccount: id(4, 0), ProceedsAccount: id(4, 1)}
+		Rate: engine.RateFromUnits(625_000_000_000_000), LiquidityAccount: id(4, 0), ProceedsAccount: id(4, 1)}
 	quote := func(n uint32, at int64) *engine.QuoteCreated {
 		return &engine.QuoteCreated{At: at, Quote: id(5, n), Client: client.Client, Mode: engine.ModeSandbox, Pair: pair,
-			Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: 1, Reference: "OJA-X",
+			Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: engine.RateFromUnits(1), Reference: "OJA-X",
 			ExpiresAt: at + 300_000, Allocations: []engine.Allocation{{ID: id(6, n), Pool: pool.Pool,
 				PoolAccount: pool.LiquidityAccount, Rate: pool.Rate, Source: 160_000, Destination: 1_000_000}}}
 	}
@@ -45,7 +45,7 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 	// Rate changes up to the first forgetting point, and a few past it.
 	for n := len(recs); n < forgetEvery+10; n++ {
 		recs = append(recs, engine.AppendEvent(nil, &engine.PoolRateSet{At: t0 + 2*time.Hour.Milliseconds(), Pool: pool.Pool,
-			Rate: engine.Rate(625_000_000_000_000 + n)}))
+			Rate: engine.RateFromUnits(uint64(625_000_000_000_000 + n))}))
 	}
 	snap := func() raft.FSMSnapshot {
 		s, err := f.Snapshot()

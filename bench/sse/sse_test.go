@@ -215,7 +215,8 @@ func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
 // the rate_update took to reach each subscriber.
 func (f *fanoutFixture) changeRate() ([]time.Duration, error) {
 	f.round++
-	rate := f.pool.Rate + engine.Rate(f.round)*1_000_000 // + round × 10^-12
+	base, _ := f.pool.Rate.Units()
+	rate := engine.RateFromUnits(base + uint64(f.round)*1_000_000) // + round × 10^-12
 	text := string(engine.AppendRate(nil, rate))
 	start := time.Now()
 	reply := f.server.Sys.ChangePool(&actors.PoolCommand{Pool: f.pool.ID, Rate: rate})

@@ -67,11 +67,11 @@ type marketWalk struct {
 
 // poolWalk is the state of one pool's walk, in quanta.
 type poolWalk struct {
-	quantum engine.Rate // one quantum
-	anchor  uint64      // band centre
-	step    uint64      // largest move of one step
-	band    uint64      // largest distance from the anchor
-	current uint64      // the rate the simulator last set
+	quantum int    // one quantum is 10^quantum rate units
+	anchor  uint64 // band centre
+	step    uint64 // largest move of one step
+	band    uint64 // largest distance from the anchor
+	current uint64 // the rate the simulator last set
 }
 
 func newMarketWalk(seed uint64) *marketWalk {
@@ -93,11 +93,11 @@ func (w *marketWalk) step(pools []*engine.Pool) []actors.PoolCommand {
 	})
 	var out []actors.PoolCommand
 	for _, p := range ordered {
-		if !p.Active || p.Rate == 0 {
+		if !p.Active || p.Rate.IsZero() {
 			continue
 		}
 		pw := w.walks[p.ID]
-		if pw == nil || engine.Rate(pw.current)*pw.quantum != p.Rate {
+		if pw == nil || pw.rate(pw.current) != p.Rate {
 			anchor := p.Rate
 			if pw == nil {
 				if seeded, ok := demoRate(p); ok {
@@ -111,16 +111,24 @@ func (w *marketWalk) step(pools []*engine.Pool) []actors.PoolCommand {
 		if next == pw.current {
 			continue
 		}
-		out = append(out, actors.PoolCommand{Pool: p.ID, Rate: engine.Rate(next) * pw.quantum})
+		out = append(out, actors.PoolCommand{Pool: p.ID, Rate: pw.rate(next)})
 	}
 	return out
 }
 
 // moved records that pool's rate is now rate (the change was applied).
 func (w *marketWalk) moved(pool engine.PoolID, rate engine.Rate) {
-	if pw := w.walks[pool]; pw != nil && rate%pw.quantum == 0 {
-		pw.current = uint64(rate / pw.quantum)
+	if pw := w.walks[pool]; pw != nil {
+		if position, ok := rate.RoundPow10(pw.quantum); ok && pw.rate(position) == rate {
+			pw.current = position
+		}
 	}
+}
+
+// rate is the rate at position (in quanta).
+func (pw *poolWalk) rate(position uint64) engine.Rate {
+	r, _ := engine.RateTimesPow10(position, pw.quantum) // a position never exceeds 2 × the anchor
+	return r
 }
 
 // draw is the next position of pw: a uniform move of at most pw.step
@@ -144,24 +152,17 @@ func (w *marketWalk) draw(pw *poolWalk) uint64 {
 // newPoolWalk starts a walk around anchor from the pool's current rate
 // (rounded to the walk's quantum and clamped into its band).
 func newPoolWalk(anchor, current engine.Rate) *poolWalk {
-	quantum := engine.Rate(1)
-	for digits := decimalDigits(uint64(anchor)); digits > simulatorDigits; digits-- {
-		quantum *= 10
-	}
-	pw := &poolWalk{quantum: quantum, anchor: uint64((anchor + quantum/2) / quantum)}
+	quantum := max(anchor.Digits()-simulatorDigits, 0)
+	pw := &poolWalk{quantum: quantum}
+	pw.anchor, _ = anchor.RoundPow10(quantum) // at most simulatorDigits+1 digits
 	pw.step = max(pw.anchor*simulatorStepPPM/1_000_000, 1)
 	pw.band = min(pw.anchor*simulatorBandPPM/1_000_000, pw.anchor-1)
-	pw.current = min(max(uint64((current+quantum/2)/quantum), pw.anchor-pw.band), pw.anchor+pw.band)
-	return pw
-}
-
-func decimalDigits(v uint64) int {
-	digits := 1
-	for v >= 10 {
-		v /= 10
-		digits++
+	position, ok := current.RoundPow10(quantum)
+	if !ok {
+		position = pw.anchor + pw.band
 	}
-	return digits
+	pw.current = min(max(position, pw.anchor-pw.band), pw.anchor+pw.band)
+	return pw
 }
 
 // pairIndex orders pairs by their currencies' indexes: a fixed order,
@@ -178,7 +179,7 @@ func demoRate(p *engine.Pool) (engine.Rate, bool) {
 			return r, err == nil
 		}
 	}
-	return 0, false
+	return engine.Rate{}, false
 }
 
 // marketSimulator runs a marketWalk against the system every interval.

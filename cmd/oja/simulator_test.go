@@ -29,9 +29,9 @@ func simulatedPools(t testing.TB) []*engine.Pool {
 	}
 	pools = append(pools,
 		&engine.Pool{ID: engine.PoolID{100}, Mode: engine.ModeSandbox, Name: "Suspended", Pair: engine.DefaultMarkets().PairList()[0],
-			Rate: 625_000_000_000_000, Active: false},
+			Rate: engine.RateFromUnits(625_000_000_000_000), Active: false},
 		&engine.Pool{ID: engine.PoolID{101}, Mode: engine.ModeSandbox, Name: "Operator's own", Pair: engine.DefaultMarkets().PairList()[2],
-			Rate: 9_400_000_000_000_000, Active: true})
+			Rate: engine.RateFromUnits(9_400_000_000_000_000), Active: true})
 	return pools
 }
 
@@ -146,7 +146,7 @@ func TestMarketWalkFollowsOperator(t *testing.T) {
 		}
 	}
 	// An operator sets a rate far outside the band: it becomes the anchor.
-	pools[0].Rate = 700_000_000_000_000 // 0.0007
+	pools[0].Rate = engine.RateFromUnits(700_000_000_000_000) // 0.0007
 	for range 100 {
 		for _, c := range w.step(pools) {
 			if d := c.Rate.Decimal().Sub(decimal.RequireFromString("0.0007")).Abs(); d.GreaterThan(decimal.RequireFromString("0.000014")) {
@@ -227,7 +227,7 @@ func TestMarketSimulatorRunsAndStops(t *testing.T) {
 		if c.Pool == live.ID {
 			t.Fatal("a live pool was moved")
 		}
-		if c.Rate == 0 || c.Status != nil || c.Deposit != 0 || c.Withdraw != 0 {
+		if c.Rate.IsZero() || c.Status != nil || c.Deposit != 0 || c.Withdraw != 0 {
 			t.Fatalf("change %+v is not a rate change", c)
 		}
 	}

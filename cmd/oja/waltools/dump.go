@@ -229,7 +229,7 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		if c := ev.Chat; c != nil {
 			d.ChatMetadata = &dumpChat{ConversationID: c.ConversationID, ChatQuoteID: c.ChatQuoteID, ListingID: c.ListingID,
 				NegotiationStartedAt: c.NegotiationStartedAt, QuoteSentAt: c.QuoteSentAt}
-			if c.InitialListingRate != 0 {
+			if !c.InitialListingRate.IsZero() {
 				d.ChatMetadata.InitialListingRate = dumpRate(c.InitialListingRate)
 			}
 		}
