@@ -35,6 +35,9 @@ const (
 	OperationAccept QuoteOperation = iota + 1
 	OperationCancel
 	OperationComplete
+	// OperationRecordPayIn records a deposit seen to the quote's pay-in
+	// address (an operator's; System.RecordPayIn).
+	OperationRecordPayIn
 )
 
 // TransitionQuote asks a quote actor to accept, cancel or complete.
@@ -44,6 +47,9 @@ type TransitionQuote struct {
 	Accept    engine.AcceptQuote // OperationAccept only
 	// ByOperator: an operator's cancel (the admin API), recorded as such.
 	ByOperator bool
+	// PayInAmount and PayInTx: OperationRecordPayIn only.
+	PayInAmount engine.Amount
+	PayInTx     string
 }
 
 // QuoteReply answers CreateQuote and TransitionQuote.

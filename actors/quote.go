@@ -87,6 +87,14 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		}
 	}
 	res, ev, allowed := decide(a.quote, cmd, a.sys.nowMillis(), a.sys.cfg.PaymentWindow.Milliseconds())
+	if acc, ok := ev.(*engine.QuoteAccepted); ok {
+		payIn, err := a.sys.payIns.issue(a.quote, acc.At, a.sys.ids)
+		if err != nil {
+			ctx.Respond(&QuoteReply{Err: err})
+			return
+		}
+		acc.PayIn = payIn
+	}
 	if ev != nil {
 		a.apply(ctx, ev, ctx.Sender())
 		return
@@ -111,7 +119,7 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PID) {
 	a.quote.Apply(ev)
 	view := a.quote.Clone()
-	if ev.Type() == engine.EventQuoteAccepted {
+	if _, ok := ev.(*engine.QuoteAccepted); ok {
 		a.sys.armExpiry(a.ref, a.quote.ExpiresAt)
 	}
 	a.inFlight++
@@ -143,7 +151,14 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		if msg.replyTo != nil {
 			reply = &QuoteReply{Result: engine.ResultOK, Quote: view}
 		}
-		if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
+		if acc, ok := msg.event.(*engine.QuoteAccepted); ok && acc.PayIn != nil {
+			sys.payIns.byID.Store(acc.PayIn.Address, view.ID)
+		}
+		if _, ok := msg.event.(*engine.PayInSeen); ok {
+			if reply != nil {
+				ctx.Send(msg.replyTo, reply) // the quote's own: no consequences
+			}
+		} else if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
 			ctx.Send(msg.replyTo, reply)
 		}
 	}
@@ -246,6 +261,9 @@ func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int6
 	case OperationComplete:
 		res, ev := q.Complete(now)
 		return res, asEvent(ev), engine.CompleteAllowedFrom
+	case OperationRecordPayIn:
+		res, ev := q.RecordPayIn(cmd.PayInAmount, cmd.PayInTx, now)
+		return res, asEvent(ev), []engine.Status{engine.StatusAwaitingPayment}
 	}
 	return engine.ResultValidation, nil, nil
 }

@@ -96,6 +96,7 @@ type System struct {
 	accounts  sync.Map   // engine.AccountID → *accountRef
 	open      sync.Map   // engine.KeyID → *atomic.Int64, open quotes per API key
 	idem      idempotencyIndex
+	payIns    payIns // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable
@@ -150,6 +151,9 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		pairs:      make(map[engine.BookKey]*actor.PID),
 		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),
 		treasuries: make(map[engine.Mode]*actor.PID),
+	}
+	if err := s.payIns.init(state); err != nil {
+		return nil, err
 	}
 	s.quotes.init(len(state.Quotes))
 	s.idem.init(state.Idempotency, func(id engine.QuoteID) *engine.Quote {

@@ -209,6 +209,19 @@ func (a *Admin) CancelQuote(ctx context.Context, quoteID string, opts ...CallOpt
 	return out, err
 }
 
+// RecordPayIn records a deposit seen on chain to a crypto pay-in address
+// (POST /admin/v1/payins/{addressId}/seen; oja admin payins seen): the
+// quote's pay-in becomes pending. It answers with the quote.
+func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decimal.Decimal, txHash string, opts ...CallOption) (Quote, error) {
+	var out Quote
+	body := struct {
+		Amount json.Number `json:"amount"`
+		TxHash string      `json:"txHash"`
+	}{number(amount), txHash}
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/payins/"+url.PathEscape(addressID)+"/seen", body, opts), &out)
+	return out, err
+}
+
 // CreatePool creates an active, empty pool.
 func (a *Admin) CreatePool(ctx context.Context, req CreatePoolRequest, opts ...CallOption) (Pool, error) {
 	return a.pool(ctx, newCall(http.MethodPost, "/pools", req, opts))

@@ -160,8 +160,9 @@ type BankPayIn struct {
 	Reference     string `json:"reference"` // put it on the transfer
 }
 
-// CryptoPayIn is a deposit address for a token source (no default pair
-// issues one).
+// CryptoPayIn is the deposit address issued to a token-source quote when
+// it is accepted (no default pair has a token source; markets.example.json
+// adds USDT→NGN and USDT→GHS).
 type CryptoPayIn struct {
 	AddressID         string          `json:"addressId"`
 	Address           string          `json:"address"`

@@ -315,6 +315,13 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.PoolAccount)
 		e.settlement(&ev.Settlement)
 		e.varint(ev.ExpiresAt)
+		if ev.PayIn != nil {
+			e.payIn(ev.PayIn)
+		}
+	case *PayInSeen:
+		e.id(ev.Quote)
+		e.amount(ev.Amount)
+		e.str(ev.TxHash)
 	case *QuoteCancelled:
 		e.id(ev.Quote)
 	case *QuoteExpired:
@@ -397,11 +404,20 @@ func DecodeEvent(b []byte) (Event, error) {
 			d.fail()
 		}
 		ev = e
-	case EventQuoteAccepted:
+	case EventQuoteAccepted, EventQuoteAcceptedWithPayIn:
 		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}
 		e.Settlement = d.settlement()
 		e.ExpiresAt = d.varint()
 		if e.Settlement.Kind == SettlementNone || e.Settlement.Kind > SettlementChain {
+			d.fail()
+		}
+		if typ == EventQuoteAcceptedWithPayIn {
+			e.PayIn = d.payIn(at)
+		}
+		ev = e
+	case EventPayInSeen:
+		e := &PayInSeen{At: at, Quote: d.id(), Amount: d.amount(), TxHash: d.str()}
+		if e.Amount <= 0 || e.Amount > AmountMax || e.TxHash == "" || len(e.TxHash) > PayInTxHashMax {
 			d.fail()
 		}
 		ev = e
@@ -468,4 +484,23 @@ func rateUvarint(b []byte) (r Rate, n int) {
 		shift += 7
 	}
 	return Rate{}, 0
+}
+
+// payIn writes an issued pay-in (not its sighting: PayInSeen records that).
+func (e *encoder) payIn(p *PayIn) {
+	e.id(p.Address)
+	e.str(p.Deposit)
+	e.byte1(uint8(p.Currency))
+	e.byte1(uint8(p.Chain))
+	e.uvarint(uint64(p.Index))
+}
+
+func (d *decoder) payIn(at int64) *PayIn {
+	p := &PayIn{Address: d.id(), Deposit: d.str(), Currency: d.currency(), Chain: d.chain(), CreatedAt: at}
+	index := d.uvarint()
+	if index >= 1<<31 {
+		d.fail()
+	}
+	p.Index = uint32(index)
+	return p
 }

@@ -12,7 +12,8 @@
 // A caller:
 //
 //  1. decides a command with the entity that owns it — Book.Allocate for a
-//     new quote, Quote.Accept/Cancel/Complete/ExpireIfDue for a transition,
+//     new quote, Quote.Accept/Cancel/Complete/ExpireIfDue/RecordPayIn for a
+//     transition,
 //     Pool.Withdraw for a withdrawal — and gets a Result (ResultOK or a
 //     business refusal; refusals are values, never errors) and, when
 //     something changes, an Event;
@@ -21,9 +22,13 @@
 //     state. Replay is step 3 alone, from the log: events carry outcomes
 //     (QuoteCreated holds the allocations made), so matching never re-runs.
 //
-// Money is integer minor units (Amount) and rates are integers scaled by
-// 10^18 (Rate), with 128-bit intermediates; shopspring/decimal is used only
-// at the edges (parsing and printing). Invariants, each asserted where it can
+// Money is integer minor units (Amount) and rates are 128-bit integers
+// scaled by 10^18 (Rate, up to 10^12), with 128- and 192-bit intermediates
+// (money.go, wide.go); shopspring/decimal is used only at the edges (parsing
+// and printing). Currencies, pairs and their bounds come from configuration
+// (Markets, markets.go; recorded by a MarketsSet event); a token source's
+// accepted quote carries a crypto pay-in (payin.go) whose address package
+// hd derives. Invariants, each asserted where it can
 // break: the ledger sums to zero per mode and currency (see Treasury for the
 // sub-ledger design); 0 <= held <= balance on every non-clearing account; a
 // pool's holds never exceed its liquidity; a quote is reserved in full or not

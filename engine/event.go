@@ -32,7 +32,12 @@ const (
 	EventWebhookDeleted           EventType = 17
 	EventWebhookSettled           EventType = 18
 	EventMarketsSet               EventType = 19
-	eventTypeEnd                  EventType = 20
+	// EventQuoteAcceptedWithPayIn is a QuoteAccepted that issued a crypto
+	// pay-in (its own tag, as the operator's cancel has: every earlier
+	// acceptance encodes as it always did).
+	EventQuoteAcceptedWithPayIn EventType = 20
+	EventPayInSeen              EventType = 21
+	eventTypeEnd                EventType = 22
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -55,6 +60,8 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventWebhookDeleted:           "WebhookDeleted",
 	EventWebhookSettled:           "WebhookSettled",
 	EventMarketsSet:               "MarketsSet",
+	EventQuoteAcceptedWithPayIn:   "QuoteAcceptedWithPayIn",
+	EventPayInSeen:                "PayInSeen",
 }
 
 func (t EventType) String() string {
@@ -270,6 +277,9 @@ type QuoteAccepted struct {
 	PoolAccount AccountID // the accountId named by a JSON accept; zero for XML
 	Settlement  Settlement
 	ExpiresAt   int64
+	// PayIn is the crypto pay-in the acceptance issued (a token source);
+	// nil otherwise.
+	PayIn *PayIn
 }
 
 // QuoteCancelled: holds released.
@@ -303,7 +313,12 @@ func (*PoolDeposited) Type() EventType    { return EventPoolDeposited }
 func (*PoolWithdrawn) Type() EventType    { return EventPoolWithdrawn }
 func (*AccountDeposited) Type() EventType { return EventAccountDeposited }
 func (*QuoteCreated) Type() EventType     { return EventQuoteCreated }
-func (*QuoteAccepted) Type() EventType    { return EventQuoteAccepted }
+func (e *QuoteAccepted) Type() EventType {
+	if e.PayIn != nil {
+		return EventQuoteAcceptedWithPayIn
+	}
+	return EventQuoteAccepted
+}
 func (e *QuoteCancelled) Type() EventType {
 	if e.ByOperator {
 		return EventQuoteCancelledByOperator

@@ -335,6 +335,10 @@ func (d *decoder) chain() Chain {
 	return ch
 }
 
+// PairsMax bounds the pairs in force: the rate stream tracks 64 (mode,
+// pair) books.
+const PairsMax = 32
+
 // minorUnitsMax bounds a currency's decimal places: amounts are int64 minor
 // units, and 10^18 minor units of a currency is still a whole unit.
 const minorUnitsMax = 18

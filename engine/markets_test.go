@@ -24,7 +24,9 @@ const marketsJSON = `{
  "collectionAccounts": {
   "NGN": {"accountName":"Collections NGN","accountNumber":"0123456789","bankName":"Bank NG"},
   "KES": {"accountName":"Collections KES","accountNumber":"5550001","bankName":"Bank KE"}},
- "depositKeys": {"USDT": {"TRON":"xpub-tron","ETHEREUM":"xpub-eth"}}
+ "depositKeys": {"USDT": {
+   "TRON":"xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8",
+   "ETHEREUM":"xpub661MyMwAqRbcFW31YEwpkMuc5THy2PSt5bDMsktWQcFF8syAmRUapSCGu8ED9W6oDMSgv6Zz8idoc4a6mr8BDzTJY47LJhkJ8UB7WEGuduB"}}
 }`
 
 func TestParseMarketsConfigRefusals(t *testing.T) {
@@ -61,6 +63,17 @@ func TestParseMarketsConfigRefusals(t *testing.T) {
 		{"a key for a chain the token lacks", func(m map[string]any) {
 			m["depositKeys"].(map[string]any)["USDT"].(map[string]any)["BSC"] = "xpub-bsc"
 		}, []string{"depositKeys.USDT.BSC: BSC is not one of USDT's chains"}},
+		{"a malformed key", func(m map[string]any) {
+			m["depositKeys"].(map[string]any)["USDT"].(map[string]any)["TRON"] = "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet9"
+		}, []string{"depositKeys.USDT.TRON: not an extended public key (BIP32)"}},
+		{"a private key", func(m map[string]any) {
+			m["depositKeys"].(map[string]any)["USDT"].(map[string]any)["TRON"] = "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"
+		}, []string{"depositKeys.USDT.TRON: a private extended key: configure the account's extended public key (xpub) only"}},
+		{"a SOLANA key", func(m map[string]any) {
+			c := currencies(m)[2].(map[string]any)
+			c["chains"] = []any{"TRON", "ETHEREUM", "SOLANA"}
+			m["depositKeys"].(map[string]any)["USDT"].(map[string]any)["SOLANA"] = "xpub661MyMwAqRbcFW31YEwpkMuc5THy2PSt5bDMsktWQcFF8syAmRUapSCGu8ED9W6oDMSgv6Zz8idoc4a6mr8BDzTJY47LJhkJ8UB7WEGuduB"
+		}, []string{"depositKeys.USDT.SOLANA: SOLANA addresses are ed25519 keys"}},
 		{"minor units out of range", func(m map[string]any) {
 			currencies(m)[3].(map[string]any)["minorUnits"] = 19
 		}, []string{`currencies[3] "KES": minorUnits must be an integer from 0 to 18`}},

@@ -10,6 +10,8 @@ import (
 	"slices"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/oja-exchange/oja/engine/hd"
 )
 
 // MarketsConfig is a markets file (--markets, README "Markets") that passed
@@ -61,11 +63,6 @@ type marketsFile struct {
 // currencyCode is what a configured code may be: 2 to 10 upper-case
 // letters or digits, starting with a letter.
 var currencyCode = regexp.MustCompile(`^[A-Z][A-Z0-9]{1,9}$`)
-
-// DepositKeyCheck validates a configured deposit key (an extended public
-// key); the pay-in package sets it, so the engine needs no curve code. Nil
-// accepts any non-empty key.
-var DepositKeyCheck func(key string) error
 
 // ParseMarketsConfig reads and validates a markets file. Every problem is
 // named, in one error (errors.Join), each as "markets: <where>: <what>".
@@ -144,6 +141,9 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 	}
 	if len(f.Pairs) == 0 {
 		problem("pairs: none")
+	}
+	if len(f.Pairs) > PairsMax {
+		problem("pairs: at most %d (the rate stream follows %d pairs in both modes)", PairsMax, PairsMax)
 	}
 	for i, p := range f.Pairs {
 		where := fmt.Sprintf("pairs[%d] %s/%s", i, p.Source, p.Destination)
@@ -239,11 +239,14 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 			case key == "":
 				problem("%s.%s: empty", where, name)
 				continue
-			case DepositKeyCheck != nil:
-				if err := DepositKeyCheck(key); err != nil {
-					problem("%s.%s: %v", where, name, err)
-					continue
-				}
+			}
+			if err := hd.CheckChain(name); err != nil {
+				problem("%s.%s: %v", where, name, err)
+				continue
+			}
+			if _, err := hd.ParseKey(key); err != nil {
+				problem("%s.%s: %v", where, name, err)
+				continue
 			}
 			keys[ch] = key
 		}

@@ -70,6 +70,9 @@ type Quote struct {
 	AcceptedAt  int64
 	PoolAccount AccountID // the accountId of a JSON accept
 	Settlement  Settlement
+	// PayIn is the crypto pay-in issued at acceptance (a token source),
+	// immutable: a sighting replaces it with a changed copy.
+	PayIn *PayIn
 }
 
 // NewQuote builds the pending quote an event created.
@@ -203,10 +206,14 @@ func (q *Quote) Complete(now int64) (Result, *QuoteCompleted) {
 // REQUIRES: the event was decided by the methods above on this state.
 func (q *Quote) Apply(ev Event) (release bool) {
 	switch ev := ev.(type) {
+	case *PayInSeen:
+		seen := *q.PayIn
+		seen.SeenAmount, seen.SeenTx, seen.SeenAt = ev.Amount, ev.TxHash, ev.At
+		q.PayIn, q.UpdatedAt = &seen, ev.At
 	case *QuoteAccepted:
 		assert(q.Status == StatusPending, "accept from %s", q.Status)
 		q.Status, q.UpdatedAt, q.AcceptedAt, q.ExpiresAt = StatusAwaitingPayment, ev.At, ev.At, ev.ExpiresAt
-		q.PoolAccount, q.Settlement = ev.PoolAccount, ev.Settlement
+		q.PoolAccount, q.Settlement, q.PayIn = ev.PoolAccount, ev.Settlement, ev.PayIn
 	case *QuoteCancelled:
 		assert(q.Status.Open(), "cancel from %s", q.Status)
 		q.Status, q.UpdatedAt = StatusCancelled, ev.At

@@ -33,6 +33,7 @@ const (
 	// pair's bounds (Markets; wire code AMOUNT_OUT_OF_RANGE, as
 	// ResultAmountOutOfRange's).
 	ResultOutsidePairBounds
+	ResultPayInNotFound
 	resultCount
 )
 
@@ -71,4 +72,5 @@ var resultNames = [resultCount]string{
 	ResultWebhookNotFound:       "WebhookNotFound",
 	ResultTooManyWebhooks:       "TooManyWebhooks",
 	ResultOutsidePairBounds:     "OutsidePairBounds",
+	ResultPayInNotFound:         "PayInNotFound",
 }

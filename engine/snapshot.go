@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -128,6 +129,16 @@ func AppendState(buf []byte, s *State) []byte {
 			encodeQuote(&e, &o.Quote)
 		}
 	}
+	// version 3: after the webhooks, each pay-in series' next index.
+	series := slices.SortedFunc(maps.Keys(s.PayInNext), func(a, b PayInSeries) int {
+		return cmp.Or(cmp.Compare(a.Currency, b.Currency), cmp.Compare(a.Chain, b.Chain))
+	})
+	e.uvarint(uint64(len(series)))
+	for _, k := range series {
+		e.byte1(uint8(k.Currency))
+		e.byte1(uint8(k.Chain))
+		e.uvarint(uint64(s.PayInNext[k]))
+	}
 	return e.buf
 }
 
@@ -171,6 +182,14 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.AcceptedAt)
 	e.id(q.PoolAccount)
 	e.settlement(&q.Settlement)
+	e.boolean(q.PayIn != nil) // version 3
+	if p := q.PayIn; p != nil {
+		e.payIn(p)
+		e.varint(p.CreatedAt)
+		e.amount(p.SeenAmount)
+		e.str(p.SeenTx)
+		e.varint(p.SeenAt)
+	}
 }
 
 // DecodeState rebuilds a State from EncodeState's bytes. It never panics on
@@ -293,11 +312,18 @@ func DecodeState(b []byte) (*State, error) {
 			break
 		}
 		q := &slab[i]
-		decodeQuote(&d, q)
+		decodeQuote(&d, q, version)
 		if d.err != nil {
 			break
 		}
 		s.Quotes[q.ID] = q
+		if q.PayIn != nil {
+			if _, dup := s.PayIns[q.PayIn.Address]; dup {
+				d.fail()
+				break
+			}
+			s.PayIns[q.PayIn.Address] = q.ID
+		}
 		if q.IdempotencyKey != "" {
 			// A key reused after its retention maps to its newest quote,
 			// as replay (which overwrites in log order) leaves it.
@@ -309,7 +335,17 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	if version >= 2 {
 		s.ForgottenBefore = d.varint()
-		decodeWebhooks(&d, s, count)
+		decodeWebhooks(&d, s, count, version)
+	}
+	if version >= 3 {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			k := PayInSeries{d.currency(), d.chain()}
+			next := d.uvarint()
+			if next > 1<<31 {
+				d.fail()
+			}
+			s.PayInNext[k] = uint32(next)
+		}
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("engine: corrupt snapshot: %w", d.err)
@@ -335,7 +371,7 @@ func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
 // checked against the bytes left before a slab is allocated for them.
 const snapshotQuoteBytesMin = 80
 
-func decodeQuote(d *decoder, q *Quote) {
+func decodeQuote(d *decoder, q *Quote, version uint8) {
 	ev := QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
 		Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(), Chain: Chain(d.byte1()),
 		Reference: d.str(), Channel: Channel(d.byte1())}
@@ -350,10 +386,16 @@ func decodeQuote(d *decoder, q *Quote) {
 	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()
 	}
+	if version >= 3 && d.boolean() {
+		p := d.payIn(0)
+		p.CreatedAt = d.varint()
+		p.SeenAmount, p.SeenTx, p.SeenAt = d.amount(), d.str(), d.varint()
+		q.PayIn = p
+	}
 }
 
 // decodeWebhooks reads the endpoints and their outboxes (version 2).
-func decodeWebhooks(d *decoder, s *State, count func() uint64) {
+func decodeWebhooks(d *decoder, s *State, count func() uint64, version uint8) {
 	for n := count(); n > 0 && d.err == nil; n-- {
 		reg := d.webhookCreated(0)
 		w := &Webhook{ID: reg.Webhook, Client: reg.Client, Mode: reg.Mode, URL: reg.URL, Events: reg.Events,
@@ -367,7 +409,7 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64) {
 		for i := range w.Owed {
 			o := &w.Owed[i]
 			o.ID, o.Kind, o.At = d.id(), WebhookEvents(d.byte1()), d.varint()
-			decodeQuote(d, &o.Quote)
+			decodeQuote(d, &o.Quote, version)
 			if o.Kind.String() == "" {
 				d.fail()
 			}

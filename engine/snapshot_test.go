@@ -27,6 +27,12 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 		}
 		events = append(events, ev)
 	}
+	// The default markets and the off-ramp USDT→NGN (a token source: its
+	// acceptances issue pay-ins; rates above 2^64 units).
+	markets := DefaultMarkets()
+	markets.Pairs = append(markets.Pairs, PairSpec{Pair: Pair{CurrencyUSDT, CurrencyNGN}, MinSource: 1, MaxSource: AmountMax})
+	markets.DepositKeys = map[Currency]map[Chain]string{CurrencyUSDT: {ChainTron: "xpub-tron"}}
+	apply(&MarketsSet{At: now, Markets: markets})
 	client := &ClientCreated{At: now, Client: ClientID(newID()), Name: "partner"}
 	for _, m := range Modes {
 		for _, c := range DefaultMarkets().CurrencyList() {
@@ -41,11 +47,15 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 	apply(&WebhookCreated{At: now, Webhook: WebhookID(newID()), Client: client.Client, Mode: ModeLive,
 		URL: "https://b.example/h", Events: WebhookQuoteCreated | WebhookQuoteCompleted, Secret: "whsec_b"})
 	var pools []PoolID
-	for i := 0; i < 6; i++ {
-		pair := DefaultMarkets().PairList()[i%len(DefaultMarkets().PairList())]
+	pairs := markets.PairList()
+	for i := 0; i < 8; i++ {
+		pair := pairs[i%len(pairs)]
+		rate := RateFromUnits(uint64(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000)))
+		if pair.Source == CurrencyUSDT {
+			rate, _ = RateTimesPow10(1_600_000_000+rng.Uint64N(20_000_000), 12) // ~1612
+		}
 		ev := &PoolCreated{At: now, Pool: PoolID(newID()), Mode: Modes[i%2], Name: "pool", Pair: pair,
-			Rate:             RateFromUnits(uint64(600_000_000_000_000 + rng.Uint64N(50_000_000_000_000))),
-			LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}
+			Rate: rate, LiquidityAccount: AccountID(newID()), ProceedsAccount: AccountID(newID())}
 		apply(ev)
 		apply(&PoolDeposited{At: now, Pool: ev.Pool, Amount: Amount(1 + rng.Int64N(1_000_000_000))})
 		pools = append(pools, ev.Pool)
@@ -63,7 +73,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 				continue
 			}
 			ev := &QuoteCreated{At: now, Quote: QuoteID(newID()), Client: client.Client, Mode: p.Mode, Pair: p.Pair,
-				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: RateFromUnits(1), Reference: "OJA-X",
+				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: RateFromUnits(1), Reference: "OJA-X", Chain: ChainTron,
 				ExpiresAt: now + 300_000, IdempotencyKey: "k", RequestHash: [32]byte{byte(step)}}
 			for _, sl := range out.Slices {
 				ev.Allocations = append(ev.Allocations, Allocation{ID: AllocationID(newID()), Pool: sl.Pool,
@@ -81,13 +91,28 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 			case StatusPending:
 				if rng.IntN(2) == 0 {
 					wallet, _ := s.Treasuries[q.Mode].Wallet(q.Client, q.Pair.Destination)
-					_, ev = q.Accept(AcceptQuote{Settlement: Settlement{Kind: SettlementWallet, Account: wallet.ID},
+					var acc *QuoteAccepted
+					_, acc = q.Accept(AcceptQuote{Settlement: Settlement{Kind: SettlementWallet, Account: wallet.ID},
 						OwnerWallets: s.Clients[q.Client].Wallets}, now, 1_800_000)
+					if acc != nil && q.Pair.Source.IsToken() {
+						series := PayInSeries{q.Pair.Source, ChainTron}
+						acc.PayIn = &PayIn{Address: AddressID(newID()), Deposit: "T-address", Currency: q.Pair.Source,
+							Chain: ChainTron, Index: s.PayInNext[series] + uint32(rng.IntN(2)), CreatedAt: now}
+					}
+					if acc != nil {
+						ev = acc
+					}
 				} else {
 					_, ev = q.Cancel(now)
 				}
 			case StatusAwaitingPayment:
-				_, ev = q.Complete(now)
+				if q.PayIn != nil && q.PayIn.SeenAt == 0 && rng.IntN(2) == 0 {
+					if _, seen := q.RecordPayIn(q.TotalSource, "0xabc", now); seen != nil {
+						ev = seen
+					}
+				} else {
+					_, ev = q.Complete(now)
+				}
 			}
 			if ev == nil {
 				open = append(open[:i], open[i+1:]...)
@@ -108,6 +133,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
+	seenAny := false
 	for seed := uint64(1); seed <= 20; seed++ {
 		s, _ := workload(t, seed, 400)
 		byStatus := map[Status]int{}
@@ -117,6 +143,19 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		if len(s.Quotes) == 0 || byStatus[StatusCompleted] == 0 || byStatus[StatusCancelled] == 0 {
 			t.Fatalf("seed %d: workload too thin to test anything: %v", seed, byStatus)
 		}
+		payIns, seen := 0, 0
+		for _, q := range s.Quotes {
+			if q.PayIn != nil {
+				payIns++
+				if q.PayIn.SeenAt != 0 {
+					seen++
+				}
+			}
+		}
+		if payIns == 0 || len(s.PayInNext) == 0 {
+			t.Fatalf("seed %d: no pay-ins issued", seed)
+		}
+		seenAny = seenAny || seen > 0
 		encoded := EncodeState(s)
 		decoded, err := DecodeState(encoded)
 		if err != nil {
@@ -133,6 +172,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 				t.Fatalf("seed %d: ledger after round trip: %v", seed, r.Problems)
 			}
 		}
+	}
+	if !seenAny {
+		t.Fatalf("no workload recorded a deposit")
 	}
 }
 

@@ -33,6 +33,11 @@ type State struct {
 	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
 	// Markets are the markets in force: DefaultMarkets until a MarketsSet.
 	Markets *Markets
+	// PayIns indexes the quotes' crypto pay-ins by address id; PayInNext
+	// is each series' next derivation index (one above the highest ever
+	// issued: it outlives the quotes, so an index is never reused).
+	PayIns    map[AddressID]QuoteID
+	PayInNext map[PayInSeries]uint32
 	// webhooksOf indexes Webhooks by client, in creation order.
 	webhooksOf      map[ClientID][]*Webhook
 	webhookObserver WebhookObserver
@@ -68,6 +73,8 @@ func NewState() *State {
 		webhooksOf:  make(map[ClientID][]*Webhook),
 		accountPool: make(map[AccountID]PoolID),
 		Markets:     DefaultMarkets(),
+		PayIns:      make(map[AddressID]QuoteID),
+		PayInNext:   make(map[PayInSeries]uint32),
 	}
 	for _, m := range Modes {
 		s.Treasuries[m] = NewTreasury(m)
@@ -172,7 +179,7 @@ func (s *State) apply(ev Event) error {
 				IdempotencyRecord{Quote: ev.Quote, RequestHash: ev.RequestHash, At: ev.At}
 		}
 		s.owe(q, ev)
-	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
+	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
 		s.applyLifecycle(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
 		s.applyWebhook(ev)
@@ -261,7 +268,7 @@ func (s *State) check(ev Event) error {
 		}
 	case *QuoteCreated:
 		return s.checkQuoteCreated(ev)
-	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
+	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
 		return s.checkLifecycle(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
 		return s.checkWebhook(ev)
@@ -385,6 +392,8 @@ func quoteOf(ev Event) QuoteID {
 		return ev.Quote
 	case *QuoteCompleted:
 		return ev.Quote
+	case *PayInSeen:
+		return ev.Quote
 	}
 	return QuoteID{}
 }
@@ -416,6 +425,9 @@ func (s *State) checkLifecycle(ev Event) error {
 		if acc.ExpiresAt <= acc.At {
 			return fmt.Errorf("accept with a deadline before it")
 		}
+		if acc.PayIn != nil {
+			return s.checkPayIn(q, acc.PayIn)
+		}
 	}
 	return nil
 }
@@ -425,6 +437,12 @@ func (s *State) checkLifecycle(ev Event) error {
 func (s *State) applyLifecycle(ev Event) {
 	q := s.Quotes[quoteOf(ev)]
 	q.Apply(ev)
+	if _, ok := ev.(*PayInSeen); ok {
+		return // the quote's own: nothing to route, no webhook kind
+	}
+	if acc, ok := ev.(*QuoteAccepted); ok && acc.PayIn != nil {
+		s.applyPayIn(q)
+	}
 	RouteOutcome(q, ev, &s.outcome)
 	s.applyOutcome(&s.outcome)
 	s.owe(q, ev)
@@ -433,13 +451,18 @@ func (s *State) applyLifecycle(ev Event) {
 // lifecycleFits checks that ev is a transition q's status allows.
 func lifecycleFits(q *Quote, ev Event) error {
 	var from []Status
-	switch ev.(type) {
+	switch ev := ev.(type) {
 	case *QuoteAccepted:
 		from = AcceptAllowedFrom
 	case *QuoteCancelled, *QuoteExpired:
 		from = CancelAllowedFrom
 	case *QuoteCompleted:
 		from = CompleteAllowedFrom
+	case *PayInSeen:
+		if res, decided := q.RecordPayIn(ev.Amount, ev.TxHash, ev.At); res != ResultOK || decided == nil {
+			return fmt.Errorf("quote %s takes no deposit report (%s)", q.ID, res)
+		}
+		return nil
 	}
 	if !slices.Contains(from, q.Status) {
 		return fmt.Errorf("quote %s is %s", q.ID, q.Status)
@@ -462,6 +485,9 @@ func (s *State) ForgetEnded(cutoff int64) int {
 			continue
 		}
 		delete(s.Quotes, id)
+		if q.PayIn != nil {
+			delete(s.PayIns, q.PayIn.Address)
+		}
 		if q.IdempotencyKey != "" {
 			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
 			if rec, ok := s.Idempotency[scope]; ok && rec.Quote == id {

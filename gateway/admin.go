@@ -34,6 +34,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
 	s.registerCluster(r)
 	s.registerLookups(r)
+	s.registerPayIns(r)
 	s.registerAdminOpenAPI(r)
 	return r
 }

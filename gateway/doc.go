@@ -40,7 +40,7 @@
 //	sseSendBufferBytes     16 KiB   a stream socket's kernel send buffer (SO_SNDBUF), so a stall is seen in time
 //	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
 //	--sse-heartbeat        15 s     rate stream heartbeat
-//	streamKeysMax          64       (mode, pair) books the rate stream can track (its bit masks; start-up refuses more)
+//	streamKeysMax          64       (mode, pair) books the rate stream tracks (its bit masks): 32 pairs in both modes; books past it are not streamed
 //	objectMembersMax       32       members of one JSON request object
 //	fxmsg.BodyBytesMax     64 KiB   XML request body
 //	fxmsg.DepthMax         16       XML nesting depth (DTDs and entities are refused outright)

@@ -38,6 +38,7 @@ var resultErrors = [engine.ResultCount]struct {
 	engine.ResultOutsidePairBounds: {fasthttp.StatusUnprocessableEntity, "AMOUNT_OUT_OF_RANGE",
 		"the quote's total source amount is outside the pair's bounds"},
 	engine.ResultWebhookNotFound: {fasthttp.StatusNotFound, codeNotFound, "webhook not found"},
+	engine.ResultPayInNotFound:   {fasthttp.StatusNotFound, codeNotFound, "pay-in address not found"},
 	engine.ResultTooManyWebhooks: {fasthttp.StatusUnprocessableEntity, "WEBHOOK_LIMIT",
 		"a client may register at most 16 webhooks (both modes); delete one first"},
 }

@@ -352,7 +352,7 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	if st.TradSts.Sts != "SETT" || st.TTL < 1799 || st.TTL > 1800 {
 		t.Errorf("status after JSON accept: %+v TTL %d", st.TradSts, st.TTL)
 	}
-	if st.SttlmInstr == nil || st.SttlmInstr.BkPayInDtls.Ref != reference {
+	if st.SttlmInstr == nil || st.SttlmInstr.BkPayInDtls == nil || st.SttlmInstr.BkPayInDtls.Ref != reference {
 		t.Errorf("status SttlmInstr: got %+v, want Ref %s", st.SttlmInstr, reference)
 	}
 	// An XML accept of a JSON-accepted trade is another accept: 409.
@@ -365,7 +365,7 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	}
 	want := fxmsg.BankPayInDetails{AcctNm: "Oja Marketplace Collections NGN", AcctNb: "0123456789",
 		BkNm: "Oja Settlement Bank Nigeria", Ref: reference}
-	if c.SttlmInstr == nil || c.SttlmInstr.BkPayInDtls != want {
+	if c.SttlmInstr == nil || c.SttlmInstr.BkPayInDtls == nil || *c.SttlmInstr.BkPayInDtls != want {
 		t.Errorf("confirmation BkPayInDtls: got %+v, want %+v", c.SttlmInstr, want)
 	}
 	// Confirming again is a safe repeat.

@@ -201,15 +201,28 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 	}
 }
 
-// fxPayIn is SttlmInstr/BkPayInDtls: the collection account of q's source
-// currency and q's reference, once q was accepted (as metadata.bankPayIn in
-// JSON); nil before, and for sources without a collection account.
+// fxPayIn is SttlmInstr, once q was accepted: BkPayInDtls, the collection
+// account of q's source currency and q's reference (metadata.bankPayIn in
+// JSON), or CrptoPayInDtls, the deposit address issued to a token source
+// (metadata.cryptoPayIn); nil before, and when there is neither.
 func fxPayIn(m *engine.Markets, q *engine.Quote) *fxmsg.SettlementInstruction {
-	bank, ok := m.Collection[q.Pair.Source]
-	if !ok || q.AcceptedAt == 0 {
+	if q.AcceptedAt == 0 {
 		return nil
 	}
-	return &fxmsg.SettlementInstruction{BkPayInDtls: fxmsg.BankPayInDetails{
+	if p := q.PayIn; p != nil {
+		return &fxmsg.SettlementInstruction{CrptoPayInDtls: &fxmsg.CryptoPayInDetails{
+			AdrId: p.Address.String(), Adr: p.Deposit, BlckChn: p.Chain.String(), Tkn: p.Currency.String(),
+			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource, p.Currency), XtrnlRef: q.Reference,
+			Sts: q.PayInStatus(), CreDtTm: fxTime(p.CreatedAt), XpryDtTm: fxTime(q.ExpiresAt),
+			VrtlAcctId: engine.VirtualAccountID(q.Client, p.Currency), DrvtnIdx: p.Index,
+			WrngMsg: engine.PayInWarning(p.Currency, p.Chain),
+		}}
+	}
+	bank, ok := m.Collection[q.Pair.Source]
+	if !ok {
+		return nil
+	}
+	return &fxmsg.SettlementInstruction{BkPayInDtls: &fxmsg.BankPayInDetails{
 		AcctNm: bank.AccountName, AcctNb: bank.AccountNumber, BkNm: bank.BankName, Ref: q.Reference,
 	}}
 }

@@ -943,6 +943,47 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "operator cancel no token", base: adm, method: "POST", path: ocp(unknownID), template: oc, want: 401})
 	c.run(t, oapiCall{name: "operator cancel unready", base: unreadyAdm, method: "POST", path: ocp(unknownID), template: oc, token: tok, want: 503})
 
+	// Crypto pay-ins, on a server with markets.example.json (USDT→NGN has
+	// a token source): the accepted quote's cryptoPayIn, then the
+	// operator's report of the deposit.
+	exampleMarkets, err := os.ReadFile("../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marketsCfg, err := engine.ParseMarketsConfig(exampleMarkets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := gatewaytest.Start(t, gatewaytest.Options{Markets: marketsCfg})
+	pp := ps.NewPartner(t, "openapi-payins")
+	usdtNGN := ps.NewPool(t, engine.ModeSandbox, engine.Pair{Source: engine.CurrencyUSDT, Destination: engine.CurrencyNGN},
+		"Desk D", "1612.5", "1000000")
+	offRamp := c.run(t, oapiCall{name: "create usdt to ngn", base: ps.URL, method: "POST", path: intent, template: intent, token: pp.SandboxKey,
+		body: `{"sourceCurrency":"USDT","destinationCurrency":"NGN","amount":100,"rate":1600,"amountDirection":"source"}`, want: 200})
+	offRampID := oapiString(offRamp, "quoteId")
+	offRampAccepted := c.run(t, oapiCall{name: "accept usdt to ngn", base: ps.URL, method: "PUT", path: q(offRampID) + "/accept", template: accept,
+		token: pp.SandboxKey, body: fmt.Sprintf(`{"accountId":%q}`, usdtNGN.Liquidity.ID), want: 200})
+	addressID := oapiString(offRampAccepted, "metadata.cryptoPayIn.addressId")
+	if addressID == "" || oapiString(offRampAccepted, "metadata.cryptoPayIn.status") != "active" {
+		t.Fatalf("accepted USDT→NGN quote without an active cryptoPayIn: %v", offRampAccepted)
+	}
+	seenPath := "/admin/v1/payins/{addressId}/seen"
+	sp := func(id string) string { return strings.Replace(seenPath, "{addressId}", id, 1) }
+	seenBody := `{"amount":100,"txHash":"0x` + strings.Repeat("0f", 32) + `"}`
+	seen := c.run(t, oapiCall{name: "payin seen", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok, body: seenBody, want: 200})
+	if oapiString(seen, "metadata.cryptoPayIn.status") != "pending" {
+		t.Errorf("after the deposit: %v", seen)
+	}
+	c.run(t, oapiCall{name: "payin seen again, another amount", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
+		body: `{"amount":99,"txHash":"0x` + strings.Repeat("0f", 32) + `"}`, want: 409})
+	c.run(t, oapiCall{name: "payin seen bad body", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
+		body: `{"amount":100,"txHash":"nope"}`, want: 400})
+	c.run(t, oapiCall{name: "payin seen not json", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
+		ctype: "text/plain", body: "x", want: 415})
+	c.run(t, oapiCall{name: "payin seen unknown", base: ps.Admin, method: "POST", path: sp(unknownID), template: seenPath, token: tok, body: seenBody, want: 404})
+	c.run(t, oapiCall{name: "payin seen no token", base: ps.Admin, method: "POST", path: sp(unknownID), template: seenPath, body: seenBody, want: 401})
+	c.run(t, oapiCall{name: "payin seen unready", base: unreadyAdm, method: "POST", path: sp(unknownID), template: seenPath, token: tok, body: seenBody, want: 503})
+
 	// The cluster routes: 404 on a single node; their shapes on a node of
 	// a cluster (a fixed ClusterNode: the real one is tested over three
 	// processes in cmd/oja's TestClusterFailover).

@@ -482,14 +482,23 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 	}
 	w.closeArray()
 	w.close()
-	if bank, ok := s.markets().Collection[src]; ok && q.AcceptedAt != 0 {
+	bank, hasBank := s.markets().Collection[src]
+	hasBank = hasBank && q.AcceptedAt != 0
+	if hasBank || q.PayIn != nil {
 		w.open("metadata")
-		w.open("bankPayIn")
-		w.str("accountName", bank.AccountName)
-		w.str("accountNumber", bank.AccountNumber)
-		w.str("bankName", bank.BankName)
-		w.str("reference", q.Reference)
-		w.close()
+		if hasBank {
+			w.open("bankPayIn")
+			w.str("accountName", bank.AccountName)
+			w.str("accountNumber", bank.AccountNumber)
+			w.str("bankName", bank.BankName)
+			w.str("reference", q.Reference)
+			w.close()
+		}
+		if q.PayIn != nil {
+			w.open("cryptoPayIn")
+			appendCryptoPayIn(&w, q)
+			w.close()
+		}
 		w.close()
 	}
 	appendSettlement(&w, q)
@@ -589,4 +598,24 @@ func appendBalance(w *jsonWriter, a *engine.Account) {
 	w.amount("balance", a.Balance, a.Currency)
 	w.amount("availableBalance", a.Available(), a.Currency)
 	w.close()
+}
+
+// appendCryptoPayIn writes the members of q's CryptoPayInDetails
+// (contract §6): the address issued at acceptance and what to send to it.
+// expiresAt is the end of the payment window.
+func appendCryptoPayIn(w *jsonWriter, q *engine.Quote) {
+	p := q.PayIn
+	w.id("addressId", p.Address)
+	w.str("address", p.Deposit)
+	w.str("chain", p.Chain.String())
+	w.str("token", p.Currency.String())
+	w.str("addressType", "hd_deposit")
+	w.amount("expectedAmount", q.TotalSource, p.Currency)
+	w.str("externalReference", q.Reference)
+	w.str("status", q.PayInStatus())
+	w.time("createdAt", p.CreatedAt)
+	w.time("expiresAt", q.ExpiresAt)
+	w.str("virtualAccountId", engine.VirtualAccountID(q.Client, p.Currency))
+	w.integer("derivationIndex", int64(p.Index))
+	w.str("warningMessage", engine.PayInWarning(p.Currency, p.Chain))
 }

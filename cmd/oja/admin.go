@@ -26,6 +26,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   quotes get QUOTE_ID     (any client's quote, either mode)
   quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
   webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
+  payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH   (a deposit seen on chain: the pay-in becomes pending)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -224,6 +225,26 @@ func parseAdminCall(args []string) (adminCall, error) {
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.CancelQuote(ctx, id, o...))
 		})
+	case "payins seen":
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		fs := flag.NewFlagSet("payins seen", flag.ContinueOnError)
+		amountText := fs.String("amount", "", "the deposit, in the token (e.g. 100.5)")
+		txHash := fs.String("tx-hash", "", "the deposit's transaction hash")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *amountText == "" || *txHash == "" {
+			return nil, errors.New("admin payins seen: --amount and --tx-hash are required")
+		}
+		amount, err := decimalArg("admin payins seen: --amount", *amountText)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.RecordPayIn(ctx, args[2], amount, *txHash, o...))
+		}, nil
 	case "keys create":
 		if err := need(3); err != nil {
 			return nil, err

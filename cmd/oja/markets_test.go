@@ -1,10 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
+
+	ojaclient "github.com/oja-exchange/oja/client"
+	"github.com/oja-exchange/oja/engine/hd"
 )
 
 // TestMarketsFlag: a markets file with problems stops `oja serve` before
@@ -60,4 +70,177 @@ func TestMarketsFlag(t *testing.T) {
 		!strings.Contains(out, `{"source":"USDT","destination":"NGN","minSourceAmount":1,"maxSourceAmount":300000}`) {
 		t.Errorf("wal dump shows no MarketsSet with USDT/NGN:\n%s", out)
 	}
+}
+
+// exampleKey is the markets.example.json deposit key of chain for USDT.
+func exampleKey(t *testing.T, chain string) *hd.Key {
+	t.Helper()
+	data, err := os.ReadFile("../../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		DepositKeys map[string]map[string]string `json:"depositKeys"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	k, err := hd.ParseKey(m.DepositKeys["USDT"][chain])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestOffRampEndToEnd: with markets.example.json, a partner sells USDT for
+// NGN at 1612.5 over the real binary: create, accept (a deposit address
+// derived from the configured xpub at a fresh index), an operator records
+// the deposit, complete; the ledger holds; two quotes never share an
+// address; the indexes continue after kill -9.
+func TestOffRampEndToEnd(t *testing.T) {
+	example, err := filepath.Abs("../../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newOjaServer(t, "--markets", example)
+	srv.start()
+	ctx := context.Background()
+	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk, err := admin.CreateClient(ctx, "desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeSandbox, Name: "lagos otc",
+		Source: "USDT", Destination: "NGN", Rate: decimal.RequireFromString("1612.5")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.DepositPool(ctx, pool.PoolID, decimal.NewFromInt(10_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	tron := exampleKey(t, "TRON")
+	seen := map[string]bool{}
+	// accepted sells amount USDT and accepts; its pay-in must be at index.
+	accepted := func(partner *ojaclient.Client, amount string, index int64) ojaclient.Quote {
+		t.Helper()
+		q, err := partner.CreateQuote(ctx, ojaclient.CreateQuoteRequest{SourceCurrency: "USDT", DestinationCurrency: "NGN",
+			Amount: decimal.RequireFromString(amount), Rate: decimal.RequireFromString("1600"), AmountDirection: ojaclient.DirectionSource})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.AllocationResult.WeightedAverageRate.String(); got != "1612.5" {
+			t.Errorf("rate: %s, want 1612.5", got)
+		}
+		q, err = partner.AcceptQuote(ctx, q.QuoteID, q.AllocationResult.Allocations[0].PoolAccountID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.Metadata == nil || q.Metadata.CryptoPayIn == nil || q.Metadata.BankPayIn != nil {
+			t.Fatalf("accepted USDT→NGN quote: metadata %+v, want a cryptoPayIn only", q.Metadata)
+		}
+		p := q.Metadata.CryptoPayIn
+		want, err := tron.Address("TRON", uint32(index))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.DerivationIndex != index || p.Address != want || p.Chain != "TRON" || p.Token != "USDT" ||
+			p.AddressType != "hd_deposit" || p.Status != "active" || !p.ExpectedAmount.Equal(decimal.RequireFromString(amount)) ||
+			p.ExternalReference == "" || p.VirtualAccountID == "" || p.ExpiresAt == nil || p.CreatedAt == nil ||
+			!strings.Contains(p.WarningMessage, "Send only USDT on TRON") {
+			t.Fatalf("pay-in %+v; want index %d, address %s", p, index, want)
+		}
+		if _, err := hd.TronAccount(p.Address); err != nil {
+			t.Errorf("address %s: %v", p.Address, err)
+		}
+		if seen[p.Address] {
+			t.Fatalf("address %s issued twice", p.Address)
+		}
+		seen[p.Address] = true
+		return q
+	}
+	partner, err := ojaclient.New(srv.publicURL(), key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := accepted(partner, "100", 0)
+	second := accepted(partner, "25.5", 1)
+	if first.Metadata.CryptoPayIn.VirtualAccountID != second.Metadata.CryptoPayIn.VirtualAccountID {
+		t.Errorf("virtualAccountId differs between one client's USDT quotes")
+	}
+
+	// The deposit seen: pending; the same report again is a safe repeat,
+	// another one is refused.
+	addressID := first.Metadata.CryptoPayIn.AddressID
+	tx := "0x" + strings.Repeat("ab", 32)
+	q, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(100), tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Metadata.CryptoPayIn.Status != "pending" {
+		t.Errorf("after the deposit: %s, want pending", q.Metadata.CryptoPayIn.Status)
+	}
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(100), tx); err != nil {
+		t.Errorf("the same report again: %v", err)
+	}
+	var apiErr *ojaclient.APIError
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx); !errors.As(err, &apiErr) || apiErr.Code != "INVALID_STATE" {
+		t.Errorf("another report: %v, want INVALID_STATE", err)
+	}
+	if _, err := admin.RecordPayIn(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4", decimal.NewFromInt(1), tx); !errors.As(err, &apiErr) || apiErr.Code != "NOT_FOUND" {
+		t.Errorf("an unknown address: %v, want NOT_FOUND", err)
+	}
+	if _, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("1.0000001"), "not-a-hash"); !errors.As(err, &apiErr) || apiErr.Code != "VALIDATION_ERROR" {
+		t.Errorf("a bad report: %v, want VALIDATION_ERROR", err)
+	}
+	done, err := partner.CompleteQuote(ctx, first.QuoteID)
+	if err != nil || done.Status != ojaclient.StatusCompleted || done.Metadata.CryptoPayIn.Status != "pending" {
+		t.Fatalf("complete: %v %+v", err, done)
+	}
+	cancelled, err := partner.CancelQuote(ctx, second.QuoteID)
+	if err != nil || cancelled.Metadata.CryptoPayIn.Status != "expired" {
+		t.Fatalf("cancel: %v %+v", err, cancelled.Metadata)
+	}
+	report, err := admin.LedgerCheck(ctx, ojaclient.ModeSandbox)
+	if err != nil || !report.OK {
+		t.Fatalf("ledger: %v %+v", err, report)
+	}
+
+	// kill -9: the next acceptance takes index 2, never 0 or 1 again.
+	srv.crash()
+	srv.start()
+	third := accepted(partner, "10", 2)
+	got, err := partner.GetQuote(ctx, first.QuoteID)
+	if err != nil || got.Metadata.CryptoPayIn.Address != first.Metadata.CryptoPayIn.Address || got.Metadata.CryptoPayIn.Status != "pending" {
+		t.Fatalf("after the restart the first quote's pay-in: %v %+v", err, got.Metadata)
+	}
+	// The XML status of the trade carries the same pay-in.
+	status, body := httpGet(t, srv.publicURL()+"/api/v1/partners/fx/trades/"+third.QuoteID, key.Key)
+	if status != 200 || !strings.Contains(body, "<CrptoPayInDtls>") || !strings.Contains(body, "<Adr>"+third.Metadata.CryptoPayIn.Address+"</Adr>") ||
+		!strings.Contains(body, "<DrvtnIdx>2</DrvtnIdx>") {
+		t.Errorf("XML status: %d %s", status, body)
+	}
+}
+
+// httpGet is one authorised GET: its status and body.
+func httpGet(t *testing.T, url, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := newHTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }

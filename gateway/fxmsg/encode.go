@@ -207,12 +207,31 @@ func (e *encoder) settlementInstruction(s *SettlementInstruction) {
 		return
 	}
 	e.begin("SttlmInstr", "", "")
-	e.begin("BkPayInDtls", "", "")
-	e.text("AcctNm", s.BkPayInDtls.AcctNm)
-	e.text("AcctNb", s.BkPayInDtls.AcctNb)
-	e.text("BkNm", s.BkPayInDtls.BkNm)
-	e.text("Ref", s.BkPayInDtls.Ref)
-	e.end("BkPayInDtls")
+	if b := s.BkPayInDtls; b != nil {
+		e.begin("BkPayInDtls", "", "")
+		e.text("AcctNm", b.AcctNm)
+		e.text("AcctNb", b.AcctNb)
+		e.text("BkNm", b.BkNm)
+		e.text("Ref", b.Ref)
+		e.end("BkPayInDtls")
+	}
+	if c := s.CrptoPayInDtls; c != nil {
+		e.begin("CrptoPayInDtls", "", "")
+		e.text("AdrId", c.AdrId)
+		e.text("Adr", c.Adr)
+		e.text("BlckChn", c.BlckChn)
+		e.text("Tkn", c.Tkn)
+		e.text("AdrTp", c.AdrTp)
+		e.amount("XpctdAmt", &c.XpctdAmt)
+		e.text("XtrnlRef", c.XtrnlRef)
+		e.text("Sts", c.Sts)
+		e.text("CreDtTm", c.CreDtTm)
+		e.text("XpryDtTm", c.XpryDtTm)
+		e.text("VrtlAcctId", c.VrtlAcctId)
+		e.text("DrvtnIdx", strconv.FormatUint(uint64(c.DrvtnIdx), 10))
+		e.text("WrngMsg", c.WrngMsg)
+		e.end("CrptoPayInDtls")
+	}
 	e.end("SttlmInstr")
 }
 

@@ -40,7 +40,7 @@ func responses(s1, s2, s3 string, n int64, withOptional bool) []any {
 			account = &s3
 		}
 		optional = &fxmsg.Amount{Ccy: s1, Value: fxmsg.Decimal(s2)}
-		instruction = &fxmsg.SettlementInstruction{BkPayInDtls: fxmsg.BankPayInDetails{AcctNm: s1, AcctNb: s2, BkNm: s3, Ref: s1 + s3}}
+		instruction = &fxmsg.SettlementInstruction{BkPayInDtls: &fxmsg.BankPayInDetails{AcctNm: s1, AcctNb: s2, BkNm: s3, Ref: s1 + s3}}
 	}
 	status := fxmsg.TradeStatus{Sts: s1, Rsn: s2}
 	pair := fxmsg.CurrencyPair{BaseCcy: s2, QtdCcy: s3}

@@ -52,11 +52,18 @@ const (
 )
 
 var (
-	pair      = fxmsg.CurrencyPair{BaseCcy: "NGN", QtdCcy: "USDT"}
-	usdt100   = fxmsg.Amount{Ccy: "USDT", Value: "100"}
-	ngn160k   = fxmsg.Amount{Ccy: "NGN", Value: "160000"}
-	rate      = fxmsg.Decimal("0.000625")
-	bankPayIn = &fxmsg.SettlementInstruction{BkPayInDtls: fxmsg.BankPayInDetails{
+	pair        = fxmsg.CurrencyPair{BaseCcy: "NGN", QtdCcy: "USDT"}
+	usdt100     = fxmsg.Amount{Ccy: "USDT", Value: "100"}
+	ngn160k     = fxmsg.Amount{Ccy: "NGN", Value: "160000"}
+	rate        = fxmsg.Decimal("0.000625")
+	ngn161k     = fxmsg.Amount{Ccy: "NGN", Value: "161250"}
+	cryptoPayIn = &fxmsg.SettlementInstruction{CrptoPayInDtls: &fxmsg.CryptoPayInDetails{
+		AdrId: "7f3e2d1c-0b9a-4876-9543-210fedcba987", Adr: tron, BlckChn: "TRON", Tkn: "USDT", AdrTp: "hd_deposit",
+		XpctdAmt: usdt100, XtrnlRef: ref, Sts: "active", CreDtTm: stamp, XpryDtTm: "2026-11-21T10:30:00.123Z",
+		VrtlAcctId: "VA-0123456789ABCDEF0123", DrvtnIdx: 7,
+		WrngMsg: "Send only USDT on TRON to this address; any other token or network is lost. Send the expected amount before the address expires; it is for this quote only.",
+	}}
+	bankPayIn = &fxmsg.SettlementInstruction{BkPayInDtls: &fxmsg.BankPayInDetails{
 		AcctNm: "Oja Marketplace Collections NGN", AcctNb: "0123456789", BkNm: "Oja Settlement Bank Nigeria", Ref: ref,
 	}}
 )
@@ -121,6 +128,20 @@ var documents = []struct {
 		TradAmts:   fxmsg.TradeAmounts{TradgCcyAmt: usdt100, SttlmCcyAmt: &usdt100, CntrValCcyAmt: ngn160k},
 		AllcnDtls:  fxmsg.AllocationDetails{TtlSttlmAmt: usdt100, WtdAvrgRate: rate},
 		SttlmInstr: bankPayIn,
+		TTL:        1800,
+		OprgMd:     "live",
+	}, nil},
+	// A token-source trade (USDT→NGN at 1612.5) accepted: its pay-in is a
+	// deposit address.
+	{"FXTradInstrRspn_accepted_crypto.xml", fxmsg.TypeTradeInstruction, &fxmsg.FXTradInstrRspn{
+		XMLName:    root(fxmsg.TypeTradeInstruction, "FXTradInstrRspn"),
+		UnqTxIdr:   fxmsg.TransactionIdentifier{TxId: txID},
+		TradSts:    fxmsg.TradeStatus{Sts: fxmsg.StatusSettling},
+		CcyPair:    fxmsg.CurrencyPair{BaseCcy: "USDT", QtdCcy: "NGN"},
+		XchgRate:   fxmsg.Decimal("1612.5"),
+		TradAmts:   fxmsg.TradeAmounts{TradgCcyAmt: usdt100, SttlmCcyAmt: &ngn161k, CntrValCcyAmt: usdt100},
+		AllcnDtls:  fxmsg.AllocationDetails{TtlSttlmAmt: ngn161k, WtdAvrgRate: fxmsg.Decimal("1612.5")},
+		SttlmInstr: cryptoPayIn,
 		TTL:        1800,
 		OprgMd:     "live",
 	}, nil},

@@ -160,9 +160,31 @@ type AllocationDetails struct {
 	WtdAvrgRate Decimal `xml:"WtdAvrgRate"`
 }
 
-// SettlementInstruction is SttlmInstr: where the partner pays in.
+// SettlementInstruction is SttlmInstr: where the partner pays in — a bank
+// collection account for a fiat source, a deposit address for a token
+// source.
 type SettlementInstruction struct {
-	BkPayInDtls BankPayInDetails `xml:"BkPayInDtls"`
+	BkPayInDtls    *BankPayInDetails   `xml:"BkPayInDtls,omitempty"`
+	CrptoPayInDtls *CryptoPayInDetails `xml:"CrptoPayInDtls,omitempty"`
+}
+
+// CryptoPayInDetails is CrptoPayInDtls: the deposit address issued to a
+// token-source trade at acceptance (JSON metadata.cryptoPayIn, member for
+// member).
+type CryptoPayInDetails struct {
+	AdrId      string `xml:"AdrId"`      // addressId
+	Adr        string `xml:"Adr"`        // address
+	BlckChn    string `xml:"BlckChn"`    // chain
+	Tkn        string `xml:"Tkn"`        // token
+	AdrTp      string `xml:"AdrTp"`      // addressType: hd_deposit
+	XpctdAmt   Amount `xml:"XpctdAmt"`   // expectedAmount, with Ccy
+	XtrnlRef   string `xml:"XtrnlRef"`   // externalReference
+	Sts        string `xml:"Sts"`        // status: active, pending, expired
+	CreDtTm    string `xml:"CreDtTm"`    // createdAt
+	XpryDtTm   string `xml:"XpryDtTm"`   // expiresAt
+	VrtlAcctId string `xml:"VrtlAcctId"` // virtualAccountId
+	DrvtnIdx   uint32 `xml:"DrvtnIdx"`   // derivationIndex
+	WrngMsg    string `xml:"WrngMsg"`    // warningMessage
 }
 
 // BankPayInDetails is the marketplace's collection account for the source

@@ -65,6 +65,17 @@ type dumpEvent struct {
 	EventID           string            `json:"eventId,omitempty"`
 	Delivered         *bool             `json:"delivered,omitempty"`
 	Markets           *dumpMarkets      `json:"markets,omitempty"`
+	PayIn             *dumpPayIn        `json:"payIn,omitempty"`
+	TxHash            string            `json:"txHash,omitempty"`
+}
+
+// dumpPayIn is the crypto pay-in an acceptance issued.
+type dumpPayIn struct {
+	AddressID       string `json:"addressId"`
+	Address         string `json:"address"`
+	Token           string `json:"token"`
+	Chain           string `json:"chain"`
+	DerivationIndex uint32 `json:"derivationIndex"`
 }
 
 // dumpMarkets is a MarketsSet: the markets file's shape, with each
@@ -244,6 +255,12 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		if !st.Account.IsZero() {
 			d.Settlement.AccountID = st.Account.String()
 		}
+		if p := ev.PayIn; p != nil {
+			d.PayIn = &dumpPayIn{AddressID: p.Address.String(), Address: p.Deposit, Token: p.Currency.String(),
+				Chain: p.Chain.String(), DerivationIndex: p.Index}
+		}
+	case *engine.PayInSeen:
+		d.QuoteID, d.Amount, d.TxHash = ev.Quote.String(), dumpAmount(ev.Amount), ev.TxHash
 	case *engine.QuoteCancelled:
 		d.QuoteID = ev.Quote.String()
 	case *engine.QuoteExpired:

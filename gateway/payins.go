@@ -1,0 +1,54 @@
+package gateway
+
+import (
+	"regexp"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Crypto pay-ins (issue 14): a token-source quote gets a deposit address
+// when accepted (metadata.cryptoPayIn); an operator watching the chain
+// records the deposit it sees with POST /admin/v1/payins/{addressId}/seen
+// {"amount","txHash"}, which makes the pay-in pending. Answers as the
+// operator's cancel does: 200 with the quote; 404 NOT_FOUND for an unknown
+// address; 409 INVALID_STATE once the quote no longer awaits payment or
+// another deposit was recorded (the same report again is 200, unchanged).
+
+func (s *Server) registerPayIns(r *router.Router) {
+	r.POST(adminBase+"/payins/{addressId}/seen", s.operator(s.payInSeen))
+}
+
+// txHashPattern is a transaction hash as TRON and the EVM chains write it:
+// 64 hex digits, 0x-prefixed or not.
+var txHashPattern = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{64}$`)
+
+func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, e := pathID(ctx, "addressId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	q, ok := sys.PayInQuote(engine.AddressID(raw))
+	if !ok || q.PayIn == nil {
+		s.writeError(ctx, resultError(engine.ResultPayInNotFound))
+		return
+	}
+	o, ok := s.bodyObject(ctx)
+	if !ok {
+		return
+	}
+	amount, _ := o.amount("amount", q.PayIn.Currency)
+	txHash, txOK := o.str("txHash", true, engine.PayInTxHashMax)
+	if txOK && !txHashPattern.MatchString(txHash) {
+		o.problem("txHash", "must be a transaction hash: 64 hex digits, 0x-prefixed or not")
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	s.quoteReply(ctx, sys, sys.RecordPayIn(engine.AddressID(raw), amount, txHash), nil)
+}
