@@ -161,6 +161,13 @@ func TestOffRampRates(t *testing.T) {
 	makers := &fxmsg.FxTradStsAndDtls{}
 	fxOK(t, fxCall(t, s, http.MethodGet, "/rates/makers?from=USDT&to=NGN", key, ""), fxmsg.TypeTradeInstruction, makers)
 	fxWantDecimal(t, "XchgRate", makers.XchgRate, "1611.999999999999999999")
+	// The listings of the configured pair: both pools, best rate first.
+	listings := &fxmsg.FndPrcgPsptRpt{}
+	fxOK(t, fxCall(t, s, http.MethodGet, "/listings?source=USDT&destination=NGN", key, ""), fxmsg.TypeListings, listings)
+	if len(listings.Listgs) != 2 {
+		t.Fatalf("USDT→NGN listings: %+v", listings.Listgs)
+	}
+	fxWantDecimal(t, "first listing's XchgRate", listings.Listgs[0].XchgRate, "1612.5")
 
 	// The stream shows the consensus rate of the pair exactly.
 	c := openStream(t, streamHTTP(t), s, key, "from=USDT&to=NGN")
