@@ -245,20 +245,7 @@ func AppendRate(dst []byte, r Rate) []byte {
 	}
 	// r <= RateMax, so r.hi < 10^18 and the whole part fits 64 bits.
 	whole, fraction := bits.Div64(r.hi, r.lo, powersOfTen[RateScale])
-	dst = strconv.AppendUint(dst, whole, 10)
-	if fraction == 0 {
-		return dst
-	}
-	places := RateScale
-	for fraction%10 == 0 {
-		fraction /= 10
-		places--
-	}
-	dst = append(dst, '.')
-	for digits := decimalDigits(fraction); digits < places; digits++ {
-		dst = append(dst, '0')
-	}
-	return strconv.AppendUint(dst, fraction, 10)
+	return appendFraction(strconv.AppendUint(dst, whole, 10), fraction, RateScale)
 }
 
 // appendScaled appends value ÷ 10^places without trailing fractional zeros.
@@ -268,8 +255,12 @@ func appendScaled(dst []byte, value uint64, places int) []byte {
 		return strconv.AppendUint(dst, value, 10)
 	}
 	unit := powersOfTen[places]
-	dst = strconv.AppendUint(dst, value/unit, 10)
-	fraction := value % unit
+	return appendFraction(strconv.AppendUint(dst, value/unit, 10), value%unit, places)
+}
+
+// appendFraction appends the fractional part fraction ÷ 10^places (below
+// 1) as "." and its digits without trailing zeros; nothing when it is 0.
+func appendFraction(dst []byte, fraction uint64, places int) []byte {
 	if fraction == 0 {
 		return dst
 	}
