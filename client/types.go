@@ -45,12 +45,12 @@ const (
 
 // CreateQuoteRequest is a create (POST /partners/marketplace/intent).
 type CreateQuoteRequest struct {
-	SourceCurrency      string          // "NGN" or "GHS"
-	DestinationCurrency string          // "USDT" or "GHS" (NGN/USDT, GHS/USDT, NGN/GHS)
+	SourceCurrency      string          // a source of the markets in force: by default "NGN" or "GHS"
+	DestinationCurrency string          // by default "USDT" or "GHS" (NGN/USDT, GHS/USDT, NGN/GHS)
 	Amount              decimal.Decimal // at most the currency's minor-unit places (NGN/GHS 2, USDT 6)
 	// Rate is the proposed (worst acceptable) rate: destination units per
-	// source unit, at most 18 decimal places. Pools at this rate or better
-	// fill the quote.
+	// source unit, up to 10^12 with at most 18 decimal places. Pools at
+	// this rate or better fill the quote.
 	Rate            decimal.Decimal
 	AmountDirection AmountDirection
 	Chain           string // optional: TRON (USDT's default), ETHEREUM, BSC, POLYGON, SOLANA
