@@ -226,6 +226,22 @@ func TestOffRampEndToEnd(t *testing.T) {
 		!strings.Contains(body, "<DrvtnIdx>2</DrvtnIdx>") {
 		t.Errorf("XML status: %d %s", status, body)
 	}
+
+	// The log shows what was issued and seen, never a key.
+	srv.stop()
+	out, errOut, code := runOja(t, srv.bin, childEnv(), "wal", "dump", "--data", srv.data, "--json")
+	if code != 0 {
+		t.Fatalf("wal dump: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`"type":"QuoteAcceptedWithPayIn"`, `"address":"` + first.Metadata.CryptoPayIn.Address + `"`,
+		`"derivationIndex":2`, `"type":"PayInSeen"`, `"txHash":"` + tx + `"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("wal dump lacks %s", want)
+		}
+	}
+	if strings.Contains(out, "xpub") || strings.Contains(out, "xprv") {
+		t.Errorf("wal dump shows a deposit key")
+	}
 }
 
 // httpGet is one authorised GET: its status and body.
