@@ -222,6 +222,31 @@ func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decima
 	return out, err
 }
 
+// PayIn is an operator's view of a crypto pay-in (GET
+// /admin/v1/payins/{addressId}; oja admin payins get).
+type PayIn struct {
+	CryptoPayIn
+	QuoteID     string        `json:"quoteId"`
+	QuoteStatus QuoteStatus   `json:"quoteStatus"`
+	ClientID    string        `json:"clientId"`
+	Mode        Mode          `json:"mode"`
+	Deposit     *PayInDeposit `json:"deposit,omitempty"` // the deposit recorded, once one is
+}
+
+// PayInDeposit is a deposit an operator recorded.
+type PayInDeposit struct {
+	Amount decimal.Decimal `json:"amount"`
+	TxHash string          `json:"txHash"`
+	SeenAt time.Time       `json:"seenAt"`
+}
+
+// GetPayIn looks a crypto pay-in up by its address id.
+func (a *Admin) GetPayIn(ctx context.Context, addressID string, opts ...CallOption) (PayIn, error) {
+	var out PayIn
+	_, err := a.t.do(ctx, newCall(http.MethodGet, "/payins/"+url.PathEscape(addressID), nil, opts), &out)
+	return out, err
+}
+
 // CreatePool creates an active, empty pool.
 func (a *Admin) CreatePool(ctx context.Context, req CreatePoolRequest, opts ...CallOption) (Pool, error) {
 	return a.pool(ctx, newCall(http.MethodPost, "/pools", req, opts))

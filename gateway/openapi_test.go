@@ -983,6 +983,16 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "payin seen unknown", base: ps.Admin, method: "POST", path: sp(unknownID), template: seenPath, token: tok, body: seenBody, want: 404})
 	c.run(t, oapiCall{name: "payin seen no token", base: ps.Admin, method: "POST", path: sp(unknownID), template: seenPath, body: seenBody, want: 401})
 	c.run(t, oapiCall{name: "payin seen unready", base: unreadyAdm, method: "POST", path: sp(unknownID), template: seenPath, token: tok, body: seenBody, want: 503})
+	payInPath := "/admin/v1/payins/{addressId}"
+	pp2 := func(id string) string { return strings.Replace(payInPath, "{addressId}", id, 1) }
+	got := c.run(t, oapiCall{name: "payin get", base: ps.Admin, method: "GET", path: pp2(addressID), template: payInPath, token: tok, want: 200})
+	if oapiString(got, "deposit.txHash") == "" || oapiString(got, "quoteId") != offRampID {
+		t.Errorf("pay-in look-up: %v", got)
+	}
+	c.run(t, oapiCall{name: "payin get bad id", base: ps.Admin, method: "GET", path: pp2("x"), template: payInPath, token: tok, want: 400})
+	c.run(t, oapiCall{name: "payin get unknown", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 404})
+	c.run(t, oapiCall{name: "payin get no token", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, want: 401})
+	c.run(t, oapiCall{name: "payin get unready", base: unreadyAdm, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 503})
 
 	// The cluster routes: 404 on a single node; their shapes on a node of
 	// a cluster (a fixed ClusterNode: the real one is tested over three

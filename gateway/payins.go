@@ -17,8 +17,11 @@ import (
 // operator's cancel does: 200 with the quote; 404 NOT_FOUND for an unknown
 // address; 409 INVALID_STATE once the quote no longer awaits payment or
 // another deposit was recorded (the same report again is 200, unchanged).
+// GET /admin/v1/payins/{addressId} shows a pay-in with its quote, client
+// and the deposit recorded.
 
 func (s *Server) registerPayIns(r *router.Router) {
+	r.GET(adminBase+"/payins/{addressId}", s.operator(s.payInGet))
 	r.POST(adminBase+"/payins/{addressId}/seen", s.operator(s.payInSeen))
 }
 
@@ -51,4 +54,41 @@ func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	s.quoteReply(ctx, sys, sys.RecordPayIn(engine.AddressID(raw), amount, txHash), nil)
+}
+
+// payInGet is GET /admin/v1/payins/{addressId}: the pay-in as the operator
+// needs it — its quote, client and mode, and the deposit recorded, if any.
+func (s *Server) payInGet(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, e := pathID(ctx, "addressId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	q, ok := sys.PayInQuote(engine.AddressID(raw))
+	if !ok || q.PayIn == nil {
+		s.writeError(ctx, resultError(engine.ResultPayInNotFound))
+		return
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q))
+}
+
+// appendPayIn renders an operator's view of q's pay-in: the partner's
+// cryptoPayIn members, the quote it belongs to, and the deposit seen.
+func appendPayIn(b []byte, q *engine.Quote) []byte {
+	w := jsonWriter{b: b}
+	w.open("")
+	appendCryptoPayIn(&w, q)
+	w.id("quoteId", q.ID)
+	w.str("quoteStatus", q.Status.String())
+	w.id("clientId", q.Client)
+	w.str("mode", q.Mode.String())
+	if p := q.PayIn; p.SeenAt != 0 {
+		w.open("deposit")
+		w.amount("amount", p.SeenAmount, p.Currency)
+		w.str("txHash", p.SeenTx)
+		w.time("seenAt", p.SeenAt)
+		w.close()
+	}
+	w.close()
+	return w.b
 }

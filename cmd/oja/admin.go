@@ -26,6 +26,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   quotes get QUOTE_ID     (any client's quote, either mode)
   quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
   webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
+  payins get ADDRESS_ID   (a crypto pay-in: its address, quote, client, status and the deposit recorded)
   payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH   (a deposit seen on chain: the pay-in becomes pending)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
@@ -224,6 +225,10 @@ func parseAdminCall(args []string) (adminCall, error) {
 	case "quotes cancel":
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.CancelQuote(ctx, id, o...))
+		})
+	case "payins get":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
+			return discard(a.GetPayIn(ctx, id, o...))
 		})
 	case "payins seen":
 		if err := need(3); err != nil {

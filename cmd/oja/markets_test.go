@@ -189,6 +189,11 @@ func TestOffRampEndToEnd(t *testing.T) {
 	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(100), tx); err != nil {
 		t.Errorf("the same report again: %v", err)
 	}
+	p, err := admin.GetPayIn(ctx, addressID)
+	if err != nil || p.QuoteID != first.QuoteID || p.ClientID != desk.ClientID || p.Status != "pending" || p.Deposit == nil ||
+		!p.Deposit.Amount.Equal(decimal.NewFromInt(100)) || p.Deposit.TxHash != tx || p.Address != first.Metadata.CryptoPayIn.Address {
+		t.Errorf("the pay-in look-up: %v %+v", err, p)
+	}
 	var apiErr *ojaclient.APIError
 	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx); !errors.As(err, &apiErr) || apiErr.Code != "INVALID_STATE" {
 		t.Errorf("another report: %v, want INVALID_STATE", err)
