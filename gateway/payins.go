@@ -29,15 +29,25 @@ func (s *Server) registerPayIns(r *router.Router) {
 // 64 hex digits, 0x-prefixed or not.
 var txHashPattern = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{64}$`)
 
-func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
+// payInOf finds the quote of the route's {addressId}; it answers the
+// request itself (400, 404) when there is none.
+func (s *Server) payInOf(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.Quote, bool) {
 	raw, e := pathID(ctx, "addressId")
 	if e != nil {
 		s.writeError(ctx, e)
-		return
+		return nil, false
 	}
 	q, ok := sys.PayInQuote(engine.AddressID(raw))
 	if !ok || q.PayIn == nil {
 		s.writeError(ctx, resultError(engine.ResultPayInNotFound))
+		return nil, false
+	}
+	return q, true
+}
+
+func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	q, ok := s.payInOf(ctx, sys)
+	if !ok {
 		return
 	}
 	o, ok := s.bodyObject(ctx)
@@ -53,20 +63,14 @@ func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	s.quoteReply(ctx, sys, sys.RecordPayIn(engine.AddressID(raw), amount, txHash), nil)
+	s.quoteReply(ctx, sys, sys.RecordPayIn(q.PayIn.Address, amount, txHash), nil)
 }
 
 // payInGet is GET /admin/v1/payins/{addressId}: the pay-in as the operator
 // needs it — its quote, client and mode, and the deposit recorded, if any.
 func (s *Server) payInGet(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "addressId")
-	if e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	q, ok := sys.PayInQuote(engine.AddressID(raw))
-	if !ok || q.PayIn == nil {
-		s.writeError(ctx, resultError(engine.ResultPayInNotFound))
+	q, ok := s.payInOf(ctx, sys)
+	if !ok {
 		return
 	}
 	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q))
