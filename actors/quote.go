@@ -154,11 +154,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		if acc, ok := msg.event.(*engine.QuoteAccepted); ok && acc.PayIn != nil {
 			sys.payIns.byID.Store(acc.PayIn.Address, view.ID)
 		}
-		if _, ok := msg.event.(*engine.PayInSeen); ok {
-			if reply != nil {
-				ctx.Send(msg.replyTo, reply) // the quote's own: no consequences
-			}
-		} else if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
+		if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
 			ctx.Send(msg.replyTo, reply)
 		}
 	}

@@ -55,11 +55,14 @@ type Outcome struct {
 }
 
 // RouteOutcome routes ev, a QuoteCreated or a lifecycle event of quote q
-// (q as it is once ev is applied), into o, reusing o's storage.
+// (q as it is once ev is applied), into o, reusing o's storage. A
+// PayInSeen is the quote's own: its outcome is empty.
 func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}, Key: q.Key, Reserved: q.TotalDestination}
 	var kind SliceEffectKind
 	switch ev.(type) {
+	case *PayInSeen:
+		return
 	case *QuoteCreated:
 		kind, o.BookDelta, o.KeyDelta = SliceHold, -1, +1
 	case *QuoteAccepted:

@@ -437,9 +437,6 @@ func (s *State) checkLifecycle(ev Event) error {
 func (s *State) applyLifecycle(ev Event) {
 	q := s.Quotes[quoteOf(ev)]
 	q.Apply(ev)
-	if _, ok := ev.(*PayInSeen); ok {
-		return // the quote's own: nothing to route, no webhook kind
-	}
 	if acc, ok := ev.(*QuoteAccepted); ok && acc.PayIn != nil {
 		s.applyPayIn(q)
 	}
