@@ -129,12 +129,8 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Result: alloc.Result, Allocation: alloc})
 		return
 	}
-	var reserved, source engine.Amount
-	for _, sl := range alloc.Slices {
-		reserved += sl.Destination
-		source += sl.Source
-	}
-	if !spec.Within(source) {
+	reserved := alloc.TotalDestination
+	if !spec.Within(alloc.TotalSource) {
 		ctx.Respond(&QuoteReply{Result: engine.ResultOutsidePairBounds, Bounds: spec})
 		return
 	}

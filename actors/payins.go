@@ -53,8 +53,8 @@ func (p *payIns) init(state *engine.State) error {
 // or the markets hold no deposit key for its chain (no address to give).
 func (p *payIns) issue(q *engine.Quote, at int64, ids *idSource) (*engine.PayIn, error) {
 	series := engine.PayInSeries{Currency: q.Pair.Source, Chain: q.Chain}
-	key := p.keys[series]
-	if !q.Pair.Source.IsToken() || key == nil {
+	key := p.keys[series] // deposit keys exist for tokens only
+	if key == nil {
 		return nil, nil
 	}
 	for {

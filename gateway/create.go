@@ -99,7 +99,9 @@ func (t *createTerms) meaning(cmd *actors.CreateQuote, sink fieldSink) *apiError
 		}
 		cmd.Pair.Source = c
 	}
-	if t.destinationOK && t.sourceOK {
+	// pairOK: both currencies named, and the pair is in force.
+	pairOK := t.destinationOK && t.sourceOK
+	if pairOK {
 		c, _ := engine.ParseCurrency(t.destination)
 		cmd.Pair.Destination = c
 		if !t.markets.Supported(cmd.Pair) {
@@ -107,7 +109,7 @@ func (t *createTerms) meaning(cmd *actors.CreateQuote, sink fieldSink) *apiError
 		}
 	}
 	switch {
-	case t.amountOK && cmd.Direction != engine.DirectionNone && t.markets.Supported(cmd.Pair):
+	case t.amountOK && cmd.Direction != engine.DirectionNone && pairOK:
 		c := cmd.Pair.Source
 		if cmd.Direction == engine.DirectionDestination {
 			c = cmd.Pair.Destination
