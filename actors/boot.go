@@ -84,22 +84,31 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 func ExpireOverdue(state *engine.State, log Log, now time.Time) (int, error) {
 	expired := state.Expired(now.UnixMilli())
 	for chunk := range slices.Chunk(expired, recoveryExpiriesPerAppend) {
-		recs := make([][]byte, len(chunk))
-		for i, ev := range chunk {
-			recs[i] = engine.AppendEvent(nil, ev)
-		}
-		done := make(chan error, 1)
-		log.Append(recs, func(_ uint64, err error) { done <- err })
-		if err := <-done; err != nil {
+		if err := appendApply(state, log, chunk...); err != nil {
 			return 0, fmt.Errorf("actors: logging expiries of overdue quotes: %w", err)
-		}
-		for _, ev := range chunk {
-			if err := state.Apply(ev); err != nil {
-				return 0, err
-			}
 		}
 	}
 	return len(expired), nil
+}
+
+// appendApply makes evs durable, in one append, and then applies them to
+// state: how a state changes before Start, when no actor owns it yet.
+func appendApply[E engine.Event](state *engine.State, log Log, evs ...E) error {
+	recs := make([][]byte, len(evs))
+	for i, ev := range evs {
+		recs[i] = engine.AppendEvent(nil, ev)
+	}
+	done := make(chan error, 1)
+	log.Append(recs, func(_ uint64, err error) { done <- err })
+	if err := <-done; err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		if err := state.Apply(ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RecordMarkets puts cfg in force on state: resolved against the markets
@@ -116,13 +125,8 @@ func RecordMarkets(state *engine.State, log Log, cfg *engine.MarketsConfig, now 
 		return false, nil
 	}
 	ev := &engine.MarketsSet{At: max(now.UnixMilli(), state.LastAt), Markets: markets}
-	done := make(chan error, 1)
-	log.Append([][]byte{engine.AppendEvent(nil, ev)}, func(_ uint64, err error) { done <- err })
-	if err := <-done; err != nil {
+	if err := appendApply(state, log, ev); err != nil {
 		return false, fmt.Errorf("actors: logging the markets: %w", err)
-	}
-	if err := state.Apply(ev); err != nil {
-		return false, err
 	}
 	return true, nil
 }
