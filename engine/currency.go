@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,41 +38,51 @@ type currencyInfo struct {
 	token bool
 }
 
+// table is one version of the currency table: infos by index, and the
+// known currencies in code order (what KnownCurrencies returns).
+type table struct {
+	infos  []currencyInfo
+	byCode []Currency
+}
+
 var (
 	// currencyTable is the table, copied on write: readers load it without
 	// a lock (every Amount conversion reads minor units).
-	currencyTable atomic.Pointer[[]currencyInfo]
+	currencyTable atomic.Pointer[table]
 	currencyMu    sync.Mutex // serialises writers
 )
 
 func init() {
-	table := []currencyInfo{
+	storeTable([]currencyInfo{
 		CurrencyNone: {code: ""},
 		CurrencyNGN:  {code: "NGN", minor: 2},
 		CurrencyGHS:  {code: "GHS", minor: 2},
 		CurrencyUSDT: {code: "USDT", minor: 6, token: true},
+	})
+}
+
+// storeTable publishes infos as the table. REQUIRES: currencyMu held, or
+// init.
+func storeTable(infos []currencyInfo) {
+	byCode := make([]Currency, 0, len(infos)-1)
+	for c := Currency(1); int(c) < len(infos); c++ {
+		byCode = append(byCode, c)
 	}
-	currencyTable.Store(&table)
+	slices.SortFunc(byCode, func(a, b Currency) int { return strings.Compare(infos[a].code, infos[b].code) })
+	currencyTable.Store(&table{infos: infos, byCode: byCode})
 }
 
 func currencyOf(c Currency) currencyInfo {
-	t := *currencyTable.Load()
+	t := currencyTable.Load().infos
 	if int(c) >= len(t) {
 		return currencyInfo{code: "?"}
 	}
 	return t[c]
 }
 
-// KnownCurrencies lists every currency of the table in code order.
-func KnownCurrencies() []Currency {
-	t := *currencyTable.Load()
-	out := make([]Currency, 0, len(t)-1)
-	for c := Currency(1); int(c) < len(t); c++ {
-		out = append(out, c)
-	}
-	slices.SortFunc(out, func(a, b Currency) int { return strings.Compare(t[a].code, t[b].code) })
-	return out
-}
+// KnownCurrencies lists every currency of the table in code order. The
+// slice is shared: do not modify it.
+func KnownCurrencies() []Currency { return currencyTable.Load().byCode }
 
 // ErrCurrencyTable is a currency definition the process's table cannot take:
 // a code known with other minor units or kind, an index held by another
@@ -91,7 +102,7 @@ func RegisterCurrency(code string, minorUnits int32, token bool) (Currency, erro
 func registerCurrency(at Currency, code string, minorUnits int32, token bool) (Currency, error) {
 	currencyMu.Lock()
 	defer currencyMu.Unlock()
-	t := *currencyTable.Load()
+	t := currencyTable.Load().infos
 	for c := Currency(1); int(c) < len(t); c++ {
 		if t[c].code != code {
 			continue
@@ -116,8 +127,7 @@ func registerCurrency(at Currency, code string, minorUnits int32, token bool) (C
 	case len(t) >= CurrenciesMax:
 		return CurrencyNone, fmt.Errorf("%w: at most %d currencies", ErrCurrencyTable, CurrenciesMax-1)
 	}
-	grown := append(slices.Clip(t), currencyInfo{code: code, minor: minorUnits, token: token})
-	currencyTable.Store(&grown)
+	storeTable(append(slices.Clip(t), currencyInfo{code: code, minor: minorUnits, token: token}))
 	return next, nil
 }
 
@@ -131,7 +141,7 @@ func kindName(token bool) string {
 func (c Currency) String() string { return currencyOf(c).code }
 
 // Valid reports whether c is a known currency.
-func (c Currency) Valid() bool { return c > CurrencyNone && int(c) < len(*currencyTable.Load()) }
+func (c Currency) Valid() bool { return c > CurrencyNone && int(c) < len(currencyTable.Load().infos) }
 
 // MinorUnits is the number of decimal places of c's minor unit.
 func (c Currency) MinorUnits() int32 { return currencyOf(c).minor }
@@ -142,7 +152,7 @@ func (c Currency) IsToken() bool { return currencyOf(c).token }
 // ParseCurrency maps an upper-case code to its Currency. Codes are case
 // sensitive on the wire: "ngn" is not NGN.
 func ParseCurrency(code string) (Currency, bool) {
-	t := *currencyTable.Load()
+	t := currencyTable.Load().infos
 	for c := Currency(1); int(c) < len(t); c++ {
 		if t[c].code == code {
 			return c, true
@@ -158,6 +168,12 @@ type Pair struct {
 }
 
 func (p Pair) String() string { return p.Source.String() + "/" + p.Destination.String() }
+
+// ComparePairs orders pairs by their currencies' indexes: a fixed order,
+// whatever the markets (snapshots, hashes, the tools).
+func ComparePairs(a, b Pair) int {
+	return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Destination, b.Destination))
+}
 
 // Valid reports whether both of p's currencies are known and differ. Which
 // pairs take quotes is the markets' choice (Markets.Pair).

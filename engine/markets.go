@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -122,6 +123,22 @@ func (m *Markets) PairIndex(p Pair) int {
 	return slices.IndexFunc(m.Pairs, func(s PairSpec) bool { return s.Pair == p })
 }
 
+// ComparePairs orders pairs as listings and the tools show them: the pairs
+// in force in m's order, then the others (no longer in force) in currency
+// order.
+func (m *Markets) ComparePairs(a, b Pair) int {
+	ia, ib := m.PairIndex(a), m.PairIndex(b)
+	switch {
+	case ia < 0 && ib < 0:
+		return ComparePairs(a, b)
+	case ia < 0:
+		return 1
+	case ib < 0:
+		return -1
+	}
+	return ia - ib
+}
+
 // IsSource reports whether c is the source of a pair in force.
 func (m *Markets) IsSource(c Currency) bool {
 	return slices.ContainsFunc(m.Pairs, func(s PairSpec) bool { return s.Pair.Source == c })
@@ -230,7 +247,7 @@ func (e *encoder) markets(m *Markets) {
 		e.amount(s.MinSource)
 		e.amount(s.MaxSource)
 	}
-	collection := sortedCurrencies(m.Collection)
+	collection := slices.Sorted(maps.Keys(m.Collection))
 	e.uvarint(uint64(len(collection)))
 	for _, c := range collection {
 		a := m.Collection[c]
@@ -239,15 +256,11 @@ func (e *encoder) markets(m *Markets) {
 		e.str(a.AccountNumber)
 		e.str(a.BankName)
 	}
-	keyed := sortedCurrencies(m.DepositKeys)
+	keyed := slices.Sorted(maps.Keys(m.DepositKeys))
 	e.uvarint(uint64(len(keyed)))
 	for _, c := range keyed {
 		keys := m.DepositKeys[c]
-		chains := make([]Chain, 0, len(keys))
-		for ch := range keys {
-			chains = append(chains, ch)
-		}
-		slices.Sort(chains)
+		chains := slices.Sorted(maps.Keys(keys))
 		e.byte1(uint8(c))
 		e.uvarint(uint64(len(chains)))
 		for _, ch := range chains {
@@ -255,15 +268,6 @@ func (e *encoder) markets(m *Markets) {
 			e.str(keys[ch])
 		}
 	}
-}
-
-func sortedCurrencies[V any](m map[Currency]V) []Currency {
-	out := make([]Currency, 0, len(m))
-	for c := range m {
-		out = append(out, c)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // marketsCountMax bounds every count of an encoded Markets.

@@ -100,9 +100,7 @@ func AppendState(buf []byte, s *State) []byte {
 				pairs = append(pairs, key.Pair)
 			}
 		}
-		slices.SortFunc(pairs, func(a, b Pair) int {
-			return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Destination, b.Destination))
-		})
+		slices.SortFunc(pairs, ComparePairs)
 		e.uvarint(uint64(len(pairs)))
 		for _, p := range pairs {
 			e.pair(p)

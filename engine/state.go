@@ -617,8 +617,7 @@ func (s *State) Hash() [32]byte {
 	h.Write(EncodeState(s))
 	var buf []byte
 	keys := slices.SortedFunc(maps.Keys(s.Books), func(a, b BookKey) int {
-		return cmp.Or(cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.Pair.Source, b.Pair.Source),
-			cmp.Compare(a.Pair.Destination, b.Pair.Destination))
+		return cmp.Or(cmp.Compare(a.Mode, b.Mode), ComparePairs(a.Pair, b.Pair))
 	})
 	for _, key := range keys {
 		for _, e := range s.Books[key].Entries() {

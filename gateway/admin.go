@@ -243,17 +243,11 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // comparePools orders pools by mode, pair (in the markets' order; pairs no
 // longer in force last), then price-time priority.
 func comparePools(m *engine.Markets, a, b *engine.Pool) int {
-	pairIndex := func(p engine.Pair) int {
-		if i := m.PairIndex(p); i >= 0 {
-			return i
-		}
-		return len(m.Pairs) + int(p.Source)*engine.CurrenciesMax + int(p.Destination)
-	}
 	switch {
 	case a.Mode != b.Mode:
 		return int(a.Mode) - int(b.Mode)
 	case a.Pair != b.Pair:
-		return pairIndex(a.Pair) - pairIndex(b.Pair)
+		return m.ComparePairs(a.Pair, b.Pair)
 	case a.Rate != b.Rate:
 		return b.Rate.Cmp(a.Rate) // descending
 	case a.RateSetAt != b.RateSetAt:

@@ -87,7 +87,7 @@ func (w *marketWalk) step(pools []*engine.Pool) []actors.PoolCommand {
 	ordered := slices.Clone(pools)
 	slices.SortFunc(ordered, func(a, b *engine.Pool) int {
 		return cmp.Or(
-			cmp.Compare(pairIndex(a.Pair), pairIndex(b.Pair)),
+			engine.ComparePairs(a.Pair, b.Pair),
 			cmp.Compare(a.Name, b.Name),
 			slices.Compare(a.ID[:], b.ID[:]))
 	})
@@ -163,12 +163,6 @@ func newPoolWalk(anchor, current engine.Rate) *poolWalk {
 	}
 	pw.current = min(max(position, pw.anchor-pw.band), pw.anchor+pw.band)
 	return pw
-}
-
-// pairIndex orders pairs by their currencies' indexes: a fixed order,
-// whatever the markets.
-func pairIndex(p engine.Pair) int {
-	return int(p.Source)*engine.CurrenciesMax + int(p.Destination)
 }
 
 // demoRate is the seed rate of a demo pool of that pair and name.

@@ -1,7 +1,6 @@
 package waltools
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -201,17 +200,11 @@ func walReplay(log Source, out io.Writer, until string) error {
 // order, then any other (pairs no longer in force) in currency order.
 func bookPairs(state *engine.State, m engine.Mode) []engine.Pair {
 	var pairs []engine.Pair
-	for _, s := range state.Markets.Pairs {
-		pairs = append(pairs, s.Pair)
-	}
-	var others []engine.Pair
 	for key := range state.Books {
-		if key.Mode == m && !state.Markets.Supported(key.Pair) {
-			others = append(others, key.Pair)
+		if key.Mode == m {
+			pairs = append(pairs, key.Pair)
 		}
 	}
-	slices.SortFunc(others, func(a, b engine.Pair) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Destination, b.Destination))
-	})
-	return append(pairs, others...)
+	slices.SortFunc(pairs, state.Markets.ComparePairs)
+	return pairs
 }
