@@ -547,7 +547,8 @@ func (w *tortureWorker) step() {
 			w.admin(&actors.RevokeKey{Key: key})
 		}
 	case x < 9 && pools < torturePoolsMax || pools == 0:
-		pair := engine.DefaultMarkets().PairList()[rng.IntN(len(engine.DefaultMarkets().PairList()))]
+		pairs := engine.DefaultMarkets().PairList()
+		pair := pairs[rng.IntN(len(pairs))]
 		w.admin(&actors.CreatePool{Mode: engine.Modes[rng.IntN(2)], Name: fmt.Sprintf("desk-%d", rng.IntN(1000)),
 			Pair: pair, Rate: extremeRate(rng, pair)})
 	case x < 20:
@@ -644,7 +645,8 @@ func (w *tortureWorker) createQuote() {
 	if !ok {
 		return
 	}
-	pair := engine.DefaultMarkets().PairList()[rng.IntN(len(engine.DefaultMarkets().PairList()))]
+	pairs := engine.DefaultMarkets().PairList()
+	pair := pairs[rng.IntN(len(pairs))]
 	rates := tortureRates[pair]
 	cmd := &actors.CreateQuote{Client: c.ID, Mode: engine.Modes[rng.IntN(2)], Pair: pair,
 		Direction: engine.DirectionSource, Amount: extremeAmount(rng, 50_000_000),

@@ -260,7 +260,8 @@ func (r *commandRun) step(p *program) {
 			w.apply(&engine.KeyRevoked{At: w.now, Key: r.keys[p.pick(len(r.keys))]})
 		}
 	case opNewPool:
-		m, pair := engine.Modes[p.pick(2)], engine.DefaultMarkets().PairList()[p.pick(len(engine.DefaultMarkets().PairList()))]
+		pairs := engine.DefaultMarkets().PairList()
+		m, pair := engine.Modes[p.pick(2)], pairs[p.pick(len(pairs))]
 		rates := commandRates[pair]
 		rate := decimalRate(t, rates[p.pick(len(rates))])
 		if len(r.pools) == commandPoolsMax {
@@ -313,7 +314,8 @@ func (r *commandRun) createQuote(p *program) {
 	// Operands in the order of the opcode comment.
 	req := quoteRequest{client: r.clients[p.pick(len(r.clients))]}
 	req.mode = engine.Modes[p.pick(2)]
-	req.pair = engine.DefaultMarkets().PairList()[p.pick(len(engine.DefaultMarkets().PairList()))]
+	pairs := engine.DefaultMarkets().PairList()
+	req.pair = pairs[p.pick(len(pairs))]
 	req.direction = engine.DirectionSource
 	if p.next()%2 == 1 {
 		req.direction = engine.DirectionDestination

@@ -176,7 +176,8 @@ func TestAppendRate(t *testing.T) {
 func TestFormatMatchesDecimal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 20_000 {
-		currency := DefaultMarkets().CurrencyList()[rng.IntN(len(DefaultMarkets().CurrencyList()))]
+		currencies := DefaultMarkets().CurrencyList()
+		currency := currencies[rng.IntN(len(currencies))]
 		amount := randomAmount(rng)
 		text := string(AppendAmount(nil, amount, currency))
 		if want := amount.Decimal(currency).String(); text != want {

@@ -99,7 +99,8 @@ func FuzzParseAmountText(f *testing.F) {
 		f.Add(text, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, text string, currency uint8) {
-		c := DefaultMarkets().CurrencyList()[int(currency)%len(DefaultMarkets().CurrencyList())]
+		currencies := DefaultMarkets().CurrencyList()
+		c := currencies[int(currency)%len(currencies)]
 		got, gotErr := ParseAmountText([]byte(text), c)
 		if !isJSONNumber(text) {
 			if gotErr == nil {

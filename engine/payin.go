@@ -14,8 +14,9 @@ import (
 // fiat source the collection account and a reference). The address is
 // derived from the markets' deposit key of the token and the quote's chain
 // at a derivation index that is never used twice (engine/hd; the live
-// allocator is actors.System's, the highest index ever issued per series
-// is State.PayInNext and snapshots), and the issued address is recorded in
+// allocator is actors.System's; State.PayInNext, in snapshots too, is each
+// series' next index, one above the highest ever issued), and the issued
+// address is recorded in
 // the QuoteAccepted itself: what the partner was told never changes, even
 // if the configured key does.
 //
