@@ -370,6 +370,18 @@ func appendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// NB: runs of bytes that need no escape (all of most strings: ids,
+		// codes, keys) are appended whole.
+		run := i
+		for run < len(s) && jsonPlain[s[run]] {
+			run++
+		}
+		if run > i {
+			b = append(b, s[i:run]...)
+			if i = run; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -406,9 +418,34 @@ func appendString(b []byte, s string) []byte {
 // appendTime appends a timestamp as RFC 3339 UTC with milliseconds.
 func appendTime(b []byte, unixMillis int64) []byte {
 	b = append(b, '"')
-	b = time.UnixMilli(unixMillis).UTC().AppendFormat(b, timestampLayout)
-	return append(b, '"')
+	t := time.UnixMilli(unixMillis).UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		// NB: outside four-digit years, the layout's own rendering.
+		b = t.AppendFormat(b, timestampLayout)
+		return append(b, '"')
+	}
+	hour, minute, second := t.Clock()
+	milli := t.Nanosecond() / int(time.Millisecond)
+	b = append(b,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+second/10), byte('0'+second%10), '.',
+		byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z', '"')
+	return b
 }
+
+// jsonPlain says which bytes appendString copies as they are: printable
+// ASCII but the quote and the backslash.
+var jsonPlain = func() (plain [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		plain[c] = c != '"' && c != '\\'
+	}
+	return plain
+}()
 
 // jsonWriter builds one JSON document by appending; fields keep the order
 // they are written in.
