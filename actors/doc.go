@@ -49,6 +49,10 @@
 // its own and feeds the webhook dispatcher from it; the dispatcher records
 // deliveries through System.SettleWebhookEvents.
 //
+// Mailboxes run on workerDispatcher's goroutines, which wait for the next
+// mailbox run instead of ending after each (dispatcher.go): a new goroutine
+// per run, protoactor's default, grew a fresh stack on every create.
+//
 // In cluster mode (package actors/cluster) the same actors run on the
 // leader only, with a Raft-backed Log.
 //

@@ -69,6 +69,8 @@ type System struct {
 	log    Log
 	actors *actor.ActorSystem
 	root   *actor.RootContext
+	// dispatcher runs every mailbox of the system (workerDispatcher).
+	dispatcher *workerDispatcher
 	ids    *idSource
 	// markets are the markets in force: the state's at Start (RecordMarkets
 	// put the configured ones there first). Immutable.
@@ -175,6 +177,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		return quiet.With("component", "protoactor")
 	}))
 	s.root = s.actors.Root
+	s.dispatcher = newWorkerDispatcher(mailboxThroughput)
 
 	s.directory.init(state)
 	s.webhooks.init(state)
@@ -279,7 +282,8 @@ func (s *System) spawn(a actor.Actor, kind int) *actor.PID {
 	if kind == kindQuote {
 		mailbox = actor.Unbounded(gauge) // a quote gets a handful of messages
 	}
-	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a }, actor.WithMailbox(mailbox)))
+	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a },
+		actor.WithMailbox(mailbox), actor.WithDispatcher(s.dispatcher)))
 }
 
 func (s *System) startPool(p *engine.Pool) {
@@ -323,6 +327,7 @@ func (s *System) Stop() {
 		_ = f.Wait() // a stop that times out leaves nothing to undo
 	}
 	s.actors.Shutdown()
+	s.dispatcher.stop()
 }
 
 // Fault returns the fault that made the system refuse writes, if any.
