@@ -71,7 +71,7 @@ type System struct {
 	root   *actor.RootContext
 	// dispatcher runs every mailbox of the system (workerDispatcher).
 	dispatcher *workerDispatcher
-	ids    *idSource
+	ids        *idSource
 	// markets are the markets in force: the state's at Start (RecordMarkets
 	// put the configured ones there first). Immutable.
 	markets *engine.Markets
