@@ -20,7 +20,8 @@
 //
 // How a write flows:
 //
-//  1. The gateway sends one request (RequestFuture) to the owning actor.
+//  1. The gateway sends one request to the owning actor; its reply comes
+//     back to a replier, a reply target reused across requests (replier.go).
 //  2. The actor decides with the engine, applies the outcome to its own
 //     state at once (so the next message sees it) and appends the event to
 //     the log.

@@ -71,6 +71,7 @@ type System struct {
 	root   *actor.RootContext
 	// dispatcher runs every mailbox of the system (workerDispatcher).
 	dispatcher *workerDispatcher
+	repliers   *repliers // where requests' replies go
 	ids        *idSource
 	// markets are the markets in force: the state's at Start (RecordMarkets
 	// put the configured ones there first). Immutable.
@@ -178,6 +179,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	}))
 	s.root = s.actors.Root
 	s.dispatcher = newWorkerDispatcher(mailboxThroughput)
+	s.repliers = newRepliers(s.actors.ProcessRegistry)
 
 	s.directory.init(state)
 	s.webhooks.init(state)
@@ -367,7 +369,7 @@ func (s *System) request(pid *actor.PID, msg any) (any, error) {
 	if s.stopped.Load() {
 		return nil, ErrUnavailable
 	}
-	res, err := s.root.RequestFuture(pid, msg, requestTimeout).Result()
+	res, err := s.repliers.request(s.root, pid, msg, requestTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

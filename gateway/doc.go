@@ -1,6 +1,6 @@
 // Package gateway is Oja's fasthttp front end: the public JSON API for
 // partners and the admin API for operators, each on its own listener. It
-// translates requests into actor messages (at most one RequestFuture per
+// translates requests into actor messages (at most one actor request per
 // request) and results into the contract's JSON; it holds no business rule
 // of its own beyond input validation.
 //
