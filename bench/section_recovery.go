@@ -60,6 +60,16 @@ type RecoverySize struct {
 	RawScanSeconds          float64   `json:"raw_scan_seconds"`
 	RawScanRounds           []float64 `json:"rounds_raw_scan_records_per_second"`
 	Ratio                   float64   `json:"replay_over_raw_scan"`
+	// Replay's two parts, each alone on one goroutine (once, after the
+	// rounds): DecodeSeconds reads and decodes every record (wal.Log.Replay
+	// and engine.DecodeEvent, the events kept in memory); ApplySeconds
+	// applies those decoded events to a new engine.State, reading nothing.
+	// Recovery overlaps the two on two goroutines, so its replay takes at
+	// least the larger: RatioCeiling is the ratio a replay would reach if
+	// it took no longer than ApplySeconds, the bound applying puts on it.
+	DecodeSeconds float64 `json:"replay_decode_seconds"`
+	ApplySeconds  float64 `json:"replay_apply_seconds"`
+	RatioCeiling  float64 `json:"replay_over_raw_scan_ceiling"`
 }
 
 // RecoveryReport is section 5.
@@ -165,6 +175,15 @@ func (r *run) recoverySize(ctx context.Context, quotes int) (*RecoverySize, erro
 			releaseMemory()
 		}
 	}
+
+	r.progress.set("recovery: %d quotes: decode alone, apply alone", quotes)
+	if size.DecodeSeconds, size.ApplySeconds, err = replayParts(store, events); err != nil {
+		return size, err
+	}
+	if size.ApplySeconds > 0 && len(size.RawScanRounds) > 0 {
+		size.RatioCeiling = round3(float64(events) / size.ApplySeconds / median(size.RawScanRounds))
+	}
+	releaseMemory()
 
 	r.progress.set("recovery: %d quotes: saving the snapshot", quotes)
 	if size.SnapshotSaveSeconds, err = saveSnapshot(store, snapshotFile); err != nil {
@@ -342,6 +361,39 @@ func saveSnapshot(store, file string) (float64, error) {
 	err = l.SaveSnapshot(l.LastSeq(), data)
 	seconds := time.Since(start).Seconds()
 	return round3(seconds), errors.Join(err, l.Close())
+}
+
+// replayParts times replay's parts alone: reading and decoding every
+// record into memory, then applying the decoded events to a new state.
+func replayParts(store string, events int) (decode, apply float64, err error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(actors.RecoveryGCPercent))
+	l, err := wal.Open(store, wal.Options{ReadOnly: true})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { err = errors.Join(err, l.Close()) }()
+	evs := make([]engine.Event, 0, events)
+	start := time.Now()
+	err = l.Replay(0, func(seq uint64, rec []byte) error {
+		ev, err := engine.DecodeEvent(rec)
+		if err != nil {
+			return fmt.Errorf("bench: record %d: %w", seq, err)
+		}
+		evs = append(evs, ev)
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	decode = time.Since(start).Seconds()
+	state := engine.NewState()
+	start = time.Now()
+	for i, ev := range evs {
+		if err := state.Apply(ev); err != nil {
+			return 0, 0, fmt.Errorf("bench: event %d: %w", i+1, err)
+		}
+	}
+	return round3(decode), round3(time.Since(start).Seconds()), nil
 }
 
 // rawScan reads every record of the store with Pebble alone and returns

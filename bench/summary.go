@@ -68,8 +68,9 @@ func WriteSummary(w io.Writer, rep *Report) {
 	if rc := rep.Recovery; rc != nil {
 		for _, s := range rc.Sizes {
 			row(fmt.Sprintf("recovery, %s quotes (%s events)", si(float64(s.Quotes)), si(float64(s.Events))),
-				"ready %.2f s from the first event (replay %s events/s, %.2f of a raw scan); %.2f s from a snapshot",
-				s.NoSnapshot.ReadySeconds, si(s.NoSnapshot.EventsPerSecond), s.Ratio, s.WithSnapshot.ReadySeconds)
+				"ready %.2f s from the first event (replay %s events/s, %.2f of a raw scan; alone, decoding takes %.2f s, applying %.2f s, which bounds the ratio at %.2f); %.2f s from a snapshot",
+				s.NoSnapshot.ReadySeconds, si(s.NoSnapshot.EventsPerSecond), s.Ratio,
+				s.DecodeSeconds, s.ApplySeconds, s.RatioCeiling, s.WithSnapshot.ReadySeconds)
 		}
 	}
 	if mem := rep.Memory; mem != nil {
