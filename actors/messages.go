@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"fmt"
+
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/oja-exchange/oja/engine"
@@ -81,6 +83,10 @@ type PoolReply struct {
 	Pool   *engine.Pool // immutable view
 	Err    error
 }
+
+// Failure is the reply as one error: Err, else the result when not OK,
+// else nil.
+func (r *PoolReply) Failure() error { return replyFailure(r.Err, r.Result) }
 
 // poolAdded tells a pair actor about a new pool of its book.
 type poolAdded struct {
@@ -225,4 +231,20 @@ type AdminReply struct {
 	Pool    *engine.Pool
 	Webhook *engine.Webhook // CreateWebhook: the registration
 	Err     error
+}
+
+// Failure is the reply as one error: Err, else the result when not OK,
+// else nil.
+func (r *AdminReply) Failure() error { return replyFailure(r.Err, r.Result) }
+
+// replyFailure is a reply's error, else its result when not OK, as an
+// error naming it.
+func replyFailure(err error, result engine.Result) error {
+	if err != nil {
+		return err
+	}
+	if result != engine.ResultOK {
+		return fmt.Errorf("actors: %s", result)
+	}
+	return nil
 }

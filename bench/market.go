@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -83,34 +84,23 @@ func actorsConfig() actors.Config {
 
 func (m *market) seed() error {
 	c := m.sys.Admin(&actors.CreateClient{Name: "bench"})
-	if err := adminError(c); err != nil {
+	if err := c.Failure(); err != nil {
 		return fmt.Errorf("bench: create client: %w", err)
 	}
 	k := m.sys.Admin(&actors.CreateKey{Client: c.Client.ID, Mode: engine.ModeSandbox})
-	if err := adminError(k); err != nil {
+	if err := k.Failure(); err != nil {
 		return fmt.Errorf("bench: create key: %w", err)
 	}
 	m.client, m.key, m.secret = c.Client.ID, k.Key.ID, k.Secret
 	for i := range marketPools {
 		p := m.sys.Admin(&actors.CreatePool{Mode: engine.ModeSandbox, Name: fmt.Sprintf("Bench Desk %d", i+1),
 			Pair: pairNGNUSDT, Rate: marketRates[i]})
-		if err := adminError(p); err != nil {
+		if err := p.Failure(); err != nil {
 			return fmt.Errorf("bench: create pool: %w", err)
 		}
-		d := m.sys.ChangePool(&actors.PoolCommand{Pool: p.Pool.ID, Deposit: poolLiquidity})
-		if d.Err != nil || d.Result != engine.ResultOK {
-			return fmt.Errorf("bench: deposit: %v %v", d.Err, d.Result)
+		if err := m.sys.ChangePool(&actors.PoolCommand{Pool: p.Pool.ID, Deposit: poolLiquidity}).Failure(); err != nil {
+			return fmt.Errorf("bench: deposit: %w", err)
 		}
-	}
-	return nil
-}
-
-func adminError(r *actors.AdminReply) error {
-	if r.Err != nil {
-		return r.Err
-	}
-	if r.Result != engine.ResultOK {
-		return errors.New(r.Result.String())
 	}
 	return nil
 }
@@ -147,7 +137,8 @@ func (m *market) stop() error {
 type generator struct {
 	state   *engine.State
 	rng     *rand.Rand
-	at      int64 // engine time of the next event, unix ms
+	ids     *actors.IDSource // ids and references as the service makes them, from a seeded stream
+	at      int64            // engine time of the next event, unix ms
 	client  engine.ClientID
 	key     engine.KeyID
 	wallet  engine.AccountID // the partner's sandbox USDT wallet
@@ -174,32 +165,16 @@ func newGenerator(seed uint64) *generator {
 	return &generator{
 		state: engine.NewState(),
 		rng:   rand.New(rand.NewPCG(seed, 0x6f6a61)),
+		ids:   actors.NewIDSource(rand.NewChaCha8(seedBytes(seed))),
 		at:    time.Now().UnixMilli() - generatorLeadMillis,
 		pools: make(map[engine.PoolID]generatedPool),
 	}
 }
 
-func (g *generator) uuid() [16]byte {
-	var id [16]byte
-	a, b := g.rng.Uint64(), g.rng.Uint64()
-	for i := range 8 {
-		id[i], id[8+i] = byte(a>>(8*i)), byte(b>>(8*i))
-	}
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
-}
-
-// referenceAlphabet is the service's: no 0/O or 1/I.
-const referenceAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
-
-func (g *generator) reference(prefix string, n int) string {
-	b := make([]byte, len(prefix)+n)
-	copy(b, prefix)
-	for i := len(prefix); i < len(b); i++ {
-		b[i] = referenceAlphabet[g.rng.IntN(len(referenceAlphabet))]
-	}
-	return string(b)
+// seedBytes spreads seed over a ChaCha8 seed.
+func seedBytes(seed uint64) (b [32]byte) {
+	binary.LittleEndian.PutUint64(b[:], seed)
+	return b
 }
 
 // apply applies ev to the generator's state and hands it to emit.
@@ -213,11 +188,11 @@ func (g *generator) apply(ev engine.Event, emit func(engine.Event) error) error 
 
 // setup emits the partner, its key and the funded pools.
 func (g *generator) setup(emit func(engine.Event) error) error {
-	g.client, g.key = engine.ClientID(g.uuid()), engine.KeyID(g.uuid())
+	g.client, g.key = engine.ClientID(g.ids.UUID()), engine.KeyID(g.ids.UUID())
 	created := &engine.ClientCreated{At: g.at, Client: g.client, Name: "bench"}
 	for _, m := range engine.Modes {
 		for _, c := range engine.DefaultMarkets().CurrencyList() {
-			w := engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(g.uuid())}
+			w := engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(g.ids.UUID())}
 			if m == engine.ModeSandbox && c == engine.CurrencyUSDT {
 				g.wallet = w.Account
 			}
@@ -232,9 +207,9 @@ func (g *generator) setup(emit func(engine.Event) error) error {
 		return err
 	}
 	for i := range marketPools {
-		p := &engine.PoolCreated{At: g.at, Pool: engine.PoolID(g.uuid()), Mode: engine.ModeSandbox,
+		p := &engine.PoolCreated{At: g.at, Pool: engine.PoolID(g.ids.UUID()), Mode: engine.ModeSandbox,
 			Name: fmt.Sprintf("Bench Desk %d", i+1), Pair: pairNGNUSDT, Rate: marketRates[i],
-			LiquidityAccount: engine.AccountID(g.uuid()), ProceedsAccount: engine.AccountID(g.uuid())}
+			LiquidityAccount: engine.AccountID(g.ids.UUID()), ProceedsAccount: engine.AccountID(g.ids.UUID())}
 		g.pools[p.Pool] = generatedPool{name: p.Name, liquidity: p.LiquidityAccount}
 		if err := g.apply(p, emit); err != nil {
 			return err
@@ -258,11 +233,11 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 	}
 	g.slices = alloc.Slices
 	ev := &engine.QuoteCreated{
-		At: g.at, Quote: engine.QuoteID(g.uuid()), Client: g.client, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
+		At: g.at, Quote: engine.QuoteID(g.ids.UUID()), Client: g.client, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
 		Direction: engine.DirectionSource, Amount: amount, ProposedRate: proposedRate, Chain: engine.ChainTron,
-		Reference: g.reference("OJA-", 10), ExpiresAt: g.at + generatorTTLMillis,
+		Reference: g.ids.Reference("OJA-", 10), ExpiresAt: g.at + generatorTTLMillis,
 		Allocations:    make([]engine.Allocation, len(alloc.Slices)),
-		IdempotencyKey: engine.QuoteID(g.uuid()).String(), Channel: engine.ChannelJSON, Key: g.key,
+		IdempotencyKey: engine.QuoteID(g.ids.UUID()).String(), Channel: engine.ChannelJSON, Key: g.key,
 	}
 	a, b, c, d := g.rng.Uint64(), g.rng.Uint64(), g.rng.Uint64(), g.rng.Uint64()
 	for i := range 8 {
@@ -271,9 +246,9 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 	}
 	for i, s := range alloc.Slices {
 		p := g.pools[s.Pool]
-		ev.Allocations[i] = engine.Allocation{ID: engine.AllocationID(g.uuid()), Pool: s.Pool,
+		ev.Allocations[i] = engine.Allocation{ID: engine.AllocationID(g.ids.UUID()), Pool: s.Pool,
 			PoolAccount: p.liquidity, PoolName: p.name, Rate: s.Rate, Source: s.Source,
-			Destination: s.Destination, Reference: g.reference("ALC-", 12)}
+			Destination: s.Destination, Reference: g.ids.Reference("ALC-", 12)}
 	}
 	if err := g.apply(ev, emit); err != nil {
 		return err

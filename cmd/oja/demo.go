@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -58,7 +57,7 @@ func seedDemo(sys *actors.System, data string, logger *slog.Logger) error {
 	}
 	if client == nil {
 		reply := sys.Admin(&actors.CreateClient{Name: demoClientName})
-		if err := adminErr(reply); err != nil {
+		if err := reply.Failure(); err != nil {
 			return err
 		}
 		client = reply.Client
@@ -66,7 +65,7 @@ func seedDemo(sys *actors.System, data string, logger *slog.Logger) error {
 	keyPath := filepath.Join(data, "demo.key")
 	if b, err := os.ReadFile(keyPath); err != nil || strings.TrimSpace(string(b)) == "" {
 		reply := sys.Admin(&actors.CreateKey{Client: client.ID, Mode: engine.ModeSandbox})
-		if err := adminErr(reply); err != nil {
+		if err := reply.Failure(); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(keyPath, []byte(reply.Secret+"\n"), 0o600); err != nil {
@@ -92,27 +91,16 @@ func seedDemo(sys *actors.System, data string, logger *slog.Logger) error {
 			return err
 		}
 		reply := sys.Admin(&actors.CreatePool{Mode: engine.ModeSandbox, Name: d.name, Pair: d.pair, Rate: rate})
-		if err := adminErr(reply); err != nil {
+		if err := reply.Failure(); err != nil {
 			return err
 		}
-		dep := sys.ChangePool(&actors.PoolCommand{Pool: reply.Pool.ID, Deposit: liquidity})
-		if dep.Err != nil || dep.Result != engine.ResultOK {
-			return fmt.Errorf("depositing into %s: %v %v", d.name, dep.Err, dep.Result)
+		if err := sys.ChangePool(&actors.PoolCommand{Pool: reply.Pool.ID, Deposit: liquidity}).Failure(); err != nil {
+			return fmt.Errorf("depositing into %s: %w", d.name, err)
 		}
 		created++
 	}
 	if created > 0 {
 		logger.Info("demo pools created", "count", created)
-	}
-	return nil
-}
-
-func adminErr(r *actors.AdminReply) error {
-	if r.Err != nil {
-		return r.Err
-	}
-	if r.Result != engine.ResultOK {
-		return errors.New(r.Result.String())
 	}
 	return nil
 }
