@@ -64,10 +64,10 @@ func (a *coordinatorActor) commitOrUndo(ctx actor.Context, ev engine.Event, onDu
 
 func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 	sys := a.sys
-	ev := &engine.ClientCreated{At: sys.nowMillis(), Client: engine.ClientID(sys.ids.uuid()), Name: cmd.Name}
+	ev := &engine.ClientCreated{At: sys.nowMillis(), Client: engine.ClientID(sys.ids.UUID()), Name: cmd.Name}
 	for _, m := range engine.Modes {
 		for _, c := range sys.markets.CurrencyList() {
-			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(sys.ids.uuid())})
+			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(sys.ids.UUID())})
 		}
 	}
 	a.commit(ctx, ev, func() *AdminReply {
@@ -95,7 +95,7 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 		return
 	}
 	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)
-	ev := &engine.KeyCreated{At: sys.nowMillis(), Key: engine.KeyID(sys.ids.uuid()), Client: cmd.Client,
+	ev := &engine.KeyCreated{At: sys.nowMillis(), Key: engine.KeyID(sys.ids.UUID()), Client: cmd.Client,
 		Mode: cmd.Mode, Hash: HashKey(secret)}
 	a.commit(ctx, ev, func() *AdminReply {
 		ref := &keyRef{key: engine.Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
@@ -152,9 +152,9 @@ func (a *coordinatorActor) createPool(ctx actor.Context, cmd *CreatePool) {
 			return
 		}
 	}
-	ev := &engine.PoolCreated{At: sys.nowMillis(), Pool: engine.PoolID(sys.ids.uuid()), Mode: cmd.Mode,
+	ev := &engine.PoolCreated{At: sys.nowMillis(), Pool: engine.PoolID(sys.ids.UUID()), Mode: cmd.Mode,
 		Name: cmd.Name, Pair: cmd.Pair, Rate: cmd.Rate, Owner: cmd.Owner,
-		LiquidityAccount: engine.AccountID(sys.ids.uuid()), ProceedsAccount: engine.AccountID(sys.ids.uuid())}
+		LiquidityAccount: engine.AccountID(sys.ids.UUID()), ProceedsAccount: engine.AccountID(sys.ids.UUID())}
 	a.commit(ctx, ev, func() *AdminReply {
 		p := engine.NewPool(ev)
 		sys.startPool(p)

@@ -7,22 +7,24 @@ import (
 	"sync"
 )
 
-// idSource makes random identifiers and references. It is the one place
+// IDSource makes random identifiers and references. It is the one place
 // randomness enters: the engine receives ids as inputs, so replay is
-// deterministic.
-type idSource struct {
+// deterministic. Exported for tools that write logs the service could have
+// written (the benchmark's generator, from a seeded reader).
+type IDSource struct {
 	mu sync.Mutex
 	r  *bufio.Reader
 }
 
-func newIDSource(r io.Reader) *idSource {
+// NewIDSource reads its randomness from r; nil means crypto/rand.
+func NewIDSource(r io.Reader) *IDSource {
 	if r == nil {
 		r = rand.Reader
 	}
-	return &idSource{r: bufio.NewReaderSize(r, 4096)}
+	return &IDSource{r: bufio.NewReaderSize(r, 4096)}
 }
 
-func (s *idSource) read(b []byte) {
+func (s *IDSource) read(b []byte) {
 	s.mu.Lock()
 	_, err := io.ReadFull(s.r, b)
 	s.mu.Unlock()
@@ -31,8 +33,8 @@ func (s *idSource) read(b []byte) {
 	}
 }
 
-// uuid returns a random (version 4) UUID.
-func (s *idSource) uuid() [16]byte {
+// UUID returns a random (version 4) UUID.
+func (s *IDSource) UUID() [16]byte {
 	var id [16]byte
 	s.read(id[:])
 	id[6] = id[6]&0x0f | 0x40
@@ -44,12 +46,12 @@ func (s *idSource) uuid() [16]byte {
 // survive being read aloud and typed into a bank transfer.
 const referenceAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-// reference returns prefix + n random characters of referenceAlphabet.
+// Reference returns prefix + n random characters of referenceAlphabet.
 // NB: references are random, not checked for uniqueness: allocation
 // references carry 60 bits (n = 12) and pay-in references 50 (n = 10), so a
 // collision within the retention window is vanishingly unlikely, and every
 // reference is also tied to a unique quote id.
-func (s *idSource) reference(prefix string, n int) string {
+func (s *IDSource) Reference(prefix string, n int) string {
 	buf := make([]byte, len(prefix)+n)
 	copy(buf, prefix)
 	random := buf[len(prefix):]

@@ -142,18 +142,18 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 	now := a.sys.nowMillis()
 	ids := a.sys.ids
 	ev := &engine.QuoteCreated{
-		At: now, Quote: engine.QuoteID(ids.uuid()), Client: cmd.Client, Mode: cmd.Mode, Pair: cmd.Pair,
+		At: now, Quote: engine.QuoteID(ids.UUID()), Client: cmd.Client, Mode: cmd.Mode, Pair: cmd.Pair,
 		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain,
-		Reference: ids.reference("OJA-", 10), ExpiresAt: now + a.sys.cfg.QuoteTTL.Milliseconds(),
+		Reference: ids.Reference("OJA-", 10), ExpiresAt: now + a.sys.cfg.QuoteTTL.Milliseconds(),
 		Allocations:    make([]engine.Allocation, len(alloc.Slices)),
 		IdempotencyKey: cmd.IdempotencyKey, RequestHash: cmd.RequestHash, Channel: cmd.Channel, Key: cmd.Key,
 	}
 	for i, sl := range alloc.Slices {
 		info := a.info[sl.Pool]
 		ev.Allocations[i] = engine.Allocation{
-			ID: engine.AllocationID(ids.uuid()), Pool: sl.Pool, PoolAccount: info.liquidityAccount,
+			ID: engine.AllocationID(ids.UUID()), Pool: sl.Pool, PoolAccount: info.liquidityAccount,
 			PoolName: info.name, Rate: sl.Rate, Source: sl.Source, Destination: sl.Destination,
-			Reference: ids.reference("ALC-", 12),
+			Reference: ids.Reference("ALC-", 12),
 		}
 	}
 	if cmd.Chat != nil {

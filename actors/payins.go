@@ -51,7 +51,7 @@ func (p *payIns) init(state *engine.State) error {
 
 // issue makes q's pay-in, accepted at: nil when q's source is not a token
 // or the markets hold no deposit key for its chain (no address to give).
-func (p *payIns) issue(q *engine.Quote, at int64, ids *idSource) (*engine.PayIn, error) {
+func (p *payIns) issue(q *engine.Quote, at int64, ids *IDSource) (*engine.PayIn, error) {
 	series := engine.PayInSeries{Currency: q.Pair.Source, Chain: q.Chain}
 	key := p.keys[series] // deposit keys exist for tokens only
 	if key == nil {
@@ -66,7 +66,7 @@ func (p *payIns) issue(q *engine.Quote, at int64, ids *idSource) (*engine.PayIn,
 		if err != nil {
 			continue // an index BIP32 cannot derive (one in 2^127): the next
 		}
-		return &engine.PayIn{Address: engine.AddressID(ids.uuid()), Deposit: address, Currency: series.Currency,
+		return &engine.PayIn{Address: engine.AddressID(ids.UUID()), Deposit: address, Currency: series.Currency,
 			Chain: series.Chain, Index: index, CreatedAt: at}, nil
 	}
 }

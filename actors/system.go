@@ -72,7 +72,7 @@ type System struct {
 	// dispatcher runs every mailbox of the system (workerDispatcher).
 	dispatcher *workerDispatcher
 	repliers   *repliers // where requests' replies go
-	ids        *idSource
+	ids        *IDSource
 	// markets are the markets in force: the state's at Start (RecordMarkets
 	// put the configured ones there first). Immutable.
 	markets *engine.Markets
@@ -149,7 +149,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	s := &System{
 		cfg:        cfg,
 		log:        log,
-		ids:        newIDSource(cfg.Random),
+		ids:        NewIDSource(cfg.Random),
 		markets:    state.Markets,
 		pairs:      make(map[engine.BookKey]*actor.PID),
 		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),

@@ -68,7 +68,7 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 		ctx.Respond(&AdminReply{Result: engine.ResultClientNotFound})
 		return
 	}
-	ev := &engine.WebhookCreated{At: sys.nowMillis(), Webhook: engine.WebhookID(sys.ids.uuid()), Client: cmd.Client,
+	ev := &engine.WebhookCreated{At: sys.nowMillis(), Webhook: engine.WebhookID(sys.ids.UUID()), Client: cmd.Client,
 		Mode: cmd.Mode, URL: cmd.URL, Events: cmd.Events, Secret: a.newSecret("whsec_", webhookSecretChars)}
 	if err := engine.CheckWebhookCreated(sys.webhooks.of(cmd.Client), ev); err != nil {
 		result := engine.ResultValidation
