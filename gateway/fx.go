@@ -171,14 +171,7 @@ const fxInternalErrorBody = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 // writeFXError writes e as an admi.002 MsgRjct (contract §7) with the same
 // status, code and headers as the JSON error (writeError).
 func (s *Server) writeFXError(ctx *fasthttp.RequestCtx, e *apiError) {
-	switch e.status {
-	case fasthttp.StatusUnauthorized:
-		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
-	case fasthttp.StatusServiceUnavailable, fasthttp.StatusTooManyRequests:
-		if len(ctx.Response.Header.Peek("Retry-After")) == 0 {
-			ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
-		}
-	}
+	setRefusalHeaders(ctx, e.status)
 	s.writeXML(ctx, e.status, &fxmsg.MsgRjct{
 		RltdRef: fxmsg.RelatedReference{Ref: fxReference(ctx)},
 		Rsn: fxmsg.RejectionReason{

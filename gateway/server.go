@@ -325,7 +325,15 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 		w.value("details", map[string]any(e.details))
 	}
 	w.close()
-	switch e.status {
+	setRefusalHeaders(ctx, e.status)
+	s.writeJSON(ctx, e.status, w.b)
+}
+
+// setRefusalHeaders sets the headers a refusal with status carries in
+// either dialect: the auth challenge on 401, Retry-After on 503 and 429
+// (unless the rate limiter set its own).
+func setRefusalHeaders(ctx *fasthttp.RequestCtx, status int) {
+	switch status {
 	case fasthttp.StatusUnauthorized:
 		ctx.Response.Header.Set("WWW-Authenticate", "Bearer")
 	case fasthttp.StatusServiceUnavailable, fasthttp.StatusTooManyRequests:
@@ -333,7 +341,6 @@ func (s *Server) writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 			ctx.Response.Header.Set("Retry-After", retryAfterSeconds)
 		}
 	}
-	s.writeJSON(ctx, e.status, w.b)
 }
 
 func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
