@@ -31,7 +31,12 @@ type pairActor struct {
 	book   *engine.Book
 	ticker *engine.Ticker
 	info   map[engine.PoolID]poolInfo
-	slice  [engine.SlicesMax]engine.Slice
+	// spec is the pair's bounds; inForce false means the markets no longer
+	// list the pair: it takes no new quote. Both fixed at Start (the
+	// markets in force are immutable for a System's life).
+	spec    engine.PairSpec
+	inForce bool
+	slice   [engine.SlicesMax]engine.Slice
 	// exposure is each API key's reservations in this book (exposure.go).
 	exposure exposure
 }
@@ -97,8 +102,8 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Err: err})
 		return
 	}
-	spec, ok := a.sys.markets.Pair(a.key.Pair)
-	if !ok {
+	spec := a.spec
+	if !a.inForce {
 		ctx.Respond(&QuoteReply{Result: engine.ResultInvalidCurrencyPair})
 		return
 	}

@@ -236,6 +236,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		view.Store(ticker.Clone())
 		s.tickers[key] = view
 		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key], exposure: exposures[key]}
+		pa.spec, pa.inForce = s.markets.Pair(key.Pair)
 		s.pairs[key] = s.spawn(pa, kindPair)
 	}
 	for _, p := range state.Pools {
