@@ -13,7 +13,10 @@ import (
 // echo answers each int it is sent with the int plus one; a negative int it
 // answers late (after the request's timeout) and then once more, as no
 // actor here does, to show where a reply nobody waits for goes.
-type echo struct{ late sync.WaitGroup }
+type echo struct {
+	root *actor.RootContext // the late replies' sender: an actor's context is not for other goroutines
+	late sync.WaitGroup
+}
 
 func (e *echo) Receive(ctx actor.Context) {
 	n, ok := ctx.Message().(int)
@@ -29,8 +32,8 @@ func (e *echo) Receive(ctx actor.Context) {
 	go func() {
 		defer e.late.Done()
 		time.Sleep(50 * time.Millisecond)
-		ctx.Send(sender, n)
-		ctx.Send(sender, n-1)
+		e.root.Send(sender, n)
+		e.root.Send(sender, n-1)
 	}()
 }
 
@@ -39,7 +42,7 @@ func newEcho(t testing.TB) (*actor.ActorSystem, *actor.PID, *echo) {
 	// the leak check; protoactor's own logging off.
 	sys := actor.NewActorSystem(actor.WithDeadLetterThrottleInterval(time.Millisecond),
 		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) }))
-	e := &echo{}
+	e := &echo{root: sys.Root}
 	pid := sys.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return e }))
 	t.Cleanup(func() {
 		e.late.Wait()

@@ -419,11 +419,11 @@ func (s *System) writable() error {
 	return nil
 }
 
-// ---- Authentication -------------------------------------------------------
-
 // Markets are the markets in force: currencies, pairs and their bounds,
 // collection accounts and deposit keys.
 func (s *System) Markets() *engine.Markets { return s.markets }
+
+// ---- Authentication -------------------------------------------------------
 
 // Authenticate resolves an API key. Unknown and revoked keys fail alike.
 func (s *System) Authenticate(secret string) (Principal, bool) {
