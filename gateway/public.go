@@ -205,7 +205,6 @@ func requestHash(cmd *actors.CreateQuote) [32]byte {
 	b = append(b, byte(cmd.Pair.Source), byte(cmd.Pair.Destination), byte(cmd.Direction), byte(cmd.Chain), byte(cmd.Channel))
 	b = binary.AppendVarint(b, int64(cmd.Amount))
 	b = engine.AppendRateUvarint(b, cmd.Rate) // a rate below 2^64 units hashes as before
-
 	b = append(b, cmd.Listing[:]...)
 	if c := cmd.Chat; c != nil {
 		for _, s := range []string{c.ConversationID, c.ChatQuoteID, c.ListingID, c.NegotiationStartedAt, c.QuoteSentAt} {

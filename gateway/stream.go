@@ -178,11 +178,7 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 // pair in force, in the markets' order).
 func streamPairs(m *engine.Markets, from, to string) ([]engine.Pair, *apiError) {
 	if len(from) == 0 && len(to) == 0 {
-		pairs := make([]engine.Pair, len(m.Pairs))
-		for i, s := range m.Pairs {
-			pairs[i] = s.Pair
-		}
-		return pairs, nil
+		return m.PairList(), nil
 	}
 	source, sourceOK := engine.ParseCurrency(from)
 	destination, destinationOK := engine.ParseCurrency(to)

@@ -70,6 +70,11 @@ func TestMarketsFlag(t *testing.T) {
 		!strings.Contains(out, `{"source":"USDT","destination":"NGN","minSourceAmount":1,"maxSourceAmount":300000}`) {
 		t.Errorf("wal dump shows no MarketsSet with USDT/NGN:\n%s", out)
 	}
+	// Which currencies have collection accounts and deposit keys, by name
+	// only: the keys themselves are configuration.
+	if !strings.Contains(out, `"collectionAccounts":["GHS","NGN"],"depositKeys":["USDT/TRON","USDT/ETHEREUM"]`) {
+		t.Errorf("wal dump's MarketsSet does not name the collection accounts and deposit keys:\n%s", out)
+	}
 }
 
 // exampleKey is the markets.example.json deposit key of chain for USDT.

@@ -129,14 +129,10 @@ func dumpMarketsOf(m *engine.Markets) *dumpMarkets {
 		if _, ok := m.Collection[c]; ok {
 			d.Collection = append(d.Collection, c.String())
 		}
-		for _, s := range m.Currencies {
-			if s.Currency != c {
-				continue
-			}
-			for _, ch := range s.Chains {
-				if m.DepositKeys[c][ch] != "" {
-					d.DepositKeys = append(d.DepositKeys, c.String()+"/"+ch.String())
-				}
+		spec, _ := m.Currency(c)
+		for _, ch := range spec.Chains {
+			if m.DepositKeys[c][ch] != "" {
+				d.DepositKeys = append(d.DepositKeys, c.String()+"/"+ch.String())
 			}
 		}
 	}
