@@ -467,6 +467,10 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 		Chain: engine.ChainEthereum})
 	mustTransition(t, sys, completed, jsonAccept(t, bayo, completed))
 	clk.Advance(time.Minute)
+	if r := sys.DepositAccount(&actors.DepositAccount{Account: walletOf(t, bayo, engine.ModeLive, engine.CurrencyNGN),
+		Amount: amount(t, "100000", engine.CurrencyNGN)}); r.Err != nil || r.Result != engine.ResultOK {
+		t.Fatalf("deposit: %v %s", r.Err, r.Result) // funds first: a live completion spends the partner's wallet
+	}
 	mustTransition(t, sys, completed, completeOp)
 	cancelled := mustQuote(t, sys, sandboxUSDT(ada, "10", ""))
 	mustTransition(t, sys, cancelled, cancelOp)

@@ -34,8 +34,16 @@ func faultReply(msg any, err error) any {
 		return &QuoteReply{Err: err}
 	case *PoolCommand:
 		return &PoolReply{Err: err}
-	case *DepositAccount:
+	case *DepositAccount, *WithdrawAccount:
 		return &AccountReply{Err: err}
+	case *SetCreditLimit:
+		return &CreditReply{Err: err}
+	case *recordReceipt:
+		return &ReceiptReply{Err: err}
+	case *readStatement:
+		return &StatementReply{Err: err}
+	case *fundCompletion:
+		return &fundingReply{err: err}
 	case *CreateClient, *CreateKey, *RevokeKey, *CreatePool:
 		return &AdminReply{Err: err}
 	}

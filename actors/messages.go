@@ -37,9 +37,6 @@ const (
 	OperationAccept QuoteOperation = iota + 1
 	OperationCancel
 	OperationComplete
-	// OperationRecordPayIn records a deposit seen to the quote's pay-in
-	// address (an operator's; System.RecordPayIn).
-	OperationRecordPayIn
 )
 
 // TransitionQuote asks a quote actor to accept, cancel or complete.
@@ -49,9 +46,6 @@ type TransitionQuote struct {
 	Accept    engine.AcceptQuote // OperationAccept only
 	// ByOperator: an operator's cancel (the admin API), recorded as such.
 	ByOperator bool
-	// PayInAmount and PayInTx: OperationRecordPayIn only.
-	PayInAmount engine.Amount
-	PayInTx     string
 }
 
 // QuoteReply answers CreateQuote and TransitionQuote.
@@ -63,6 +57,7 @@ type QuoteReply struct {
 	Field       string                   // on ResultValidation: the offending request member
 	Exposure    *ExposureLimit           // on ResultExposureLimit
 	Bounds      engine.PairSpec          // on ResultOutsidePairBounds: the pair and its bounds
+	Funding     *engine.Funding          // on ResultInsufficientFunds: what the wallet can spend
 	Replayed    bool                     // an Idempotency-Key replay
 	Err         error                    // an operating failure (storage, shutdown): 503
 }
@@ -138,15 +133,6 @@ type poolEventApplied struct {
 // (engine.RouteOutcome) to the pool actor, which applies it with
 // engine.Pool.ApplySliceEffect.
 type sliceEffect struct{ effect engine.SliceEffect }
-
-// walletCredited carries a completed quote's payout to the treasury actor,
-// which applies it and then sends reply (if any) to replyTo: a partner that
-// reads its balance after the completion's 200 sees the credit.
-type walletCredited struct {
-	credit  engine.WalletCredit
-	replyTo *actor.PID
-	reply   *QuoteReply
-}
 
 // clientOpened carries a durable ClientCreated to a treasury actor.
 type clientOpened struct{ event *engine.ClientCreated }

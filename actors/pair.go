@@ -203,6 +203,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys.armExpiry(ref, q.ExpiresAt)
 	sys.quotes.Store(q.ID, ref)
 	sys.listing.add(q, ref)
+	sys.references.add(q)
 	sys.countQuote(q.Mode, 0, q.Status)
 	if ev.IdempotencyKey != "" {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},

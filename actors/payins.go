@@ -80,21 +80,6 @@ func (p *payIns) quoteOf(id engine.AddressID) (engine.QuoteID, bool) {
 	return v.(engine.QuoteID), true
 }
 
-// RecordPayIn records, for an operator, a deposit seen on chain to a
-// pay-in address: the quote's pay-in becomes pending.
-func (s *System) RecordPayIn(id engine.AddressID, amount engine.Amount, txHash string) *QuoteReply {
-	quote, ok := s.payIns.quoteOf(id)
-	if !ok {
-		return &QuoteReply{Result: engine.ResultPayInNotFound}
-	}
-	ref, ok := s.quoteRef(quote)
-	if !ok {
-		return &QuoteReply{Result: engine.ResultPayInNotFound}
-	}
-	return s.TransitionQuote(ref.client, ref.mode, quote, &TransitionQuote{Operation: OperationRecordPayIn,
-		PayInAmount: amount, PayInTx: txHash})
-}
-
 // PayInQuote returns the quote a pay-in address was issued to, while it is
 // held.
 func (s *System) PayInQuote(id engine.AddressID) (*engine.Quote, bool) {

@@ -87,13 +87,34 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		}
 	}
 	res, ev, allowed := decide(a.quote, cmd, a.sys.nowMillis(), a.sys.cfg.PaymentWindow.Milliseconds())
-	if acc, ok := ev.(*engine.QuoteAccepted); ok {
-		payIn, err := a.sys.payIns.issue(a.quote, acc.At, a.sys.ids)
+	switch ev := ev.(type) {
+	case *engine.QuoteAccepted:
+		payIn, err := a.sys.payIns.issue(a.quote, ev.At, a.sys.ids)
 		if err != nil {
 			ctx.Respond(&QuoteReply{Err: err})
 			return
 		}
-		acc.PayIn = payIn
+		if payIn == nil && a.quote.Pair.Source.IsToken() {
+			// No deposit key for the quote's chain (the markets changed):
+			// never awaiting_payment without instructions. Nothing held
+			// changes: the quote stays pending.
+			ctx.Respond(&QuoteReply{Result: engine.ResultPayInUnavailable, Quote: a.quote.Clone()})
+			return
+		}
+		ev.PayIn = payIn
+	case *engine.QuoteCompleted:
+		// Funds first: the treasury decides and promises the money.
+		funding, err := a.sys.fundCompletion(a.quote)
+		if err != nil {
+			ctx.Respond(&QuoteReply{Err: err})
+			return
+		}
+		if funding.result != engine.ResultOK {
+			f := funding.funding
+			ctx.Respond(&QuoteReply{Result: funding.result, Quote: a.quote.Clone(), Funding: &f})
+			return
+		}
+		ev.Wallet, ev.Simulated = funding.funding.Wallet.ID, funding.funding.Simulated
 	}
 	if ev != nil {
 		a.apply(ctx, ev, ctx.Sender())
@@ -136,6 +157,9 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 	a.inFlight--
 	sys, view := a.sys, msg.view
 	if msg.err != nil {
+		if c, ok := msg.event.(*engine.QuoteCompleted); ok && c.Funded() {
+			sys.root.Send(sys.treasuries[view.Mode], &fundsReleased{wallet: c.Wallet, amount: c.Reserved(view)})
+		}
 		if msg.replyTo != nil {
 			ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
 		}
@@ -181,8 +205,8 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 // wallet it pays. Called by the quote actor once the event is durable, in
 // log order, so effects arrive in log order.
 // It reports whether it took over sending reply to replyTo: a completion
-// credited to a wallet is answered by the treasury once the credit is
-// applied, so the partner's next balance read includes it.
+// that debits or credits a wallet is answered by the treasury once both
+// are applied, so the partner's next balance read includes them.
 func (s *System) quoteConsequences(q *engine.Quote, ev engine.Event, replyTo *actor.PID, reply *QuoteReply) (replied bool) {
 	o := new(engine.Outcome)
 	engine.RouteOutcome(q, ev, o)
@@ -197,8 +221,9 @@ func (s *System) routeOutcome(o *engine.Outcome, replyTo *actor.PID, reply *Quot
 	if o.BookDelta != 0 || o.KeyDelta != 0 {
 		s.root.Send(s.pairs[o.Book], &bookOutcome{outcome: o})
 	}
-	if c := o.Credit; c != nil {
-		s.root.Send(s.treasuries[c.Mode], &walletCredited{credit: *c, replyTo: replyTo, reply: reply})
+	if o.Credit != nil || o.Debit != nil {
+		mode := o.Book.Mode
+		s.root.Send(s.treasuries[mode], &walletsSettled{debit: o.Debit, credit: o.Credit, replyTo: replyTo, reply: reply})
 		replied = reply != nil
 	}
 	return replied
@@ -257,9 +282,6 @@ func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int6
 	case OperationComplete:
 		res, ev := q.Complete(now)
 		return res, asEvent(ev), engine.CompleteAllowedFrom
-	case OperationRecordPayIn:
-		res, ev := q.RecordPayIn(cmd.PayInAmount, cmd.PayInTx, now)
-		return res, asEvent(ev), []engine.Status{engine.StatusAwaitingPayment}
 	}
 	return engine.ResultValidation, nil, nil
 }

@@ -100,6 +100,10 @@ type System struct {
 	open      sync.Map   // engine.KeyID → *atomic.Int64, open quotes per API key
 	idem      idempotencyIndex
 	payIns    payIns // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
+	// receipts are each quote's payments received, published by the
+	// treasuries; references finds a quote by its bank reference (funds.go).
+	receipts   receiptViews
+	references referenceIndex
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable
@@ -190,7 +194,10 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			ref.view.Store(cloneAccount(a))
 			s.accounts.Store(id, ref)
 		}
-		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t}, kindTreasury)
+		for key := range t.Receipts {
+			s.receipts.publish(t.Receipts[key].Quote, t.ReceiptsOf(t.Receipts[key].Quote))
+		}
+		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(map[engine.AccountID]engine.Amount)}, kindTreasury)
 	}
 	// The recovered books already rank every pool with its available
 	// liquidity; the pair actors only need each pool's name and account.
@@ -701,8 +708,9 @@ func cloneAccount(a *engine.Account) *engine.Account { c := *a; return &c }
 // Now is the engine time the actors use.
 func (s *System) Now() time.Time { return s.cfg.Clock() }
 
-// Maintain forgets what retention allows: Idempotency-Keys older than 24 h
-// and terminal quotes older than the retention (they stay in the log).
+// Maintain forgets what retention allows: Idempotency-Keys older than 24 h,
+// terminal quotes, wallet postings and receipts older than the retention
+// (they stay in the log).
 // The server calls it periodically.
 func (s *System) Maintain() {
 	now := s.nowMillis()
@@ -712,17 +720,23 @@ func (s *System) Maintain() {
 		return
 	}
 	forgotten := make(map[*quoteRef]bool)
+	var references []string
 	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
 		q := ref.view.Load()
 		if ref.pid.Load() == nil && q.EndedBefore(now-retention) {
 			s.countQuote(q.Mode, q.Status, 0)
 			forgotten[ref] = true
+			references = append(references, q.Reference)
 			return true
 		}
 		return false
 	})
 	if len(forgotten) > 0 {
 		s.listing.drop(func(ref *quoteRef) bool { return forgotten[ref] })
+		s.references.drop(references)
+	}
+	for _, pid := range s.treasuries {
+		s.root.Send(pid, &forgetFunds{cutoff: now - retention})
 	}
 }
 

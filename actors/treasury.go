@@ -14,6 +14,9 @@ import (
 type treasuryActor struct {
 	sys      *System
 	treasury *engine.Treasury
+	// committed is, per wallet, what completions in flight were promised
+	// (funds.go): decided, not yet durable.
+	committed map[engine.AccountID]engine.Amount
 }
 
 func (a *treasuryActor) Receive(ctx actor.Context) {
@@ -26,14 +29,25 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 					a.publish(w.Account)
 				}
 			}
-		case *walletCredited:
-			a.treasury.ApplyCredit(msg.credit.Account, msg.credit.Amount)
-			a.publish(msg.credit.Account)
-			if msg.reply != nil {
-				ctx.Send(msg.replyTo, msg.reply)
-			}
+		case *walletsSettled:
+			a.settle(ctx, msg)
+		case *fundCompletion:
+			a.fund(ctx, msg.quote)
+		case *fundsReleased:
+			a.release(msg.wallet, msg.amount)
 		case *DepositAccount:
 			a.deposit(ctx, msg)
+		case *WithdrawAccount:
+			a.withdraw(ctx, msg)
+		case *SetCreditLimit:
+			a.setCredit(ctx, msg)
+		case *recordReceipt:
+			a.receive(ctx, msg)
+		case *readStatement:
+			page, more, known := a.treasury.Statement(msg.account, msg.after, msg.limit)
+			ctx.Respond(&StatementReply{Postings: page, More: more, Known: known})
+		case *forgetFunds:
+			a.forget(msg.cutoff)
 		case *treasurySnapshot:
 			ctx.Respond(a.snapshot())
 		}
@@ -55,15 +69,8 @@ func (a *treasuryActor) deposit(ctx actor.Context, cmd *DepositAccount) {
 		return
 	}
 	ev := &engine.AccountDeposited{At: a.sys.nowMillis(), Account: cmd.Account, Amount: cmd.Amount}
-	a.treasury.ApplyCredit(cmd.Account, cmd.Amount)
-	view := a.publish(cmd.Account)
-	replyTo := ctx.Sender()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		if err != nil {
-			return replyTo, &AccountReply{Err: err}
-		}
-		return replyTo, &AccountReply{Result: engine.ResultOK, Account: view}
-	}, ev)
+	a.treasury.ApplyDeposit(ev)
+	a.logged(ctx, ev, cmd.Account)
 }
 
 // publish stores a new view of one wallet and returns it.
@@ -74,10 +81,12 @@ func (a *treasuryActor) publish(id engine.AccountID) *engine.Account {
 	return view
 }
 
-// snapshot is a consistent copy of the sub-ledger for the ledger check.
+// snapshot is a consistent copy of the sub-ledger (balances, clearing
+// shards, credit limits) for the ledger check.
 func (a *treasuryActor) snapshot() *engine.Treasury {
 	t := &engine.Treasury{Mode: a.treasury.Mode, Clearing: a.treasury.Clearing,
-		Wallets: make(map[engine.AccountID]*engine.Account, len(a.treasury.Wallets))}
+		Wallets: make(map[engine.AccountID]*engine.Account, len(a.treasury.Wallets)),
+		Credit:  maps.Clone(a.treasury.Credit)}
 	for id, w := range maps.All(a.treasury.Wallets) {
 		t.Wallets[id] = cloneAccount(w)
 	}

@@ -211,9 +211,11 @@ func (a *Admin) CancelQuote(ctx context.Context, quoteID string, opts ...CallOpt
 
 // RecordPayIn records a deposit seen on chain to a crypto pay-in address
 // (POST /admin/v1/payins/{addressId}/seen; oja admin payins seen): the
-// quote's pay-in becomes pending. It answers with the quote.
-func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decimal.Decimal, txHash string, opts ...CallOption) (Quote, error) {
-	var out Quote
+// amount is credited to the partner's wallet in the token at once. The
+// same txHash again with the same amount changes nothing; with another
+// amount it is a CONFLICT. It answers with the pay-in.
+func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decimal.Decimal, txHash string, opts ...CallOption) (PayIn, error) {
+	var out PayIn
 	body := struct {
 		Amount json.Number `json:"amount"`
 		TxHash string      `json:"txHash"`
@@ -226,18 +228,21 @@ func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decima
 // /admin/v1/payins/{addressId}; oja admin payins get).
 type PayIn struct {
 	CryptoPayIn
-	QuoteID     string        `json:"quoteId"`
-	QuoteStatus QuoteStatus   `json:"quoteStatus"`
-	ClientID    string        `json:"clientId"`
-	Mode        Mode          `json:"mode"`
-	Deposit     *PayInDeposit `json:"deposit,omitempty"` // the deposit recorded, once one is
+	QuoteID        string          `json:"quoteId"`
+	QuoteStatus    QuoteStatus     `json:"quoteStatus"`
+	ClientID       string          `json:"clientId"`
+	Mode           Mode            `json:"mode"`
+	ReceivedAmount decimal.Decimal `json:"receivedAmount"`
+	Deposits       []PayInDeposit  `json:"deposits"`          // credited, oldest first
+	Deposit        *PayInDeposit   `json:"deposit,omitempty"` // one recorded before funds first (credited nothing)
 }
 
-// PayInDeposit is a deposit an operator recorded.
+// PayInDeposit is a deposit to a pay-in address.
 type PayInDeposit struct {
-	Amount decimal.Decimal `json:"amount"`
-	TxHash string          `json:"txHash"`
-	SeenAt time.Time       `json:"seenAt"`
+	Amount    decimal.Decimal `json:"amount"`
+	TxHash    string          `json:"txHash"`
+	CreatedAt time.Time       `json:"createdAt"` // when it was credited
+	SeenAt    time.Time       `json:"seenAt"`    // Deposit only
 }
 
 // GetPayIn looks a crypto pay-in up by its address id.

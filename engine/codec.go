@@ -328,6 +328,23 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.Quote)
 	case *QuoteCompleted:
 		e.id(ev.Quote)
+		if ev.Funded() {
+			e.id(ev.Wallet)
+			e.amount(ev.Simulated)
+		}
+	case *PaymentReceived:
+		e.byte1(uint8(ev.Method))
+		e.id(ev.Quote)
+		e.id(ev.Account)
+		e.amount(ev.Amount)
+		e.str(ev.Reference)
+		e.id(ev.Address)
+	case *AccountWithdrawn:
+		e.id(ev.Account)
+		e.amount(ev.Amount)
+	case *CreditLimitSet:
+		e.id(ev.Account)
+		e.amount(ev.Limit)
 	case *WebhookCreated:
 		e.webhookCreated(ev)
 	case *WebhookDeleted:
@@ -427,6 +444,32 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &QuoteExpired{At: at, Quote: d.id()}
 	case EventQuoteCompleted:
 		ev = &QuoteCompleted{At: at, Quote: d.id()}
+	case EventQuoteCompletedFunded:
+		e := &QuoteCompleted{At: at, Quote: d.id(), Wallet: d.id(), Simulated: d.amount()}
+		if !e.Funded() || e.Simulated < 0 || e.Simulated > AmountMax {
+			d.fail()
+		}
+		ev = e
+	case EventPaymentReceived:
+		e := &PaymentReceived{At: at, Method: ReceiptMethod(d.byte1()), Quote: d.id(), Account: d.id(),
+			Amount: d.amount(), Reference: d.str(), Address: d.id()}
+		if e.Method != ReceiptCrypto && e.Method != ReceiptBank || e.Amount <= 0 || e.Amount > AmountMax ||
+			e.Reference == "" || len(e.Reference) > ReceiptReferenceBytesMax {
+			d.fail()
+		}
+		ev = e
+	case EventAccountWithdrawn:
+		e := &AccountWithdrawn{At: at, Account: d.id(), Amount: d.amount()}
+		if e.Amount <= 0 || e.Amount > AmountMax {
+			d.fail()
+		}
+		ev = e
+	case EventCreditLimitSet:
+		e := &CreditLimitSet{At: at, Account: d.id(), Limit: d.amount()}
+		if e.Limit < 0 || e.Limit > AmountMax {
+			d.fail()
+		}
+		ev = e
 	case EventWebhookCreated:
 		ev = d.webhookCreated(at)
 	case EventWebhookDeleted:

@@ -37,7 +37,15 @@ const (
 	// acceptance encodes as it always did).
 	EventQuoteAcceptedWithPayIn EventType = 20
 	EventPayInSeen              EventType = 21
-	eventTypeEnd                EventType = 22
+	// Funds first (funds.go).
+	EventPaymentReceived  EventType = 22
+	EventAccountWithdrawn EventType = 23
+	EventCreditLimitSet   EventType = 24
+	// EventQuoteCompletedFunded is a QuoteCompleted that debits the
+	// partner's source wallet (its own tag: a completion logged before
+	// funds first encodes and replays as it always did).
+	EventQuoteCompletedFunded EventType = 25
+	eventTypeEnd              EventType = 26
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -62,6 +70,10 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventMarketsSet:               "MarketsSet",
 	EventQuoteAcceptedWithPayIn:   "QuoteAcceptedWithPayIn",
 	EventPayInSeen:                "PayInSeen",
+	EventPaymentReceived:          "PaymentReceived",
+	EventAccountWithdrawn:         "AccountWithdrawn",
+	EventCreditLimitSet:           "CreditLimitSet",
+	EventQuoteCompletedFunded:     "QuoteCompletedFunded",
 }
 
 func (t EventType) String() string {
@@ -298,10 +310,18 @@ type QuoteExpired struct {
 }
 
 // QuoteCompleted: holds consumed, postings made (see Pool.ApplySettle).
+// A funded completion (Wallet set; every completion since funds first)
+// also debits the partner's source wallet, after a simulated pay-in of
+// Simulated in sandbox (funds.go).
 type QuoteCompleted struct {
-	At    int64
-	Quote QuoteID
+	At        int64
+	Quote     QuoteID
+	Wallet    AccountID
+	Simulated Amount
 }
+
+// Funded reports whether the completion debits the partner's wallet.
+func (e *QuoteCompleted) Funded() bool { return !e.Wallet.IsZero() }
 
 func (*ClientCreated) Type() EventType    { return EventClientCreated }
 func (*KeyCreated) Type() EventType       { return EventKeyCreated }
@@ -325,8 +345,13 @@ func (e *QuoteCancelled) Type() EventType {
 	}
 	return EventQuoteCancelled
 }
-func (*QuoteExpired) Type() EventType   { return EventQuoteExpired }
-func (*QuoteCompleted) Type() EventType { return EventQuoteCompleted }
+func (*QuoteExpired) Type() EventType { return EventQuoteExpired }
+func (e *QuoteCompleted) Type() EventType {
+	if e.Funded() {
+		return EventQuoteCompletedFunded
+	}
+	return EventQuoteCompleted
+}
 
 func (e *ClientCreated) Time() int64    { return e.At }
 func (e *KeyCreated) Time() int64       { return e.At }

@@ -28,7 +28,9 @@ func (k AccountKind) String() string {
 
 // Account is one ledger account. Balance moves only through postings whose
 // two legs are applied together by one owner (see the sub-ledger note on
-// Treasury). INVARIANT: for every kind but clearing, 0 <= Held <= Balance.
+// Treasury). INVARIANT: for every kind but clearing, 0 <= Held <= Balance,
+// except a wallet, whose balance may go down to minus its credit limit
+// (Treasury.Credit).
 type Account struct {
 	ID       AccountID
 	Kind     AccountKind
@@ -70,14 +72,28 @@ type Treasury struct {
 	Wallets  map[AccountID]*Account
 	byClient map[ClientID]*[CurrenciesMax]AccountID
 	Clearing [CurrenciesMax]Amount // this sub-ledger's shard of each clearing account
+	// Credit is each wallet's credit limit (absent: 0); see funds.go.
+	Credit map[AccountID]Amount
+	// History is each wallet's statement, oldest first; PostingSeq the
+	// sequence of the last posting (funds.go).
+	History    map[AccountID][]Posting
+	PostingSeq uint64
+	// Receipts are the payments received by idempotency key; receiptsOf
+	// indexes them by quote (funds.go).
+	Receipts   map[ReceiptKey]*PaymentReceived
+	receiptsOf map[QuoteID][]*PaymentReceived
 }
 
 // NewTreasury returns the empty treasury of mode m.
 func NewTreasury(m Mode) *Treasury {
 	return &Treasury{
-		Mode:     m,
-		Wallets:  make(map[AccountID]*Account),
-		byClient: make(map[ClientID]*[CurrenciesMax]AccountID),
+		Mode:       m,
+		Wallets:    make(map[AccountID]*Account),
+		byClient:   make(map[ClientID]*[CurrenciesMax]AccountID),
+		Credit:     make(map[AccountID]Amount),
+		History:    make(map[AccountID][]Posting),
+		Receipts:   make(map[ReceiptKey]*PaymentReceived),
+		receiptsOf: make(map[QuoteID][]*PaymentReceived),
 	}
 }
 
@@ -125,16 +141,6 @@ func (t *Treasury) ClientWallets(client ClientID) []*Account {
 		}
 	}
 	return out
-}
-
-// ApplyCredit posts clearing(currency of the wallet) → wallet.
-// REQUIRES: the wallet exists and amount > 0.
-func (t *Treasury) ApplyCredit(wallet AccountID, amount Amount) {
-	a := t.Wallets[wallet]
-	assert(a != nil, "credit to unknown wallet %s", wallet)
-	assert(amount > 0, "credit of %d", amount)
-	t.Clearing[a.Currency] -= amount
-	a.Balance += amount
 }
 
 // LedgerSums adds this sub-ledger's balances per currency to sums.

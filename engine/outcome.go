@@ -3,7 +3,7 @@ package engine
 // Routing a quote's outcome (etcd-io/raft's Ready is the model): a durable
 // quote event changes the quote and, through it, state owned by others —
 // the pools holding its slices, its pair's book, the treasury of a wallet it
-// pays. RouteOutcome says what each owner must do, as data; each owner
+// pays or (a funded completion) debits. RouteOutcome says what each owner must do, as data; each owner
 // applies its own part with one method (Pool.ApplySliceEffect,
 // Book.ApplyOutcome, Treasury.ApplyCredit). State.Apply (replay, the
 // tools, the invariants build) and the live actors (each actor its own
@@ -30,9 +30,25 @@ type SliceEffect struct {
 
 // WalletCredit is a completion's payout to the partner's wallet.
 type WalletCredit struct {
-	Mode    Mode
-	Account AccountID
-	Amount  Amount
+	Mode      Mode
+	Account   AccountID
+	Amount    Amount
+	Quote     QuoteID
+	Reference string // the quote's reference, for the statement
+	At        int64
+}
+
+// WalletDebit is a funded completion's spending from the partner's source
+// wallet (wallet → clearing), after a simulated pay-in of Simulated
+// (sandbox) — see funds.go.
+type WalletDebit struct {
+	Mode      Mode
+	Account   AccountID
+	Amount    Amount // the quote's total source amount
+	Simulated Amount
+	Quote     QuoteID
+	Reference string
+	At        int64
 }
 
 // Outcome is one durable quote event routed to the owners it affects.
@@ -44,6 +60,7 @@ type Outcome struct {
 	Book      BookKey
 	BookDelta int8
 	Credit    *WalletCredit // a completion settled to a wallet, else nil
+	Debit     *WalletDebit  // a funded completion's spending, else nil
 	// Key is the API key that created the quote; KeyDelta is +1 when the
 	// quote starts reserving Reserved (its total destination) and -1 when
 	// it stops (released or settled), 0 otherwise. The live pair actor
@@ -60,7 +77,7 @@ type Outcome struct {
 func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}, Key: q.Key, Reserved: q.TotalDestination}
 	var kind SliceEffectKind
-	switch ev.(type) {
+	switch ev := ev.(type) {
 	case *PayInSeen:
 		return
 	case *QuoteCreated:
@@ -70,7 +87,12 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 	case *QuoteCompleted:
 		kind, o.KeyDelta = SliceSettle, -1
 		if q.Settlement.Kind == SettlementWallet {
-			o.Credit = &WalletCredit{Mode: q.Mode, Account: q.Settlement.Account, Amount: q.TotalDestination}
+			o.Credit = &WalletCredit{Mode: q.Mode, Account: q.Settlement.Account, Amount: q.TotalDestination,
+				Quote: q.ID, Reference: q.Reference, At: ev.At}
+		}
+		if ev.Funded() {
+			o.Debit = &WalletDebit{Mode: q.Mode, Account: ev.Wallet, Amount: q.TotalSource, Simulated: ev.Simulated,
+				Quote: q.ID, Reference: q.Reference, At: ev.At}
 		}
 	case *QuoteCancelled, *QuoteExpired:
 		kind, o.BookDelta, o.KeyDelta = SliceRelease, +1, -1
@@ -117,7 +139,10 @@ func (s *State) applyOutcome(o *Outcome) {
 		s.Pools[e.Pool].ApplySliceEffect(e)
 	}
 	s.Books[o.Book].ApplyOutcome(o)
+	if d := o.Debit; d != nil {
+		s.Treasuries[d.Mode].ApplyDebit(d)
+	}
 	if c := o.Credit; c != nil {
-		s.Treasuries[c.Mode].ApplyCredit(c.Account, c.Amount)
+		s.Treasuries[c.Mode].ApplyCredit(c)
 	}
 }

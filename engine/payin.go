@@ -20,9 +20,9 @@ import (
 // the QuoteAccepted itself: what the partner was told never changes, even
 // if the configured key does.
 //
-// Status: active from the acceptance; pending once an operator records a
-// deposit seen on chain (PayInSeen); expired when the quote ends without
-// one (payment window over, cancelled) — or completed without one.
+// Status: active from the acceptance; pending once a deposit is credited
+// (PaymentReceived, funds.go; or a PayInSeen of a log written before funds
+// first, which credited nothing); expired once the quote has ended.
 
 // PayInSeries is the (token, chain) a derivation index counts in.
 type PayInSeries struct {
@@ -56,17 +56,20 @@ const (
 	PayInExpired = "expired"
 )
 
-// PayInStatus is q's pay-in status; "" when q has none.
-func (q *Quote) PayInStatus() string {
+// PayInStatus is q's pay-in status (contract §15.1); "" when q has none.
+// received says whether a deposit to it was credited (a PaymentReceived;
+// the treasury holds them): active until the first deposit, pending while
+// the quote awaits payment after one, expired once the quote has ended.
+func (q *Quote) PayInStatus(received bool) string {
 	switch p := q.PayIn; {
 	case p == nil:
 		return ""
-	case p.SeenAt != 0:
+	case !q.Status.Open():
+		return PayInExpired
+	case received || p.SeenAt != 0:
 		return PayInPending
-	case q.Status == StatusAwaitingPayment:
-		return PayInActive
 	}
-	return PayInExpired
+	return PayInActive
 }
 
 // VirtualAccountID is the stable identifier of a client's deposits in one
@@ -87,7 +90,9 @@ func PayInWarning(token Currency, chain Chain) string {
 const PayInTxHashMax = 128
 
 // PayInSeen records that a deposit to a quote's pay-in address was seen on
-// chain (an operator's POST /admin/v1/payins/{addressId}/seen).
+// chain. Written only before funds first (an operator's seen then credited
+// nothing; now it is a PaymentReceived): replay still applies it to the
+// quote's pay-in, and nothing else.
 type PayInSeen struct {
 	At     int64
 	Quote  QuoteID
@@ -98,9 +103,10 @@ type PayInSeen struct {
 func (ev *PayInSeen) Type() EventType { return EventPayInSeen }
 func (ev *PayInSeen) Time() int64     { return ev.At }
 
-// RecordPayIn decides an operator's report of a deposit: refused unless q
-// awaits payment with an active pay-in; the same report again is a safe
-// repeat (ResultOK, no event); another report after one is INVALID_STATE.
+// RecordPayIn is the rule a PayInSeen was decided by (replay checks old
+// logs with it): refused unless q awaits payment with an active pay-in; the
+// same report again is a safe repeat (ResultOK, no event); another report
+// after one is INVALID_STATE.
 func (q *Quote) RecordPayIn(amount Amount, txHash string, now int64) (Result, *PayInSeen) {
 	p := q.PayIn
 	switch {

@@ -34,6 +34,16 @@ const (
 	// ResultAmountOutOfRange's).
 	ResultOutsidePairBounds
 	ResultPayInNotFound
+	// ResultReceiptConflict: a transaction hash or bank transaction id
+	// recorded before with another amount or quote (409 CONFLICT).
+	ResultReceiptConflict
+	// ResultCreditInUse: a wallet already spends more credit than a new,
+	// lower limit allows (409 CONFLICT).
+	ResultCreditInUse
+	// ResultPayInUnavailable: a token-source quote cannot be given a
+	// deposit address (no deposit key for its chain): its accept is
+	// refused and it stays pending (409).
+	ResultPayInUnavailable
 	resultCount
 )
 
@@ -73,4 +83,7 @@ var resultNames = [resultCount]string{
 	ResultTooManyWebhooks:       "TooManyWebhooks",
 	ResultOutsidePairBounds:     "OutsidePairBounds",
 	ResultPayInNotFound:         "PayInNotFound",
+	ResultReceiptConflict:       "ReceiptConflict",
+	ResultCreditInUse:           "CreditInUse",
+	ResultPayInUnavailable:      "PayInUnavailable",
 }

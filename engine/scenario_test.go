@@ -35,6 +35,13 @@ import (
 //	pools                              quotes
 //	wallets CLIENT MODE                ledger
 //
+// Funds first (funds.go); complete above is a completion logged before it
+// (nothing debited), settle the one the service makes now:
+//
+//	settle QUOTE                       pay QUOTE bank|crypto AMOUNT REFERENCE
+//	payout CLIENT MODE CURRENCY AMOUNT credit CLIENT MODE CURRENCY LIMIT
+//	statement CLIENT MODE CURRENCY
+//
 // Run with -rewrite (datadriven's flag) to regenerate the expected output;
 // review it as a diff.
 func TestScenarios(t *testing.T) {
@@ -311,6 +318,87 @@ func (s *scenario) run(line string) string {
 			text += "\n" + s.walletLines(q.Client, q.Mode)
 		}
 		return text
+	case "settle":
+		need(1)
+		q := s.quote(args[0])
+		t := w.state.Treasuries[q.Mode]
+		res, ev, f := t.CompleteFunded(q, 0, w.now)
+		if ev != nil {
+			w.apply(ev)
+		}
+		text := s.transition("settle", q, res, ev != nil, engine.CompleteAllowedFrom)
+		switch {
+		case res == engine.ResultInsufficientFunds:
+			text += fmt.Sprintf(" (required %s, available %s, credit %s)", amountText(f.Required, q.Pair.Source),
+				amountText(f.Available, q.Pair.Source), amountText(f.Credit, q.Pair.Source))
+		case ev != nil && ev.Simulated > 0:
+			text += fmt.Sprintf("\nsimulated pay-in %s %s", amountText(ev.Simulated, q.Pair.Source), q.Pair.Source)
+		}
+		if ev != nil {
+			text += "\n" + s.walletLines(q.Client, q.Mode)
+		}
+		return text
+	case "pay":
+		need(4)
+		q := s.quote(args[0])
+		method, address := engine.ReceiptBank, engine.AddressID{}
+		if args[1] == "crypto" {
+			method = engine.ReceiptCrypto
+			if q.PayIn != nil {
+				address = q.PayIn.Address
+			}
+		}
+		res, ev := w.state.Treasuries[q.Mode].DecideReceipt(q, method, address, decimalAmount(s.t, args[2], q.Pair.Source), args[3], w.now)
+		if ev == nil {
+			return fmt.Sprintf("pay %s: %s (no event)", args[0], res)
+		}
+		w.apply(ev)
+		return fmt.Sprintf("pay %s: %s\n%s", args[0], res, s.walletLines(q.Client, q.Mode))
+	case "payout", "credit":
+		need(4)
+		c, m, cur := s.client(args[0]), s.mode(args[1]), s.currency(args[2])
+		t := w.state.Treasuries[m]
+		wallet := w.wallet(c, m, cur).ID
+		var amount engine.Amount
+		if args[3] != "0" {
+			amount = decimalAmount(s.t, args[3], cur)
+		}
+		var res engine.Result
+		var ev engine.Event
+		if fields[0] == "payout" {
+			r, e := t.DecideWithdrawal(wallet, amount, 0, w.now)
+			res, ev = r, asEvent(e)
+		} else {
+			r, e := t.DecideCreditLimit(wallet, amount, 0, w.now)
+			res, ev = r, asEvent(e)
+		}
+		if ev == nil {
+			return fmt.Sprintf("%s: %s", fields[0], res)
+		}
+		w.apply(ev)
+		return fmt.Sprintf("%s: %s, credit limit %s\n%s", fields[0], res, amountText(t.CreditLimit(wallet), cur), s.walletLines(c, m))
+	case "statement":
+		need(3)
+		c, m, cur := s.client(args[0]), s.mode(args[1]), s.currency(args[2])
+		page, more, _ := w.state.Treasuries[m].Statement(w.wallet(c, m, cur).ID, 0, 100)
+		var lines []string
+		for _, p := range page {
+			line := fmt.Sprintf("%s %s %s -> %s", engine.PostingID(m, p.Seq), p.Type, amountText(p.Amount, cur), amountText(p.BalanceAfter, cur))
+			if !p.Quote.IsZero() {
+				line += " quote " + s.names[p.Quote]
+			}
+			if p.Reference != "" && p.Type == engine.PostingPayIn {
+				line += " ref " + p.Reference
+			}
+			lines = append(lines, line)
+		}
+		if more {
+			lines = append(lines, "(more)")
+		}
+		if len(lines) == 0 {
+			return "no postings"
+		}
+		return strings.Join(lines, "\n")
 	case "cancel":
 		need(1)
 		q := s.quote(args[0])
@@ -374,4 +462,16 @@ func (s *scenario) run(line string) string {
 	}
 	s.fatalf("unknown command %q", line)
 	return ""
+}
+
+// asEvent turns a possibly nil event pointer into an Event that is nil
+// when the pointer is.
+func asEvent[P interface {
+	*E
+	engine.Event
+}, E any](ev P) engine.Event {
+	if ev == nil {
+		return nil
+	}
+	return ev
 }

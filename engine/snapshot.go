@@ -17,8 +17,11 @@ import (
 // webhooks with their outboxes; version 3 the markets in force (first, so
 // their currencies are registered before anything names one), clearing
 // shards and tickers as lists instead of one per default currency and
-// pair. Versions 1 and 2 (default markets) still decode.
-const snapshotVersion = 3
+// pair; version 4 (funds first) each owed payin.received event's receipt
+// and, at the end, each treasury's credit limits, statements and receipts.
+// Versions 1 to 3 still decode (with no credit, statements or receipts:
+// they had none).
+const snapshotVersion = 4
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -125,6 +128,10 @@ func AppendState(buf []byte, s *State) []byte {
 			e.byte1(uint8(o.Kind))
 			e.varint(o.At)
 			encodeQuote(&e, &o.Quote)
+			e.boolean(o.Receipt != nil) // version 4
+			if o.Receipt != nil {
+				e.receipt(o.Receipt)
+			}
 		}
 	}
 	// version 3: after the webhooks, each pay-in series' next index.
@@ -137,7 +144,107 @@ func AppendState(buf []byte, s *State) []byte {
 		e.byte1(uint8(k.Chain))
 		e.uvarint(uint64(s.PayInNext[k]))
 	}
+	// version 4: each treasury's credit limits, statements and receipts.
+	for _, m := range Modes {
+		encodeTreasuryFunds(&e, s.Treasuries[m])
+	}
 	return e.buf
+}
+
+// receipt writes a PaymentReceived with its time (the event codec's field
+// order).
+func (e *encoder) receipt(r *PaymentReceived) {
+	e.varint(r.At)
+	e.byte1(uint8(r.Method))
+	e.id(r.Quote)
+	e.id(r.Account)
+	e.amount(r.Amount)
+	e.str(r.Reference)
+	e.id(r.Address)
+}
+
+func (d *decoder) receipt() *PaymentReceived {
+	r := &PaymentReceived{At: d.varint(), Method: ReceiptMethod(d.byte1()), Quote: d.id(), Account: d.id(),
+		Amount: d.amount(), Reference: d.str(), Address: d.id()}
+	if r.Method != ReceiptCrypto && r.Method != ReceiptBank || r.Amount <= 0 || r.Reference == "" {
+		d.fail()
+	}
+	return r
+}
+
+// encodeTreasuryFunds writes what funds first keeps in a treasury, each
+// part in a deterministic order.
+func encodeTreasuryFunds(e *encoder, t *Treasury) {
+	e.uvarint(uint64(len(t.Credit)))
+	for _, id := range sortedKeys(t.Credit) {
+		e.id(id)
+		e.amount(t.Credit[id])
+	}
+	e.uvarint(t.PostingSeq)
+	e.uvarint(uint64(len(t.History)))
+	for _, id := range sortedKeys(t.History) {
+		h := t.History[id]
+		e.id(id)
+		e.uvarint(uint64(len(h)))
+		for i := range h {
+			p := &h[i]
+			e.uvarint(p.Seq)
+			e.byte1(uint8(p.Type))
+			e.amount(p.Amount)
+			e.amount(p.BalanceAfter)
+			e.id(p.Quote)
+			e.str(p.Reference)
+			e.varint(p.At)
+		}
+	}
+	// Receipts in log order (their postings' order is theirs too): by
+	// time, then key, so equal states encode equally.
+	receipts := slices.SortedFunc(maps.Values(t.Receipts), func(a, b *PaymentReceived) int {
+		return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Method, b.Method),
+			slices.Compare(a.Address[:], b.Address[:]), cmp.Compare(a.Reference, b.Reference))
+	})
+	e.uvarint(uint64(len(receipts)))
+	for _, r := range receipts {
+		e.receipt(r)
+	}
+}
+
+func decodeTreasuryFunds(d *decoder, t *Treasury, count func() uint64) {
+	for n := count(); n > 0 && d.err == nil; n-- {
+		id, limit := AccountID(d.id()), d.amount()
+		if _, ok := t.Wallets[id]; !ok || limit <= 0 {
+			d.fail()
+		}
+		t.Credit[id] = limit
+	}
+	t.PostingSeq = d.uvarint()
+	for n := count(); n > 0 && d.err == nil; n-- {
+		id := AccountID(d.id())
+		if _, ok := t.Wallets[id]; !ok {
+			d.fail()
+			return
+		}
+		postings := count()
+		h := make([]Posting, 0, postings)
+		for i := uint64(0); i < postings && d.err == nil; i++ {
+			p := Posting{Seq: d.uvarint(), Type: PostingType(d.byte1()), Amount: d.amount(), BalanceAfter: d.amount(),
+				Quote: d.id(), Reference: d.str(), At: d.varint()}
+			if p.Type == 0 || p.Type >= postingTypeEnd || p.Seq > t.PostingSeq || len(h) > 0 && p.Seq <= h[len(h)-1].Seq {
+				d.fail()
+			}
+			h = append(h, p)
+		}
+		t.History[id] = h
+	}
+	for n := count(); n > 0 && d.err == nil; n-- {
+		r := d.receipt()
+		if _, ok := t.Wallets[r.Account]; d.err != nil || !ok {
+			d.fail()
+			return
+		}
+		t.Receipts[r.Key()] = r
+		t.receiptsOf[r.Quote] = append(t.receiptsOf[r.Quote], r)
+	}
 }
 
 func encodeTicker(e *encoder, t *Ticker) {
@@ -345,6 +452,11 @@ func DecodeState(b []byte) (*State, error) {
 			s.PayInNext[k] = uint32(next)
 		}
 	}
+	if version >= 4 {
+		for _, m := range Modes {
+			decodeTreasuryFunds(&d, s.Treasuries[m], count)
+		}
+	}
 	if d.err != nil {
 		return nil, fmt.Errorf("engine: corrupt snapshot: %w", d.err)
 	}
@@ -408,7 +520,10 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64, version uint8) {
 			o := &w.Owed[i]
 			o.ID, o.Kind, o.At = d.id(), WebhookEvents(d.byte1()), d.varint()
 			decodeQuote(d, &o.Quote, version)
-			if o.Kind.String() == "" {
+			if version >= 4 && d.boolean() {
+				o.Receipt = d.receipt()
+			}
+			if o.Kind.String() == "" || (o.Kind == WebhookPayInReceived) != (o.Receipt != nil) {
 				d.fail()
 			}
 		}

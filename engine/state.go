@@ -168,7 +168,9 @@ func (s *State) apply(ev Event) error {
 		s.Book(p.Mode, p.Pair).AddAvailable(p.ID, -ev.Amount)
 	case *AccountDeposited:
 		t, _ := s.walletTreasury(ev.Account)
-		t.ApplyCredit(ev.Account, ev.Amount)
+		t.ApplyDeposit(ev)
+	case *PaymentReceived, *AccountWithdrawn, *CreditLimitSet:
+		s.applyFunds(ev)
 	case *QuoteCreated:
 		q := s.newQuote(ev)
 		s.Quotes[ev.Quote] = q
@@ -270,6 +272,8 @@ func (s *State) check(ev Event) error {
 		return s.checkQuoteCreated(ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
 		return s.checkLifecycle(ev)
+	case *PaymentReceived, *AccountWithdrawn, *CreditLimitSet:
+		return s.checkFunds(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled:
 		return s.checkWebhook(ev)
 	case *MarketsSet:
@@ -429,6 +433,9 @@ func (s *State) checkLifecycle(ev Event) error {
 			return s.checkPayIn(q, acc.PayIn)
 		}
 	}
+	if c, ok := ev.(*QuoteCompleted); ok && c.Funded() {
+		return s.checkFunds(c)
+	}
 	return nil
 }
 
@@ -469,7 +476,8 @@ func lifecycleFits(q *Quote, ev Event) error {
 
 // ForgetEnded drops every quote that ended (completed, cancelled or
 // expired) before cutoff (unix ms), with the Idempotency-Key record that
-// points at it, and returns how many it dropped: what the running service
+// points at it, and the wallet postings and receipts older than cutoff
+// (Treasury.Forget), and returns how many it dropped: what the running service
 // forgets after --retention (actors.System.Maintain), so that a State kept
 // for months — the log follower's, and the snapshots it saves — holds what
 // the service holds instead of every quote ever made. The log keeps them
@@ -492,6 +500,9 @@ func (s *State) ForgetEnded(cutoff int64) int {
 			}
 		}
 		dropped++
+	}
+	for _, m := range Modes {
+		dropped += s.Treasuries[m].Forget(cutoff)
 	}
 	if dropped > 0 {
 		s.ForgottenBefore = max(s.ForgottenBefore, cutoff)
@@ -528,7 +539,7 @@ type LedgerReport struct {
 
 // LedgerCheck verifies contract §3 for mode m: per currency the balances of
 // all accounts sum to zero; no non-clearing account has a negative balance
-// or available balance.
+// or available balance, but a wallet down to minus its credit limit.
 func (s *State) LedgerCheck(m Mode) LedgerReport {
 	var ledger LedgerAccumulator
 	t := s.Treasuries[m]
@@ -549,11 +560,14 @@ type LedgerAccumulator struct {
 	problems []string
 }
 
-func (l *LedgerAccumulator) checkAccount(a *Account) {
+// checkAccount checks one account: balance and available balance never
+// below zero, except a wallet's, which may go down to minus its credit
+// limit.
+func (l *LedgerAccumulator) checkAccount(a *Account, credit Amount) {
 	l.accounts[a.Currency]++
-	if a.Balance < 0 || a.Held < 0 || a.Held > a.Balance {
-		l.problems = append(l.problems, fmt.Sprintf("account %s (%s %s): balance %d, held %d",
-			a.ID, a.Kind, a.Currency, a.Balance, a.Held))
+	if a.Balance < -credit || a.Held < 0 || a.Held > a.Balance+credit {
+		l.problems = append(l.problems, fmt.Sprintf("account %s (%s %s): balance %d, held %d, credit %d",
+			a.ID, a.Kind, a.Currency, a.Balance, a.Held, credit))
 	}
 }
 
@@ -561,7 +575,7 @@ func (l *LedgerAccumulator) checkAccount(a *Account) {
 func (l *LedgerAccumulator) AddTreasury(t *Treasury) {
 	t.LedgerSums(&l.sums)
 	for _, a := range t.Wallets {
-		l.checkAccount(a)
+		l.checkAccount(a, t.Credit[a.ID])
 	}
 	for _, c := range KnownCurrencies() {
 		l.accounts[c]++ // the clearing account
@@ -571,8 +585,8 @@ func (l *LedgerAccumulator) AddTreasury(t *Treasury) {
 // AddPool adds a pool sub-ledger.
 func (l *LedgerAccumulator) AddPool(p *Pool) {
 	p.LedgerSums(&l.sums)
-	l.checkAccount(&p.Liquidity)
-	l.checkAccount(&p.Proceeds)
+	l.checkAccount(&p.Liquidity, 0)
+	l.checkAccount(&p.Proceeds, 0)
 	if p.Proceeds.Held != 0 {
 		l.problems = append(l.problems, fmt.Sprintf("proceeds account %s has a hold", p.Proceeds.ID))
 	}

@@ -45,9 +45,12 @@ const (
 	WebhookQuoteCompleted
 	WebhookQuoteCancelled
 	WebhookQuoteExpired
+	// WebhookPayInReceived: a payment for one of the client's quotes was
+	// credited to its wallet (PaymentReceived; data.payin).
+	WebhookPayInReceived
 	// WebhookEventsAll is every kind.
 	WebhookEventsAll = WebhookQuoteCreated | WebhookQuoteAccepted | WebhookQuoteCompleted |
-		WebhookQuoteCancelled | WebhookQuoteExpired
+		WebhookQuoteCancelled | WebhookQuoteExpired | WebhookPayInReceived
 )
 
 // webhookKinds lists the kinds in lifecycle order with their wire names.
@@ -60,6 +63,7 @@ var webhookKinds = []struct {
 	{WebhookQuoteCompleted, "quote.completed"},
 	{WebhookQuoteCancelled, "quote.cancelled"},
 	{WebhookQuoteExpired, "quote.expired"},
+	{WebhookPayInReceived, "payin.received"},
 }
 
 // ParseWebhookEvent maps a wire name ("quote.created", …) to its kind.
@@ -162,6 +166,22 @@ type OwedEvent struct {
 	Kind  WebhookEvents
 	At    int64 // the quote event's time
 	Quote Quote // the quote as that event left it (immutable parts shared)
+	// Receipt is a payin.received event's payment (immutable); nil for
+	// the quote kinds.
+	Receipt *PaymentReceived
+}
+
+// ReceiptEventID is the id of the payin.received event of a receipt:
+// derived from its idempotency key, so each receipt is one event.
+func ReceiptEventID(k ReceiptKey) EventID {
+	h := sha256.New()
+	h.Write([]byte("oja webhook payin\x00"))
+	h.Write([]byte{byte(k.Method)})
+	h.Write(k.Address[:])
+	h.Write([]byte(k.Reference))
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return EventID(sum[:16])
 }
 
 // WebhookObserver is told, on the applying goroutine, of the webhook
@@ -316,16 +336,29 @@ func (s *State) addWebhook(w *Webhook) {
 // owe records the webhook event a quote event is, for every endpoint of the
 // quote's client and mode subscribed to its kind.
 func (s *State) owe(q *Quote, ev Event) {
+	kind := WebhookKind(ev)
+	s.oweEvent(q, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
+}
+
+// oweReceipt records the payin.received event of a receipt for q.
+func (s *State) oweReceipt(q *Quote, r *PaymentReceived) {
+	s.oweEvent(q, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
+}
+
+// oweEvent owes e (its Quote filled in here) to every endpoint of q's
+// client and mode subscribed to its kind.
+func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 	hooks := s.webhooksOf[q.Client]
 	if len(hooks) == 0 {
 		return
 	}
-	kind := WebhookKind(ev)
+	kind := owed.Kind
 	for _, w := range hooks {
 		if w.Mode != q.Mode || w.Events&kind == 0 {
 			continue
 		}
-		e := OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time(), Quote: *q}
+		e := owed
+		e.Quote = *q
 		if len(w.Owed) >= WebhookOwedMax {
 			w.Dropped++
 			if s.webhookObserver != nil {

@@ -35,6 +35,7 @@ func (s *Server) adminRouter() *router.Router {
 	s.registerCluster(r)
 	s.registerLookups(r)
 	s.registerPayIns(r)
+	s.registerFunds(r)
 	s.registerAdminOpenAPI(r)
 	return r
 }

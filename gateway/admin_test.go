@@ -598,7 +598,11 @@ func mixedWorkload(t testing.TB, s *gatewaytest.Server, a, b gatewaytest.Partner
 	mustAccept(t, s, b.SandboxKey, create(b.SandboxKey, quoteRequest("NGN", "GHS", "1234.56", "0.0085", "source")))
 	create(a.SandboxKey, quoteRequest("NGN", "GHS", "1000", "0.0085", "source"))
 	live := create(a.LiveKey, quoteRequest("GHS", "USDT", "100", "0.0625", "source"))
-	mustAccept(t, s, a.LiveKey, live)
+	liveAccepted := mustAccept(t, s, a.LiveKey, live)
+	// Funds first: the live completion spends a's GHS, which a bank
+	// transfer carrying the quote's reference brought in.
+	wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/payins/bank", map[string]any{"amount": n("100"),
+		"reference": getString(t, getObject(t, getObject(t, liveAccepted, "metadata"), "bankPayIn"), "reference"), "bankTransactionId": "mixed-1"}))
 	wantOK(t, transition(t, s, a.LiveKey, getString(t, live, "quoteId"), "complete", nil))
 	wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+wallet(t, b, engine.ModeSandbox, engine.CurrencyNGN)+"/deposit",
 		map[string]any{"amount": n("250")}))

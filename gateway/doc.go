@@ -27,6 +27,8 @@
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)
 //	backupDirBytesMax      4096     the dir of POST /admin/v1/backup
+//	bankReferenceBytesMax  64       a quote's bank pay-in reference in POST /admin/v1/payins/bank
+//	bankTransactionIDBytesMax 128   a bank transaction id (the receipt's idempotency key)
 //	connectionsMax         20000    concurrent connections per listener
 //	connectionsPerIPMax    0        concurrent connections per client address (0: unlimited)
 //	readTimeout            10 s     reading one request
@@ -48,6 +50,7 @@
 //	listingsPageSizeMax    100      listings page size (default 20); listingsPageMax pages
 //	clientsPageSizeMax     100      GET /admin/v1/clients page size (default 20)
 //	quotesPageSizeMax      100      GET /api/v1/partners/marketplace/quotes page size (default 20)
+//	statementPageSizeMax   100      a wallet statement's page size (default 20)
 //	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
 //	                       140/34/35 bytes: account name, number, bank code (XML accept)
 //	fxCurrencyCodeBytesMax 16       a currency code or AmtDrctn in XML or an FX query

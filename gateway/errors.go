@@ -39,6 +39,12 @@ var resultErrors = [engine.ResultCount]struct {
 		"the quote's total source amount is outside the pair's bounds"},
 	engine.ResultWebhookNotFound: {fasthttp.StatusNotFound, codeNotFound, "webhook not found"},
 	engine.ResultPayInNotFound:   {fasthttp.StatusNotFound, codeNotFound, "pay-in address not found"},
+	engine.ResultReceiptConflict: {fasthttp.StatusConflict, codeConflict,
+		"this transaction was recorded before with another amount or for another quote"},
+	engine.ResultCreditInUse: {fasthttp.StatusConflict, codeConflict,
+		"the wallet already uses more credit than the new limit allows; fund it first"},
+	engine.ResultPayInUnavailable: {fasthttp.StatusConflict, codeConflict,
+		"no deposit address can be issued for this quote's token and chain (no deposit key is configured); the quote stays pending"},
 	engine.ResultTooManyWebhooks: {fasthttp.StatusUnprocessableEntity, "WEBHOOK_LIMIT",
 		"a client may register at most 16 webhooks (both modes); delete one first"},
 }
@@ -55,6 +61,7 @@ const (
 	codeRateLimited      = "RATE_LIMITED"
 	codeInternal         = "INTERNAL_ERROR"
 	codeUnavailable      = "UNAVAILABLE"
+	codeConflict         = "CONFLICT"
 )
 
 // apiError is one error answer: the contract's {code, message, details}.

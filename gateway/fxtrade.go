@@ -62,7 +62,7 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 			TradgCcyAmt:   fxAmount(q.Amount, fxAmountCurrency(q)),
 			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
 		},
-		SttlmInstr: fxPayIn(s.markets(), q),
+		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
 		SttlmDstn:  dstn,
 		AcctId:     acct,
 		TTL:        q.SecondsLeft(now),
@@ -115,7 +115,7 @@ func (s *Server) fxConfirm(ctx *fasthttp.RequestCtx, sys *actors.System, who act
 		TradSts:    fxTradeStatus(q.Status),
 		CcyPair:    fxCurrencyPair(q.Pair),
 		XchgRate:   fxRate(q.WeightedAverageRate()),
-		SttlmInstr: fxPayIn(s.markets(), q),
+		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
 		TTL:        q.SecondsLeft(sys.Now().UnixMilli()),
 		OprgMd:     q.Mode.String(),
 	})
@@ -195,7 +195,7 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
 		},
 		AllcnDtls:  fxmsg.AllocationDetails{TtlSttlmAmt: total, WtdAvrgRate: rate},
-		SttlmInstr: fxPayIn(s.markets(), q),
+		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
 		TTL:        q.SecondsLeft(now),
 		OprgMd:     q.Mode.String(),
 	}
@@ -205,7 +205,7 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 // account of q's source currency and q's reference (metadata.bankPayIn in
 // JSON), or CrptoPayInDtls, the deposit address issued to a token source
 // (metadata.cryptoPayIn); nil before, and when there is neither.
-func fxPayIn(m *engine.Markets, q *engine.Quote) *fxmsg.SettlementInstruction {
+func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.SettlementInstruction {
 	if q.AcceptedAt == 0 {
 		return nil
 	}
@@ -213,7 +213,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote) *fxmsg.SettlementInstruction {
 		return &fxmsg.SettlementInstruction{CrptoPayInDtls: &fxmsg.CryptoPayInDetails{
 			AdrId: p.Address.String(), Adr: p.Deposit, BlckChn: p.Chain.String(), Tkn: p.Currency.String(),
 			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource, p.Currency), XtrnlRef: q.Reference,
-			Sts: q.PayInStatus(), CreDtTm: fxTime(p.CreatedAt), XpryDtTm: fxTime(q.ExpiresAt),
+			Sts: q.PayInStatus(received), CreDtTm: fxTime(p.CreatedAt), XpryDtTm: fxTime(q.ExpiresAt),
 			VrtlAcctId: engine.VirtualAccountID(q.Client, p.Currency), DrvtnIdx: p.Index,
 			WrngMsg: engine.PayInWarning(p.Currency, p.Chain),
 		}}

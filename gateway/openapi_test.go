@@ -971,7 +971,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	sp := func(id string) string { return strings.Replace(seenPath, "{addressId}", id, 1) }
 	seenBody := `{"amount":100,"txHash":"0x` + strings.Repeat("0f", 32) + `"}`
 	seen := c.run(t, oapiCall{name: "payin seen", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok, body: seenBody, want: 200})
-	if oapiString(seen, "metadata.cryptoPayIn.status") != "pending" {
+	if oapiString(seen, "status") != "pending" || fmt.Sprint(oapiField(seen, "receivedAmount")) != "100" {
 		t.Errorf("after the deposit: %v", seen)
 	}
 	c.run(t, oapiCall{name: "payin seen again, another amount", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
@@ -986,13 +986,27 @@ func TestOpenAPIDocument(t *testing.T) {
 	payInPath := "/admin/v1/payins/{addressId}"
 	pp2 := func(id string) string { return strings.Replace(payInPath, "{addressId}", id, 1) }
 	got := c.run(t, oapiCall{name: "payin get", base: ps.Admin, method: "GET", path: pp2(addressID), template: payInPath, token: tok, want: 200})
-	if oapiString(got, "deposit.txHash") == "" || oapiString(got, "quoteId") != offRampID {
+	if deposits, _ := oapiField(got, "deposits").([]any); len(deposits) != 1 || oapiString(got, "quoteId") != offRampID {
 		t.Errorf("pay-in look-up: %v", got)
 	}
 	c.run(t, oapiCall{name: "payin get bad id", base: ps.Admin, method: "GET", path: pp2("x"), template: payInPath, token: tok, want: 400})
 	c.run(t, oapiCall{name: "payin get unknown", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 404})
 	c.run(t, oapiCall{name: "payin get no token", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, want: 401})
 	c.run(t, oapiCall{name: "payin get unready", base: unreadyAdm, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 503})
+
+	// A deposit that would take the wallet over 10^15 minor units: 422.
+	ppUSDT := ""
+	for _, w := range pp.Client.Wallets {
+		if w.Mode == engine.ModeSandbox && w.Currency == engine.CurrencyUSDT {
+			ppUSDT = w.Account.String()
+		}
+	}
+	c.run(t, oapiCall{name: "fill the usdt wallet", base: ps.Admin, method: "POST", path: "/admin/v1/accounts/" + ppUSDT + "/deposit",
+		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":999999900}`, want: 200})
+	c.run(t, oapiCall{name: "payin seen over the largest balance", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
+		body: `{"amount":1,"txHash":"0x` + strings.Repeat("1e", 32) + `"}`, want: 422})
+
+	oapiFunds(t, c, s, p, other, unreadyAdm, unreadyPub)
 
 	// The cluster routes: 404 on a single node; their shapes on a node of
 	// a cluster (a fixed ClusterNode: the real one is tested over three

@@ -10,15 +10,17 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Crypto pay-ins (issue 14): a token-source quote gets a deposit address
-// when accepted (metadata.cryptoPayIn); an operator watching the chain
-// records the deposit it sees with POST /admin/v1/payins/{addressId}/seen
-// {"amount","txHash"}, which makes the pay-in pending. Answers as the
-// operator's cancel does: 200 with the quote; 404 NOT_FOUND for an unknown
-// address; 409 INVALID_STATE once the quote no longer awaits payment or
-// another deposit was recorded (the same report again is 200, unchanged).
-// GET /admin/v1/payins/{addressId} shows a pay-in with its quote, client
-// and the deposit recorded.
+// Crypto pay-ins: a token-source quote gets a deposit address when
+// accepted (metadata.cryptoPayIn); an operator watching the chain records
+// each deposit it sees with POST /admin/v1/payins/{addressId}/seen
+// {"amount","txHash"}, which credits the partner's wallet in the token
+// (funds first, contract §15.1; engine/funds.go) whatever the quote's
+// status: money received is never orphaned. Any amount > 0; several
+// deposits with different hashes each credit; the same hash again with the
+// same amount answers 200 and changes nothing; with another amount 409
+// CONFLICT. Both routes answer the operator's view of the pay-in (its
+// quote, client, mode, receivedAmount and the deposits); 404 NOT_FOUND for
+// an unknown address.
 
 func (s *Server) registerPayIns(r *router.Router) {
 	r.GET(adminBase+"/payins/{addressId}", s.operator(s.payInGet))
@@ -63,29 +65,52 @@ func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	s.quoteReply(ctx, sys, sys.RecordPayIn(q.PayIn.Address, amount, txHash), nil)
+	reply := sys.RecordCryptoReceipt(q.PayIn.Address, amount, txHash)
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	if view, ok := sys.AnyQuote(q.ID); ok {
+		q = view
+	}
+	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, sys.Receipts(q.ID)))
 }
 
 // payInGet is GET /admin/v1/payins/{addressId}: the pay-in as the operator
-// needs it — its quote, client and mode, and the deposit recorded, if any.
+// needs it — its quote, client and mode, and the deposits credited.
 func (s *Server) payInGet(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	q, ok := s.payInOf(ctx, sys)
 	if !ok {
 		return
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q))
+	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, sys.Receipts(q.ID)))
 }
 
 // appendPayIn renders an operator's view of q's pay-in: the partner's
-// cryptoPayIn members, the quote it belongs to, and the deposit seen.
-func appendPayIn(b []byte, q *engine.Quote) []byte {
+// cryptoPayIn members, the quote it belongs to, receivedAmount and the
+// deposits credited (receipts), oldest first. A deposit recorded before
+// funds first (which credited nothing) shows as "deposit".
+func appendPayIn(b []byte, q *engine.Quote, receipts []*engine.PaymentReceived) []byte {
 	w := jsonWriter{b: b}
 	w.open("")
-	appendCryptoPayIn(&w, q)
+	appendCryptoPayIn(&w, q, len(receipts) > 0)
 	w.id("quoteId", q.ID)
 	w.str("quoteStatus", q.Status.String())
 	w.id("clientId", q.Client)
 	w.str("mode", q.Mode.String())
+	var received engine.Amount
+	for _, r := range receipts {
+		received += r.Amount
+	}
+	w.amount("receivedAmount", received, q.PayIn.Currency)
+	w.openArray("deposits")
+	for _, r := range receipts {
+		w.open("")
+		w.amount("amount", r.Amount, q.PayIn.Currency)
+		w.str("txHash", r.Reference)
+		w.time("createdAt", r.At)
+		w.close()
+	}
+	w.closeArray()
 	if p := q.PayIn; p.SeenAt != 0 {
 		w.open("deposit")
 		w.amount("amount", p.SeenAmount, p.Currency)

@@ -27,6 +27,7 @@ func (s *Server) publicRouter() *router.Router {
 	r.GET(apiBase+"/partners/balances/currency/{currency}", s.partner(s.balancesByCurrency))
 	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
 	s.registerWebhooks(r)
+	s.registerPartnerFunds(r)
 	s.registerStream(r)
 	s.registerFX(r)
 	s.registerOpenAPI(r)
@@ -237,6 +238,11 @@ func refusal(reply *actors.QuoteReply, create *actors.CreateQuote) *apiError {
 			status = reply.Quote.Status.String()
 		}
 		e.details = map[string]any{"status": status, "allowedFrom": allowed}
+	case engine.ResultInsufficientFunds:
+		if reply.Funding != nil && reply.Quote != nil {
+			e.message = "the partner's wallet does not hold the quote's total source amount: the pay-in has not arrived"
+			e.details = fundsDetails(reply.Quote, reply.Funding)
+		}
 	case engine.ResultInsufficientLiquidity:
 		if create != nil {
 			e.details = liquidityDetails(create, reply.Allocation)
@@ -495,7 +501,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 		}
 		if q.PayIn != nil {
 			w.open("cryptoPayIn")
-			appendCryptoPayIn(&w, q)
+			appendCryptoPayIn(&w, q, s.received(q))
 			w.close()
 		}
 		w.close()
@@ -599,10 +605,16 @@ func appendBalance(w *jsonWriter, a *engine.Account) {
 	w.close()
 }
 
+// received reports whether a deposit to q's pay-in was credited.
+func (s *Server) received(q *engine.Quote) bool {
+	sys := s.sys.Load()
+	return q.PayIn != nil && sys != nil && len(sys.Receipts(q.ID)) > 0
+}
+
 // appendCryptoPayIn writes the members of q's CryptoPayInDetails
 // (contract §6): the address issued at acceptance and what to send to it.
 // expiresAt is the end of the payment window.
-func appendCryptoPayIn(w *jsonWriter, q *engine.Quote) {
+func appendCryptoPayIn(w *jsonWriter, q *engine.Quote, received bool) {
 	p := q.PayIn
 	w.id("addressId", p.Address)
 	w.str("address", p.Deposit)
@@ -611,7 +623,7 @@ func appendCryptoPayIn(w *jsonWriter, q *engine.Quote) {
 	w.str("addressType", "hd_deposit")
 	w.amount("expectedAmount", q.TotalSource, p.Currency)
 	w.str("externalReference", q.Reference)
-	w.str("status", q.PayInStatus())
+	w.str("status", q.PayInStatus(received))
 	w.time("createdAt", p.CreatedAt)
 	w.time("expiresAt", q.ExpiresAt)
 	w.str("virtualAccountId", engine.VirtualAccountID(q.Client, p.Currency))

@@ -225,9 +225,13 @@ func (s *Server) WebhookEvent(e *engine.OwedEvent) []byte {
 	w.time("createdAt", e.At)
 	w.str("mode", e.Quote.Mode.String())
 	w.open("data")
-	w.key("quote")
-	w.b = s.appendQuote(w.b, &e.Quote, e.At)
-	w.comma = true
+	if e.Receipt != nil {
+		appendReceipt(&w, "payin", e.Receipt, &e.Quote)
+	} else {
+		w.key("quote")
+		w.b = s.appendQuote(w.b, &e.Quote, e.At)
+		w.comma = true
+	}
 	w.close()
 	w.close()
 	return w.b

@@ -24,10 +24,16 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   clients list [--limit N] [--starting-after CLIENT_ID]   (newest first)
   clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
   quotes get QUOTE_ID     (any client's quote, either mode)
+  clients credit CLIENT_ID --currency CUR --limit AMOUNT [--mode M]
+                          (a credit line: completions may take that wallet down to -limit; 0 removes it)
+  quotes get QUOTE_ID     (any client's quote, either mode)
   quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
+  quotes complete QUOTE_ID (complete any client's quote; the partner's wallet must cover it, as for the partner)
   webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
-  payins get ADDRESS_ID   (a crypto pay-in: its address, quote, client, status and the deposit recorded)
-  payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH   (a deposit seen on chain: the pay-in becomes pending)
+  payins get ADDRESS_ID   (a crypto pay-in: its address, quote, client, status and the deposits credited)
+  payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH   (a deposit seen on chain: credited to the partner's wallet)
+  payins bank REFERENCE --amount AMOUNT --bank-transaction-id ID
+                          (a bank transfer carrying a quote's reference: credited to the partner's wallet)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -36,7 +42,9 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   pools status POOL_ID active|suspended
   pools deposit POOL_ID AMOUNT
   pools withdraw POOL_ID AMOUNT
-  accounts deposit ACCOUNT_ID AMOUNT
+  accounts deposit ACCOUNT_ID AMOUNT   (a prefunding: clearing → the wallet)
+  accounts withdraw ACCOUNT_ID AMOUNT  (a payout of the wallet's available money: wallet → clearing)
+  accounts transactions ACCOUNT_ID [--limit N] [--starting-after ID]   (a wallet's statement, newest first)
   ledger check [--mode live|sandbox]
   backup DIR
   cluster                 (cluster mode: leader, term, each node's state)
@@ -44,6 +52,7 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
 
 Every --mode defaults to sandbox, the mode where nothing real moves: pass
 --mode live for live money (pools list --mode all lists both).
+-h, --help or help anywhere prints this and does nothing else.
 The token is --token, else $OJA_ADMIN_TOKEN, else <data>/admin.token.
 The address is --addr, else $OJA_ADMIN_ADDR.
 `
@@ -182,6 +191,13 @@ func parseAdminCall(args []string) (adminCall, error) {
 	if len(args) < 1 {
 		return nil, errors.New("admin: missing command")
 	}
+	for _, arg := range args {
+		// Help anywhere only helps: never a client named "--help", never a
+		// backup written into ./--help.
+		if arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" {
+			return nil, flag.ErrHelp
+		}
+	}
 	need := func(n int) error {
 		if len(args) < n {
 			return fmt.Errorf("admin %s: missing arguments", strings.Join(args, " "))
@@ -226,6 +242,81 @@ func parseAdminCall(args []string) (adminCall, error) {
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.CancelQuote(ctx, id, o...))
 		})
+	case "quotes complete":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
+			return discard(a.CompleteQuote(ctx, id, o...))
+		})
+	case "clients credit":
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		fs := flag.NewFlagSet("clients credit", flag.ContinueOnError)
+		mode := modeFlag(fs, false)
+		currency := fs.String("currency", "", "the wallet's currency")
+		limitText := fs.String("limit", "", "the credit limit, 0 or more")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *currency == "" || *limitText == "" {
+			return nil, errors.New("admin clients credit: --currency and --limit are required")
+		}
+		limit, err := decimalArg("admin clients credit: --limit", *limitText)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.SetCreditLimit(ctx, args[2], client.Mode(*mode), *currency, limit, o...))
+		}, nil
+	case "payins bank":
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		fs := flag.NewFlagSet("payins bank", flag.ContinueOnError)
+		amountText := fs.String("amount", "", "what arrived, in the quote's source currency")
+		txID := fs.String("bank-transaction-id", "", "the bank's id of the transfer")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *amountText == "" || *txID == "" {
+			return nil, errors.New("admin payins bank: --amount and --bank-transaction-id are required")
+		}
+		amount, err := decimalArg("admin payins bank: --amount", *amountText)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.RecordBankReceipt(ctx, args[2], amount, *txID, o...))
+		}, nil
+	case "accounts withdraw":
+		if err := need(4); err != nil {
+			return nil, err
+		}
+		if len(args) > 4 {
+			return nil, fmt.Errorf("admin accounts withdraw: unexpected argument %q", args[4])
+		}
+		d, err := decimalArg("admin accounts withdraw: AMOUNT", args[3])
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.WithdrawAccount(ctx, args[2], d, o...))
+		}, nil
+	case "accounts transactions":
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		fs := flag.NewFlagSet("accounts transactions", flag.ContinueOnError)
+		limit := fs.Int("limit", 0, "postings per page, 1 to 100 (default 20)")
+		after := fs.String("starting-after", "", "the last posting id of the previous page")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *limit < 0 {
+			return nil, errors.New("admin accounts transactions: --limit must be from 1 to 100")
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.Transactions(ctx, args[2], *limit, *after, o...))
+		}, nil
 	case "payins get":
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.GetPayIn(ctx, id, o...))

@@ -349,7 +349,7 @@ func TestWalCLI(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]int{"ClientCreated": 1, "KeyCreated": 1, "PoolCreated": len(demoPools),
-		"PoolDeposited": len(demoPools), "QuoteCreated": 2, "QuoteAccepted": 1, "QuoteCompleted": 1} {
+		"PoolDeposited": len(demoPools), "QuoteCreated": 2, "QuoteAccepted": 1, "QuoteCompletedFunded": 1} {
 		if counts[name] != want {
 			t.Errorf("wal stats: %s = %d, want %d\n%s", name, counts[name], want, out)
 		}

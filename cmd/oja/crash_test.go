@@ -493,6 +493,11 @@ type depositTrack struct {
 	amount   string // each deposit
 	acked    decimal.Decimal
 	inflight decimal.Decimal
+	// spent: the load's completions spend this wallet (funds first), so
+	// its balance is checked through its statement (verifyStatements);
+	// ackedN and inflightN count the deposits.
+	spent               bool
+	ackedN, inflightN int
 }
 
 type crashModel struct {
@@ -746,6 +751,7 @@ func (l *loadEnv) depositor(deadline time.Time) {
 		amount := decimal.RequireFromString(d.amount)
 		l.model.mu.Lock()
 		d.inflight = d.inflight.Add(amount)
+		d.inflightN++
 		l.model.mu.Unlock()
 		res, err := do(l.client, "POST", l.srv.adminURL()+"/admin/v1/accounts/"+d.account+"/deposit", crashAdminToken,
 			fmt.Appendf(nil, `{"amount":%s}`, d.amount))
@@ -754,10 +760,12 @@ func (l *loadEnv) depositor(deadline time.Time) {
 		}
 		l.model.mu.Lock()
 		d.inflight = d.inflight.Sub(amount)
+		d.inflightN--
 		m, err := jsonObject(res.body)
 		if res.status == http.StatusOK && err == nil {
 			d.acked = d.acked.Add(amount)
-			if bal, err := dec(m, "balance"); err != nil || !bal.Equal(d.acked) || str(m, "accountId") != d.account {
+			d.ackedN++
+			if bal, err := dec(m, "balance"); err != nil || !d.spent && !bal.Equal(d.acked) || str(m, "accountId") != d.account {
 				l.t.Errorf("deposit into %s answered %s, want balance %s", d.account, res.body, d.acked)
 			}
 			l.deposits.Add(1)
@@ -814,7 +822,7 @@ func TestCrashKill9Recovery(t *testing.T) {
 
 	model := &crashModel{quotes: map[string]*trackedQuote{}, creates: map[string]*pendingCreate{}}
 	demoNGN := walletOf(t, client, srv, fx.demoKey, "NGN")
-	model.deposits = append(model.deposits, &depositTrack{account: demoNGN, currency: "NGN", token: fx.demoKey, amount: "100.25"})
+	model.deposits = append(model.deposits, &depositTrack{account: demoNGN, currency: "NGN", token: fx.demoKey, amount: "100.25", spent: true})
 	// A live client and key made through the admin API: keys and clients
 	// must survive the crashes too, and the live ledger gets traffic.
 	var created map[string]any
@@ -961,9 +969,10 @@ func verifyRecovered(t *testing.T, client *http.Client, srv *ojaServer, fx crash
 		errorf("%d live pools, want none (demo state is sandbox only)", len(livePools))
 	}
 
-	// The brief's wallet bounds, from acknowledgements alone: each
-	// destination wallet holds at least the acknowledged completions and at
-	// most those plus the completions in flight.
+	// The brief's wallet bounds, from acknowledgements alone: the USDT
+	// wallet holds at least the acknowledged completions and at most those
+	// plus the completions in flight. (GHS is also a source, so completions
+	// spend it too, funds first: its statement is checked below.)
 	ackedDst := map[string]decimal.Decimal{}
 	inflightDst := map[string]decimal.Decimal{}
 	for _, q := range model.order {
@@ -974,7 +983,7 @@ func verifyRecovered(t *testing.T, client *http.Client, srv *ojaServer, fx crash
 		}
 	}
 	balances := demoBalances(t, client, srv, fx.demoKey)
-	for _, c := range []string{"USDT", "GHS"} {
+	for _, c := range []string{"USDT"} {
 		got, lo := balances[c], ackedDst[c]
 		hi := lo.Add(inflightDst[c])
 		if got.LessThan(lo) || got.GreaterThan(hi) {
@@ -1114,20 +1123,15 @@ func verifyRecovered(t *testing.T, client *http.Client, srv *ojaServer, fx crash
 		}
 	}
 
-	// Wallets now equal the model exactly.
-	completedDst := map[string]decimal.Decimal{}
-	for _, q := range model.order {
-		if q.status == "completed" {
-			completedDst[q.destination] = completedDst[q.destination].Add(q.totalDst)
-		}
-	}
-	balances = demoBalances(t, client, srv, fx.demoKey)
-	for _, c := range []string{"USDT", "GHS"} {
-		if !balances[c].Equal(completedDst[c]) {
-			errorf("demo %s wallet %s, want %s = the completed quotes' destination amounts", c, balances[c], completedDst[c])
-		}
-	}
+	// Wallets now equal the model exactly: the demo wallets through their
+	// statements (every completion spends its source wallet, simulating
+	// what sandbox lacks: funds first), the others by their balance.
+	posted := verifyStatements(t, client, srv, fx.demoKey, model, errorf)
 	for _, d := range model.deposits {
+		if d.spent {
+			d.ackedN, d.inflightN = posted[d.account], 0
+			continue
+		}
 		got := accountBalance(t, client, srv, d.token, d.account)
 		if got.LessThan(d.acked) || got.GreaterThan(d.acked.Add(d.inflight)) {
 			errorf("wallet %s %s: balance %s, want between %s (acknowledged deposits) and %s", d.account, d.currency, got, d.acked, d.acked.Add(d.inflight))
@@ -1373,4 +1377,111 @@ func verifyWALTools(t *testing.T, srv *ojaServer, statuses map[string]int) {
 	if strings.Count(out, `ledger check: {"ok":true`) != 2 {
 		t.Errorf("oja wal replay: ledger checks not ok:\n%s", out)
 	}
+}
+
+// statementLine is one posting of a wallet's statement.
+type statementLine struct {
+	kind, quote string
+	amount      decimal.Decimal
+	after       decimal.Decimal
+}
+
+// walletStatement reads a wallet's whole statement, oldest first, page by
+// page.
+func walletStatement(t *testing.T, client *http.Client, srv *ojaServer, key, account string) []statementLine {
+	t.Helper()
+	var lines []statementLine
+	cursor := ""
+	for {
+		url := srv.publicURL() + "/api/v1/partners/accounts/" + account + "/transactions?limit=100"
+		if cursor != "" {
+			url += "&startingAfter=" + cursor
+		}
+		var page struct {
+			Data []map[string]any `json:"data"`
+			More bool             `json:"hasMore"`
+		}
+		decodeJSON(t, mustDo(t, client, 200, "GET", url, key, nil).body, &page)
+		for _, p := range page.Data {
+			lines = append(lines, statementLine{kind: str(p, "type"), quote: str(p, "quoteId"),
+				amount: mustDec(t, p, "amount"), after: mustDec(t, p, "balanceAfter")})
+			cursor = str(p, "id")
+		}
+		if !page.More {
+			break
+		}
+	}
+	slices.Reverse(lines)
+	return lines
+}
+
+// verifyStatements checks the demo client's wallets against the model
+// through their statements: each posting's balance follows from the one
+// before and the last is the balance; every completed quote, and no other,
+// has its settlements (its source debited, its destination credited, a
+// simulated pay-in of at most its source); the deposits counted lie
+// between the acknowledged and the attempted ones. It returns the deposits
+// counted per wallet.
+func verifyStatements(t *testing.T, client *http.Client, srv *ojaServer, key string, model *crashModel, errorf func(string, ...any)) map[string]int {
+	t.Helper()
+	type settled struct{ debit, credit, simulated decimal.Decimal }
+	byQuote := map[string]*settled{}
+	deposits := map[string]int{}
+	for _, c := range []string{"NGN", "GHS", "USDT"} {
+		account := walletOf(t, client, srv, key, c)
+		lines := walletStatement(t, client, srv, key, account)
+		balance := decimal.Zero
+		for i, l := range lines {
+			balance = balance.Add(l.amount)
+			if !balance.Equal(l.after) {
+				errorf("%s statement line %d (%s %s): balanceAfter %s, want %s", c, i, l.kind, l.amount, l.after, balance)
+				balance = l.after
+			}
+			got := byQuote[l.quote]
+			if got == nil && l.quote != "" {
+				got = &settled{}
+				byQuote[l.quote] = got
+			}
+			switch l.kind {
+			case "deposit":
+				deposits[account]++
+			case "settlement":
+				if l.amount.IsNegative() {
+					got.debit = got.debit.Sub(l.amount)
+				} else {
+					got.credit = got.credit.Add(l.amount)
+				}
+			case "simulated_payin":
+				got.simulated = got.simulated.Add(l.amount)
+			default:
+				errorf("%s statement: unexpected %s posting of %s", c, l.kind, l.amount)
+			}
+		}
+		if got := accountBalance(t, client, srv, key, account); !got.Equal(balance) {
+			errorf("%s wallet balance %s, its statement ends at %s", c, got, balance)
+		}
+	}
+	for _, q := range model.order {
+		got := byQuote[q.id]
+		delete(byQuote, q.id)
+		if q.status != "completed" {
+			if got != nil {
+				errorf("quote %s is %s but its wallets show settlements %+v", q.id, q.status, *got)
+			}
+			continue
+		}
+		totalSrc, err := dec(q.immutable, "totalSourceAmount")
+		if err != nil || got == nil || !got.credit.Equal(q.totalDst) || !got.debit.Equal(totalSrc) || got.simulated.GreaterThan(totalSrc) {
+			errorf("completed quote %s (pays %s gets %s %s): its wallets show %+v", q.id, totalSrc, q.totalDst, q.destination, got)
+		}
+	}
+	for id, got := range byQuote {
+		errorf("settlements %+v of quote %s, which the model does not know", *got, id)
+	}
+	for _, d := range model.deposits {
+		if n, ok := deposits[d.account]; ok && (n < d.ackedN || n > d.ackedN+d.inflightN) {
+			errorf("wallet %s: %d deposits posted, want between %d (acknowledged) and %d", d.account, n, d.ackedN, d.ackedN+d.inflightN)
+		}
+	}
+	return deposits
 }

@@ -100,8 +100,10 @@ func exampleKey(t *testing.T, chain string) *hd.Key {
 // TestOffRampEndToEnd: with markets.example.json, a partner sells USDT for
 // NGN at 1612.5 over the real binary: create, accept (a deposit address
 // derived from the configured xpub at a fresh index), an operator records
-// the deposit, complete; the ledger holds; two quotes never share an
-// address; the indexes continue after kill -9.
+// the deposit (credited to the desk's USDT wallet), complete (the rest
+// simulated, sandbox), a deposit after a cancel still credited; the ledger
+// holds; two quotes never share an address; the indexes continue after
+// kill -9.
 func TestOffRampEndToEnd(t *testing.T) {
 	example, err := filepath.Abs("../../markets.example.json")
 	if err != nil {
@@ -180,28 +182,24 @@ func TestOffRampEndToEnd(t *testing.T) {
 		t.Errorf("virtualAccountId differs between one client's USDT quotes")
 	}
 
-	// The deposit seen: pending; the same report again is a safe repeat,
-	// another one is refused.
+	// The deposit seen: credited to the desk's USDT wallet at once, the
+	// pay-in pending; the same report again changes nothing, another amount
+	// under the same hash is a conflict.
 	addressID := first.Metadata.CryptoPayIn.AddressID
 	tx := "0x" + strings.Repeat("ab", 32)
-	q, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(100), tx)
+	p, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Metadata.CryptoPayIn.Status != "pending" {
-		t.Errorf("after the deposit: %s, want pending", q.Metadata.CryptoPayIn.Status)
+	if p.Status != "pending" || !p.ReceivedAmount.Equal(decimal.NewFromInt(60)) || len(p.Deposits) != 1 || p.Deposits[0].TxHash != tx {
+		t.Errorf("after the deposit: %+v", p)
 	}
-	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(100), tx); err != nil {
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx); err != nil {
 		t.Errorf("the same report again: %v", err)
 	}
-	p, err := admin.GetPayIn(ctx, addressID)
-	if err != nil || p.QuoteID != first.QuoteID || p.ClientID != desk.ClientID || p.Status != "pending" || p.Deposit == nil ||
-		!p.Deposit.Amount.Equal(decimal.NewFromInt(100)) || p.Deposit.TxHash != tx || p.Address != first.Metadata.CryptoPayIn.Address {
-		t.Errorf("the pay-in look-up: %v %+v", err, p)
-	}
 	var apiErr *ojaclient.APIError
-	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx); !errors.As(err, &apiErr) || apiErr.Code != "INVALID_STATE" {
-		t.Errorf("another report: %v, want INVALID_STATE", err)
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx); !errors.As(err, &apiErr) || apiErr.Code != "CONFLICT" {
+		t.Errorf("another amount under the same hash: %v, want CONFLICT", err)
 	}
 	if _, err := admin.RecordPayIn(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4", decimal.NewFromInt(1), tx); !errors.As(err, &apiErr) || apiErr.Code != "NOT_FOUND" {
 		t.Errorf("an unknown address: %v, want NOT_FOUND", err)
@@ -209,13 +207,43 @@ func TestOffRampEndToEnd(t *testing.T) {
 	if _, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("1.0000001"), "not-a-hash"); !errors.As(err, &apiErr) || apiErr.Code != "VALIDATION_ERROR" {
 		t.Errorf("a bad report: %v, want VALIDATION_ERROR", err)
 	}
+	// Sandbox completes what the wallet lacks with a simulated pay-in: 60
+	// received, 40 simulated, the quote's 100 spent.
 	done, err := partner.CompleteQuote(ctx, first.QuoteID)
-	if err != nil || done.Status != ojaclient.StatusCompleted || done.Metadata.CryptoPayIn.Status != "pending" {
+	if err != nil || done.Status != ojaclient.StatusCompleted || done.Metadata.CryptoPayIn.Status != "expired" {
 		t.Fatalf("complete: %v %+v", err, done)
 	}
+	p, err = admin.GetPayIn(ctx, addressID)
+	if err != nil || p.QuoteID != first.QuoteID || p.ClientID != desk.ClientID || p.Status != "expired" ||
+		!p.ReceivedAmount.Equal(decimal.NewFromInt(60)) || p.Address != first.Metadata.CryptoPayIn.Address {
+		t.Errorf("the pay-in look-up: %v %+v", err, p)
+	}
+	wallets, err := partner.BalancesByCurrency(ctx, "USDT")
+	if err != nil || len(wallets) != 1 {
+		t.Fatalf("USDT wallets: %v %+v", err, wallets)
+	}
+	usdt := wallets[0].AccountID
+	var lines []string
+	for line, err := range partner.Transactions(ctx, usdt) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line.Type+" "+line.Amount.String()+" → "+line.BalanceAfter.String())
+	}
+	if got, want := strings.Join(lines, ", "), "settlement -100 → 0, simulated_payin 40 → 100, payin 60 → 60"; got != want {
+		t.Errorf("USDT statement: %s, want %s", got, want)
+	}
+	// A deposit to the cancelled second quote's address is still the desk's.
 	cancelled, err := partner.CancelQuote(ctx, second.QuoteID)
 	if err != nil || cancelled.Metadata.CryptoPayIn.Status != "expired" {
 		t.Fatalf("cancel: %v %+v", err, cancelled.Metadata)
+	}
+	late, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("25.5"), "0x"+strings.Repeat("cd", 32))
+	if err != nil || late.Status != "expired" || !late.ReceivedAmount.Equal(decimal.RequireFromString("25.5")) {
+		t.Fatalf("a deposit after the cancel: %v %+v", err, late)
+	}
+	if b, err := partner.Balance(ctx, usdt); err != nil || !b.Balance.Equal(decimal.RequireFromString("25.5")) {
+		t.Errorf("USDT wallet after the late deposit: %v %+v", err, b)
 	}
 	report, err := admin.LedgerCheck(ctx, ojaclient.ModeSandbox)
 	if err != nil || !report.OK {
@@ -227,7 +255,7 @@ func TestOffRampEndToEnd(t *testing.T) {
 	srv.start()
 	third := accepted(partner, "10", 2)
 	got, err := partner.GetQuote(ctx, first.QuoteID)
-	if err != nil || got.Metadata.CryptoPayIn.Address != first.Metadata.CryptoPayIn.Address || got.Metadata.CryptoPayIn.Status != "pending" {
+	if err != nil || got.Metadata.CryptoPayIn.Address != first.Metadata.CryptoPayIn.Address || got.Metadata.CryptoPayIn.Status != "expired" {
 		t.Fatalf("after the restart the first quote's pay-in: %v %+v", err, got.Metadata)
 	}
 	// The XML status of the trade carries the same pay-in.
@@ -244,7 +272,8 @@ func TestOffRampEndToEnd(t *testing.T) {
 		t.Fatalf("wal dump: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{`"type":"QuoteAcceptedWithPayIn"`, `"address":"` + first.Metadata.CryptoPayIn.Address + `"`,
-		`"derivationIndex":2`, `"type":"PayInSeen"`, `"txHash":"` + tx + `"`} {
+		`"derivationIndex":2`, `"type":"PaymentReceived"`, `"method":"crypto"`, `"txHash":"` + tx + `"`,
+		`"type":"QuoteCompletedFunded"`, `"simulatedAmount":40000000`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("wal dump lacks %s", want)
 		}

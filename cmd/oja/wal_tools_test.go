@@ -602,11 +602,16 @@ func TestWalBackupReplaysToSameState(t *testing.T) {
 	mustDo(t, client, 200, "POST", srv.adminURL()+"/admin/v1/pools/"+str(pool, "poolId")+"/deposit", crashAdminToken, []byte(`{"amount":900}`))
 	traffic := func(n int) {
 		for i := range n {
-			var q map[string]any
+			var q, accepted map[string]any
 			decodeJSON(t, mustDo(t, client, 200, "POST", srv.publicURL()+"/api/v1/partners/marketplace/intent", str(key, "key"), []byte(intentBody)).body, &q)
 			id := str(q, "quoteId")
 			if i%2 == 0 {
-				mustDo(t, client, 200, "PUT", srv.publicURL()+quotePath+id+"/accept", str(key, "key"), fmt.Appendf(nil, `{"accountId":%q}`, str(pool, "poolAccountId")))
+				decodeJSON(t, mustDo(t, client, 200, "PUT", srv.publicURL()+quotePath+id+"/accept", str(key, "key"),
+					fmt.Appendf(nil, `{"accountId":%q}`, str(pool, "poolAccountId"))).body, &accepted)
+				// Funds first: the transfer arrives, then the partner completes.
+				reference := str(accepted["metadata"].(map[string]any)["bankPayIn"].(map[string]any), "reference")
+				mustDo(t, client, 200, "POST", srv.adminURL()+"/admin/v1/payins/bank", crashAdminToken,
+					fmt.Appendf(nil, `{"reference":%q,"amount":%s,"bankTransactionId":"BTX-%s"}`, reference, q["totalSourceAmount"], id))
 				mustDo(t, client, 200, "PUT", srv.publicURL()+quotePath+id+"/complete", str(key, "key"), nil)
 			}
 		}

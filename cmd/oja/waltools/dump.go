@@ -67,6 +67,12 @@ type dumpEvent struct {
 	Markets           *dumpMarkets      `json:"markets,omitempty"`
 	PayIn             *dumpPayIn        `json:"payIn,omitempty"`
 	TxHash            string            `json:"txHash,omitempty"`
+	Method            string            `json:"method,omitempty"`
+	BankTransactionID string            `json:"bankTransactionId,omitempty"`
+	AddressID         string            `json:"addressId,omitempty"`
+	WalletID          string            `json:"walletId,omitempty"`
+	SimulatedAmount   *int64            `json:"simulatedAmount,omitempty"`
+	Limit             *int64            `json:"limit,omitempty"`
 }
 
 // dumpPayIn is the crypto pay-in an acceptance issued.
@@ -263,6 +269,20 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.QuoteID = ev.Quote.String()
 	case *engine.QuoteCompleted:
 		d.QuoteID = ev.Quote.String()
+		if ev.Funded() {
+			d.WalletID, d.SimulatedAmount = ev.Wallet.String(), dumpAmount(ev.Simulated)
+		}
+	case *engine.PaymentReceived:
+		d.QuoteID, d.AccountID, d.Amount, d.Method = ev.Quote.String(), ev.Account.String(), dumpAmount(ev.Amount), ev.Method.String()
+		if ev.Method == engine.ReceiptBank {
+			d.BankTransactionID = ev.Reference
+		} else {
+			d.AddressID, d.TxHash = ev.Address.String(), ev.Reference
+		}
+	case *engine.AccountWithdrawn:
+		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
+	case *engine.CreditLimitSet:
+		d.AccountID, d.Limit = ev.Account.String(), dumpAmount(ev.Limit)
 	case *engine.WebhookCreated:
 		// NB: never the signing secret.
 		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()

@@ -62,7 +62,7 @@ func walStats(log *wal.Log, dir string, out io.Writer, tails []wal.TornTail) err
 	}
 	slices.Sort(types)
 	for _, t := range types {
-		fmt.Fprintf(out, "  %-18s %d\n", t, counts[t])
+		fmt.Fprintf(out, "  %-24s %d\n", t, counts[t])
 	}
 	return nil
 }

@@ -54,8 +54,10 @@ dump --json: one object per record; the shape is stable (fields are added, never
   seq    the record's sequence number (integer)
   type   the event type: ClientCreated, KeyCreated, KeyRevoked, PoolCreated, PoolRateSet,
          PoolStatusSet, PoolDeposited, PoolWithdrawn, AccountDeposited, QuoteCreated,
-         QuoteAccepted, QuoteCancelled, QuoteCancelledByOperator, QuoteExpired, QuoteCompleted,
-         WebhookCreated, WebhookDeleted, WebhookSettled
+         QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
+         QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
+         AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
+         MarketsSet
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -83,10 +85,22 @@ dump --json: one object per record; the shape is stable (fields are added, never
     QuoteAccepted     quoteId, poolAccountId? (the accountId of a JSON accept), expiresAt,
                       settlement: {kind ("wallet", "bank" or "chain"), accountId?,
                       accountName?, accountNumber?, bankCode?, address?}
+    QuoteAcceptedWithPayIn  as QuoteAccepted, with payIn: {addressId, address, token, chain,
+                      derivationIndex} (the crypto pay-in it issued; never a key)
     QuoteCancelled    quoteId (the partner cancelled it)
     QuoteCancelledByOperator  quoteId (an operator cancelled it: POST /admin/v1/quotes/{id}/cancel)
     QuoteExpired      quoteId
-    QuoteCompleted    quoteId
+    QuoteCompleted    quoteId (logged before funds first: nothing debited)
+    QuoteCompletedFunded  quoteId, walletId (the source wallet debited), simulatedAmount
+                      (sandbox: the shortfall simulated as a pay-in; 0 otherwise)
+    PayInSeen         quoteId, amount, txHash (a deposit recorded before funds first: credited
+                      nothing)
+    PaymentReceived   quoteId, accountId (the wallet credited), amount, method ("bank" or
+                      "crypto"), bankTransactionId? (bank), addressId? and txHash? (crypto)
+    AccountWithdrawn  accountId, amount (an operator's payout: wallet → clearing)
+    CreditLimitSet    accountId (the wallet), limit
+    MarketsSet        markets: {currencies, pairs, collection?, depositKeys?} (never a key:
+                      depositKeys lists TOKEN/CHAIN)
     WebhookCreated    webhookId, clientId, mode, url, events (never the signing secret)
     WebhookDeleted    webhookId
     WebhookSettled    webhookId, eventId ("evt_" + 32 hex digits), delivered (false: abandoned
