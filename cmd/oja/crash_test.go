@@ -496,7 +496,7 @@ type depositTrack struct {
 	// spent: the load's completions spend this wallet (funds first), so
 	// its balance is checked through its statement (verifyStatements);
 	// ackedN and inflightN count the deposits.
-	spent               bool
+	spent             bool
 	ackedN, inflightN int
 }
 
