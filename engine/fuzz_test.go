@@ -28,7 +28,12 @@ import (
 //   - a refused command changes nothing: the state hash is the same, and the
 //     event a buggy caller would have made anyway (over-allocating, over-
 //     withdrawing, moving a terminal quote) is refused by State.Apply
-//     without changing anything either.
+//     without changing anything either;
+//   - funds first: in live mode no completion ever pays a destination before
+//     the partner's source wallet holds the quote's total (or credit covers
+//     it), nothing is simulated, and a completion the wallet cannot pay is
+//     refused by State.Apply too; no wallet goes below minus its credit
+//     limit, and a payout never uses credit.
 //
 // At the end, the events encoded, decoded and replayed into a fresh State
 // give the same Hash, and so does a snapshot round trip.
@@ -57,7 +62,14 @@ func TestCommandSequenceExercises(t *testing.T) {
 		}
 		refusals += r.refusals
 	}
-	for typ := engine.EventClientCreated; typ <= engine.EventQuoteCompleted; typ++ {
+	for typ := engine.EventClientCreated; typ <= engine.EventQuoteCompletedFunded; typ++ {
+		switch typ {
+		case engine.EventQuoteCompleted, engine.EventPayInSeen:
+			continue // written only before funds first: TestGoldenLogBeforeFundsFirst
+		case engine.EventQuoteCancelledByOperator, engine.EventWebhookCreated, engine.EventWebhookDeleted,
+			engine.EventWebhookSettled, engine.EventMarketsSet, engine.EventQuoteAcceptedWithPayIn:
+			continue // not commands of this driver (state_test, webhook_test, markets_test)
+		}
 		if seen[typ] == 0 {
 			t.Errorf("no %s in any seed's run", typ)
 		}
@@ -100,6 +112,13 @@ func commandSeeds() [][]byte {
 		// accepts naming another of its accounts, then a foreign one.
 		{opNewPool, 1, 0, 4, opDepositPool, 6, 49, 6, opSetStatus, 3, 1, opSetRate, 3, 2,
 			opCreateQuote, 0, 1, 0, 1, 9, 6, 4, 25, 0, opAccept, 0, 1, opAccept, 0, 2, opComplete, 0},
+		// Funds first, live: a completion refused until a receipt covers
+		// it; a credit line; a payout; a receipt's repeat and conflict.
+		{opCreateQuote, 0, 0, 0, 0, 99, 5, 0, 0, 0, opAccept, 0, 0, opComplete, 0,
+			opReceive, 0, 49, 5, 1, opComplete, 0, opReceive, 0, 99, 5, 2, opComplete, 0, opReceive, 0, 99, 5, 2,
+			opReceive, 0, 98, 5, 2, opPayout, 0, 0, 0, 9, 4, opCredit, 0, 0, 0, 99, 9,
+			opCreateQuote, 0, 0, 0, 0, 99, 5, 0, 0, 0, opAccept, 1, 0, opComplete, 1, opCredit, 0, 0, 0, 0, 0,
+			opPayout, 0, 0, 0, 0, 0},
 		// A new client with a key (then revoked), a wallet deposit, a bank
 		// settlement (NGN/GHS) and a chain settlement (NGN/USDT, live).
 		{opNewClient, opNewKey, 2, 1, opRevokeKey, 0, opDepositWallet, 2, 1, 0, 29, 4,
@@ -116,7 +135,7 @@ func commandSeeds() [][]byte {
 var commandOperands = [opCount]int{
 	opNewClient: 0, opNewKey: 2, opRevokeKey: 1, opNewPool: 3, opDepositPool: 3, opWithdraw: 3,
 	opSetRate: 2, opSetStatus: 2, opDepositWallet: 5, opCreateQuote: 9, opAccept: 2, opCancel: 1,
-	opComplete: 1, opAdvance: 2,
+	opComplete: 1, opAdvance: 2, opReceive: 4, opPayout: 5, opCredit: 5,
 }
 
 // randomProgram writes n commands, weighted towards quotes, with random
@@ -124,7 +143,7 @@ var commandOperands = [opCount]int{
 func randomProgram(rng *rand.Rand, n int) []byte {
 	weights := [opCount]int{opNewClient: 1, opNewKey: 1, opRevokeKey: 1, opNewPool: 2, opDepositPool: 3,
 		opWithdraw: 2, opSetRate: 2, opSetStatus: 1, opDepositWallet: 1, opCreateQuote: 12, opAccept: 6,
-		opCancel: 3, opComplete: 4, opAdvance: 1}
+		opCancel: 3, opComplete: 4, opAdvance: 1, opReceive: 4, opPayout: 1, opCredit: 1}
 	total := 0
 	for _, w := range weights {
 		total += w
@@ -139,7 +158,8 @@ func randomProgram(rng *rand.Rand, n int) []byte {
 		out = append(out, byte(op))
 		for i := range commandOperands[op] {
 			b := byte(rng.Uint32())
-			if op == opCreateQuote && i == 5 || (op == opDepositPool || op == opWithdraw) && i == 2 {
+			if op == opCreateQuote && i == 5 || (op == opDepositPool || op == opWithdraw || op == opReceive) && i == 2 ||
+				(op == opPayout || op == opCredit) && i == 4 {
 				b = byte(rng.IntN(8)) // the amount's exponent
 			}
 			out = append(out, b)
@@ -165,6 +185,9 @@ const (
 	opCancel               // quote
 	opComplete             // quote
 	opAdvance              // milliseconds (2 bytes, scaled), then expire what is due
+	opReceive              // quote, amount (2 bytes), bank transaction id
+	opPayout               // client, mode, currency, amount (2 bytes)
+	opCredit               // client, mode, currency, limit (2 bytes)
 	opCount
 )
 
@@ -303,6 +326,58 @@ func (r *commandRun) step(p *program) {
 	case opAdvance:
 		w.now += (int64(p.next())<<8 | int64(p.next())) * 100
 		w.expireDue()
+	case opReceive:
+		if len(r.quotes) == 0 {
+			return
+		}
+		q, amount := r.quotes[p.pick(len(r.quotes))], p.amount()
+		reference := fmt.Sprintf("BTX-%d", p.next()%8)
+		before := w.state.Hash()
+		res, ev := w.state.Treasuries[q.Mode].DecideReceipt(q, engine.ReceiptBank, engine.AddressID{}, amount, reference, w.now)
+		if ev == nil {
+			if after := w.state.Hash(); after != before {
+				t.Fatalf("a receipt decided %s without an event changed the state", res)
+			}
+			if res == engine.ResultOK || res == engine.ResultReceiptConflict {
+				// The same transaction credited twice is refused.
+				r.refused(&engine.PaymentReceived{At: w.now, Method: engine.ReceiptBank, Quote: q.ID,
+					Account: w.wallet(q.Client, q.Mode, q.Pair.Source).ID, Amount: amount, Reference: reference})
+			}
+			return
+		}
+		w.apply(ev)
+	case opPayout, opCredit:
+		client, m, c := r.clients[p.pick(len(r.clients))], engine.Modes[p.pick(2)], engine.DefaultMarkets().CurrencyList()[p.pick(3)]
+		amount := p.amount()
+		wallet := w.wallet(client, m, c)
+		t2 := w.state.Treasuries[m]
+		if op == opPayout {
+			res, ev := t2.DecideWithdrawal(wallet.ID, amount, 0, w.now)
+			if ev == nil {
+				if res == engine.ResultInsufficientFunds && amount <= wallet.Available() {
+					t.Fatalf("payout of %d from available %d refused", amount, wallet.Available())
+				}
+				r.refused(&engine.AccountWithdrawn{At: w.now, Account: wallet.ID, Amount: amount})
+				return
+			}
+			w.apply(ev)
+			if wallet.Balance < 0 {
+				t.Fatalf("a payout took wallet %s to %d: credit is never paid out", wallet.ID, wallet.Balance)
+			}
+			return
+		}
+		if amount%3 == 0 {
+			amount = 0 // remove the line
+		}
+		res, ev := t2.DecideCreditLimit(wallet.ID, amount, 0, w.now)
+		if ev == nil {
+			if res != engine.ResultCreditInUse || wallet.Available() >= -amount {
+				t.Fatalf("credit limit %d on available %d refused as %s", amount, wallet.Available(), res)
+			}
+			r.refused(&engine.CreditLimitSet{At: w.now, Account: wallet.ID, Limit: amount})
+			return
+		}
+		w.apply(ev)
 	}
 }
 
@@ -428,16 +503,35 @@ func (r *commandRun) transition(op int, q *engine.Quote, p *program) {
 			ev = cancelled
 		}
 	case opComplete:
+		// Funds first, as the treasury decides it.
+		t2 := w.state.Treasuries[q.Mode]
 		var completed *engine.QuoteCompleted
-		if res, completed = q.Complete(w.now); completed != nil {
+		var f engine.Funding
+		if res, completed, f = t2.CompleteFunded(q, 0, w.now); completed != nil {
 			ev = completed
+			wallet := f.Wallet
+			switch {
+			case q.Mode == engine.ModeLive && (completed.Simulated != 0 || wallet.Available()+t2.CreditLimit(wallet.ID) < q.TotalSource):
+				t.Fatalf("live completion of %d from a wallet with %d and credit %d (simulated %d)",
+					q.TotalSource, wallet.Available(), t2.CreditLimit(wallet.ID), completed.Simulated)
+			case q.Mode == engine.ModeSandbox && wallet.Available()+t2.CreditLimit(wallet.ID)+completed.Simulated != max(q.TotalSource,
+				wallet.Available()+t2.CreditLimit(wallet.ID)):
+				t.Fatalf("sandbox completion simulated %d for %d from %d", completed.Simulated, q.TotalSource, wallet.Available())
+			}
+		} else if res == engine.ResultInsufficientFunds {
+			if q.Mode != engine.ModeLive || f.Spendable() >= q.TotalSource {
+				t.Fatalf("completion refused for funds: mode %s, spendable %d, required %d", q.Mode, f.Spendable(), q.TotalSource)
+			}
+			// What a buggy caller would log anyway is refused: the
+			// destination is never paid before the source money is there.
+			r.refused(&engine.QuoteCompleted{At: w.now, Quote: q.ID, Wallet: f.Wallet.ID})
 		}
 	}
 	if wasTerminal && ev != nil {
 		t.Fatalf("a %s quote decided %s", q.Status, ev.Type())
 	}
 	if ev == nil {
-		if res != engine.ResultOK && res != engine.ResultInvalidState && res != engine.ResultInvalidAccount {
+		if res != engine.ResultOK && res != engine.ResultInvalidState && res != engine.ResultInvalidAccount && res != engine.ResultInsufficientFunds {
 			t.Fatalf("transition %d of a %s quote: %s", op, q.Status, res)
 		}
 		if after := w.state.Hash(); after != before {
