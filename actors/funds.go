@@ -238,10 +238,15 @@ func (a *treasuryActor) receive(ctx actor.Context, cmd *recordReceipt) {
 		return
 	}
 	res, ev := a.treasury.DecideReceipt(cmd.quote, cmd.method, cmd.address, cmd.amount, cmd.reference, a.sys.nowMillis())
+	key := engine.ReceiptKey{Method: cmd.method, Address: cmd.address, Reference: cmd.reference}
+	if waiting, inFlight := a.receiving[key]; inFlight && ev == nil && res == engine.ResultOK {
+		a.receiving[key] = append(waiting, ctx.Sender()) // a repeat: answered once the first is durable
+		return
+	}
 	if ev == nil {
 		reply := &ReceiptReply{Result: res}
 		if res == engine.ResultOK {
-			reply.Receipt, _ = a.treasury.Receipt(engine.ReceiptKey{Method: cmd.method, Address: cmd.address, Reference: cmd.reference})
+			reply.Receipt, _ = a.treasury.Receipt(key)
 			reply.Repeated = true
 		}
 		ctx.Respond(reply)
@@ -250,13 +255,33 @@ func (a *treasuryActor) receive(ctx actor.Context, cmd *recordReceipt) {
 	a.treasury.ApplyReceipt(ev)
 	a.publish(ev.Account)
 	a.sys.receipts.publish(ev.Quote, a.treasury.ReceiptsOf(ev.Quote))
-	replyTo := ctx.Sender()
+	a.receiving[key] = []*actor.PID{ctx.Sender()}
+	self := ctx.Self()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		if err != nil {
-			return replyTo, &ReceiptReply{Err: err}
-		}
-		return replyTo, &ReceiptReply{Result: engine.ResultOK, Receipt: ev}
+		return self, &receiptDurable{key: key, receipt: ev, err: err}
 	}, ev)
+}
+
+// receiptDurable finishes a receipt's append: its requester and every
+// repeat that came while it was in flight get the answer now, so no 2xx
+// reports a receipt that is not yet on disk.
+type receiptDurable struct {
+	key     engine.ReceiptKey
+	receipt *engine.PaymentReceived
+	err     error
+}
+
+func (a *treasuryActor) receiptDone(ctx actor.Context, msg *receiptDurable) {
+	reply := &ReceiptReply{Result: engine.ResultOK, Receipt: msg.receipt}
+	if msg.err != nil {
+		reply = &ReceiptReply{Err: msg.err}
+	}
+	for i, to := range a.receiving[msg.key] {
+		r := *reply
+		r.Repeated = i > 0 && msg.err == nil
+		ctx.Send(to, &r)
+	}
+	delete(a.receiving, msg.key)
 }
 
 // forget drops what the retention allows and republishes the receipts of

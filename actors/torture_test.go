@@ -27,8 +27,8 @@ import (
 // also expire during recovery. After every recovery:
 //
 //   - every acknowledged effect is present: clients, keys and revocations,
-//     pools, each acknowledged pool change and wallet deposit (as a
-//     multiset of log events), each acknowledged quote with the very
+//     pools, each acknowledged pool change and wallet move — deposit, bank
+//     receipt, payout, credit limit — (as a multiset of log events), each acknowledged quote with the very
 //     allocations it was acknowledged with, at least as far along its
 //     lifecycle as acknowledged, and exactly in the terminal status
 //     acknowledged;
@@ -222,7 +222,7 @@ type ackedEffects struct {
 	keys     map[engine.KeyID]bool // true once a revocation was acknowledged
 	pools    map[engine.PoolID]*engine.Pool
 	poolOps  map[poolChange]int    // acknowledged pool changes, counted
-	deposits map[walletDeposit]int // acknowledged wallet deposits, counted
+	deposits map[walletDeposit]int // acknowledged wallet moves (deposits, receipts, payouts, credit limits), counted
 	quotes   map[engine.QuoteID]*ackedQuote
 }
 
@@ -235,7 +235,11 @@ type poolChange struct {
 	rate  engine.Rate
 }
 
+// walletDeposit is one acknowledged move of a wallet: kind is its event
+// (AccountDeposited, PaymentReceived, AccountWithdrawn, CreditLimitSet),
+// amount the amount or the limit.
 type walletDeposit struct {
+	kind    engine.EventType
 	account engine.AccountID
 	amount  engine.Amount
 }
@@ -285,8 +289,12 @@ func (a *ackedEffects) summary() string {
 	for _, q := range a.quotes {
 		statuses[q.status]++
 	}
-	return fmt.Sprintf("%d clients, %d keys, %d pools, %d pool changes, %d wallet deposits, quotes %v",
-		len(a.clients), len(a.keys), len(a.pools), len(a.poolOps), len(a.deposits), statuses)
+	moves := map[engine.EventType]int{}
+	for d, n := range a.deposits {
+		moves[d.kind] += n
+	}
+	return fmt.Sprintf("%d clients, %d keys, %d pools, %d pool changes, wallet moves %v, quotes %v",
+		len(a.clients), len(a.keys), len(a.pools), len(a.poolOps), moves, statuses)
 }
 
 // statusRank orders statuses along the lifecycle; all terminal ones rank 2.
@@ -343,7 +351,13 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 		case *engine.PoolWithdrawn:
 			poolOps[poolChange{pool: ev.Pool, kind: ev.Type(), value: uint64(ev.Amount)}]++
 		case *engine.AccountDeposited:
-			deposits[walletDeposit{ev.Account, ev.Amount}]++
+			deposits[walletDeposit{ev.Type(), ev.Account, ev.Amount}]++
+		case *engine.PaymentReceived:
+			deposits[walletDeposit{ev.Type(), ev.Account, ev.Amount}]++
+		case *engine.AccountWithdrawn:
+			deposits[walletDeposit{ev.Type(), ev.Account, ev.Amount}]++
+		case *engine.CreditLimitSet:
+			deposits[walletDeposit{ev.Type(), ev.Account, ev.Limit}]++
 		}
 		return replayed.Apply(ev)
 	})
@@ -387,7 +401,7 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 	}
 	for d, n := range a.deposits {
 		if deposits[d] < n {
-			t.Fatalf("%d acknowledged deposits of %d to %s, the log has %d", n, d.amount, d.account, deposits[d])
+			t.Fatalf("%d acknowledged %s of %d on %s, the log has %d", n, d.kind, d.amount, d.account, deposits[d])
 		}
 	}
 	for id, want := range a.quotes {
@@ -555,6 +569,8 @@ func (w *tortureWorker) step() {
 		w.changePool()
 	case x < 24:
 		w.depositWallet()
+	case x < 30:
+		w.funds()
 	case x < 60:
 		w.createQuote()
 	default:
@@ -635,7 +651,53 @@ func (w *tortureWorker) depositWallet() {
 		return
 	}
 	w.acked.mu.Lock()
-	w.acked.deposits[walletDeposit{account, amount}]++
+	w.acked.deposits[walletDeposit{engine.EventAccountDeposited, account, amount}]++
+	w.acked.mu.Unlock()
+}
+
+// funds makes a bank receipt for a known quote (by its reference), a
+// payout or a credit line (funds first): each acknowledged one must be in
+// the recovered log.
+func (w *tortureWorker) funds() {
+	rng := w.rng
+	var move walletDeposit
+	switch x := rng.IntN(10); {
+	case x < 6:
+		q, ok := pick(w.known, rng, &w.known.quotes)
+		if !ok {
+			return
+		}
+		r := w.sys.RecordBankReceipt(q.Reference, extremeAmount(rng, 50_000_000), fmt.Sprintf("BTX-%d", rng.IntN(1000)))
+		if r.Err != nil || r.Result != engine.ResultOK || r.Repeated {
+			return
+		}
+		move = walletDeposit{engine.EventPaymentReceived, r.Receipt.Account, r.Receipt.Amount}
+	default:
+		c, ok := pick(w.known, rng, &w.known.clients)
+		if !ok || len(c.Wallets) == 0 {
+			return
+		}
+		wa := c.Wallets[rng.IntN(len(c.Wallets))]
+		amount := extremeAmount(rng, 5_000_000)
+		if x < 8 {
+			r := w.sys.WithdrawAccount(&actors.WithdrawAccount{Account: wa.Account, Amount: amount})
+			if r.Err != nil || r.Result != engine.ResultOK {
+				return
+			}
+			move = walletDeposit{engine.EventAccountWithdrawn, wa.Account, amount}
+		} else {
+			if rng.IntN(3) == 0 {
+				amount = 0
+			}
+			r := w.sys.SetCreditLimit(c.ID, wa.Mode, wa.Currency, amount)
+			if r.Err != nil || r.Result != engine.ResultOK {
+				return
+			}
+			move = walletDeposit{engine.EventCreditLimitSet, wa.Account, amount}
+		}
+	}
+	w.acked.mu.Lock()
+	w.acked.deposits[move]++
 	w.acked.mu.Unlock()
 }
 

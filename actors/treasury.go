@@ -17,6 +17,9 @@ type treasuryActor struct {
 	// committed is, per wallet, what completions in flight were promised
 	// (funds.go): decided, not yet durable.
 	committed map[engine.AccountID]engine.Amount
+	// receiving holds, per receipt whose append is in flight, who waits
+	// for its answer: the requester, then any repeat (funds.go).
+	receiving map[engine.ReceiptKey][]*actor.PID
 }
 
 func (a *treasuryActor) Receive(ctx actor.Context) {
@@ -43,6 +46,8 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 			a.setCredit(ctx, msg)
 		case *recordReceipt:
 			a.receive(ctx, msg)
+		case *receiptDurable:
+			a.receiptDone(ctx, msg)
 		case *readStatement:
 			page, more, known := a.treasury.Statement(msg.account, msg.after, msg.limit)
 			ctx.Respond(&StatementReply{Postings: page, More: more, Known: known})
