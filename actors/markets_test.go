@@ -1,6 +1,7 @@
 package actors_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,4 +116,49 @@ func openRecovered(t *testing.T, dir string) (*wal.Log, *engine.State) {
 		t.Fatal(err)
 	}
 	return log, state
+}
+
+// TestAcceptWithoutDepositKey: a pending token-source quote whose markets
+// no longer configure a deposit key for its chain (a restart without the
+// pair) is never accepted without payment instructions: the accept is
+// refused (PayInUnavailable, 409) and the quote stays pending with its
+// holds; with the key back, it is accepted with an address.
+func TestAcceptWithoutDepositKey(t *testing.T) {
+	example, err := os.ReadFile("../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withKeys, err := engine.ParseMarketsConfig(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newClock()
+	cfg := testConfig(c)
+	cfg.Markets = withKeys
+	n := newNode(t, cfg)
+	client := newClient(t, n.sys, "desk")
+	usdtNGN := engine.Pair{Source: engine.CurrencyUSDT, Destination: engine.CurrencyNGN}
+	pool := newPool(t, n.sys, engine.ModeSandbox, usdtNGN, "otc", "1612.5", "1000000")
+	pending := mustQuote(t, n.sys, &actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: usdtNGN,
+		Direction: engine.DirectionSource, Amount: amount(t, "100", engine.CurrencyUSDT), Rate: rate(t, "1600"), Chain: engine.ChainTron})
+
+	n.cfg = testConfig(c) // the default markets: no USDT source, no deposit key
+	n = n.restart()
+	r := n.sys.TransitionQuote(client.ID, engine.ModeSandbox, pending.ID, jsonAccept(t, client, pending))
+	if r.Err != nil || r.Result != engine.ResultPayInUnavailable || r.Quote == nil || r.Quote.Status != engine.StatusPending {
+		t.Fatalf("accept without a deposit key: %v %s %+v, want PayInUnavailable and pending", r.Err, r.Result, r.Quote)
+	}
+	if q, _ := n.sys.Quote(client.ID, engine.ModeSandbox, pending.ID); q.Status != engine.StatusPending || q.PayIn != nil {
+		t.Errorf("after the refused accept: %s %+v", q.Status, q.PayIn)
+	}
+	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination {
+		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination)
+	}
+
+	n.cfg = cfg
+	n = n.restart()
+	accepted := mustTransition(t, n.sys, pending, jsonAccept(t, client, pending))
+	if accepted.Status != engine.StatusAwaitingPayment || accepted.PayIn == nil || accepted.PayIn.Deposit == "" {
+		t.Fatalf("accept with the key back: %s %+v", accepted.Status, accepted.PayIn)
+	}
 }
