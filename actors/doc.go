@@ -14,8 +14,11 @@
 //     activated from the quote's durable state by the first message that
 //     needs it (a transition, its deadline on the expiry wheel) and stops when the quote
 //     turns terminal; the final view stays readable.
-//   - treasury actor, one per mode: partner wallets and that mode's shard of
-//     each clearing account.
+//   - treasury actor, one per mode: partner wallets (balances, credit
+//     limits, statements), the mode's receipts and its shard of each
+//     clearing account; it decides everything that spends a wallet — a
+//     completion's funding (asked by the quote actor), payouts, credit
+//     limits — and receipts (funds.go).
 //   - coordinator: clients, API keys, new pools and webhook endpoints.
 //
 // How a write flows:
@@ -33,7 +36,8 @@
 //     to the caller when nothing else follows. The receiving actor
 //     publishes views, routes the event's outcome to the other owners
 //     (engine.RouteOutcome, the route replay applies too: holds, settlements
-//     and releases to pools, releases to the pair, payouts to the treasury)
+//     and releases to pools, releases to the pair, a completion's wallet
+//     debit and payout to the treasury)
 //     — in log order — and only then replies. No 2xx is ever sent for an event
 //     that is not fsync'd; a safe repeat waits for its quote's in-flight
 //     appends.

@@ -19,7 +19,10 @@
 //     first attempt made (Quote.Replayed is true) instead of making a second
 //     one. The client never retries by itself.
 //  3. AcceptQuote with one allocation's PoolAccountID, then CompleteQuote
-//     once the pay-in (Quote.Metadata.BankPayIn) has been made; or
+//     once the pay-in (Quote.Metadata.BankPayIn or CryptoPayIn) has arrived
+//     and been credited to your wallet (a live completion before that is an
+//     APIError 422 INSUFFICIENT_FUNDS; Transactions lists your wallet's
+//     postings); or
 //     CancelQuote. Repeating a transition that already happened is safe
 //     and answers the current quote.
 //  4. Balances, Balance(accountID), BalancesByCurrency(code).

@@ -12,9 +12,11 @@
 // A caller:
 //
 //  1. decides a command with the entity that owns it — Book.Allocate for a
-//     new quote, Quote.Accept/Cancel/Complete/ExpireIfDue/RecordPayIn for a
-//     transition,
-//     Pool.Withdraw for a withdrawal — and gets a Result (ResultOK or a
+//     new quote, Quote.Accept/Cancel/ExpireIfDue for a transition and
+//     Treasury.CompleteFunded for a completion (funds first: the partner's
+//     wallet must cover it, funds.go), Pool.Withdraw for a pool withdrawal,
+//     Treasury.DecideReceipt/DecideWithdrawal/DecideCreditLimit for a
+//     wallet's receipts, payouts and credit — and gets a Result (ResultOK or a
 //     business refusal; refusals are values, never errors) and, when
 //     something changes, an Event;
 //  2. makes the event durable (AppendEvent encodes it for the log);
@@ -30,7 +32,9 @@
 // accepted quote carries a crypto pay-in (payin.go) whose address package
 // hd derives. Invariants, each asserted where it can
 // break: the ledger sums to zero per mode and currency (see Treasury for the
-// sub-ledger design); 0 <= held <= balance on every non-clearing account; a
+// sub-ledger design); 0 <= held <= balance on every non-clearing account
+// (a wallet's balance may go down to minus its credit limit); a live
+// completion spends money that arrived (funds.go); a
 // pool's holds never exceed its liquidity; a quote is reserved in full or not
 // at all; terminal quotes never change.
 package engine

@@ -5,7 +5,7 @@ package engine
 // the pools holding its slices, its pair's book, the treasury of a wallet it
 // pays or (a funded completion) debits. RouteOutcome says what each owner must do, as data; each owner
 // applies its own part with one method (Pool.ApplySliceEffect,
-// Book.ApplyOutcome, Treasury.ApplyCredit). State.Apply (replay, the
+// Book.ApplyOutcome, Treasury.ApplyCredit, Treasury.ApplyDebit). State.Apply (replay, the
 // tools, the invariants build) and the live actors (each actor its own
 // part, forwarded by the system) use the same route, so the two cannot
 // disagree about where money goes.

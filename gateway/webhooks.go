@@ -79,7 +79,7 @@ func webhookEvents(o *object) engine.WebhookEvents {
 	if !ok {
 		return 0
 	}
-	const expected = "must be a non-empty array of quote.created, quote.accepted, quote.completed, quote.cancelled, quote.expired"
+	const expected = "must be a non-empty array of quote.created, quote.accepted, quote.completed, quote.cancelled, quote.expired, payin.received"
 	var names []string
 	if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
 		o.problem("events", expected)
