@@ -405,17 +405,18 @@ func (t *Treasury) DecideReceipt(q *Quote, method ReceiptMethod, address Address
 func (s *State) checkFunds(ev Event) error {
 	switch ev := ev.(type) {
 	case *PaymentReceived:
-		q, ok := s.Quotes[ev.Quote]
+		q, t, ok := s.receiptQuote(ev)
 		if !ok {
-			return fmt.Errorf("receipt for unknown quote %s", ev.Quote)
+			return fmt.Errorf("receipt to unknown wallet %s", ev.Account)
 		}
-		t := s.Treasuries[q.Mode]
 		switch {
 		case ev.Method != ReceiptCrypto && ev.Method != ReceiptBank:
 			return fmt.Errorf("receipt method %d", ev.Method)
 		case (ev.Method == ReceiptCrypto) != (ev.Address != AddressID{}):
 			return fmt.Errorf("a crypto receipt names its pay-in address, a bank receipt none")
-		case ev.Method == ReceiptCrypto && (q.PayIn == nil || q.PayIn.Address != ev.Address):
+		case q.Mode != t.Mode:
+			return fmt.Errorf("receipt for a %s quote to a %s wallet", q.Mode, t.Mode)
+		case ev.Method == ReceiptCrypto && q.PayIn != nil && q.PayIn.Address != ev.Address:
 			return fmt.Errorf("receipt to address %s, not quote %s's pay-in", ev.Address, q.ID)
 		}
 		res, decided := t.DecideReceipt(q, ev.Method, ev.Address, ev.Amount, ev.Reference, ev.At)
@@ -457,9 +458,9 @@ func (s *State) checkFunds(ev Event) error {
 func (s *State) applyFunds(ev Event) {
 	switch ev := ev.(type) {
 	case *PaymentReceived:
-		q := s.Quotes[ev.Quote]
-		s.Treasuries[q.Mode].ApplyReceipt(ev)
-		s.oweReceipt(q, ev)
+		t, _ := s.walletTreasury(ev.Account)
+		t.ApplyReceipt(ev)
+		s.oweReceipt(t, ev)
 	case *AccountWithdrawn:
 		t, _ := s.walletTreasury(ev.Account)
 		t.ApplyWithdrawal(ev)
@@ -467,4 +468,22 @@ func (s *State) applyFunds(ev Event) {
 		t, _ := s.walletTreasury(ev.Account)
 		t.ApplyCreditLimit(ev)
 	}
+}
+
+// receiptQuote is the quote a receipt pays and the treasury of its wallet.
+// A quote this state has forgotten (ended longer than the retention ago:
+// the live registry may still have held it when the receipt came, as it
+// forgets by another clock) stands in as what the wallet says of it — its
+// client, mode and source currency — so a late transfer is still the
+// partner's, and replay takes it.
+func (s *State) receiptQuote(ev *PaymentReceived) (*Quote, *Treasury, bool) {
+	t, ok := s.walletTreasury(ev.Account)
+	if !ok {
+		return nil, nil, false
+	}
+	if q, ok := s.Quotes[ev.Quote]; ok {
+		return q, t, true
+	}
+	q := receiptSubject(t, ev)
+	return &q, t, true
 }

@@ -61,3 +61,60 @@ func TestStatementPagesAndRetention(t *testing.T) {
 		t.Error("the snapshot of a state with forgotten postings differs")
 	}
 }
+
+// TestReceiptForAForgottenQuote: a receipt for a quote the state has
+// forgotten (the live registry forgets by another clock) still replays,
+// credited to the wallet it names, and owes its payin.received; a receipt
+// naming the wallet of another mode than its quote's is refused.
+func TestReceiptForAForgottenQuote(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("ada").Client
+	hook := engine.WebhookID(w.newID())
+	w.apply(&engine.WebhookCreated{At: w.now, Webhook: hook, Client: ada, Mode: engine.ModeLive, URL: "https://a.example/h",
+		Events: engine.WebhookPayInReceived, Secret: "whsec_t"})
+	pool := w.createPool(engine.ModeLive, pairNGNUSDT, "lagos", decimalRate(t, "0.000625"))
+	w.deposit(pool, decimalAmount(t, "100", engine.CurrencyUSDT))
+	_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeLive, pair: pairNGNUSDT, direction: engine.DirectionSource,
+		amount: decimalAmount(t, "16000", engine.CurrencyNGN), rate: decimalRate(t, "0.0006")})
+	w.cancel(q)
+	live := w.wallet(ada, engine.ModeLive, engine.CurrencyNGN)
+	sandbox := w.wallet(ada, engine.ModeSandbox, engine.CurrencyNGN)
+	w.now += 10_000
+	if w.state.ForgetEnded(w.now) == 0 {
+		t.Fatal("the cancelled quote was not forgotten")
+	}
+	late := &engine.PaymentReceived{At: w.now, Method: engine.ReceiptBank, Quote: q.ID, Account: live.ID,
+		Amount: decimalAmount(t, "16000", engine.CurrencyNGN), Reference: "NIP-LATE"}
+	w.apply(late)
+	if live.Balance != late.Amount {
+		t.Errorf("late receipt: wallet %d, want %d", live.Balance, late.Amount)
+	}
+	if owed := w.state.Webhooks[hook].Owed; len(owed) != 1 || owed[0].Receipt != late || owed[0].Quote.Client != ada {
+		t.Errorf("owed after the late receipt: %+v", owed)
+	}
+	other := *late
+	other.Reference, other.Account = "NIP-OTHER", sandbox.ID
+	_, q2 := w.createQuote(quoteRequest{client: ada, mode: engine.ModeLive, pair: pairNGNUSDT, direction: engine.DirectionSource,
+		amount: decimalAmount(t, "16000", engine.CurrencyNGN), rate: decimalRate(t, "0.0006")})
+	other.Quote = q2.ID
+	before := w.state.Hash()
+	if err := w.state.Apply(&other); err == nil || w.state.Hash() != before {
+		t.Errorf("a receipt for a live quote into the sandbox wallet: %v", err)
+	}
+	// A receipt for a held quote too, then a snapshot holding both owed
+	// payin.received events decodes to the same state.
+	held := &engine.PaymentReceived{At: w.now, Method: engine.ReceiptBank, Quote: q2.ID, Account: live.ID,
+		Amount: decimalAmount(t, "1", engine.CurrencyNGN), Reference: "NIP-HELD"}
+	w.apply(held)
+	decoded, err := engine.DecodeState(engine.EncodeState(w.state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decoded.Hash() != w.state.Hash() {
+		t.Error("a snapshot with owed payin.received events decodes to another state")
+	}
+	if owed := decoded.Webhooks[hook].Owed; len(owed) != 2 || owed[1].Receipt.Reference != "NIP-HELD" || owed[1].Quote.ID != q2.ID ||
+		owed[0].Quote.Client != ada || owed[0].Quote.Mode != engine.ModeLive {
+		t.Errorf("owed after the snapshot: %+v", owed)
+	}
+}

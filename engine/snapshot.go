@@ -127,10 +127,10 @@ func AppendState(buf []byte, s *State) []byte {
 			e.id(o.ID)
 			e.byte1(uint8(o.Kind))
 			e.varint(o.At)
-			encodeQuote(&e, &o.Quote)
-			e.boolean(o.Receipt != nil) // version 4
-			if o.Receipt != nil {
+			if o.Kind == WebhookPayInReceived { // version 4: the receipt, not a quote
 				e.receipt(o.Receipt)
+			} else {
+				encodeQuote(&e, &o.Quote)
 			}
 		}
 	}
@@ -519,11 +519,17 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64, version uint8) {
 		for i := range w.Owed {
 			o := &w.Owed[i]
 			o.ID, o.Kind, o.At = d.id(), WebhookEvents(d.byte1()), d.varint()
-			decodeQuote(d, &o.Quote, version)
-			if version >= 4 && d.boolean() {
+			if o.Kind == WebhookPayInReceived {
 				o.Receipt = d.receipt()
+				if t, ok := s.walletTreasury(o.Receipt.Account); ok && d.err == nil {
+					o.Quote = receiptSubject(t, o.Receipt)
+				} else {
+					d.fail()
+				}
+			} else {
+				decodeQuote(d, &o.Quote, version)
 			}
-			if o.Kind.String() == "" || (o.Kind == WebhookPayInReceived) != (o.Receipt != nil) {
+			if o.Kind.String() == "" {
 				d.fail()
 			}
 		}

@@ -167,7 +167,7 @@ type OwedEvent struct {
 	At    int64 // the quote event's time
 	Quote Quote // the quote as that event left it (immutable parts shared)
 	// Receipt is a payin.received event's payment (immutable); nil for
-	// the quote kinds.
+	// the quote kinds. Quote is then only its subject (receiptSubject).
 	Receipt *PaymentReceived
 }
 
@@ -340,9 +340,21 @@ func (s *State) owe(q *Quote, ev Event) {
 	s.oweEvent(q, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
 }
 
-// oweReceipt records the payin.received event of a receipt for q.
-func (s *State) oweReceipt(q *Quote, r *PaymentReceived) {
-	s.oweEvent(q, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
+// oweReceipt records the payin.received event of a receipt r into a
+// wallet of t. Its Quote is the receipt's subject (receiptSubject), not
+// the quote as it is: the event carries the receipt only.
+func (s *State) oweReceipt(t *Treasury, r *PaymentReceived) {
+	q := receiptSubject(t, r)
+	s.oweEvent(&q, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
+}
+
+// receiptSubject is what a payin.received event needs of its quote — its
+// id, and the client, mode and source currency of the wallet credited — so
+// that it is the same whether or not the quote is still held (snapshots
+// keep the receipt alone).
+func receiptSubject(t *Treasury, r *PaymentReceived) Quote {
+	w := t.Wallets[r.Account]
+	return Quote{ID: r.Quote, Client: ClientID(w.Owner), Mode: t.Mode, Pair: Pair{Source: w.Currency}}
 }
 
 // oweEvent owes e (its Quote filled in here) to every endpoint of q's
