@@ -13,7 +13,7 @@ import (
 )
 
 // Operator look-ups (issue 13): clients, one client's keys and accounts,
-// and any quote by id.
+// and any quote by id with the payments received for it.
 
 const (
 	// clientsPageSizeDefault and clientsPageSizeMax bound GET /admin/v1/clients.
@@ -139,7 +139,23 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	s.writeQuote(ctx, q, sys.Now().UnixMilli())
+	// The quote as its partner sees it, and what was received for it:
+	// receivedAmount and each receipt (bank or crypto), oldest first.
+	b := s.appendQuote(make([]byte, 0, 2048), q, sys.Now().UnixMilli())
+	w := jsonWriter{b: b[:len(b)-1], comma: true}
+	receipts := sys.Receipts(q.ID)
+	var received engine.Amount
+	for _, r := range receipts {
+		received += r.Amount
+	}
+	w.amount("receivedAmount", received, q.Pair.Source)
+	w.openArray("receipts")
+	for _, r := range receipts {
+		appendReceipt(&w, "", r, q)
+	}
+	w.closeArray()
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
 // operatorCancel is POST /admin/v1/quotes/{quoteId}/cancel: an operator

@@ -130,6 +130,12 @@ func oapiFunds(t *testing.T, c *oapiChecker, s *gatewaytest.Server, p, other gat
 	// A transfer that arrives after the quote completed is still the
 	// partner's: credited, then paid out.
 	c.run(t, oapiCall{name: "bank receipt after completion", base: adm, method: "POST", path: bank, template: bank, token: tok, body: receipt(reference, "500", "BTX-3"), want: 200})
+	view := c.run(t, oapiCall{name: "admin quote with receipts", base: adm, method: "GET", path: "/admin/v1/quotes/" + id,
+		template: "/admin/v1/quotes/{quoteId}", token: tok, want: 200})
+	if rs, _ := oapiField(view, "receipts").([]any); number(view, "receivedAmount") != "16500.5" || len(rs) != 3 ||
+		oapiString(rs[2], "bankTransactionId") != "BTX-3" || oapiString(view, "status") != "completed" {
+		t.Errorf("the operator's view of the quote: %v", view)
+	}
 	over := c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":501}`, want: 422})
 	if number(over, "details.available") != "500.5" {
 		t.Errorf("withdraw too much: %v", over)

@@ -23,10 +23,10 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   clients create NAME
   clients list [--limit N] [--starting-after CLIENT_ID]   (newest first)
   clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
-  quotes get QUOTE_ID     (any client's quote, either mode)
+  quotes get QUOTE_ID     (any client's quote, either mode, with the payments received for it)
   clients credit CLIENT_ID --currency CUR --limit AMOUNT [--mode M]
                           (a credit line: completions may take that wallet down to -limit; 0 removes it)
-  quotes get QUOTE_ID     (any client's quote, either mode)
+  quotes get QUOTE_ID     (any client's quote, either mode, with the payments received for it)
   quotes cancel QUOTE_ID  (cancel any client's open quote; the log records it as the operator's)
   quotes complete QUOTE_ID (complete any client's quote; the partner's wallet must cover it, as for the partner)
   webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
