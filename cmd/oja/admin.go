@@ -23,7 +23,6 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   clients create NAME
   clients list [--limit N] [--starting-after CLIENT_ID]   (newest first)
   clients get CLIENT_ID   (its keys, never a secret, and its accounts in both modes)
-  quotes get QUOTE_ID     (any client's quote, either mode, with the payments received for it)
   clients credit CLIENT_ID --currency CUR --limit AMOUNT [--mode M]
                           (a credit line: completions may take that wallet down to -limit; 0 removes it)
   quotes get QUOTE_ID     (any client's quote, either mode, with the payments received for it)
