@@ -181,6 +181,28 @@ func TestAdminCLI(t *testing.T) {
 	wantDecimal(t, "accounts deposit", bal, "availableBalance", "250.75")
 	adminFails(t, srv, "VALIDATION_ERROR", "accounts", "deposit", wallets["NGN"], "0.001") // NGN has 2 places
 	adminFails(t, srv, "ACCOUNT_NOT_FOUND", "accounts", "deposit", str(pool, "poolAccountId"), "1")
+	// Funds first from the command line: a credit line, a payout, the
+	// statement, a bank receipt and the operator's completion.
+	var line map[string]any
+	adminOK(t, srv, &line, "clients", "credit", clientID, "--currency", "NGN", "--limit", "0")
+	if str(line, "mode") != "sandbox" || str(line, "accountId") == wallets["NGN"] {
+		t.Errorf("clients credit (sandbox by default): %v", line)
+	}
+	adminOK(t, srv, &line, "clients", "credit", clientID, "--mode", "live", "--currency", "NGN", "--limit", "1000")
+	wantDecimal(t, "clients credit", line, "limit", "1000")
+	if str(line, "mode") != "live" || str(line, "accountId") != wallets["NGN"] {
+		t.Errorf("clients credit --mode live: %v", line)
+	}
+	adminFails(t, srv, "INSUFFICIENT_FUNDS", "accounts", "withdraw", wallets["NGN"], "250.76")
+	adminOK(t, srv, &bal, "accounts", "withdraw", wallets["NGN"], "0.75")
+	wantDecimal(t, "accounts withdraw", bal, "balance", "250")
+	var page map[string]any
+	adminOK(t, srv, &page, "accounts", "transactions", wallets["NGN"], "--limit", "1")
+	if rows, _ := page["data"].([]any); len(rows) != 1 || str(rows[0].(map[string]any), "type") != "withdrawal" || page["hasMore"] != true {
+		t.Errorf("accounts transactions --limit 1: %v", page)
+	}
+	adminFails(t, srv, "NOT_FOUND", "payins", "bank", "OJA-NOSUCH", "--amount", "1", "--bank-transaction-id", "NIP-1")
+	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "complete", "6f1c1f43-0000-4000-8000-000000000000")
 	for _, mode := range []string{"live", "sandbox"} {
 		var report map[string]any
 		adminOK(t, srv, &report, "ledger", "check", "--mode", mode)

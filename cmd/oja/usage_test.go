@@ -23,6 +23,13 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"admin", "help"}, stdout: "clients create NAME"},
 		{args: []string{"admin", "--help"}, stdout: "clients create NAME"},
 		{args: []string{"admin", "keys", "create", "x", "-h"}, stdout: "clients create NAME"},
+		// Help anywhere after a subcommand only helps: no client named
+		// "--help", no backup written into ./--help (no server runs here:
+		// acting would fail on the connection).
+		{args: []string{"admin", "clients", "create", "--help"}, stdout: "clients create NAME"},
+		{args: []string{"admin", "backup", "--help"}, stdout: "backup DIR"},
+		{args: []string{"admin", "pools", "--help"}, stdout: "pools list"},
+		{args: []string{"admin", "payins", "bank", "help"}, stdout: "payins bank REFERENCE"},
 		{args: []string{"serve", "--help"}, stdout: "-quote-ttl"},
 		{args: []string{"serve", "-h"}, stdout: "-snapshot-every"},
 		{args: []string{"wal", "help"}, stdout: "verify"},
@@ -39,6 +46,12 @@ func TestCommandLine(t *testing.T) {
 			stderr: "oja: admin payins seen: --amount and --tx-hash are required (oja admin help)"},
 		{args: []string{"admin", "payins", "seen", "x", "--amount", "lots", "--tx-hash", "0x1"}, code: 2,
 			stderr: `oja: admin payins seen: --amount "lots" is not a decimal number (oja admin help)`},
+		{args: []string{"admin", "payins", "bank", "OJA-1", "--amount", "1"}, code: 2,
+			stderr: "oja: admin payins bank: --amount and --bank-transaction-id are required (oja admin help)"},
+		{args: []string{"admin", "clients", "credit", "x", "--limit", "1"}, code: 2,
+			stderr: "oja: admin clients credit: --currency and --limit are required (oja admin help)"},
+		{args: []string{"admin", "accounts", "withdraw", "x", "ten"}, code: 2,
+			stderr: `oja: admin accounts withdraw: AMOUNT "ten" is not a decimal number (oja admin help)`},
 		{args: []string{"wal", "stats", "-h"}, stdout: "salvage"},
 		{args: []string{"wal", "frob"}, code: 2, stderr: `oja wal: unknown command "frob" (oja wal help)`},
 		{args: []string{"wal", "stats", "--bogus"}, code: 2, stderr: "oja wal stats: flag provided but not defined: -bogus (oja wal help)"},
