@@ -178,23 +178,14 @@ func (s *Server) setCredit(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	}
 	text, _ := o.number("limit", true)
 	var limit engine.Amount
-	if currency.Valid() {
-		if bytes.Equal(bytes.TrimLeft(text, "0."), nil) && len(text) > 0 && text[0] != '-' {
-			limit = 0 // "0" or "0.00": no credit
-		} else {
-			limit, _ = amountIn(o, "limit", text, currency)
-		}
+	if currency.Valid() && len(text) > 0 && len(bytes.TrimLeft(text, "0.")) > 0 {
+		limit, _ = amountIn(o, "limit", text, currency) // positive; "0" or "0.00" is no credit
 	}
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
 	reply := sys.SetCreditLimit(engine.ClientID(client), mode, currency, limit)
-	if reply.Result == engine.ResultCreditInUse {
-		e := resultError(reply.Result)
-		s.writeError(ctx, e)
-		return
-	}
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
