@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"bytes"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/expfmt"
 	"github.com/valyala/fasthttp"
 
@@ -58,8 +60,51 @@ func newMetrics() *metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "oja_http_request_duration_seconds",
 			Help: "HTTP request latency.", Buckets: latencyBucketsSeconds}, labels),
 	}
-	m.registry.MustRegister(m.requests, m.duration)
+	m.registry.MustRegister(m.requests, m.duration,
+		// The Go runtime (go_*: goroutines, GC, memory) and the process
+		// (process_*: CPU, resident memory, open files), as every Go
+		// service exports them, and which build is running.
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		newBuildInfo())
 	return m
+}
+
+// Build is the running binary's version, VCS revision (with "+modified"
+// when built from a modified tree) and Go version, from its build
+// information; "unknown" where it has none.
+func Build() (version, revision, goVersion string) {
+	version, revision, goVersion = "(devel)", "unknown", "unknown"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return version, revision, goVersion
+	}
+	if info.Main.Version != "" {
+		version = info.Main.Version
+	}
+	goVersion = info.GoVersion
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		revision += "+modified"
+	}
+	return version, revision, goVersion
+}
+
+// newBuildInfo is oja_build_info{version,revision,goversion} 1.
+func newBuildInfo() prometheus.Collector {
+	version, revision, goVersion := Build()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "oja_build_info",
+		Help:        "The running build: always 1, with its version, VCS revision and Go version as labels.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion}})
+	g.Set(1)
+	return g
 }
 
 // methodLabel maps a request method to its label: a known method, else OTHER.

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/gateway/webhook"
 )
@@ -80,10 +82,17 @@ func TestMetricsExposition(t *testing.T) {
 	for _, name := range []string{"oja_http_requests_total", "oja_http_request_duration_seconds_bucket", "oja_quotes",
 		"oja_pools", "oja_liquidity_held", "oja_liquidity_balance", "oja_pool_allocations_total",
 		"oja_actor_mailbox_depth", "oja_sse_subscribers", "oja_webhook_deliveries_total", "oja_webhook_events_dropped_total",
-		"oja_webhook_backlog_events", "oja_webhook_endpoints"} {
+		"oja_webhook_backlog_events", "oja_webhook_endpoints",
+		// The Go runtime, the process and the build.
+		"go_goroutines", "go_memstats_heap_alloc_bytes", "go_gc_duration_seconds", "process_resident_memory_bytes",
+		"process_cpu_seconds_total", "process_open_fds", "oja_build_info"} {
 		if !bytes.Contains(body, []byte("\n"+name)) {
 			t.Errorf("metric %s missing", name)
 		}
+	}
+	version, revision, goVersion := gateway.Build()
+	if want := fmt.Sprintf(`oja_build_info{goversion=%q,revision=%q,version=%q} 1`, goVersion, revision, version); !bytes.Contains(body, []byte(want)) {
+		t.Errorf("no %s", want)
 	}
 	if !bytes.Contains(body, []byte(`route="/api/v1/partners/marketplace/intent"`)) {
 		t.Errorf("the create route is not labelled by its template")

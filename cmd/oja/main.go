@@ -17,7 +17,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+
+	"github.com/oja-exchange/oja/gateway"
 )
 
 func main() {
@@ -100,26 +101,9 @@ func usage(w io.Writer) {
 }
 
 // printVersion prints the module version, the commit it was built from
-// and the Go version, from the build information.
+// (+modified for a modified tree) and the Go version, from the build
+// information (the same oja_build_info shows on /metrics).
 func printVersion(w io.Writer) {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		fmt.Fprintln(w, "oja (no build information)")
-		return
-	}
-	version, commit, modified := info.Main.Version, "unknown", ""
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			commit = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				modified = " (modified)"
-			}
-		}
-	}
-	if version == "" {
-		version = "(devel)"
-	}
-	fmt.Fprintf(w, "oja %s\ncommit %s%s\n%s\n", version, commit, modified, info.GoVersion)
+	version, revision, goVersion := gateway.Build()
+	fmt.Fprintf(w, "oja %s\ncommit %s\n%s\n", version, revision, goVersion)
 }
