@@ -102,7 +102,7 @@ func TestListQuotes(t *testing.T) {
 		{"startingAfter=x", "startingAfter"}, {"page=2", "page"},
 		{"startingAfter=00000000-0000-0000-0000-000000000000", "startingAfter"}, // the nil UUID: no quote's
 		{"startingAfter=7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4", "startingAfter"}, // unknown
-		{"startingAfter=" + made[0] + "&limit=2", ""}, // fine: the oldest has nothing after it
+		{"startingAfter=" + made[0] + "&limit=2", ""},                           // fine: the oldest has nothing after it
 	} {
 		r := do(t, http.MethodGet, s.URL+quotesListPath+"?"+bad.query, p.SandboxKey, nil)
 		if bad.field == "" {
