@@ -45,7 +45,7 @@
 //     db.Apply(batch, pebble.Sync) on raw Pebble, same record size, same
 //     disk, alternating rounds.
 //  5. recovery: logs of 100,000 and 1,000,000 quotes built with the engine
-//     (Book.Allocate, Quote.Accept/Complete/Cancel, State.Apply) and
+//     (Book.Allocate, Quote.Accept/Cancel, Treasury.CompleteFunded, State.Apply) and
 //     appended with Sync off; then time to ready — wal.Open, actors.Recover,
 //     actors.Start, as `oja serve` does — replaying from the first event,
 //     and again from a snapshot of the final state (engine.EncodeState,

@@ -259,7 +259,7 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 	}
 	q := g.state.Quotes[ev.Quote]
 	switch g.created % 10 {
-	case 3: // accepted to the partner's wallet, then completed
+	case 3: // accepted to the partner's wallet, then completed (funds first)
 		g.at++
 		res, accepted := q.Accept(engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: ev.Allocations[0].PoolAccount,
 			Settlement:   engine.Settlement{Kind: engine.SettlementWallet, Account: g.wallet},
@@ -272,7 +272,8 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 			return err
 		}
 		g.at++
-		res, completed := q.Complete(g.at)
+		// Funded as the treasury funds it (sandbox: the shortfall simulated).
+		res, completed, _ := g.state.Treasuries[q.Mode].CompleteFunded(q, 0, g.at)
 		if res != engine.ResultOK || completed == nil {
 			return fmt.Errorf("bench: generated complete: %v", res)
 		}
