@@ -78,5 +78,6 @@
 // called when the node starts leading and SetSystem(nil) when it stops;
 // meanwhile every request but health, metrics and the cluster routes is
 // forwarded to the leader, and rate streams are relayed from it
-// (cluster_stream.go).
+// (cluster_stream.go). The rate streams opened on a system end when it
+// stops being served (streamHub.endSystem): their clients reconnect.
 package gateway

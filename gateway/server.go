@@ -159,7 +159,17 @@ func (s *Server) Addr() string      { return s.ln.Addr().String() }
 func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 
 // SetSystem makes the server ready with a recovered system.
-func (s *Server) SetSystem(sys *actors.System) { s.sys.Store(sys) }
+//
+// A cluster node calls it with each leadership term's system and with nil
+// when it stops leading: the rate streams opened on a system the server no
+// longer serves end (their clients reconnect to whoever serves now), so no
+// stream is left carrying heartbeats only.
+func (s *Server) SetSystem(sys *actors.System) {
+	s.streams.serving.Store(sys)
+	if old := s.sys.Swap(sys); old != nil && old != sys {
+		s.streams.endSystem(old)
+	}
+}
 
 // defaultMarkets are what markets answers before a system is set.
 var defaultMarkets = engine.DefaultMarkets()

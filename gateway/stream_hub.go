@@ -56,6 +56,10 @@ type streamHub struct {
 	// closed is closed when the hub shuts down; writers watch it.
 	closed  chan struct{}
 	closing atomic.Bool
+	// serving is the system the server serves (Server.SetSystem): a stream
+	// opened on another one is refused, and the streams of a system that
+	// stops being served are ended (endSystem).
+	serving atomic.Pointer[actors.System]
 
 	// mu guards the registry below. The fan-out holds it for reading while
 	// it marks subscribers; subscribe and remove hold it briefly for writing.
@@ -197,7 +201,8 @@ func boundSendBuffer(conn net.Conn, bytes int) {
 // subscribe registers a stream of who's mode for pairs written on conn.
 func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []engine.Pair, conn net.Conn) (*streamSubscriber, *apiError) {
 	boundSendBuffer(conn, sseSendBufferBytes)
-	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1)}
+	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1),
+		retired: make(chan struct{})}
 	for _, p := range pairs {
 		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: p}); i >= 0 {
 			sub.follows = append(sub.follows, followedRate{index: i})
@@ -207,7 +212,7 @@ func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
-	case h.closing.Load():
+	case h.closing.Load() || h.serving.Load() != sys:
 		return nil, errUnavailable
 	case h.total >= sseSubscribersMax:
 		return nil, errStreamsFull
@@ -293,6 +298,31 @@ func (h *streamHub) close(ctx context.Context) error {
 	}
 }
 
+// endSystem ends every stream opened on sys, which the server no longer
+// serves (a cluster node that lost its leadership: its rates stop, and a
+// stream left open would carry heartbeats only, forever), and forgets the
+// rates sys delivered, so that streams on the next system start from its
+// own. Each ended stream finishes its current write and returns: its
+// client reconnects (retry: 3000) to whoever serves now.
+//
+// REQUIRES: serving no longer holds sys (set first, so that a stream
+// subscribing meanwhile is either seen here or refused).
+func (h *streamHub) endSystem(sys *actors.System) {
+	for i := range h.latest {
+		h.latest[i].Store(nil)
+		h.rendered[i].Store(nil)
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for i := range h.subscribers {
+		for sub := range h.subscribers[i] {
+			if sub.sys == sys {
+				sub.retiredOnce.Do(func() { close(sub.retired) })
+			}
+		}
+	}
+}
+
 // latestTicker is the newest ticker of key index i: the one the listener
 // delivered last, else the system's view (a book that has not changed since
 // the service started).
@@ -364,6 +394,11 @@ type streamSubscriber struct {
 	deadlineMu sync.Mutex
 	armedUntil time.Time // the write deadline the writer last set
 	removed    atomic.Bool
+	// retired is closed when the system the stream was opened on is no
+	// longer the server's (a cluster node lost its leadership): the stream
+	// ends, so its client reconnects to whoever serves now (endSystem).
+	retired     chan struct{}
+	retiredOnce sync.Once
 }
 
 // followedRate is what a subscriber last sent of one key.
@@ -461,6 +496,8 @@ func (s *streamSubscriber) next() ([]byte, error) {
 		}
 		select {
 		case <-h.closed:
+			return nil, io.EOF
+		case <-s.retired:
 			return nil, io.EOF
 		case <-s.wake:
 			if b := s.appendRates(s.buffer(), s.dirty.Swap(0)); len(b) > 0 {

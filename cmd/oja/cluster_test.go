@@ -334,6 +334,9 @@ func TestClusterFencing(t *testing.T) {
 	}
 	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
 
+	// A rate stream on the leader, which it will lose while paused.
+	stream := openRateStream(t, old.publicURL(), key)
+
 	if err := old.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -374,6 +377,14 @@ func TestClusterFencing(t *testing.T) {
 	}
 	if err := old.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+	resumed := time.Now()
+	// The demoted leader's stream must not go silent: it ends (its client
+	// reconnects to whoever leads now), or rates resume, within 10 s.
+	if how, err := stream.endsOrMoves(resumed, 10*time.Second); err != nil {
+		t.Errorf("the demoted leader's rate stream: %v", err)
+	} else {
+		t.Logf("the demoted leader's rate stream %s %v after SIGCONT", how, time.Since(resumed).Round(time.Millisecond))
 	}
 	acked, statuses := 0, map[string]int{}
 	for i := 0; i < cap(answers); i++ {
@@ -464,4 +475,67 @@ func requireRateEvent(t *testing.T, base, key string) {
 		}
 	}
 	t.Fatalf("rate stream through %s: no rate_update event (%v)", base, sc.Err())
+}
+
+// rateStream reads a rate stream's lines on its own goroutine.
+type rateStream struct {
+	lines chan streamLine // closed at the end of the stream
+	resp  *http.Response
+}
+
+// streamLine is one line of a stream and when it was read.
+type streamLine struct {
+	text string
+	at   time.Time
+}
+
+// openRateStream opens GET /partners/marketplace/rates/stream on base.
+func openRateStream(t *testing.T, base, key string) *rateStream {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/partners/marketplace/rates/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := (&http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 10 * time.Second}}).Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("rate stream: %v %v", err, resp)
+	}
+	s := &rateStream{lines: make(chan streamLine, 1024), resp: resp}
+	t.Cleanup(func() { resp.Body.Close() })
+	go func() {
+		defer close(s.lines)
+		r := bufio.NewReader(resp.Body)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			select {
+			case s.lines <- streamLine{line, time.Now()}:
+			default: // nobody reads that far behind: drop
+			}
+		}
+	}()
+	return s
+}
+
+// endsOrMoves waits, until since+within, for the stream to end or to carry
+// a rate_update read after since (lines read before are skipped).
+func (s *rateStream) endsOrMoves(since time.Time, within time.Duration) (string, error) {
+	deadline := time.NewTimer(time.Until(since.Add(within)))
+	defer deadline.Stop()
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				return "ended", nil
+			}
+			if strings.HasPrefix(line.text, "event: rate_update") && line.at.After(since) {
+				return "moved", nil
+			}
+		case <-deadline.C:
+			return "", fmt.Errorf("neither ended nor carried a rate within %v: silent", within)
+		}
+	}
 }
