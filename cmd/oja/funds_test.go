@@ -26,6 +26,7 @@ import (
 //     address credit the USDT wallet, under then over; the completion; the
 //     rest paid out;
 //   - credit: a trusted partner completes first and pays after;
+//   - prefunding: an operator's deposit, then a completion that spends it;
 //   - payin.received webhooks for every receipt;
 //   - everything survives kill -9, and the ledger sums to zero.
 func TestLiveMoneyEndToEnd(t *testing.T) {
@@ -197,6 +198,16 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	must(err)
 	balance(ngn, "0")
 
+	// ---- Prefunding: money received outside any quote, then spent.
+	_, err = admin.DepositAccount(ctx, ngn, d("1600"))
+	must(err)
+	q6 := accepted("NGN", "USDT", "1600", "0.0006", lagos.PoolAccountID)
+	_, err = partner.CompleteQuote(ctx, q6.QuoteID)
+	must(err)
+	statement(ngn, "settlement -1600 = 0; deposit 1600 = 1600; payin 14750 = 0; settlement -160000 = -14750; settlement -16000 = 145250; "+
+		"settlement 161250 = 161250; withdrawal -20000 = 0; payin 20000 = 20000; withdrawal -10000.55 = 0; settlement -100000 = 10000.55; "+
+		"payin 50000.55 = 110000.55; payin 60000 = 60000")
+
 	// ---- Webhooks: every receipt is a payin.received, with its quote.
 	receipts := recv.WaitFor(t, "six payin.received events", func(ds []webhooktest.Delivery) bool {
 		n := 0
@@ -237,10 +248,10 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	}
 	srv.crash()
 	srv.start()
-	statement(usdt, "settlement 100 = 110; settlement 10 = 10; withdrawal -10.000001 = 0; settlement -100 = 10.000001; payin 70.000001 = 110.000001; "+
+	statement(usdt, "settlement 1 = 111; settlement 100 = 110; settlement 10 = 10; withdrawal -10.000001 = 0; settlement -100 = 10.000001; payin 70.000001 = 110.000001; "+
 		"payin 40 = 40; withdrawal -62.5 = 0; settlement 62.5 = 62.5")
 	balance(ngn, "0")
-	balance(usdt, "110") // q4 and q5 bought 10 and 100
+	balance(usdt, "111") // q4, q5 and q6 bought 10, 100 and 1
 	p, err = admin.GetPayIn(ctx, address)
 	if err != nil || p.Status != "expired" || !p.ReceivedAmount.Equal(d("110.000001")) || len(p.Deposits) != 2 {
 		t.Fatalf("pay-in after the restart: %v %+v", err, p)
