@@ -13,13 +13,15 @@ import (
 )
 
 // marketsWithout is a markets file of NGN, GHS, USDT and XOF (no minor
-// units) with NGN/USDT, NGN/GHS and XOF/USDT: GHS/USDT is gone.
+// units) with NGN/USDT, NGN/GHS and XOF/USDT: GHS/USDT is gone (GHS keeps
+// its collection account, so an open GHS quote can still be paid).
 const marketsWithout = `{
  "currencies": [{"code":"NGN","kind":"fiat","minorUnits":%NGN%}, {"code":"GHS","kind":"fiat","minorUnits":2},
    {"code":"USDT","kind":"token","minorUnits":6,"chains":["TRON"]}, {"code":"XOF","kind":"fiat","minorUnits":0}],
  "pairs": [{"source":"NGN","destination":"USDT","minSourceAmount":"1000"}, {"source":"NGN","destination":"GHS"},
    {"source":"XOF","destination":"USDT","minSourceAmount":"500"}],
  "collectionAccounts": {"NGN":{"accountName":"N","accountNumber":"1","bankName":"B"},
+   "GHS":{"accountName":"G","accountNumber":"3","bankName":"B"},
    "XOF":{"accountName":"X","accountNumber":"2","bankName":"B"}}
 }`
 
@@ -160,5 +162,43 @@ func TestAcceptWithoutDepositKey(t *testing.T) {
 	accepted := mustTransition(t, n.sys, pending, jsonAccept(t, client, pending))
 	if accepted.Status != engine.StatusAwaitingPayment || accepted.PayIn == nil || accepted.PayIn.Deposit == "" {
 		t.Fatalf("accept with the key back: %s %+v", accepted.Status, accepted.PayIn)
+	}
+}
+
+// TestAcceptWithoutCollectionAccount: the same for a fiat source whose
+// collection account is no longer configured (its pair left the markets):
+// refused, pending, holds kept; accepted once the account is back.
+func TestAcceptWithoutCollectionAccount(t *testing.T) {
+	c := newClock()
+	n := newNode(t, testConfig(c))
+	client := newClient(t, n.sys, "remit")
+	ghsUSDT := engine.Pair{Source: engine.CurrencyGHS, Destination: engine.CurrencyUSDT}
+	pool := newPool(t, n.sys, engine.ModeSandbox, ghsUSDT, "accra", "0.0625", "100")
+	pending := mustQuote(t, n.sys, &actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: ghsUSDT,
+		Direction: engine.DirectionSource, Amount: amount(t, "100", engine.CurrencyGHS), Rate: rate(t, "0.06"), Chain: engine.ChainTron})
+
+	noGHS, err := engine.ParseMarketsConfig([]byte(`{
+ "currencies": [{"code":"NGN","kind":"fiat","minorUnits":2}, {"code":"GHS","kind":"fiat","minorUnits":2},
+   {"code":"USDT","kind":"token","minorUnits":6,"chains":["TRON"]}],
+ "pairs": [{"source":"NGN","destination":"USDT"}],
+ "collectionAccounts": {"NGN":{"accountName":"N","accountNumber":"1","bankName":"B"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(c)
+	cfg.Markets = noGHS
+	n.cfg = cfg
+	n = n.restart()
+	r := n.sys.TransitionQuote(client.ID, engine.ModeSandbox, pending.ID, jsonAccept(t, client, pending))
+	if r.Err != nil || r.Result != engine.ResultPayInUnavailable || r.Quote == nil || r.Quote.Status != engine.StatusPending {
+		t.Fatalf("accept without a collection account: %v %s %+v, want PayInUnavailable and pending", r.Err, r.Result, r.Quote)
+	}
+	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination {
+		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination)
+	}
+	n.cfg = testConfig(c)
+	n = n.restart()
+	if q := mustTransition(t, n.sys, pending, jsonAccept(t, client, pending)); q.Status != engine.StatusAwaitingPayment {
+		t.Fatalf("accept with the account back: %s", q.Status)
 	}
 }

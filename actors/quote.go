@@ -94,10 +94,12 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 			ctx.Respond(&QuoteReply{Err: err})
 			return
 		}
-		if payIn == nil && a.quote.Pair.Source.IsToken() {
-			// No deposit key for the quote's chain (the markets changed):
-			// never awaiting_payment without instructions. Nothing held
-			// changes: the quote stays pending.
+		_, collection := a.sys.markets.Collection[a.quote.Pair.Source]
+		if source := a.quote.Pair.Source; source.IsToken() && payIn == nil || !source.IsToken() && !collection {
+			// No deposit key for a token source's chain, or no collection
+			// account for a fiat source (the markets changed): never
+			// awaiting_payment without instructions. Nothing held changes:
+			// the quote stays pending.
 			ctx.Respond(&QuoteReply{Result: engine.ResultPayInUnavailable, Quote: a.quote.Clone()})
 			return
 		}

@@ -40,9 +40,9 @@ const (
 	// ResultCreditInUse: a wallet already spends more credit than a new,
 	// lower limit allows (409 CONFLICT).
 	ResultCreditInUse
-	// ResultPayInUnavailable: a token-source quote cannot be given a
-	// deposit address (no deposit key for its chain): its accept is
-	// refused and it stays pending (409).
+	// ResultPayInUnavailable: a quote cannot be given payment instructions
+	// (no deposit key for a token source's chain, no collection account
+	// for a fiat source): its accept is refused and it stays pending (409).
 	ResultPayInUnavailable
 	resultCount
 )

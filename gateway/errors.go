@@ -44,7 +44,7 @@ var resultErrors = [engine.ResultCount]struct {
 	engine.ResultCreditInUse: {fasthttp.StatusConflict, codeConflict,
 		"the wallet already uses more credit than the new limit allows; fund it first"},
 	engine.ResultPayInUnavailable: {fasthttp.StatusConflict, codeConflict,
-		"no deposit address can be issued for this quote's token and chain (no deposit key is configured); the quote stays pending"},
+		"no payment instructions can be issued for this quote: no deposit key for its token and chain, or no collection account for its currency, is configured; the quote stays pending"},
 	engine.ResultTooManyWebhooks: {fasthttp.StatusUnprocessableEntity, "WEBHOOK_LIMIT",
 		"a client may register at most 16 webhooks (both modes); delete one first"},
 }
