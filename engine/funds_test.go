@@ -89,7 +89,7 @@ func TestReceiptForAForgottenQuote(t *testing.T) {
 	if live.Balance != late.Amount {
 		t.Errorf("late receipt: wallet %d, want %d", live.Balance, late.Amount)
 	}
-	if owed := w.state.Webhooks[hook].Owed; len(owed) != 1 || owed[0].Receipt != late || owed[0].Quote.Client != ada {
+	if owed := w.state.Webhooks[hook].OwedEvents(); len(owed) != 1 || owed[0].Receipt != late || owed[0].Quote.Client != ada {
 		t.Errorf("owed after the late receipt: %+v", owed)
 	}
 	other := *late
@@ -113,7 +113,7 @@ func TestReceiptForAForgottenQuote(t *testing.T) {
 	if decoded.Hash() != w.state.Hash() {
 		t.Error("a snapshot with owed payin.received events decodes to another state")
 	}
-	if owed := decoded.Webhooks[hook].Owed; len(owed) != 2 || owed[1].Receipt.Reference != "NIP-HELD" || owed[1].Quote.ID != q2.ID ||
+	if owed := decoded.Webhooks[hook].OwedEvents(); len(owed) != 2 || owed[1].Receipt.Reference != "NIP-HELD" || owed[1].Quote.ID != q2.ID ||
 		owed[0].Quote.Client != ada || owed[0].Quote.Mode != engine.ModeLive {
 		t.Errorf("owed after the snapshot: %+v", owed)
 	}

@@ -59,7 +59,7 @@ func goldenSummary(s *engine.State) string {
 		b.WriteByte('\n')
 	}
 	for _, w := range s.WebhooksInOrder() {
-		fmt.Fprintf(&b, "webhook %s of %s owes %d dropped %d\n", w.ID, clientName(w.Client), len(w.Owed), w.Dropped)
+		fmt.Fprintf(&b, "webhook %s of %s owes %d dropped %d\n", w.ID, clientName(w.Client), w.OwedCount(), w.Dropped)
 	}
 	return b.String()
 }

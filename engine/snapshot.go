@@ -121,9 +121,10 @@ func AppendState(buf []byte, s *State) []byte {
 		e.webhookCreated(&WebhookCreated{Webhook: w.ID, Client: w.Client, Mode: w.Mode, URL: w.URL, Events: w.Events, Secret: w.Secret})
 		e.varint(w.CreatedAt)
 		e.uvarint(w.Dropped)
-		e.uvarint(uint64(len(w.Owed)))
-		for i := range w.Owed {
-			o := &w.Owed[i]
+		owed := w.OwedEvents()
+		e.uvarint(uint64(len(owed)))
+		for i := range owed {
+			o := &owed[i]
 			e.id(o.ID)
 			e.byte1(uint8(o.Kind))
 			e.varint(o.At)
@@ -515,9 +516,10 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64, version uint8) {
 			d.fail()
 			return
 		}
-		w.Owed = make([]OwedEvent, owed)
-		for i := range w.Owed {
-			o := &w.Owed[i]
+		w.owed = make([]OwedEvent, owed)
+		w.owedAt = make(map[EventID]int, owed)
+		for i := range w.owed {
+			o := &w.owed[i]
 			o.ID, o.Kind, o.At = d.id(), WebhookEvents(d.byte1()), d.varint()
 			if o.Kind == WebhookPayInReceived {
 				o.Receipt = d.receipt()
@@ -529,9 +531,10 @@ func decodeWebhooks(d *decoder, s *State, count func() uint64, version uint8) {
 			} else {
 				decodeQuote(d, &o.Quote, version)
 			}
-			if o.Kind.String() == "" {
+			if _, dup := w.owedAt[o.ID]; o.Kind.String() == "" || dup {
 				d.fail()
 			}
+			w.owedAt[o.ID] = i
 		}
 		_, known := s.Clients[w.Client]
 		_, dup := s.Webhooks[w.ID]

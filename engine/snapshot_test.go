@@ -124,7 +124,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 				apply(ev)
 			}
 			// Pay the oldest owed event of the first endpoint.
-			if owed := s.Webhooks[hookAll.Webhook].Owed; len(owed) > 0 {
+			if owed := s.Webhooks[hookAll.Webhook].OwedEvents(); len(owed) > 0 {
 				apply(&WebhookSettled{At: now, Webhook: hookAll.Webhook, Event: owed[0].ID, Delivered: rng.IntN(2) == 0})
 			}
 		}

@@ -61,15 +61,15 @@ func TestWebhookOutbox(t *testing.T) {
 		t.Fatalf("owed:\n%s\nwant\n%s", got, strings.Join(want, "|"))
 	}
 	s := w.state
-	if n := len(s.Webhooks[live].Owed) + len(s.Webhooks[other].Owed); n != 0 {
+	if n := s.Webhooks[live].OwedCount() + s.Webhooks[other].OwedCount(); n != 0 {
 		t.Fatalf("%d events owed to another mode's or client's endpoint", n)
 	}
-	owed := s.Webhooks[all].Owed
+	owed := s.Webhooks[all].OwedEvents()
 	if owed[0].Quote.Status != engine.StatusPending {
 		t.Fatalf("created event carries status %s", owed[0].Quote.Status)
 	}
 	completed := engine.WebhookEventID(q.ID, engine.WebhookQuoteCompleted)
-	if owed[2].ID != completed || s.Webhooks[done].Owed[0].ID != completed {
+	if owed[2].ID != completed || s.Webhooks[done].OwedEvents()[0].ID != completed {
 		t.Fatalf("one event has different ids per endpoint")
 	}
 	if owed[0].ID == owed[1].ID || !strings.HasPrefix(owed[0].ID.String(), "evt_") || len(owed[0].ID.String()) != 36 {
@@ -79,7 +79,7 @@ func TestWebhookOutbox(t *testing.T) {
 	// Settle the accepted one (not the head): the others stay in order.
 	accepted := owed[1].ID
 	w.apply(&engine.WebhookSettled{At: w.now, Webhook: all, Event: accepted, Delivered: true})
-	got := s.Webhooks[all].Owed
+	got := s.Webhooks[all].OwedEvents()
 	if len(got) != 2 || got[0].Kind != engine.WebhookQuoteCreated || got[1].Kind != engine.WebhookQuoteCompleted {
 		t.Fatalf("after settling one: %d owed", len(got))
 	}
@@ -168,14 +168,14 @@ func TestWebhookOwedBounded(t *testing.T) {
 		w.cancel(q)
 	}
 	h := w.state.Webhooks[hook]
-	if len(h.Owed) != engine.WebhookOwedMax || h.Dropped != 6 || len(rec.dropped) != 6 {
-		t.Fatalf("owed %d (max %d), dropped %d, observed %d", len(h.Owed), engine.WebhookOwedMax, h.Dropped, len(rec.dropped))
+	if h.OwedCount() != engine.WebhookOwedMax || h.Dropped != 6 || len(rec.dropped) != 6 {
+		t.Fatalf("owed %d (max %d), dropped %d, observed %d", h.OwedCount(), engine.WebhookOwedMax, h.Dropped, len(rec.dropped))
 	}
 	decoded, err := engine.DecodeState(engine.EncodeState(w.state))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := decoded.Webhooks[hook]; len(d.Owed) != engine.WebhookOwedMax || d.Dropped != 6 || d.Owed[0].Quote.ID != h.Owed[0].Quote.ID {
+	if d := decoded.Webhooks[hook]; d.OwedCount() != engine.WebhookOwedMax || d.Dropped != 6 || d.OwedEvents()[0].Quote.ID != h.OwedEvents()[0].Quote.ID {
 		t.Fatalf("snapshot lost the outbox")
 	}
 	if decoded.Hash() != w.state.Hash() {

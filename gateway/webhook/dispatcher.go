@@ -228,7 +228,7 @@ func (d *Dispatcher) Dropped(w *engine.Webhook, _ *engine.OwedEvent) {
 		ep.dropped++
 	}
 	d.mu.Unlock()
-	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed", len(w.Owed))
+	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed", w.OwedCount())
 }
 
 func (ep *endpoint) poke() {
