@@ -17,18 +17,41 @@ import (
 // resolveTimeout bounds the DNS look-up CheckURL makes.
 const resolveTimeout = 3 * time.Second
 
-// specialPrefixes are special-purpose ranges netip's predicates do not
-// cover: this network, shared address space (carrier NAT; Alibaba's
-// metadata service lives there), IETF protocol assignments, benchmarking,
-// reserved, broadcast and NAT64 (which can reach any IPv4 address).
+// specialPrefixes are IANA's special-purpose address registries (IPv4
+// and IPv6, as of 2026) beyond what netip's predicates cover — none is a
+// partner's web server: this network, shared address space (carrier NAT;
+// Alibaba's metadata service lives there), IETF protocol assignments, the
+// documentation TEST-NETs, AS112 and other anycast services, benchmarking,
+// reserved, broadcast; IPv4-mapped, IPv4-compatible, IPv4-translated,
+// NAT64, 6to4 and Teredo space (each can carry any IPv4 address, loopback
+// included; an IPv4-mapped address is judged by its IPv4 address),
+// discard-only, ORCHID and the other IETF assignments,
+// documentation and SRv6 SIDs.
 var specialPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"),
 	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("192.31.196.0/24"),
+	netip.MustParsePrefix("192.52.193.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"),
+	netip.MustParsePrefix("192.175.48.0/24"),
 	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),           // unspecified, loopback, IPv4-compatible
+	netip.MustParsePrefix("::ffff:0:0/96"),   // IPv4-mapped (Unmap handles the address; the range is refused whole)
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/23"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("2620:4f:8000::/48"),
+	netip.MustParsePrefix("3fff::/20"),
+	netip.MustParsePrefix("5f00::/16"),
 }
 
 // Forbidden reports whether a delivery must not reach ip: loopback,
@@ -77,7 +100,7 @@ func CheckURL(ctx context.Context, raw string, m engine.Mode, allowPrivate bool,
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if Forbidden(ip) {
-			return "must not point at a loopback, private, link-local or metadata address"
+			return "must not point at a loopback, private, link-local, metadata or other special-purpose address"
 		}
 		return ""
 	}
@@ -88,7 +111,7 @@ func CheckURL(ctx context.Context, raw string, m engine.Mode, allowPrivate bool,
 	}
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") || strings.HasSuffix(host, ".internal") ||
 		strings.HasSuffix(host, ".local") || !strings.Contains(host, ".") {
-		return "must not point at a loopback, private, link-local or metadata address"
+		return "must not point at a loopback, private, link-local, metadata or other special-purpose address"
 	}
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
@@ -98,7 +121,7 @@ func CheckURL(ctx context.Context, raw string, m engine.Mode, allowPrivate bool,
 	}
 	for _, ip := range addrs {
 		if Forbidden(ip) {
-			return "resolves to a loopback, private, link-local or metadata address"
+			return "resolves to a loopback, private, link-local, metadata or other special-purpose address"
 		}
 	}
 	return ""
@@ -117,7 +140,7 @@ func numericHost(host string) bool {
 }
 
 // errForbiddenAddress is a refused connection (guardedDialer).
-var errForbiddenAddress = errors.New("webhook: refusing to connect to a loopback, private, link-local or metadata address")
+var errForbiddenAddress = errors.New("webhook: refusing to connect to a loopback, private, link-local, metadata or other special-purpose address")
 
 // guardedDialer refuses, at connect time, every address Forbidden names:
 // what a name resolves to when the delivery is made is what counts.

@@ -55,6 +55,22 @@ func TestCheckURL(t *testing.T) {
 		{"https://printer.local/", engine.ModeLive, false, "loopback"},
 		{"mailto:ops@example.com", engine.ModeLive, false, "absolute http"},
 		{"https://user@hooks.example.com/", engine.ModeLive, false, "credentials"},
+		// Every IANA special-purpose range: the ways of writing loopback
+		// in IPv6, 6to4, Teredo, discard-only, the TEST-NETs.
+		{"https://[::ffff:0:7f00:1]/", engine.ModeLive, false, "loopback"},
+		{"https://[::7f00:1]/", engine.ModeLive, false, "loopback"},
+		{"https://[2002:7f00:1::]/", engine.ModeLive, false, "loopback"},
+		{"https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", engine.ModeLive, false, "loopback"},
+		{"https://[100::1]/", engine.ModeLive, false, "loopback"},
+		{"https://192.0.2.10/", engine.ModeLive, false, "loopback"},
+		{"https://198.51.100.7/", engine.ModeLive, false, "loopback"},
+		{"https://203.0.113.99/", engine.ModeLive, false, "loopback"},
+		{"https://[2001:db8::1]/", engine.ModeLive, false, "loopback"},
+		{"https://[3fff::1]/", engine.ModeLive, false, "loopback"},
+		{"https://192.88.99.1/", engine.ModeLive, false, "loopback"},
+		{"https://[::ffff:8.8.8.8]/", engine.ModeLive, false, ""}, // an IPv4-mapped public address is that address
+		{"https://8.8.8.8/", engine.ModeLive, false, ""},
+		{"https://[2606:4700::1111]/", engine.ModeLive, false, ""},
 	} {
 		got := CheckURL(context.Background(), tc.url, tc.mode, tc.private, resolve)
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
