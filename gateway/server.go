@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +57,9 @@ type Config struct {
 	// cluster (cluster.go): it forwards to the leader while it holds no
 	// system, and serves the cluster's admin routes.
 	Cluster ClusterNode
+	// TLS and AdminTLS, when set, make the public and the admin listener
+	// serve HTTPS (--tls-cert, --admin-tls-cert).
+	TLS, AdminTLS *tls.Config
 }
 
 // Server is the fasthttp gateway: a public listener for partners and an
@@ -136,6 +140,12 @@ func (s *Server) Start() error {
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("gateway: listen %s: %w", s.cfg.AdminListen, err)
+	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	if s.cfg.AdminTLS != nil {
+		adminLn = tls.NewListener(adminLn, s.cfg.AdminTLS)
 	}
 	ln, adminLn = sniffListener{ln}, sniffListener{adminLn}
 	s.ln, s.adminLn = ln, adminLn

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/tls"
 	"net"
 	"sync"
 	"syscall"
@@ -79,7 +80,11 @@ func (c *sniffConn) target() []byte {
 
 // SyscallConn exposes the socket (SO_SNDBUF for rate streams).
 func (c *sniffConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := c.Conn.(syscall.Conn); ok {
+	conn := c.Conn
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn() // HTTPS: the socket under the TLS session
+	}
+	if sc, ok := conn.(syscall.Conn); ok {
 		return sc.SyscallConn()
 	}
 	return nil, syscall.EINVAL

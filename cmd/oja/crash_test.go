@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -158,6 +159,9 @@ type ojaServer struct {
 	logPath string
 	starts  int
 	proc    *ojaProc
+	// tls, when set, is the client side of the listeners' HTTPS
+	// (--tls-cert): the URLs are https and readiness is asked over it.
+	tls *tls.Config
 }
 
 func freeAddr(t *testing.T) string {
@@ -194,8 +198,15 @@ func (s *ojaServer) args() []string {
 		"--log-format", "json"}, s.extra...)
 }
 
-func (s *ojaServer) publicURL() string { return "http://" + s.public }
-func (s *ojaServer) adminURL() string  { return "http://" + s.admin }
+func (s *ojaServer) scheme() string {
+	if s.tls != nil {
+		return "https://"
+	}
+	return "http://"
+}
+
+func (s *ojaServer) publicURL() string { return s.scheme() + s.public }
+func (s *ojaServer) adminURL() string  { return s.scheme() + s.admin }
 
 // start runs the server and waits until /readyz answers 200 on both
 // listeners. The first start picks free ports (retrying if one was taken
@@ -242,7 +253,8 @@ func (s *ojaServer) startOnce() error {
 		close(p.done)
 	}()
 	s.proc = p
-	client := &http.Client{Timeout: time.Second}
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{TLSClientConfig: s.tls}}
+	defer client.CloseIdleConnections()
 	deadline := time.Now().Add(readyTimeout)
 	for time.Now().Before(deadline) {
 		select {

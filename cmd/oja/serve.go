@@ -62,6 +62,10 @@ type serveConfig struct {
 	// and validated (engine.DefaultMarketsConfig without it).
 	marketsFile string
 	markets     *engine.MarketsConfig
+	// TLS on the listeners (tls.go): --tls-cert/--tls-key (public),
+	// --admin-tls-cert/--admin-tls-key (admin); loaded by parseServe.
+	tlsCert, tlsKey, adminTLSCert, adminTLSKey string
+	publicCert, adminCert                      *listenerCert
 }
 
 // shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
@@ -95,6 +99,10 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
 	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
 	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three contract pairs; README, \"Markets\")")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "public listener: serve HTTPS with this certificate (PEM; with --tls-key; SIGHUP reloads it)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "public listener: the private key of --tls-cert (PEM)")
+	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
+	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster replace ID) instead of bootstrapping")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -121,6 +129,12 @@ func parseServe(args []string) (*serveConfig, error) {
 	}
 	if err := checkServe(c); err != nil {
 		return nil, usageError{err.Error()}
+	}
+	if c.publicCert, err = loadListenerCert(c.tlsCert, c.tlsKey); err != nil {
+		return nil, usageErrorf("--tls-cert: %v", err)
+	}
+	if c.adminCert, err = loadListenerCert(c.adminTLSCert, c.adminTLSKey); err != nil {
+		return nil, usageErrorf("--admin-tls-cert: %v", err)
 	}
 	c.markets = engine.DefaultMarketsConfig()
 	if c.marketsFile != "" {
@@ -160,6 +174,14 @@ func checkServe(c *serveConfig) error {
 	}
 	if c.rateLimit < 0 || c.maxOpenQuotes < 0 {
 		return errors.New("--rate-limit and --max-open-quotes must not be negative")
+	}
+	if (c.tlsCert == "") != (c.tlsKey == "") || (c.adminTLSCert == "") != (c.adminTLSKey == "") {
+		return errors.New("--tls-cert and --tls-key go together, as do --admin-tls-cert and --admin-tls-key")
+	}
+	if c.cluster != "" && (c.tlsCert != "" || c.adminTLSCert != "") {
+		// Nodes forward to each other's listeners over plain HTTP: TLS
+		// between nodes is the cluster's own (not built yet).
+		return errors.New("--tls-cert and --admin-tls-cert are not supported with --cluster yet: terminate TLS in front of the nodes (README, \"TLS\")")
 	}
 	return nil
 }
@@ -236,6 +258,7 @@ func serve(args []string) error {
 		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
 		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
+		TLS:        cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
@@ -288,7 +311,7 @@ func serve(args []string) error {
 	}
 	stopFollower := startFollower(log, cfg, logger, &follower, hooks)
 
-	serveUntilSignal(logger, sys.Maintain)
+	serveUntilSignal(logger, sys.Maintain, cfg.publicCert, cfg.adminCert)
 	if simulator != nil {
 		simulator.Stop()
 	}
@@ -310,10 +333,13 @@ func serve(args []string) error {
 
 // serveUntilSignal runs maintain every maintenanceInterval until SIGTERM
 // or SIGINT.
-func serveUntilSignal(logger *slog.Logger, maintain func()) {
+func serveUntilSignal(logger *slog.Logger, maintain func(), certs ...*listenerCert) {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(stop)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	ticker := time.NewTicker(maintenanceInterval)
 	defer ticker.Stop()
 	for {
@@ -321,6 +347,8 @@ func serveUntilSignal(logger *slog.Logger, maintain func()) {
 		case sig := <-stop:
 			logger.Info("shutting down", "signal", sig.String())
 			return
+		case <-hup:
+			reloadCerts(logger, certs...)
 		case <-ticker.C:
 			maintain()
 		}
