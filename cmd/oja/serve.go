@@ -258,7 +258,7 @@ func serve(args []string) error {
 		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
 		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
-		TLS:        cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
+		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
 	if err := srv.Start(); err != nil {
 		log.Close()
