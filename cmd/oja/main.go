@@ -94,7 +94,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...   (oja serve --help)
   oja serve --cluster FILE --node ID [--join] ...                      one node of a cluster (README, "Running a cluster")
-  oja admin <clients|keys|pools|accounts|ledger|backup|cluster> ...    (oja admin help)
+  oja admin <clients|keys|quotes|payins|pools|accounts|webhooks|ledger|backup|cluster> ...   (oja admin help)
   oja wal <stats|dump|verify|replay|salvage> --data DIR ...            (oja wal help)
   oja version
 `)
