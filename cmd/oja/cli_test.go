@@ -423,6 +423,14 @@ func TestWalCLI(t *testing.T) {
 		t.Errorf("wal replay at the end of the demo seeding: exit %d\n%s%s", code, out, errOut)
 	}
 
+	// Before the first record there is no state to show: refused, naming it.
+	for _, until := range []string{"0", "2000-01-01T00:00:00Z"} {
+		_, errOut, code := runOja(t, srv.bin, env, "wal", "replay", "--data", srv.data, "--until", until)
+		if code == 0 || !strings.Contains(errOut, "before the log's first record (seq 1, ") {
+			t.Errorf("wal replay --until %s: exit %d, stderr %q", until, code, errOut)
+		}
+	}
+
 	// Bad arguments.
 	for _, args := range [][]string{
 		{"wal", "replay", "--data", srv.data},

@@ -99,6 +99,12 @@ func ReplayInto(log Source, stop func(seq uint64, at int64) bool) (*engine.State
 			return fmt.Errorf("wal: corrupt record at seq %d: %w", seq, err)
 		}
 		if stop != nil && stop(seq, ev.Time()) {
+			if from == 0 && seq == 1 {
+				// Before the log's first record there is no state to
+				// show: the empty one is no point the service was at.
+				return fmt.Errorf("wal replay: that point is before the log's first record (seq 1, %s): ask for a point at or after it",
+					fmtMillis(ev.Time()))
+			}
 			return errStop
 		}
 		if err := state.Apply(ev); err != nil {
