@@ -241,6 +241,11 @@ func serve(args []string) error {
 		return err
 	}
 	log, err := wal.Open(storeDir(cfg.data), wal.Options{Sync: cfg.sync})
+	if errors.Is(err, wal.ErrInUse) {
+		fmt.Fprintf(os.Stderr, "oja serve: refused: %s is in use by another running oja (it holds the store's lock, %s).\n"+
+			"Stop that one first, or give this one another --data.\n", cfg.data, filepath.Join(storeDir(cfg.data), "LOCK"))
+		return waltools.ExitInUse
+	}
 	if err != nil {
 		return err
 	}
