@@ -85,6 +85,19 @@ func TestDamagedLogRefusedByServeAndVerify(t *testing.T) {
 		t.Fatalf("oja wal salvage: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Logf("oja wal salvage:\n%s", out)
+	// The other lost events (the demo's rate changes, mostly) are counted
+	// by type on one line; --verbose lists each.
+	others := out[strings.Index(out, "lost other events: "):]
+	others = others[:strings.Index(others, "\n")]
+	var lostOthers int
+	fmt.Sscanf(others, "lost other events: %d", &lostOthers)
+	if lostOthers > 0 && (!strings.Contains(others, "(") || strings.Count(out, "\n  seq ") != 0) {
+		t.Errorf("salvage without --verbose: %q, and %d events listed one by one", others, strings.Count(out, "\n  seq "))
+	}
+	verboseOut, errOut, code := runOja(t, srv.bin, childEnv(), "wal", "salvage", "--verbose", "--data", srv.data, "--to", filepath.Join(t.TempDir(), "v"))
+	if code != 0 || strings.Count(verboseOut, "\n  seq ") != lostOthers {
+		t.Errorf("salvage --verbose: exit %d, %d events listed, want %d\n%s", code, strings.Count(verboseOut, "\n  seq "), lostOthers, errOut)
+	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Error("salvage changed the damaged store")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +25,7 @@ const salvageListMax = 200
 // salvage writes the intact prefix of a damaged data dir's log into the new
 // data dir to (wal.Salvage) with the files a data dir carries besides the
 // store, and reports what was kept and what was lost.
-func salvage(data, to string, stdout, stderr io.Writer) error {
+func salvage(data, to string, verbose bool, stdout, stderr io.Writer) error {
 	if to == "" {
 		fmt.Fprintln(stderr, "oja wal salvage: --to NEWDIR is required (a new data dir; the damaged one is never changed)")
 		return ExitUsage
@@ -71,7 +72,7 @@ func salvage(data, to string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(out, "damage: %v\n", res.Damage)
 	fmt.Fprintf(out, "kept: records %d..%d, the state as of %s, written to %s (the damaged %s is unchanged)\n",
 		res.FirstRetained, last, fmtMillis(state.LastAt), StoreDir(to), StoreDir(data))
-	reportLoss(out, res, state)
+	reportLoss(out, res, state, verbose)
 	for _, m := range engine.Modes {
 		fmt.Fprintf(out, "ledger %-7s %s\n", m, gateway.AppendLedgerReport(nil, state.LedgerCheck(m)))
 	}
@@ -82,7 +83,7 @@ func salvage(data, to string, stdout, stderr io.Writer) error {
 
 // reportLoss prints the lost sequences and what the records still readable
 // past the damage say was in them.
-func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State) {
+func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State, verbose bool) {
 	switch {
 	case res.Acknowledged > res.LastIntact:
 		fmt.Fprintf(out, "LOST: records %d..%d (%d records); %d of them still readable past the damage, listed below\n",
@@ -105,6 +106,7 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State) {
 	quotes := map[engine.QuoteID]*lostQuote{}
 	var order []engine.QuoteID
 	var others []string
+	otherTypes := map[engine.EventType]int{}
 	var unreadable []uint64
 	for _, seq := range seqs {
 		rec := res.PastDamage[seq]
@@ -117,6 +119,7 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State) {
 		id, isQuote := quoteOf(ev)
 		if !isQuote {
 			others = append(others, what)
+			otherTypes[ev.Type()]++
 			continue
 		}
 		q := quotes[id]
@@ -139,13 +142,21 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State) {
 		}
 		fmt.Fprintf(out, "  quote %s: %s; %s\n", id, strings.Join(quotes[id].events, ", "), state)
 	}
-	fmt.Fprintf(out, "lost other events: %d\n", len(others))
-	for i, o := range others {
-		if i == salvageListMax {
-			fmt.Fprintf(out, "  … %d more\n", len(others)-i)
-			break
+	// The other events by type (78 rate changes are one line, not 78);
+	// --verbose lists each.
+	var byType []string
+	for _, typ := range slices.Sorted(maps.Keys(otherTypes)) {
+		byType = append(byType, fmt.Sprintf("%s %d", typ, otherTypes[typ]))
+	}
+	if len(byType) > 0 {
+		fmt.Fprintf(out, "lost other events: %d (%s)\n", len(others), strings.Join(byType, ", "))
+	} else {
+		fmt.Fprintln(out, "lost other events: 0")
+	}
+	if verbose {
+		for _, o := range others {
+			fmt.Fprintf(out, "  %s\n", o)
 		}
-		fmt.Fprintf(out, "  %s\n", o)
 	}
 	if res.Acknowledged > res.LastIntact {
 		for seq := res.LastIntact + 1; seq <= res.Acknowledged; seq++ {

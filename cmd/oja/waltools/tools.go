@@ -30,11 +30,12 @@ const walUsage = `usage: oja wal <command> [--data DIR] [flags]
   replay --until <seq|RFC3339>  the state as of that point: quotes by status, balances, pools,
                                 ledger check and the state hash; a point before the log's
                                 retention (--log-retention) is refused, naming the oldest kept
-  salvage --to NEWDIR           for a damaged log: writes its intact prefix (records 1..N with
-                                no gap, and the snapshots up to N) into the new data dir NEWDIR
-                                and prints exactly what is lost: the sequences, the quotes and
-                                other events still readable past the damage, and the ledger
-                                check of what remains. The damaged data dir is never changed.
+  salvage --to NEWDIR [--verbose]  for a damaged log: writes its intact prefix (records 1..N
+                                with no gap, and the snapshots up to N) into the new data dir
+                                NEWDIR and prints exactly what is lost: the sequences, the quotes
+                                still readable past the damage, the other events counted by type
+                                (--verbose: each on its line), and the ledger check of what
+                                remains. The damaged data dir is never changed.
 
 All work offline on a stopped server's data dir; a running server's is refused (its lock is
 held): stop it, or take an online copy with "oja admin backup DIR" and inspect the copy.
@@ -162,6 +163,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "dump: one JSON object per line")
 	until := fs.String("until", "", "replay: last sequence number, or an RFC 3339 time")
 	to := fs.String("to", "", "salvage: the new data dir to write the intact prefix to")
+	verbose := fs.Bool("verbose", false, "salvage: list each lost event, not only their counts by type")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, walUsage)
@@ -184,7 +186,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("wal: no store in %s: %w", *data, err)
 	}
 	if cmd == "salvage" {
-		return salvage(*data, *to, stdout, stderr)
+		return salvage(*data, *to, *verbose, stdout, stderr)
 	}
 	pebbleErrors := &errorLogger{}
 	log, err := wal.Open(dir, wal.Options{ReadOnly: true, Logger: pebbleErrors})
