@@ -466,6 +466,16 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	dir, _ := o.str("dir", true, backupDirBytesMax)
+	copyFiles := true
+	if raw, ok := o.raw("copy", false); ok {
+		switch string(raw) {
+		case "true":
+		case "false":
+			copyFiles = false
+		default:
+			o.problem("copy", "must be true or false")
+		}
+	}
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
@@ -474,7 +484,7 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, errUnavailable)
 		return
 	}
-	if err := s.cfg.Backup(dir); err != nil {
+	if err := s.cfg.Backup(dir, copyFiles); err != nil {
 		s.writeError(ctx, fieldError("dir", backupProblem(err)))
 		if !errors.As(err, new(*BackupRefusal)) {
 			s.cfg.Logger.Warn("backup failed", "dir", dir, "err", err)
@@ -484,6 +494,7 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w := jsonWriter{}
 	w.open("")
 	w.str("dir", dir)
+	w.boolean("copy", copyFiles)
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }

@@ -30,10 +30,12 @@ type Config struct {
 	RateLimit   float64
 	Logger      *slog.Logger
 	// Backup, when set, makes a consistent online copy of the store
-	// (POST /admin/v1/backup). A *BackupRefusal is answered with its
-	// reason; any other error by its kind, never the operating system's
-	// text (it goes to the log).
-	Backup func(dir string) error
+	// (POST /admin/v1/backup): copy true writes every file anew (the
+	// default), false leaves the checkpoint's hard links into the live
+	// store where the file system allows them. A *BackupRefusal is
+	// answered with its reason; any other error by its kind, never the
+	// operating system's text (it goes to the log).
+	Backup func(dir string, copy bool) error
 	// SSEHeartbeat is the rate stream's heartbeat interval (--sse-heartbeat;
 	// 0 = 15 s).
 	SSEHeartbeat time.Duration

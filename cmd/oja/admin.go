@@ -45,7 +45,8 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   accounts withdraw ACCOUNT_ID AMOUNT  (a payout of the wallet's available money: wallet → clearing)
   accounts transactions ACCOUNT_ID [--limit N] [--starting-after ID]   (a wallet's statement, newest first)
   ledger check [--mode live|sandbox]
-  backup DIR
+  backup DIR [--copy=false]   (a consistent copy of the live store, every file its own;
+                          --copy=false: a checkpoint, hard-linked to the store on the same file system)
   cluster                 (cluster mode: leader, term, each node's state)
   cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
 
@@ -465,14 +466,22 @@ func parseAdminCall(args []string) (adminCall, error) {
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
 			return discard(a.ReplaceNode(ctx, args[2], o...))
 		}, nil
-	case args[0] == "backup" && len(args) != 2:
+	case args[0] == "backup" && (len(args) < 2 || strings.HasPrefix(args[1], "-")):
 		return nil, errors.New("admin backup: give one DIR, the new backup directory")
 	case args[0] == "backup":
+		fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+		copyFiles := fs.Bool("copy", true, "write every file anew (false: a checkpoint, hard-linked to the live store where the file system allows)")
+		if err := parseSub(fs, args[2:]); err != nil {
+			return nil, err
+		}
 		dir, err := filepath.Abs(args[1])
 		if err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			if !*copyFiles {
+				return a.Checkpoint(ctx, dir, o...)
+			}
 			return a.Backup(ctx, dir, o...)
 		}, nil
 	}

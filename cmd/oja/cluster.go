@@ -78,7 +78,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	srv := gateway.New(gateway.Config{
 		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup: func(string) error {
+		Backup: func(string, bool) error {
 			return &gateway.BackupRefusal{Reason: "not available in cluster mode: every node holds a replica; replace a lost node instead (README, \"Running a cluster\")"}
 		},
 		Collectors: []prometheus.Collector{newClusterCollector(node)},

@@ -260,7 +260,7 @@ func serve(args []string) error {
 	srv = gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:     func(dir string) error { return backup(log, cfg.data, dir) },
+		Backup:     func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
 		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
@@ -459,9 +459,10 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// backup makes a consistent online copy of the store into dir/store, plus
-// the admin token, so that `oja serve --data dir` serves it as is.
-func backup(log *wal.Log, data, dir string) error {
+// backup makes a consistent online copy of the store into dir/store (its
+// files its own unless copy is false: wal.Log.Backup), plus the admin
+// token, so that `oja serve --data dir` serves it as is.
+func backup(log *wal.Log, data, dir string, copy bool) error {
 	if dir == "" {
 		return &gateway.BackupRefusal{Reason: "a backup directory is required"}
 	}
@@ -478,7 +479,7 @@ func backup(log *wal.Log, data, dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := log.Checkpoint(storeDir(dir)); err != nil {
+	if err := log.Backup(storeDir(dir), copy); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	for _, name := range []string{"admin.token", "demo.key"} {

@@ -115,7 +115,7 @@ func Start(t testing.TB, opts Options) *Server {
 	// The gateway is built first: its rate stream listens to the actors.
 	srv := gateway.New(gateway.Config{
 		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
-		RateLimit: opts.RateLimit, Backup: log.Checkpoint,
+		RateLimit: opts.RateLimit, Backup: log.Backup,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
 		Logger: opts.Logger, AccessLog: opts.AccessLog, WebhookAllowPrivate: opts.WebhookAllowPrivate,
 		Webhooks: opts.Webhooks,
