@@ -41,14 +41,21 @@ const IndexMax = hdkeychain.HardenedKeyStart - 1
 // tronPrefix is the first byte of a TRON address.
 const tronPrefix = 0x41
 
+// testnetVersions are the version bytes of testnet extended public keys
+// (SLIP-132: tpub, upub, vpub, Upub, Vpub).
+var testnetVersions = map[string]bool{
+	"\x04\x35\x87\xcf": true, "\x04\x4a\x52\x62": true, "\x04\x5f\x1c\xf6": true,
+	"\x02\x42\x89\xef": true, "\x02\x57\x54\x83": true,
+}
+
 // Key is a parsed account-level extended public key.
 type Key struct {
 	external *hdkeychain.ExtendedKey // the key's child 0: the external chain
 }
 
-// ParseKey parses an extended public key (xpub, tpub…). A private key, or
-// text that is not an extended key, is refused with a message that names
-// the problem (never the key).
+// ParseKey parses a mainnet extended public key (xpub, ypub, zpub). A
+// private key, a testnet key (tpub…) or text that is not an extended key
+// is refused with a message that names the problem (never the key).
 func ParseKey(text string) (*Key, error) {
 	k, err := hdkeychain.NewKeyFromString(text)
 	if err != nil {
@@ -56,6 +63,11 @@ func ParseKey(text string) (*Key, error) {
 	}
 	if k.IsPrivate() {
 		return nil, errors.New("a private extended key: configure the account's extended public key (xpub) only")
+	}
+	if testnetVersions[string(k.Version())] {
+		// The markets serve live money: a testnet key's addresses are
+		// controlled by a test wallet, whatever chain they are used on.
+		return nil, errors.New("a testnet extended key (tpub, upub, vpub): live deposits need the account's mainnet key (xpub)")
 	}
 	external, err := k.Derive(0)
 	if err != nil {

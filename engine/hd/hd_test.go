@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/btcutil/hdkeychain"
 )
 
 // BIP32's published test vectors (bips/bip-0032.mediawiki).
@@ -93,8 +95,20 @@ func TestEIP55Vectors(t *testing.T) {
 }
 
 func TestParseKeyRefusals(t *testing.T) {
+	master, err := hdkeychain.NewKeyFromString(vector1Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpub, err := master.CloneWithVersion([]byte{0x04, 0x35, 0x87, 0xcf}) // the same key as a testnet tpub
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tpub.String(), "tpub") {
+		t.Fatalf("the test's testnet key is %.4s…", tpub.String())
+	}
 	for _, tc := range []struct{ name, key, want string }{
 		{"a private key", vector1Xprv, "a private extended key"},
+		{"a testnet key", tpub.String(), "a testnet extended key"},
 		{"not a key", "xpub-not-a-key", "not an extended public key"},
 		{"a bad checksum", vector1Master[:len(vector1Master)-1] + "9", "not an extended public key"},
 	} {
