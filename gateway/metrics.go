@@ -171,7 +171,18 @@ type systemCollector struct {
 	s                                     *Server
 	mailbox, quotes, pools, held, balance *prometheus.Desc
 	allocations, sseSubscribers           *prometheus.Desc
+	ready, ledgerOK                       *prometheus.Desc
+
+	// ledger caches the last ledger check per mode: a check reads every
+	// wallet through its treasury, so a scrape runs it at most once per
+	// ledgerCheckEvery.
+	ledgerMu sync.Mutex
+	ledgerAt time.Time
+	ledger   [engine.ModeSandbox + 1]float64
 }
+
+// ledgerCheckEvery bounds how often /metrics runs the ledger check.
+const ledgerCheckEvery = 30 * time.Second
 
 func newSystemCollector(s *Server) *systemCollector {
 	return &systemCollector{s: s,
@@ -186,22 +197,52 @@ func newSystemCollector(s *Server) *systemCollector {
 		allocations: prometheus.NewDesc("oja_pool_allocations_total",
 			"Quotes completed per mode (pool slices settled).", []string{"mode"}, nil),
 		sseSubscribers: prometheus.NewDesc("oja_sse_subscribers", "Open rate streams.", nil, nil),
+		ready: prometheus.NewDesc("oja_ready",
+			"1 while the service takes traffic (what /readyz answers 200 for), else 0.", nil, nil),
+		ledgerOK: prometheus.NewDesc("oja_ledger_ok",
+			"1 when the ledger check of the mode passes (every currency sums to zero, no account below its floor), else 0; run at most every 30 s.",
+			[]string{"mode"}, nil),
 	}
 }
 
 func (c *systemCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.mailbox, c.quotes, c.pools, c.held, c.balance, c.allocations, c.sseSubscribers} {
+	for _, d := range []*prometheus.Desc{c.mailbox, c.quotes, c.pools, c.held, c.balance, c.allocations, c.sseSubscribers,
+		c.ready, c.ledgerOK} {
 		ch <- d
 	}
 }
 
 func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.sseSubscribers, prometheus.GaugeValue, float64(c.s.Streams()))
+	ready := 0.0
+	if c.s.isReady() {
+		ready = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, ready)
 	sys := c.s.sys.Load()
 	if sys == nil {
 		return
 	}
 	c.collectSystem(ch, sys)
+	c.collectLedger(ch, sys)
+}
+
+// collectLedger reports the ledger check of each mode (cached).
+func (c *systemCollector) collectLedger(ch chan<- prometheus.Metric, sys *actors.System) {
+	c.ledgerMu.Lock()
+	defer c.ledgerMu.Unlock()
+	if time.Since(c.ledgerAt) >= ledgerCheckEvery {
+		for _, m := range engine.Modes {
+			c.ledger[m] = 0
+			if r, err := sys.LedgerCheck(m); err == nil && r.OK {
+				c.ledger[m] = 1
+			}
+		}
+		c.ledgerAt = time.Now()
+	}
+	for _, m := range engine.Modes {
+		ch <- prometheus.MustNewConstMetric(c.ledgerOK, prometheus.GaugeValue, c.ledger[m], m.String())
+	}
 }
 
 func (c *systemCollector) collectSystem(ch chan<- prometheus.Metric, sys systemView) {

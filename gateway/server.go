@@ -443,20 +443,25 @@ func (s *Server) health(ctx *fasthttp.RequestCtx) {
 }
 
 func (s *Server) ready(ctx *fasthttp.RequestCtx) {
-	sys := s.sys.Load()
-	if sys == nil && !s.closing.Load() && s.clusterReady() {
-		s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
-		return
-	}
-	if sys == nil || s.closing.Load() {
-		s.writeError(ctx, errUnavailable)
-		return
-	}
-	if err := sys.Ready(); err != nil {
+	if !s.isReady() {
 		s.writeError(ctx, errUnavailable)
 		return
 	}
 	s.writeJSON(ctx, fasthttp.StatusOK, []byte(`{"status":"ready"}`))
+}
+
+// isReady is what /readyz answers (and oja_ready shows): recovered, not
+// shutting down, writes taken (a cluster follower: a leader it can forward
+// to is known).
+func (s *Server) isReady() bool {
+	if s.closing.Load() {
+		return false
+	}
+	sys := s.sys.Load()
+	if sys == nil {
+		return s.clusterReady()
+	}
+	return sys.Ready() == nil
 }
 
 func (s *Server) baseRouter() *router.Router {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,11 +22,19 @@ type walCollector struct {
 	applied, snapshots, snapshotSeq       *prometheus.Desc
 	snapshotDuration, snapshotBytes       *prometheus.Desc
 	firstRetained                         *prometheus.Desc
+	// The data dir's file system and the snapshot cadence, for the
+	// alerts (deploy/prometheus): disk filling, snapshot overdue.
+	data                             string
+	snapshotEvery                    uint64
+	diskAvail, diskSize, everyEvents *prometheus.Desc
 }
 
-func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64, follower *atomic.Pointer[actors.Follower]) *walCollector {
+func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64, follower *atomic.Pointer[actors.Follower], data string, snapshotEvery uint64) *walCollector {
 	desc := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
-	return &walCollector{log: log, recoveryNanos: recoveryNanos, follower: follower,
+	return &walCollector{log: log, recoveryNanos: recoveryNanos, follower: follower, data: data, snapshotEvery: snapshotEvery,
+		diskAvail:        desc("oja_data_filesystem_avail_bytes", "Bytes free to the service on the data dir's file system."),
+		diskSize:         desc("oja_data_filesystem_size_bytes", "Size of the data dir's file system."),
+		everyEvents:      desc("oja_snapshot_every_events", "--snapshot-every: events between snapshots saved while serving (0: none)."),
 		applied:          desc("oja_follower_applied_seq", "Last log sequence the snapshot follower applied."),
 		snapshots:        desc("oja_snapshots_saved_total", "Snapshots saved while serving."),
 		snapshotSeq:      desc("oja_snapshot_last_seq", "Log sequence of the last snapshot saved while serving."),
@@ -43,7 +52,8 @@ func newWALCollector(log *wal.Log, recoveryNanos *atomic.Int64, follower *atomic
 
 func (c *walCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.lastSeq, c.durableSeq, c.commits, c.records, c.commitDuration, c.recoveryDuration,
-		c.applied, c.snapshots, c.snapshotSeq, c.snapshotDuration, c.snapshotBytes, c.firstRetained} {
+		c.applied, c.snapshots, c.snapshotSeq, c.snapshotDuration, c.snapshotBytes, c.firstRetained,
+		c.diskAvail, c.diskSize, c.everyEvents} {
 		ch <- d
 	}
 }
@@ -65,6 +75,12 @@ func (c *walCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstHistogram(c.commitDuration, cumulative, m.CommitSeconds, buckets)
 	ch <- prometheus.MustNewConstMetric(c.recoveryDuration, prometheus.GaugeValue,
 		time.Duration(c.recoveryNanos.Load()).Seconds())
+	ch <- prometheus.MustNewConstMetric(c.everyEvents, prometheus.GaugeValue, float64(c.snapshotEvery))
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(c.data, &fs); err == nil {
+		ch <- prometheus.MustNewConstMetric(c.diskAvail, prometheus.GaugeValue, float64(fs.Bavail)*float64(fs.Bsize))
+		ch <- prometheus.MustNewConstMetric(c.diskSize, prometheus.GaugeValue, float64(fs.Blocks)*float64(fs.Bsize))
+	}
 	if f := c.follower.Load(); f != nil {
 		st := f.Stats()
 		ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(st.Applied))

@@ -261,7 +261,7 @@ func serve(args []string) error {
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
-		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower)},
+		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
 		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
