@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,5 +132,39 @@ func TestDashboardAndRulesNameExposedMetrics(t *testing.T) {
 	slices.Sort(missing)
 	if len(missing) > 0 {
 		t.Errorf("named by the dashboard or the rules but not on /metrics: %v", missing)
+	}
+}
+
+// TestSystemdUnit: deploy/systemd/oja.service passes systemd-analyze
+// verify (skipped where systemd is not installed), with ExecStart pointing
+// at a real oja binary, and the flags its ExecStart passes parse.
+func TestSystemdUnit(t *testing.T) {
+	t.Parallel()
+	unit, err := os.ReadFile("../../deploy/systemd/oja.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := ojaBinary(t)
+	exec0 := regexp.MustCompile(`(?m)^ExecStart=/usr/local/bin/oja (.*)$`).FindSubmatch(unit)
+	if exec0 == nil {
+		t.Fatal("no ExecStart=/usr/local/bin/oja in the unit")
+	}
+	// The unit's flags are oja serve's: --help after them parses them all
+	// and acts on none.
+	args := append(strings.Fields(string(exec0[1])), "--help")
+	if _, stderr, code := runOja(t, bin, childEnv(), args...); code != 0 {
+		t.Errorf("oja %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed: the unit is not verified here")
+	}
+	path := filepath.Join(t.TempDir(), "oja.service")
+	if err := os.WriteFile(path, bytes.ReplaceAll(unit, []byte("/usr/local/bin/oja"), []byte(bin)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("oja.service")) {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
