@@ -13,14 +13,17 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 .PHONY: run cluster test promtool build bench bench-engine fuzz torture clean
 
 ## run: serve with the embedded store and sandbox demo data in $(DATA)
+##      (more flags: make run ARGS="--webhook-allow-private --markets markets.example.json")
 run:
-	$(GO) run ./cmd/oja serve --demo --data $(DATA)
+	$(GO) run ./cmd/oja serve --demo --data $(DATA) $(ARGS)
 
 ## cluster: three local cluster nodes from cluster.example.json (data in ./data-cluster/n1..n3);
 ##          Ctrl-C stops all three
 cluster: build
 	@mkdir -p data-cluster; [ -s data-cluster/admin.token ] || head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' | sed 's/^/oja_admin_/' > data-cluster/admin.token
-	@echo "admin token: data-cluster/admin.token; public APIs on 127.0.0.1:8080, :8082, :8084"
+	@echo "public APIs on 127.0.0.1:8080, :8082, :8084; admin APIs on 127.0.0.1:8081, :8083, :8085"
+	@echo "admin token: data-cluster/admin.token; in another shell: export OJA_ADMIN_TOKEN=\$$(cat data-cluster/admin.token)"
+	@echo "demo key (sandbox): data-cluster/<first leader>/demo.key, e.g. KEY=\$$(cat data-cluster/n*/demo.key | head -1)"
 	@export OJA_ADMIN_TOKEN=$$(cat data-cluster/admin.token); pids=; \
 		for n in n1 n2 n3; do bin/oja serve --cluster cluster.example.json --node $$n --data data-cluster/$$n --demo & pids="$$pids $$!"; done; \
 		trap 'kill $$pids; wait' INT TERM; wait

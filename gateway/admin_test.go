@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -63,6 +64,9 @@ func TestAdminAuth(t *testing.T) {
 			for _, route := range routes {
 				r := do(t, route.method, s.Admin+route.path, "", route.body, tc.headers...)
 				wantError(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
+				if m := object(t, r)["message"]; !strings.Contains(fmt.Sprint(m), "admin token") {
+					t.Errorf("%s %s: 401 message %q does not name the admin token", route.method, route.path, m)
+				}
 				if got := r.header.Get("WWW-Authenticate"); got != "Bearer" {
 					t.Errorf("%s %s: WWW-Authenticate %q, want Bearer", route.method, route.path, got)
 				}

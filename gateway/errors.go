@@ -92,6 +92,10 @@ func fieldError(field, problem string) *apiError {
 var (
 	errUnauthorized = &apiError{status: fasthttp.StatusUnauthorized, code: codeUnauthorized,
 		message: "a valid API key is required: Authorization: Bearer <API_KEY>"}
+	// errAdminUnauthorized is the admin listener's: its credential is the
+	// operator token, not a partner's API key.
+	errAdminUnauthorized = &apiError{status: fasthttp.StatusUnauthorized, code: codeUnauthorized,
+		message: "the admin token is required: Authorization: Bearer <admin token> ($OJA_ADMIN_TOKEN or <data>/admin.token)"}
 	errNotFound = &apiError{status: fasthttp.StatusNotFound, code: codeNotFound, message: "no such route"}
 	errMethod   = &apiError{status: fasthttp.StatusMethodNotAllowed, code: codeMethodNotAllowed,
 		message: "method not allowed on this route"}

@@ -496,7 +496,7 @@ func (s *Server) adminAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		token, ok := bearer(ctx)
 		if !ok || len(want) == 0 || subtle.ConstantTimeCompare([]byte(token), want) != 1 {
-			s.writeError(ctx, errUnauthorized)
+			s.writeError(ctx, errAdminUnauthorized)
 			return
 		}
 		h(ctx)
