@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -16,6 +17,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	ojaclient "github.com/oja-exchange/oja/client"
 )
 
 // clusterRounds is how many leaders TestClusterFailover kills: 2 in
@@ -408,6 +413,7 @@ func TestClusterFencing(t *testing.T) {
 	}
 	t.Logf("the paused leader %s answered the %d writes queued while it was paused %v; the %d acknowledged are on the survivors (new leader %s)",
 		oldID, cap(answers), statuses, acked, newID)
+	clusterFundsFirst(t, old, survivors[0])
 	sameState(t, client, nodes, 20*time.Second)
 
 	// `oja admin cluster` through the old leader: all three, one leader.
@@ -537,5 +543,77 @@ func (s *rateStream) endsOrMoves(since time.Time, within time.Duration) (string,
 		case <-deadline.C:
 			return "", fmt.Errorf("neither ended nor carried a rate within %v: silent", within)
 		}
+	}
+}
+
+// clusterFundsFirst runs a live quote through two nodes that may both be
+// followers (each forwards to the leader): the operator's calls through
+// one, the partner's through the other; the completion is refused until
+// a bank receipt covers it, then settles, and the wallet's statement says
+// so. The caller then checks the replicas are equal.
+func clusterFundsFirst(t *testing.T, operatorNode, partnerNode *ojaServer) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := ojaclient.NewAdmin(operatorNode.adminURL(), crashAdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decimal.RequireFromString
+	retry := func(what string, f func() error) {
+		t.Helper()
+		var err error
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			var apiErr *ojaclient.APIError
+			if err = f(); err == nil || !errors.As(err, &apiErr) || apiErr.Status != 503 {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	var desk ojaclient.Partner
+	retry("create client", func() (err error) { desk, err = admin.CreateClient(ctx, "cluster desk"); return err })
+	var key ojaclient.APIKey
+	retry("create key", func() (err error) { key, err = admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeLive); return err })
+	var pool ojaclient.Pool
+	retry("create pool", func() (err error) {
+		pool, err = admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeLive, Name: "cluster desk pool",
+			Source: "NGN", Destination: "USDT", Rate: d("0.000625")})
+		return err
+	})
+	retry("deposit", func() error { return discard(admin.DepositPool(ctx, pool.PoolID, d("100"))) })
+	partner, err := ojaclient.New(partnerNode.publicURL(), key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q ojaclient.Quote
+	retry("create quote", func() (err error) {
+		q, err = partner.CreateQuote(ctx, ojaclient.CreateQuoteRequest{SourceCurrency: "NGN", DestinationCurrency: "USDT",
+			Amount: d("16000"), Rate: d("0.0006"), AmountDirection: ojaclient.DirectionSource})
+		return err
+	})
+	retry("accept", func() (err error) { q, err = partner.AcceptQuote(ctx, q.QuoteID, pool.PoolAccountID); return err })
+	var apiErr *ojaclient.APIError
+	if _, err := partner.CompleteQuote(ctx, q.QuoteID); !errors.As(err, &apiErr) || apiErr.Code != "INSUFFICIENT_FUNDS" {
+		t.Fatalf("an unfunded live completion through a follower: %v, want INSUFFICIENT_FUNDS", err)
+	}
+	retry("bank receipt", func() error {
+		return discard(admin.RecordBankReceipt(ctx, q.Metadata.BankPayIn.Reference, d("16000"), "NIP-CLUSTER-1"))
+	})
+	retry("complete", func() error { return discard(partner.CompleteQuote(ctx, q.QuoteID)) })
+	ngn, err := partner.BalancesByCurrency(ctx, "NGN")
+	if err != nil || len(ngn) != 1 {
+		t.Fatalf("NGN wallets: %v %+v", err, ngn)
+	}
+	var lines []string
+	for p, err := range partner.Transactions(ctx, ngn[0].AccountID) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, p.Type+" "+p.Amount.String())
+	}
+	if got := strings.Join(lines, ", "); got != "settlement -16000, payin 16000" {
+		t.Fatalf("the NGN statement through a follower: %s", got)
 	}
 }
