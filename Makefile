@@ -29,7 +29,8 @@ cluster: build
 		trap 'kill $$pids; wait' INT TERM; wait
 
 ## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds
-##       run as unit tests; a short crash torture), then the engine and actors
+##       run as unit tests; a short crash torture), the same for the client
+##       module (client/, its own go.mod), then the engine and actors
 ##       again built with -tags invariants (with -race too: the actors'
 ##       concurrency tests are tuned to its pace)
 test: promtool
@@ -37,6 +38,7 @@ test: promtool
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
+	cd client && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 	$(GO) test -race -tags invariants -count=1 ./engine/ ./actors/
 
 ## promtool: install promtool (Debian package prometheus) when it is missing,
@@ -63,7 +65,7 @@ bench:
 
 ## fuzz: each fuzz target of each package for $(FUZZTIME) (e.g. make fuzz FUZZTIME=30s)
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; for pkg in $$($(GO) list ./... github.com/oja-exchange/oja/client/...); do \
 		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
 			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \

@@ -13,6 +13,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
+	github.com/oja-exchange/oja/client v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/common v0.71.0
 	github.com/shopspring/decimal v1.6.0
@@ -88,3 +89,7 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// The client module (client/go.mod) is developed in this repository: the
+// server builds against the working copy.
+replace github.com/oja-exchange/oja/client => ./client

@@ -1,5 +1,8 @@
 // Package client is a typed Go client for Oja's partner API (contract §4–§10)
-// and, in Admin, for its operator API (§11). It uses net/http only.
+// and, in Admin, for its operator API (§11). It uses net/http only, and is
+// its own module (client/go.mod): importing it builds the standard library,
+// shopspring/decimal and client/fxmsg (the XML FX messages), nothing of the
+// server.
 //
 // Money is exact: every amount and rate is a shopspring decimal.Decimal,
 // sent as a JSON number in plain decimal text and read from the response's

@@ -2,6 +2,9 @@ package client_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log"
@@ -129,4 +132,11 @@ func ExampleClient_CreateWebhook() {
 		log.Fatal(err)
 	}
 	fmt.Println("store this secret:", hook.Secret)
+}
+
+// hmacHex is what a sender computes: hex(HMAC-SHA256(secret, msg)).
+func hmacHex(secret, msg string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(msg))
+	return hex.EncodeToString(mac.Sum(nil))
 }

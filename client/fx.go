@@ -9,7 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/oja-exchange/oja/gateway/fxmsg"
+	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
 // The XML FX API (contract §7): the same trade lifecycle as the JSON API in

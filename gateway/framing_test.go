@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 )
 
 // The XML FX API (contract §7) lives under fxBase. It is a second skin on

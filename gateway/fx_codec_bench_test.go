@@ -3,8 +3,8 @@ package gateway
 import (
 	"testing"
 
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 )
 
 // Codec micro-benchmarks: the XML parse and render of a create against the

@@ -15,8 +15,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/internal/poll"
 )

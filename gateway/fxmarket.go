@@ -11,8 +11,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 )
 
 // Market views of the XML FX API (contract §7, rows 8 and 9): listings and

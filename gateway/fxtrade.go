@@ -8,8 +8,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 )
 
 // Trade operations of the XML FX API (contract §7, rows 1–7). Each one is

@@ -21,7 +21,7 @@ func TestLimitsListedInDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := regexp.MustCompile(`(Max|Min|Timeout)$`)
-	for _, dir := range []struct{ path, prefix string }{{".", ""}, {"fxmsg", "fxmsg."}} {
+	for _, dir := range []struct{ path, prefix string }{{".", ""}, {filepath.Join("..", "client", "fxmsg"), "fxmsg."}} {
 		files, err := filepath.Glob(filepath.Join(dir.path, "*.go"))
 		if err != nil {
 			t.Fatal(err)

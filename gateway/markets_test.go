@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oja-exchange/oja/client/fxmsg"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/fxmsg"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 

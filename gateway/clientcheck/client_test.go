@@ -1,4 +1,4 @@
-package client_test
+package clientcheck_test
 
 // Tests of the partner client against a real service (gatewaytest: the
 // actors, a Pebble log and both listeners on loopback), plus a few

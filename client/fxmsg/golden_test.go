@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/oja-exchange/oja/gateway/fxmsg"
+	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/ from the current output")

@@ -5,7 +5,7 @@ import (
 	"encoding/xml"
 	"testing"
 
-	"github.com/oja-exchange/oja/gateway/fxmsg"
+	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
 // referenceAppend is what Append must write: encoding/xml's indented
@@ -129,7 +129,7 @@ func BenchmarkAppendInstructionResponse(b *testing.B) {
 	m := responses("0b9e1c7a-3f43-4d61-9a8e-5f2c7d1e4b20", "NGN", "0.000625", 300, true)[0]
 	buf := make([]byte, 0, 4096)
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		if _, err := fxmsg.Append(buf[:0], m); err != nil {
 			b.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func BenchmarkDecodeInstruction(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	for b.Loop() {
+	for range b.N {
 		if _, err := fxmsg.DecodeFXTradInstr(body); err != nil {
 			b.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oja-exchange/oja/gateway/fxmsg"
+	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
 // TestDecodeScenarios runs testdata/decode.txt (see its header).

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oja-exchange/oja/gateway/fxmsg"
+	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
 // referenceDecode is the reference reader the fast one is compared with:
