@@ -2,9 +2,13 @@ package gateway
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,9 +39,11 @@ type ClusterNode interface {
 }
 
 const (
-	// forwardedHeader marks a request one node forwarded to the leader, with
-	// the forwarding node's id: a node never forwards such a request again
-	// (two nodes that each think the other leads must not bounce it).
+	// forwardedHeader marks a request one node forwarded to the leader
+	// (forwardMark: the forwarding node's id, signed): a node never
+	// forwards such a request again (two nodes that each think the other
+	// leads must not bounce it). A mark that does not verify is removed
+	// before the request is routed, so a client cannot send one.
 	forwardedHeader = "Oja-Forwarded-By"
 	// forwardTimeout bounds a forwarded request: the leader's own bound on
 	// a write (10 s, fsyncs included) plus the hop.
@@ -80,6 +86,17 @@ func (f *forwarder) client(addr string) *fasthttp.HostClient {
 	return c
 }
 
+// closeIdle closes the idle connections to every leader this node has
+// forwarded to (on Shutdown). Each pool's cleaner goroutine notices on its
+// next wake-up, within idleTimeout.
+func (f *forwarder) closeIdle() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.clients {
+		c.CloseIdleConnections()
+	}
+}
+
 // clustered wraps a listener's router: on a node that is not serving as
 // leader, a request for any route but the local ones is forwarded.
 func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.RequestHandler {
@@ -87,6 +104,9 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		return next
 	}
 	return func(ctx *fasthttp.RequestCtx) {
+		if mark := ctx.Request.Header.Peek(forwardedHeader); len(mark) > 0 && !s.validForwardMark(mark, ctx.Request.Header.Peek("X-Request-Id")) {
+			ctx.Request.Header.Del(forwardedHeader)
+		}
 		if localRoutes[string(ctx.Path())] {
 			next(ctx)
 			return
@@ -132,7 +152,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 	id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 	req := &ctx.Request
 	req.Header.SetBytesV("X-Request-Id", id)
-	req.Header.Set(forwardedHeader, s.cfg.Cluster.Self().ID)
+	req.Header.Set(forwardedHeader, s.forwardMark(s.cfg.Cluster.Self().ID, id))
 	req.Header.Del("Connection")
 	if err := s.fwd.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout); err != nil {
 		s.cfg.Logger.Warn("forwarding to the leader failed", "leader", leader.ID, "addr", addr, "err", err)
@@ -156,6 +176,37 @@ func (s *Server) clusterReady() bool {
 
 // otherLeader is the cluster's leader when one is known and it is not this
 // node (a node that leads but holds no system yet is still starting).
+// forwardMark is forwardedHeader's value on a request this node forwards:
+// "<node id> <hex HMAC-SHA256>", the MAC over the node id and the request
+// id under a key derived from the admin token, which every node of a
+// cluster holds (serve refuses a cluster without one: forwarded admin
+// calls are authorized by it). The header never reaches a client: the
+// leader does not echo request headers.
+func (s *Server) forwardMark(node string, requestID []byte) string {
+	return node + " " + hex.EncodeToString(s.forwardMAC(node, requestID))
+}
+
+// validForwardMark reports whether mark is one a node of this cluster
+// made for this request.
+func (s *Server) validForwardMark(mark, requestID []byte) bool {
+	node, sum, ok := strings.Cut(string(mark), " ")
+	if !ok || s.cfg.AdminToken == "" {
+		return false
+	}
+	got, err := hex.DecodeString(sum)
+	return err == nil && hmac.Equal(got, s.forwardMAC(node, requestID))
+}
+
+func (s *Server) forwardMAC(node string, requestID []byte) []byte {
+	key := hmac.New(sha256.New, []byte(s.cfg.AdminToken))
+	key.Write([]byte("oja forwarded-by v1"))
+	mac := hmac.New(sha256.New, key.Sum(nil))
+	mac.Write([]byte(node))
+	mac.Write([]byte{0})
+	mac.Write(requestID)
+	return mac.Sum(nil)
+}
+
 func (s *Server) otherLeader() (cluster.Member, bool) {
 	leader, ok := s.cfg.Cluster.Leader()
 	return leader, ok && leader.ID != s.cfg.Cluster.Self().ID

@@ -9,15 +9,19 @@ import (
 // TestMain fails the package's tests if any goroutine outlives them: a
 // server whose listeners, rate streams, actors or log were not shut down.
 //
-// NB: two fasthttp goroutines are not ours to stop and are ignored. Its
+// NB: four fasthttp goroutines are not ours to stop and are ignored. Its
 // worker pool's cleaner sleeps MaxIdleWorkerDuration (10 s) between looks at
-// its stop channel, so it outlives a Shutdown by up to that long; and
-// updateServerDate is one process-wide ticker started on first use, by
-// design. A server that was not shut down still shows (its Serve loop, our
+// its stop channel, so it outlives a Shutdown by up to that long; a
+// forwarding client's connection cleaner likewise sleeps up to its idle
+// timeout before it sees that Shutdown closed its connections; and
+// updateServerDate and the default dialer's address cache cleaner
+// (tcpAddrsClean) are process-wide, started on first use, by design. A server that was not shut down still shows (its Serve loop, our
 // listener goroutine, its actors and Pebble), so they hide nothing of ours.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
 	)
 }

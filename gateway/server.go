@@ -202,6 +202,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// a stream only ends when told to (stream.go).
 	streamsErr := s.streams.close(ctx)
 	s.relay.closeAll()
+	s.fwd.closeIdle()
 	errs := make(chan error, 2)
 	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
 	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()

@@ -1,0 +1,147 @@
+package gateway_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/actors/cluster"
+	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/gateway/gatewaytest"
+)
+
+// followerNode is a cluster node that follows whichever member leader
+// holds (set once both servers listen).
+type followerNode struct {
+	self   cluster.Member
+	leader atomic.Pointer[cluster.Member]
+}
+
+func (n *followerNode) Self() cluster.Member { return n.self }
+func (n *followerNode) Leader() (cluster.Member, bool) {
+	if l := n.leader.Load(); l != nil {
+		return *l, true
+	}
+	return cluster.Member{}, false
+}
+func (n *followerNode) Status(context.Context) cluster.Status { return cluster.Status{} }
+func (n *followerNode) LocalStatus() cluster.NodeStatus {
+	return cluster.NodeStatus{ID: n.self.ID, State: "follower"}
+}
+func (n *followerNode) StateHash() (uint64, string, error) { return 0, "", nil }
+func (n *followerNode) VerifyLeader() error                { return nil }
+func (n *followerNode) Replace(string) error               { return cluster.ErrUnknownMember }
+
+func startFollower(t *testing.T, id string) (*gateway.Server, *followerNode) {
+	t.Helper()
+	node := &followerNode{self: cluster.Member{ID: id}}
+	srv := gateway.New(gateway.Config{Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
+		AdminToken: gatewaytest.AdminToken, Cluster: node})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	return srv, node
+}
+
+// TestForwardedByFromAClient: an Oja-Forwarded-By header sent by a client
+// (any value, a node's id or a forged mark) is removed by the follower,
+// which forwards the request to the leader as any other; a mark a node
+// made is honoured, so two nodes that each think the other leads answer
+// 503 at once instead of bouncing the request between them.
+func TestForwardedByFromAClient(t *testing.T) {
+	leader := gatewaytest.Start(t, gatewaytest.Options{})
+	follower, node := startFollower(t, "n2")
+	node.leader.Store(&cluster.Member{ID: "n1",
+		Public: strings.TrimPrefix(leader.URL, "http://"), Admin: strings.TrimPrefix(leader.Admin, "http://")})
+
+	for _, mark := range []string{"", "n1", "n3", "n2 " + strings.Repeat("00", 32), "n1 not-hex"} {
+		req, err := http.NewRequest(http.MethodGet, "http://"+follower.AdminAddr()+"/admin/v1/pools", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+gatewaytest.AdminToken)
+		if mark != "" {
+			req.Header.Set("Oja-Forwarded-By", mark)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("Oja-Forwarded-By %q from a client: the follower answered %d, want the leader's 200", mark, resp.StatusCode)
+		}
+	}
+
+	// Two followers, each taking the other for the leader.
+	a, aNode := startFollower(t, "na")
+	b, bNode := startFollower(t, "nb")
+	aNode.leader.Store(&cluster.Member{ID: "nb", Public: b.Addr(), Admin: b.AdminAddr()})
+	bNode.leader.Store(&cluster.Member{ID: "na", Public: a.Addr(), Admin: a.AdminAddr()})
+	start := time.Now()
+	req, err := http.NewRequest(http.MethodGet, "http://"+a.AdminAddr()+"/admin/v1/pools", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.AdminToken)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("two nodes that each think the other leads: %v (bounced?)", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("two nodes that each think the other leads answered %d, want 503", resp.StatusCode)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the 503 took %v: the request bounced", d)
+	}
+	// One hop: a forwarded it, b answered it (and nothing else).
+	if hops := forwardedCount(t, a) + forwardedCount(t, b); hops != 2 {
+		t.Errorf("the request passed through the two nodes %d times, want 2 (a forwarding, b refusing): it bounced", hops)
+	}
+}
+
+// forwardedCount is how many admin requests srv handled as forwarded
+// (its oja_http_requests_total{route="forwarded"}).
+func forwardedCount(t *testing.T, srv *gateway.Server) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+srv.AdminAddr()+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+gatewaytest.AdminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics answered %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "oja_http_requests_total{") || !strings.Contains(line, `route="forwarded"`) {
+			continue
+		}
+		n, err := strconv.Atoi(line[strings.LastIndexByte(line, ' ')+1:])
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		total += n
+	}
+	return total
+}
