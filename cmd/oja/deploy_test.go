@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,5 +168,161 @@ func TestSystemdUnit(t *testing.T) {
 	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("oja.service")) {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// dockerInstruction is one instruction of a Dockerfile, continuation
+// lines joined.
+type dockerInstruction struct {
+	op, args string
+}
+
+func parseDockerfile(t *testing.T, path string) []dockerInstruction {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []dockerInstruction
+	var cur strings.Builder
+	for _, line := range strings.Split(string(data), "\n") {
+		trimmed := strings.TrimSpace(line)
+		if cur.Len() == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
+			continue
+		}
+		if strings.HasSuffix(trimmed, "\\") {
+			cur.WriteString(strings.TrimSuffix(trimmed, "\\") + " ")
+			continue
+		}
+		cur.WriteString(trimmed)
+		op, args, _ := strings.Cut(cur.String(), " ")
+		out = append(out, dockerInstruction{strings.ToUpper(op), strings.TrimSpace(args)})
+		cur.Reset()
+	}
+	return out
+}
+
+// TestDockerfile: the image is multi-stage, builds a static binary, runs
+// as a non-root user with its data on a volume, exposes both listeners
+// and checks its health with oja probe on /livez; the flags of its CMD
+// parse with the real binary, and the HEALTHCHECK's command answers 0 for
+// a live server and 1 for one that is down or failing. The image itself
+// is not built here: that pulls base images from a registry, and tests
+// talk to loopback only (the README's docker build is the manual check).
+func TestDockerfile(t *testing.T) {
+	instructions := parseDockerfile(t, "../../Dockerfile")
+	var froms int
+	var final []dockerInstruction // the last stage's
+	var buildRuns []string
+	for _, in := range instructions {
+		switch in.op {
+		case "FROM":
+			froms++
+			final = final[:0]
+		case "RUN":
+			buildRuns = append(buildRuns, in.args)
+		}
+		final = append(final, in)
+	}
+	if froms < 2 {
+		t.Errorf("the Dockerfile has %d stages, want a build stage and a runtime stage", froms)
+	}
+	if !slices.ContainsFunc(buildRuns, func(r string) bool {
+		return strings.Contains(r, "CGO_ENABLED=0") && strings.Contains(r, "go build")
+	}) {
+		t.Error("no RUN builds with CGO_ENABLED=0")
+	}
+	get := func(op string) []string {
+		var v []string
+		for _, in := range final {
+			if in.op == op {
+				v = append(v, in.args)
+			}
+		}
+		return v
+	}
+	execForm := func(op, s string) []string {
+		var v []string
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatalf("%s %s is not in exec form (a JSON array): %v", op, s, err)
+		}
+		return v
+	}
+	if u := get("USER"); len(u) != 1 || u[0] == "root" || strings.HasPrefix(u[0], "0") {
+		t.Errorf("the runtime stage's USER is %q, want one non-root user", u)
+	}
+	if v := get("VOLUME"); len(v) != 1 || v[0] != "/var/lib/oja" {
+		t.Errorf("VOLUME is %q, want /var/lib/oja", v)
+	}
+	exposed := strings.Fields(strings.Join(get("EXPOSE"), " "))
+	entry, cmd := get("ENTRYPOINT"), get("CMD")
+	if len(entry) != 1 || len(cmd) != 1 {
+		t.Fatalf("want one ENTRYPOINT and one CMD in the runtime stage, got %q and %q", entry, cmd)
+	}
+	argv := append(execForm("ENTRYPOINT", entry[0]), execForm("CMD", cmd[0])...)
+	if argv[0] != "/usr/local/bin/oja" || len(argv) < 2 || argv[1] != "serve" {
+		t.Fatalf("the image runs %q, want /usr/local/bin/oja serve …", argv)
+	}
+	flagValue := func(name string) string {
+		i := slices.Index(argv, name)
+		if i < 0 || i+1 >= len(argv) {
+			return ""
+		}
+		return argv[i+1]
+	}
+	if d := flagValue("--data"); d != "/var/lib/oja" {
+		t.Errorf("serve --data is %q, want the volume /var/lib/oja", d)
+	}
+	for _, f := range []string{"--listen", "--admin-listen"} {
+		_, port, ok := strings.Cut(flagValue(f), ":")
+		if !ok || !slices.Contains(exposed, port) {
+			t.Errorf("serve %s %q: its port is not EXPOSEd (%q)", f, flagValue(f), exposed)
+		}
+	}
+	bin := ojaBinary(t)
+	if _, stderr, code := runOja(t, bin, childEnv(), append(argv[1:], "--help")...); code != 0 {
+		t.Errorf("oja %s --help: exit %d: %s", strings.Join(argv[1:], " "), code, stderr)
+	}
+
+	hc := get("HEALTHCHECK")
+	if len(hc) != 1 {
+		t.Fatalf("want one HEALTHCHECK, got %q", hc)
+	}
+	_, hcExec, ok := strings.Cut(hc[0], "CMD ")
+	if !ok {
+		t.Fatalf("HEALTHCHECK %q has no CMD", hc[0])
+	}
+	probeArgv := execForm("HEALTHCHECK CMD", hcExec)
+	if len(probeArgv) < 3 || probeArgv[0] != "/usr/local/bin/oja" || probeArgv[1] != "probe" ||
+		!strings.HasSuffix(probeArgv[len(probeArgv)-1], "/livez") {
+		t.Fatalf("the HEALTHCHECK runs %q, want /usr/local/bin/oja probe … …/livez", probeArgv)
+	}
+	if _, port, _ := strings.Cut(strings.TrimPrefix(probeArgv[len(probeArgv)-1], "http://"), ":"); !strings.HasPrefix(port, strings.Split(flagValue("--listen"), ":")[1]+"/") {
+		t.Errorf("the HEALTHCHECK probes %q, not the public listener %q", probeArgv[len(probeArgv)-1], flagValue("--listen"))
+	}
+
+	// The probe's verdicts: a live server, a failing one, none.
+	srv := newOjaServer(t)
+	srv.start()
+	probeAt := func(url string) int {
+		args := append(slices.Clone(probeArgv[1:len(probeArgv)-1]), url)
+		_, _, code := runOja(t, bin, childEnv(), args...)
+		return code
+	}
+	if code := probeAt(srv.publicURL() + "/livez"); code != 0 {
+		t.Errorf("oja probe of a live server's /livez: exit %d, want 0", code)
+	}
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer failing.Close()
+	if code := probeAt(failing.URL + "/livez"); code != 1 {
+		t.Errorf("oja probe of a server answering 503: exit %d, want 1", code)
+	}
+	if code := probeAt("http://" + freeAddr(t) + "/livez"); code != 1 {
+		t.Errorf("oja probe of nothing listening: exit %d, want 1", code)
+	}
+	if _, _, code := runOja(t, bin, childEnv(), "probe", "ftp://example/livez"); code != 2 {
+		t.Errorf("oja probe ftp://…: exit %d, want 2 (usage)", code)
 	}
 }

@@ -4,6 +4,7 @@
 //	oja serve [flags]          run the service (oja serve --help)
 //	oja admin <command> ...    call the admin API of a running service (oja admin help)
 //	oja wal <command> ...      inspect a stopped service's log offline (oja wal help)
+//	oja probe [URL]            one GET of URL (default the local /livez): exit 0 on 2xx
 //	oja version                the module version, commit and Go version
 //
 // Exit status: 0 on success and for help; 2 for a usage error (an unknown
@@ -34,6 +35,8 @@ func main() {
 		err = admin(os.Args[2:])
 	case "wal":
 		err = walCommand(os.Args[2:])
+	case "probe":
+		err = probe(os.Args[2:])
 	case "version", "--version":
 		printVersion(os.Stdout)
 		return
@@ -96,6 +99,7 @@ func usage(w io.Writer) {
   oja serve --cluster FILE --node ID [--join] ...                      one node of a cluster (README, "Running a cluster")
   oja admin <clients|keys|quotes|payins|pools|accounts|webhooks|ledger|backup|cluster> ...   (oja admin help)
   oja wal <stats|dump|verify|replay|salvage> --data DIR ...            (oja wal help)
+  oja probe [URL]                                                      GET URL (default the local /livez) once, exit 0 on 2xx (a container HEALTHCHECK)
   oja version
 `)
 }
