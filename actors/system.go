@@ -373,7 +373,10 @@ func (s *System) quoteRef(id engine.QuoteID) (*quoteRef, bool) {
 	return s.quotes.Load(id)
 }
 
-// request sends msg to pid and waits for the reply.
+// request sends msg to pid and waits for the reply. A reply that is an
+// error (what guard sends when handling msg panicked) is returned as the
+// error, so a caller's type assertion only ever sees the reply type it
+// expects.
 func (s *System) request(pid *actor.PID, msg any) (any, error) {
 	if s.stopped.Load() {
 		return nil, ErrUnavailable
@@ -381,6 +384,9 @@ func (s *System) request(pid *actor.PID, msg any) (any, error) {
 	res, err := s.repliers.request(s.root, pid, msg, requestTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err, ok := res.(error); ok {
+		return nil, err // a guarded actor's fault (guard.go)
 	}
 	return res, nil
 }
