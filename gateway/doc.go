@@ -63,6 +63,20 @@
 //	clusterStatusTimeout   2 s      GET /admin/v1/cluster's questions to the peers (each at most 1 s)
 //	relayIdleMax           60 s     silence of a rate stream a follower relays from the leader before it ends it
 //
+// Webhook delivery (package webhook; the engine's bounds are engine.Webhook*Max):
+//
+//	webhook.TimeoutDefault     10 s   one delivery's wait for a 2xx
+//	webhook.ConcurrencyDefault 4      deliveries in flight per endpoint
+//	webhook.RetryMinDefault    10 s   first retry of a failed delivery (--webhook-retry-min), doubling up to
+//	webhook.RetryMaxDefault    1 h    the longest wait between retries
+//	webhook.WindowDefault      72 h   an event undelivered this long after it happened is abandoned
+//	webhook.responseBytesMax   64 KiB a receiver's answer read (and discarded) per delivery
+//	webhook.settleBatchMax     256    WebhookSettled records per log append
+//	webhook.resolveTimeout     3 s    resolving a webhook URL's host at registration
+//	engine.WebhooksPerClientMax 16    endpoints per client (both modes)
+//	engine.WebhookURLBytesMax  2048   an endpoint's URL
+//	engine.WebhookOwedMax      10000  events owed to one endpoint (beyond: dropped and counted)
+//
 // A JSON request object has no array member (contract §6, §11), so an array
 // is refused like any other unknown or mistyped member, after a scan bounded
 // by bodyBytesMax; gateway's TestLimits shows each of these refusals.

@@ -21,7 +21,16 @@ func TestLimitsListedInDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := regexp.MustCompile(`(Max|Min|Timeout)$`)
-	for _, dir := range []struct{ path, prefix string }{{".", ""}, {filepath.Join("..", "client", "fxmsg"), "fxmsg."}} {
+	webhookLimit := regexp.MustCompile(`(Max|Min|Timeout|Default)$`)
+	for _, dir := range []struct {
+		path, prefix string
+		pattern      *regexp.Regexp
+		unexported   bool // unexported constants are limits too
+	}{
+		{".", "", limit, true},
+		{filepath.Join("..", "client", "fxmsg"), "fxmsg.", limit, false},
+		{"webhook", "webhook.", webhookLimit, true},
+	} {
 		files, err := filepath.Glob(filepath.Join(dir.path, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +51,7 @@ func TestLimitsListedInDoc(t *testing.T) {
 				}
 				for _, spec := range gen.Specs {
 					for _, name := range spec.(*ast.ValueSpec).Names {
-						if !limit.MatchString(name.Name) || dir.prefix != "" && !name.IsExported() {
+						if !dir.pattern.MatchString(name.Name) || !dir.unexported && !name.IsExported() {
 							continue
 						}
 						found++
