@@ -243,8 +243,14 @@ func (n *Node) startActors() error {
 	if err != nil {
 		return err
 	}
+	// The configured clock (tests set one), as recovery on a single node
+	// is given its now.
+	now := time.Now
+	if n.cfg.Actors.Clock != nil {
+		now = n.cfg.Actors.Clock
+	}
 	log := newRaftLog(n.raft.Apply, n.writeFailed)
-	expired, err := actors.ExpireOverdue(state, log, time.Now())
+	expired, err := actors.ExpireOverdue(state, log, now())
 	if err != nil {
 		log.close()
 		return err
@@ -253,7 +259,7 @@ func (n *Node) startActors() error {
 	if markets == nil {
 		markets = engine.DefaultMarketsConfig()
 	}
-	if _, err := actors.RecordMarkets(state, log, markets, time.Now()); err != nil {
+	if _, err := actors.RecordMarkets(state, log, markets, now()); err != nil {
 		log.close()
 		return err
 	}

@@ -26,6 +26,9 @@ type testCluster struct {
 	file  *File
 	nodes []*testNode
 	join  *testNode // open starts this node with Join
+	clock func() time.Time
+	// markets are the actors' markets (nil: the defaults)
+	markets *engine.MarketsConfig
 }
 
 type testNode struct {
@@ -50,7 +53,14 @@ const (
 
 func newTestCluster(t *testing.T) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, file: &File{}}
+	return newTestClusterClock(t, nil, nil)
+}
+
+// newTestClusterClock is newTestCluster with the actors' clock (nil: the
+// wall clock) and markets (nil: the defaults).
+func newTestClusterClock(t *testing.T, clock func() time.Time, markets *engine.MarketsConfig) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, file: &File{}, clock: clock, markets: markets}
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("n%d", i)
 		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
@@ -82,7 +92,8 @@ func (c *testCluster) open(n *testNode) {
 	}
 	node, err := Open(Config{
 		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: n.fs, Join: n == c.join,
-		Actors:           actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
+		Actors: actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute, Clock: c.clock,
+			Markets: c.markets},
 		HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, SnapshotEvery: testSnapshotEvery,
 		RaftLogLevel: hclog.Error,
 		transport:    n.trans,
@@ -400,5 +411,23 @@ func TestSnapshotWhileApplying(t *testing.T) {
 	f.mu.RUnlock()
 	if baseSeq < seq {
 		t.Fatalf("after persisting: base at %d, want %d or later", baseSeq, seq)
+	}
+}
+
+// TestNewLeaderUsesTheConfiguredClock: what a new leader writes before it
+// serves (the markets, overdue expiries) is stamped by the configured
+// clock, not the wall clock, as everything its actors write is.
+func TestNewLeaderUsesTheConfiguredClock(t *testing.T) {
+	at := time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+	// Markets other than the defaults, so the new leader records them.
+	c := newTestClusterClock(t, func() time.Time { return at }, engine.DefaultMarketsConfig().WithoutBounds())
+	leader := c.leader()
+	if err := leader.node.fsm.read(func(s *engine.State, seq uint64) error {
+		if seq == 0 || s.LastAt != at.UnixMilli() {
+			t.Errorf("after takeover the replica's last event (seq %d) is at %d, want the clock's %d (%v)", seq, s.LastAt, at.UnixMilli(), at)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
