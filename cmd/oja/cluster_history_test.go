@@ -206,10 +206,23 @@ func TestClusterLinearizable(t *testing.T) {
 	// Faults: pause the leader past an election, then kill another one.
 	time.Sleep(1500 * time.Millisecond)
 	paused := byID(leaderID)
+	var witness *ojaServer // a node that is not paused, to ask about terms
+	for _, n := range nodes {
+		if n != paused {
+			witness = n
+			break
+		}
+	}
+	_, termBefore := clusterTerm(t, client, witness, 10*time.Second, nil)
 	if err := paused.proc.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// The pause must outlast an election: the others elect a leader in a
+	// later term (seen from the witness) before the paused one wakes.
+	newLeader, termAfter := clusterTerm(t, client, witness, 20*time.Second, func(leader string, term uint64) bool {
+		return term > termBefore && leader != leaderID
+	})
+	t.Logf("paused %s in term %d; %s leads in term %d", leaderID, termBefore, newLeader, termAfter)
 	if err := paused.proc.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,29 @@ func leaderOf(t *testing.T, client *http.Client, s *ojaServer, within time.Durat
 	return ""
 }
 
+// clusterTerm asks s for the cluster status until it names a leader (and,
+// with ok, until ok holds of it), and returns the leader and the term;
+// failing the test after within.
+func clusterTerm(t *testing.T, client *http.Client, s *ojaServer, within time.Duration, ok func(leader string, term uint64) bool) (string, uint64) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last clusterView
+	for time.Now().Before(deadline) {
+		res, err := do(client, "GET", s.adminURL()+"/admin/v1/cluster", crashAdminToken, nil)
+		if err == nil && res.status == 200 {
+			var v clusterView
+			decodeJSON(t, res.body, &v)
+			last = v
+			if v.Leader != nil && (ok == nil || ok(*v.Leader, v.Term)) {
+				return *v.Leader, v.Term
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: no leader in the wanted term within %v (last status: leader %v, term %d)", s.admin, within, last.Leader, last.Term)
+	return "", 0
+}
+
 // ackedQuote is a quote the cluster acknowledged.
 type ackedQuote struct {
 	id        string
