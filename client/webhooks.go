@@ -70,7 +70,29 @@ type WebhookEvent struct {
 	Mode      Mode      `json:"mode"`
 	Data      struct {
 		Quote Quote `json:"quote"` // the quote as this event left it
+		// WebhookID is the endpoint a webhook.test event (TestWebhook)
+		// was sent to; it carries no quote.
+		WebhookID string `json:"webhookId,omitempty"`
 	} `json:"data"`
+}
+
+// WebhookTest is the answer to TestWebhook.
+type WebhookTest struct {
+	WebhookID string `json:"webhookId"`
+	EventID   string `json:"eventId"` // the delivered event's id (Oja-Event-Id)
+	Type      string `json:"type"`    // webhook.test
+}
+
+// TestWebhook has a webhook.test event delivered to the endpoint once, in
+// the background, signed like every event, whatever it subscribes to (POST
+// /partners/webhooks/{id}/test → 202). It is not retried; the operator sees
+// its outcome as the endpoint's last attempt. A second test while one is in
+// flight is an APIError 429 RATE_LIMITED; right after CreateWebhook the
+// service may answer 503 UNAVAILABLE for a moment (retry).
+func (c *Client) TestWebhook(ctx context.Context, webhookID string, opts ...CallOption) (WebhookTest, error) {
+	var out WebhookTest
+	_, err := c.t.do(ctx, newCall(http.MethodPost, "/partners/webhooks/"+url.PathEscape(webhookID)+"/test", nil, opts), &out)
+	return out, err
 }
 
 // Errors of VerifyWebhook.

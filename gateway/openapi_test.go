@@ -41,6 +41,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
 // ---- The document and a JSON Schema subset -----------------------------------------
@@ -910,6 +911,20 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "delete webhook bad id", base: pub, method: "DELETE", path: hp("x"), template: hook, token: key, want: 400})
 	c.run(t, oapiCall{name: "delete webhook no key", base: pub, method: "DELETE", path: hp(madeID), template: hook, want: 401})
 	c.run(t, oapiCall{name: "delete webhook unready", base: unreadyPub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 503})
+	// A test event: the delivery itself needs a dispatcher (a server with
+	// one that accepts every test here; the real one is cmd/oja's
+	// TestWebhookTestEvent).
+	hookTest := "/api/v1/partners/webhooks/{id}/test"
+	ht := func(id string) string { return strings.Replace(hookTest, "{id}", id, 1) }
+	tested := gatewaytest.Start(t, gatewaytest.Options{Webhooks: acceptingDeliveries{}})
+	tp := tested.NewPartner(t, "openapi-tests")
+	testedID := oapiString(oapiParse(t, oapiDo(t, "POST", tested.URL+hooks, tp.SandboxKey, "application/json", []byte(hookBody)).body).root, "webhookId")
+	c.run(t, oapiCall{name: "test webhook", base: tested.URL, method: "POST", path: ht(testedID), template: hookTest, token: tp.SandboxKey, want: 202})
+	c.run(t, oapiCall{name: "test webhook of another", base: tested.URL, method: "POST", path: ht(testedID), template: hookTest, token: tp.LiveKey, want: 404})
+	c.run(t, oapiCall{name: "test webhook bad id", base: tested.URL, method: "POST", path: ht("x"), template: hookTest, token: tp.SandboxKey, want: 400})
+	c.run(t, oapiCall{name: "test webhook no key", base: tested.URL, method: "POST", path: ht(testedID), template: hookTest, want: 401})
+	c.run(t, oapiCall{name: "test webhook without a dispatcher", base: pub, method: "POST", path: ht(madeID), template: hookTest, token: key, want: 404})
+	c.run(t, oapiCall{name: "test webhook unready", base: unreadyPub, method: "POST", path: ht(madeID), template: hookTest, token: key, want: 503})
 
 	// Operator look-ups.
 	clientsPath := "/admin/v1/clients"
@@ -1221,3 +1236,13 @@ func (fixedCluster) Replace(id string) error {
 	}
 	return cluster.ErrUnknownMember
 }
+
+// acceptingDeliveries is a webhook dispatcher's gateway view that accepts
+// every test delivery and knows no backlog.
+type acceptingDeliveries struct{}
+
+func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
+	return webhook.EndpointStatus{Unknown: true}
+}
+func (acceptingDeliveries) Counters() webhook.Counters                          { return webhook.Counters{} }
+func (acceptingDeliveries) Test(engine.WebhookID, engine.EventID, []byte) error { return nil }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -27,12 +28,15 @@ const webhooksPath = apiBase + "/partners/webhooks"
 type WebhookDeliveries interface {
 	Status(id engine.WebhookID) webhook.EndpointStatus
 	Counters() webhook.Counters
+	// Test delivers a webhook.test event once (webhook.Dispatcher.Test).
+	Test(id engine.WebhookID, event engine.EventID, body []byte) error
 }
 
 func (s *Server) registerWebhooks(r *router.Router) {
 	r.POST(webhooksPath, s.partner(s.createWebhook))
 	r.GET(webhooksPath, s.partner(s.listWebhooks))
 	r.DELETE(webhooksPath+"/{id}", s.partner(s.deleteWebhook))
+	r.POST(webhooksPath+"/{id}/test", s.partner(s.testWebhook))
 }
 
 func (s *Server) registerWebhookAdmin(r *router.Router) {
@@ -147,6 +151,82 @@ func (s *Server) deleteWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 }
+
+var (
+	errWebhookTestInFlight = &apiError{status: fasthttp.StatusTooManyRequests, code: codeRateLimited,
+		message: "a test delivery to this endpoint is in flight; retry once it has ended"}
+	errWebhookNotReady = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
+		message: "the webhook dispatcher does not know this endpoint yet (it was created a moment ago); retry shortly"}
+)
+
+// testWebhook is POST /api/v1/partners/webhooks/{id}/test (no body) → 202
+// {"webhookId","eventId","type":"webhook.test"}: a webhook.test event
+// ({"id","type","createdAt","mode","data":{"webhookId"}}) is delivered to
+// the endpoint once, in the background, signed like every event; it is not
+// logged, retried or owed, and the endpoint need not subscribe to anything
+// for it. Its outcome is the endpoint's lastAttempt (the operator's
+// backlog view). One test per endpoint at a time: another while one is in
+// flight is 429 RATE_LIMITED.
+func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := pathID(ctx, "id")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if len(ctx.PostBody()) > 0 {
+		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeValidation,
+			message: "this request takes no body"})
+		return
+	}
+	var hook *engine.Webhook
+	for _, h := range sys.Webhooks(who.Client) {
+		if h.ID == engine.WebhookID(id) && h.Mode == who.Mode {
+			hook = &h
+			break
+		}
+	}
+	if hook == nil {
+		s.writeError(ctx, resultError(engine.ResultWebhookNotFound))
+		return
+	}
+	if s.cfg.Webhooks == nil {
+		s.writeError(ctx, errWebhookNotReady)
+		return
+	}
+	var event engine.EventID
+	if _, err := cryptoRead(event[:]); err != nil {
+		s.writeError(ctx, errInternal)
+		return
+	}
+	body := jsonWriter{b: make([]byte, 0, 256)}
+	body.open("")
+	body.str("id", event.String())
+	body.str("type", webhookTestType)
+	body.time("createdAt", s.now().UnixMilli())
+	body.str("mode", hook.Mode.String())
+	body.open("data")
+	body.id("webhookId", hook.ID)
+	body.close()
+	body.close()
+	switch err := s.cfg.Webhooks.Test(hook.ID, event, body.b); {
+	case errors.Is(err, webhook.ErrTestInFlight):
+		s.writeError(ctx, errWebhookTestInFlight)
+		return
+	case err != nil:
+		s.writeError(ctx, errWebhookNotReady)
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.id("webhookId", hook.ID)
+	w.str("eventId", event.String())
+	w.str("type", webhookTestType)
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusAccepted, w.b)
+}
+
+// webhookTestType is the type of the event POST …/webhooks/{id}/test sends.
+const webhookTestType = "webhook.test"
 
 // clientWebhooks is GET /admin/v1/clients/{clientId}/webhooks: the
 // client's endpoints in both modes with their delivery backlog.

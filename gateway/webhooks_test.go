@@ -188,3 +188,27 @@ func TestWebhookRacesReplay(t *testing.T) {
 		t.Fatalf("replayed %d webhooks, want %d", n, engine.WebhooksPerClientMax-1)
 	}
 }
+
+// TestWebhookTestRefusals: POST …/webhooks/{id}/test refuses another
+// client's or mode's endpoint (404), a bad id or any body (400), no key
+// (401), and answers 503 where no dispatcher runs. The delivery itself is
+// tested over the real binary (cmd/oja TestWebhookTestEvent).
+func TestWebhookTestRefusals(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{WebhookAllowPrivate: true})
+	ada, bola := s.NewPartner(t, "Ada"), s.NewPartner(t, "Bola")
+	id := getString(t, wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/hooks", "events": []string{"quote.expired"}})), "webhookId")
+	testURL := s.URL + webhooksURL + "/" + id + "/test"
+	wantError(t, do(t, http.MethodPost, testURL, bola.SandboxKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodPost, testURL, ada.LiveKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL+"/6f1c1f43-0000-4000-8000-000000000000/test", ada.SandboxKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL+"/not-a-uuid/test", ada.SandboxKey, nil), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, do(t, http.MethodPost, testURL, ada.SandboxKey, map[string]any{"x": 1}), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, do(t, http.MethodPost, testURL, "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	r := do(t, http.MethodPost, testURL, ada.SandboxKey, nil)
+	wantError(t, r, http.StatusServiceUnavailable, "UNAVAILABLE")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+}

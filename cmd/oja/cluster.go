@@ -201,6 +201,13 @@ func (c *clusterWebhooks) Status(id engine.WebhookID) webhook.EndpointStatus {
 	return webhook.EndpointStatus{Unknown: true}
 }
 
+func (c *clusterWebhooks) Test(id engine.WebhookID, event engine.EventID, body []byte) error {
+	if d := c.current.Load(); d != nil {
+		return d.Test(id, event, body)
+	}
+	return webhook.ErrNotReady
+}
+
 func (c *clusterWebhooks) Counters() webhook.Counters {
 	if d := c.current.Load(); d != nil {
 		return d.Counters()

@@ -349,3 +349,134 @@ func TestWebhooksAtLeastOnce(t *testing.T) {
 	}
 	t.Logf("%d events over %d kill -9 rounds, %d requests to the endpoint", want, *webhookRounds, len(recv.Deliveries()))
 }
+
+// TestWebhookTestEvent: POST …/webhooks/{id}/test on a real server answers
+// 202 with the event's id and delivers one webhook.test event, signed with
+// the endpoint's secret (checked by the partner's client), to an endpoint
+// subscribed to something else; nothing is owed or retried; the operator
+// sees it as the endpoint's last attempt; a second test while one hangs is
+// 429 RATE_LIMITED.
+func TestWebhookTestEvent(t *testing.T) {
+	t.Parallel()
+	srv, client, key := startDemo(t, "--webhook-allow-private")
+	hooks := srv.publicURL() + "/api/v1/partners/webhooks"
+	recv := webhooktest.New(t)
+	var created map[string]any
+	decodeJSON(t, mustDo(t, client, http.StatusCreated, "POST", hooks, key,
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.expired"]}`, recv.URL+"/oja")).body, &created)
+	id, secret := str(created, "webhookId"), str(created, "secret")
+	recv.Verify(func(header string, body []byte) error {
+		ev, err := ojaclient.VerifyWebhook(secret, header, body, time.Minute)
+		if err == nil && (ev.Type != "webhook.test" || ev.Data.WebhookID != id) {
+			err = fmt.Errorf("the client reads type %q, webhookId %q", ev.Type, ev.Data.WebhookID)
+		}
+		return err
+	})
+	// The dispatcher learns of a new endpoint once the log follower has
+	// applied its record: until then a test is 503 (retry shortly).
+	test := func(id string) httpResult {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res, err := do(client, "POST", hooks+"/"+id+"/test", key, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+				return res
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	res := test(id)
+	if res.status != http.StatusAccepted {
+		t.Fatalf("test: %d %s", res.status, res.body)
+	}
+	var accepted map[string]any
+	decodeJSON(t, res.body, &accepted)
+	eventID := str(accepted, "eventId")
+	if str(accepted, "webhookId") != id || str(accepted, "type") != "webhook.test" || !strings.HasPrefix(eventID, "evt_") {
+		t.Fatalf("test answer %s", res.body)
+	}
+	got := recv.WaitFor(t, "the test event", func(d []webhooktest.Delivery) bool { return len(d) == 1 })[0]
+	var ev struct {
+		ID, Type, Mode string
+		Data           map[string]any
+	}
+	if err := json.Unmarshal(got.Body, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.ID != eventID || got.EventID != eventID || ev.Type != "webhook.test" || ev.Mode != "sandbox" ||
+		got.Attempt != 1 || ev.Data["webhookId"] != id || len(ev.Data) != 1 {
+		t.Fatalf("delivered %+v: %s", got, got.Body)
+	}
+
+	// The operator's view: the test is the last attempt; nothing is owed.
+	clientID := ""
+	var clients struct {
+		Data []struct {
+			ClientID string `json:"clientId"`
+			Name     string `json:"name"`
+		} `json:"data"`
+	}
+	decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients?limit=100", crashAdminToken, nil).body, &clients)
+	for _, c := range clients.Data {
+		var view struct {
+			Data []struct {
+				WebhookID string `json:"webhookId"`
+			} `json:"data"`
+		}
+		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients/"+c.ClientID+"/webhooks", crashAdminToken, nil).body, &view)
+		for _, h := range view.Data {
+			if h.WebhookID != id {
+				continue
+			}
+			clientID = c.ClientID
+		}
+	}
+	if clientID == "" {
+		t.Fatal("the operator does not see the endpoint")
+	}
+	// The dispatcher books the attempt once the receiver's answer is in,
+	// a moment after the receiver recorded the delivery.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var view struct {
+			Data []struct {
+				Backlog struct {
+					Owed        int `json:"owed"`
+					LastAttempt *struct {
+						EventID string `json:"eventId"`
+						Status  int    `json:"status"`
+					} `json:"lastAttempt"`
+				} `json:"backlog"`
+			} `json:"data"`
+		}
+		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients/"+clientID+"/webhooks", crashAdminToken, nil).body, &view)
+		b := view.Data[0].Backlog
+		if b.Owed == 0 && b.LastAttempt != nil && b.LastAttempt.EventID == eventID && b.LastAttempt.Status == http.StatusNoContent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operator's backlog view after the test: %+v", b)
+		}
+	}
+
+	// A test still in flight (a receiver that never answers): another is 429.
+	dead := webhooktest.New(t)
+	dead.Hang()
+	var deadHook map[string]any
+	decodeJSON(t, mustDo(t, client, http.StatusCreated, "POST", hooks, key,
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.expired"]}`, dead.URL)).body, &deadHook)
+	if res := test(str(deadHook, "webhookId")); res.status != http.StatusAccepted {
+		t.Fatalf("test of the hanging endpoint: %d %s", res.status, res.body)
+	}
+	if res := test(str(deadHook, "webhookId")); res.status != http.StatusTooManyRequests || !strings.Contains(string(res.body), "RATE_LIMITED") {
+		t.Fatalf("a second test while one is in flight: %d %s", res.status, res.body)
+	}
+	// Deleting the endpoint ends its test (and the server's shutdown does
+	// not wait on it).
+	mustDo(t, client, http.StatusNoContent, "DELETE", hooks+"/"+str(deadHook, "webhookId"), key, nil)
+	if n := len(recv.Deliveries()); n != 1 {
+		t.Fatalf("the first endpoint got %d deliveries, want the one test", n)
+	}
+}

@@ -55,8 +55,15 @@ func TestClientWebhooks(t *testing.T) {
 	if _, err := c.CreateWebhook(ctx, "http://127.0.0.1:9/oja", []string{"quote.paid"}); !isCode(err, "VALIDATION_ERROR") {
 		t.Fatalf("unknown event: %v", err)
 	}
+	// No dispatcher runs in this test server: a test event is 503.
+	if _, err := c.TestWebhook(ctx, h.WebhookID); !isCode(err, "UNAVAILABLE") {
+		t.Fatalf("test without a dispatcher: %v", err)
+	}
 	if err := c.DeleteWebhook(ctx, h.WebhookID); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := c.TestWebhook(ctx, h.WebhookID); !isCode(err, "NOT_FOUND") {
+		t.Fatalf("test of a deleted endpoint: %v", err)
 	}
 	if err := c.DeleteWebhook(ctx, h.WebhookID); !isCode(err, "NOT_FOUND") {
 		t.Fatalf("second delete: %v", err)

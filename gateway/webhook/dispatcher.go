@@ -81,9 +81,10 @@ type endpoint struct {
 	wake     chan struct{} // cap 1
 	// ctx is cancelled when the endpoint is deleted or the dispatcher
 	// stops: its worker and requests end.
-	ctx    context.Context
-	cancel context.CancelFunc
-	last   Attempt
+	ctx     context.Context
+	cancel  context.CancelFunc
+	last    Attempt
+	testing bool // a Test delivery is in flight
 }
 
 // item is one owed event.
