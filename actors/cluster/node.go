@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,8 +37,9 @@ type Config struct {
 	// Actors configures the actors a leader runs.
 	Actors actors.Config
 	Logger *slog.Logger
-	// RaftLogLevel is the level of hashicorp/raft's own log lines, JSON on
-	// stderr (0 = hclog.Info: elections and snapshots).
+	// RaftLogLevel is the level of hashicorp/raft's own log lines, written
+	// through Logger with "component":"raft" (0 = hclog.Info: elections and
+	// snapshots). oja serve's Logger carries "node" on every line.
 	RaftLogLevel hclog.Level
 	// AdminToken authenticates this node to its peers' admin APIs (for
 	// the cluster status); every node must share it.
@@ -120,7 +120,7 @@ func Open(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, self: self, quit: make(chan struct{}), done: make(chan struct{})}
 	n.fsm = newFSM(cfg.Logger, cfg.Actors.Retention)
 
-	hlog := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: cfg.RaftLogLevel, Output: os.Stderr, JSONFormat: true})
+	hlog := newRaftLogger(cfg.Logger, cfg.RaftLogLevel)
 	var err error
 	if n.store, err = wal.OpenRaftStore(filepath.Join(cfg.Dir, "log"), wal.RaftStoreOptions{FS: cfg.FS, Sync: cfg.Sync}); err != nil {
 		return nil, err
