@@ -911,6 +911,12 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "delete webhook bad id", base: pub, method: "DELETE", path: hp("x"), template: hook, token: key, want: 400})
 	c.run(t, oapiCall{name: "delete webhook no key", base: pub, method: "DELETE", path: hp(madeID), template: hook, want: 401})
 	c.run(t, oapiCall{name: "delete webhook unready", base: unreadyPub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 503})
+	// The caller's keys.
+	keysPath := "/api/v1/partners/keys"
+	c.run(t, oapiCall{name: "list keys", base: pub, method: "GET", path: keysPath, template: keysPath, token: key, want: 200})
+	c.run(t, oapiCall{name: "list keys bad query", base: pub, method: "GET", path: keysPath + "?limit=1", template: keysPath, token: key, want: 400})
+	c.run(t, oapiCall{name: "list keys no key", base: pub, method: "GET", path: keysPath, template: keysPath, want: 401})
+	c.run(t, oapiCall{name: "list keys unready", base: unreadyPub, method: "GET", path: keysPath, template: keysPath, token: key, want: 503})
 	// A test event: the delivery itself needs a dispatcher (a server with
 	// one that accepts every test here; the real one is cmd/oja's
 	// TestWebhookTestEvent).

@@ -27,6 +27,7 @@ func (s *Server) publicRouter() *router.Router {
 	r.GET(apiBase+"/partners/balances/currency/{currency}", s.partner(s.balancesByCurrency))
 	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
 	s.registerWebhooks(r)
+	s.registerKeys(r)
 	s.registerPartnerFunds(r)
 	s.registerStream(r)
 	s.registerFX(r)

@@ -132,3 +132,17 @@ func TestResponseBody(t *testing.T) {
 		t.Fatalf("refusal: %v, body %s", err, raw)
 	}
 }
+
+// TestClientKeys: Keys lists the caller's working keys of its mode.
+func TestClientKeys(t *testing.T) {
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	p := s.NewPartner(t, "keys")
+	c, err := client.New(s.URL, p.LiveKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Keys(context.Background())
+	if err != nil || len(keys) != 1 || keys[0].Mode != client.ModeLive || keys[0].KeyID == "" || keys[0].CreatedAt.IsZero() {
+		t.Fatalf("keys %+v, %v", keys, err)
+	}
+}
