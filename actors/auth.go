@@ -25,6 +25,17 @@ type directory struct {
 type keyRef struct {
 	key     engine.Key
 	revoked atomic.Bool
+	// expiresAt is when a rolled key stops working (Unix ms; 0: never).
+	expiresAt atomic.Int64
+}
+
+// works reports whether the key authenticates at now (Unix ms).
+func (r *keyRef) works(now int64) bool {
+	if r.revoked.Load() {
+		return false
+	}
+	exp := r.expiresAt.Load()
+	return exp == 0 || now < exp
 }
 
 // init fills the directory from the recovered state.
@@ -38,6 +49,7 @@ func (d *directory) init(state *engine.State) {
 	for _, k := range state.Keys {
 		ref := &keyRef{key: *k}
 		ref.revoked.Store(k.Revoked)
+		ref.expiresAt.Store(k.ExpiresAt)
 		d.addKey(ref)
 	}
 }
@@ -89,6 +101,7 @@ func (d *directory) clientKeys(id engine.ClientID) []engine.Key {
 		if ref.key.Client == id {
 			k := ref.key
 			k.Revoked = ref.revoked.Load()
+			k.ExpiresAt = ref.expiresAt.Load()
 			out = append(out, k)
 		}
 	}
@@ -108,13 +121,14 @@ type Principal struct {
 // HashKey is the stored form of an API key.
 func HashKey(secret string) [32]byte { return sha256.Sum256([]byte(secret)) }
 
-// authenticate resolves an API key. Unknown and revoked keys fail alike.
-func (d *directory) authenticate(secret string) (Principal, bool) {
+// authenticate resolves an API key at now (Unix ms). Unknown, revoked and
+// expired keys fail alike.
+func (d *directory) authenticate(secret string, now int64) (Principal, bool) {
 	h := HashKey(secret)
 	d.mu.RLock()
 	ref, ok := d.byHash[h]
 	d.mu.RUnlock()
-	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || ref.revoked.Load() {
+	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || !ref.works(now) {
 		return Principal{}, false
 	}
 	return Principal{Key: ref.key.ID, Client: ref.key.Client, Mode: ref.key.Mode}, true

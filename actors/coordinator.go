@@ -28,6 +28,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.createKey(ctx, msg)
 		case *RevokeKey:
 			a.revokeKey(ctx, msg)
+		case *RollKey:
+			a.rollKey(ctx, msg)
 		case *CreatePool:
 			a.createPool(ctx, msg)
 		case *CreateWebhook:
@@ -101,6 +103,29 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 		ref := &keyRef{key: engine.Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
 		sys.directory.addKey(ref)
 		k := ref.key
+		return &AdminReply{Result: engine.ResultOK, Key: &k, Secret: secret}
+	})
+}
+
+// rollKey makes a new key in one record with the old key's expiry. A key
+// of another client or mode, or one that no longer works (revoked,
+// expired), answers as a missing key.
+func (a *coordinatorActor) rollKey(ctx actor.Context, cmd *RollKey) {
+	sys := a.sys
+	now := sys.nowMillis()
+	ref, ok := sys.directory.key(cmd.Key)
+	if !ok || ref.key.Client != cmd.Client || ref.key.Mode != cmd.Mode || !ref.works(now) || cmd.ExpiresIn < 0 {
+		ctx.Respond(&AdminReply{Result: engine.ResultKeyNotFound})
+		return
+	}
+	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)
+	ev := &engine.KeyRolled{At: now, Old: cmd.Key, Key: engine.KeyID(sys.ids.UUID()), Hash: HashKey(secret),
+		ExpiresAt: now + cmd.ExpiresIn.Milliseconds()}
+	a.commit(ctx, ev, func() *AdminReply {
+		ref.expiresAt.Store(ev.ExpiresAt)
+		n := &keyRef{key: engine.Key{ID: ev.Key, Client: cmd.Client, Mode: cmd.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
+		sys.directory.addKey(n)
+		k := n.key
 		return &AdminReply{Result: engine.ResultOK, Key: &k, Secret: secret}
 	})
 }

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -183,6 +184,17 @@ type CreateKey struct {
 	Mode   engine.Mode
 }
 type RevokeKey struct{ Key engine.KeyID }
+
+// RollKey makes a new key for the client and mode of Key, which must be
+// the caller's (Client, Mode) and still work, and has Key stop working
+// ExpiresIn from now (0: at once). Reply: AdminReply with the new Key and
+// its Secret.
+type RollKey struct {
+	Client    engine.ClientID
+	Mode      engine.Mode
+	Key       engine.KeyID
+	ExpiresIn time.Duration
+}
 type CreatePool struct {
 	Mode  engine.Mode
 	Name  string

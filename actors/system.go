@@ -439,9 +439,10 @@ func (s *System) Markets() *engine.Markets { return s.markets }
 
 // ---- Authentication -------------------------------------------------------
 
-// Authenticate resolves an API key. Unknown and revoked keys fail alike.
+// Authenticate resolves an API key. Unknown, revoked and expired (rolled)
+// keys fail alike.
 func (s *System) Authenticate(secret string) (Principal, bool) {
-	return s.directory.authenticate(secret)
+	return s.directory.authenticate(secret, s.nowMillis())
 }
 
 // Client returns a client by id.

@@ -17,6 +17,13 @@ type Key struct {
 	Hash      [32]byte
 	Revoked   bool
 	CreatedAt int64
+	// ExpiresAt is when a rolled key stops working (0: never).
+	ExpiresAt int64
+}
+
+// Works reports whether the key authenticates at now (Unix ms).
+func (k *Key) Works(now int64) bool {
+	return !k.Revoked && (k.ExpiresAt == 0 || now < k.ExpiresAt)
 }
 
 // IdempotencyScope is where an Idempotency-Key is unique: per client and mode.

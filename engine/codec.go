@@ -269,6 +269,11 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.hash(ev.Hash)
 	case *KeyRevoked:
 		e.id(ev.Key)
+	case *KeyRolled:
+		e.id(ev.Old)
+		e.id(ev.Key)
+		e.hash(ev.Hash)
+		e.varint(ev.ExpiresAt)
 	case *PoolCreated:
 		e.id(ev.Pool)
 		e.byte1(uint8(ev.Mode))
@@ -391,6 +396,8 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
 	case EventKeyRevoked:
 		ev = &KeyRevoked{At: at, Key: d.id()}
+	case EventKeyRolled:
+		ev = &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
 	case EventPoolCreated:
 		ev = &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
 			Rate: d.rate(), Owner: d.id(), LiquidityAccount: d.id(), ProceedsAccount: d.id()}

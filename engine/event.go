@@ -45,7 +45,10 @@ const (
 	// partner's source wallet (its own tag: a completion logged before
 	// funds first encodes and replays as it always did).
 	EventQuoteCompletedFunded EventType = 25
-	eventTypeEnd              EventType = 26
+	// EventKeyRolled: a partner's own key roll (a new key and the old
+	// one's expiry in one record).
+	EventKeyRolled EventType = 26
+	eventTypeEnd   EventType = 27
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -74,6 +77,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventAccountWithdrawn:         "AccountWithdrawn",
 	EventCreditLimitSet:           "CreditLimitSet",
 	EventQuoteCompletedFunded:     "QuoteCompletedFunded",
+	EventKeyRolled:                "KeyRolled",
 }
 
 func (t EventType) String() string {
@@ -117,6 +121,17 @@ type KeyCreated struct {
 type KeyRevoked struct {
 	At  int64
 	Key KeyID
+}
+
+// KeyRolled: a new API key (Key, only its SHA-256 kept) for the client and
+// mode of the key Old, and Old's expiry: it fails from ExpiresAt on (At: at
+// once). One record, so a roll is never half done.
+type KeyRolled struct {
+	At        int64
+	Old       KeyID
+	Key       KeyID
+	Hash      [32]byte
+	ExpiresAt int64
 }
 
 // PoolCreated: a market maker's offer, active, with empty accounts.
@@ -326,6 +341,7 @@ func (e *QuoteCompleted) Funded() bool { return !e.Wallet.IsZero() }
 func (*ClientCreated) Type() EventType    { return EventClientCreated }
 func (*KeyCreated) Type() EventType       { return EventKeyCreated }
 func (*KeyRevoked) Type() EventType       { return EventKeyRevoked }
+func (*KeyRolled) Type() EventType        { return EventKeyRolled }
 func (*PoolCreated) Type() EventType      { return EventPoolCreated }
 func (*PoolRateSet) Type() EventType      { return EventPoolRateSet }
 func (*PoolStatusSet) Type() EventType    { return EventPoolStatusSet }
@@ -356,6 +372,7 @@ func (e *QuoteCompleted) Type() EventType {
 func (e *ClientCreated) Time() int64    { return e.At }
 func (e *KeyCreated) Time() int64       { return e.At }
 func (e *KeyRevoked) Time() int64       { return e.At }
+func (e *KeyRolled) Time() int64        { return e.At }
 func (e *PoolCreated) Time() int64      { return e.At }
 func (e *PoolRateSet) Time() int64      { return e.At }
 func (e *PoolStatusSet) Time() int64    { return e.At }

@@ -20,8 +20,9 @@ import (
 // pair; version 4 (funds first) each owed payin.received event's receipt
 // and, at the end, each treasury's credit limits, statements and receipts.
 // Versions 1 to 3 still decode (with no credit, statements or receipts:
-// they had none).
-const snapshotVersion = 4
+// they had none). Version 5 adds, at the end, the expiry of each rolled
+// key (KeyRolled); earlier versions had none.
+const snapshotVersion = 5
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -148,6 +149,18 @@ func AppendState(buf []byte, s *State) []byte {
 	// version 4: each treasury's credit limits, statements and receipts.
 	for _, m := range Modes {
 		encodeTreasuryFunds(&e, s.Treasuries[m])
+	}
+	// Version 5: the expiry of every rolled key.
+	var rolled []KeyID
+	for _, id := range sortedKeys(s.Keys) {
+		if s.Keys[id].ExpiresAt != 0 {
+			rolled = append(rolled, id)
+		}
+	}
+	e.uvarint(uint64(len(rolled)))
+	for _, id := range rolled {
+		e.id(id)
+		e.varint(s.Keys[id].ExpiresAt)
 	}
 	return e.buf
 }
@@ -456,6 +469,17 @@ func DecodeState(b []byte) (*State, error) {
 	if version >= 4 {
 		for _, m := range Modes {
 			decodeTreasuryFunds(&d, s.Treasuries[m], count)
+		}
+	}
+	if version >= 5 {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			id, at := KeyID(d.id()), d.varint()
+			k, ok := s.Keys[id]
+			if !ok || at == 0 {
+				d.fail()
+				break
+			}
+			k.ExpiresAt = at
 		}
 	}
 	if d.err != nil {

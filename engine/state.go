@@ -144,6 +144,10 @@ func (s *State) apply(ev Event) error {
 		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}
 	case *KeyRevoked:
 		s.Keys[ev.Key].Revoked = true
+	case *KeyRolled:
+		old := s.Keys[ev.Old]
+		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: old.Client, Mode: old.Mode, Hash: ev.Hash, CreatedAt: ev.At}
+		old.ExpiresAt = ev.ExpiresAt
 	case *PoolCreated:
 		p := NewPool(ev)
 		s.Pools[p.ID] = p
@@ -216,6 +220,19 @@ func (s *State) check(ev Event) error {
 	case *KeyRevoked:
 		if _, ok := s.Keys[ev.Key]; !ok {
 			return fmt.Errorf("unknown key %s", ev.Key)
+		}
+	case *KeyRolled:
+		old, ok := s.Keys[ev.Old]
+		switch {
+		case !ok:
+			return fmt.Errorf("unknown key %s", ev.Old)
+		case !old.Works(ev.At):
+			return fmt.Errorf("key %s no longer works: it cannot be rolled", ev.Old)
+		case ev.ExpiresAt < ev.At:
+			return fmt.Errorf("key %s would expire before the roll", ev.Old)
+		}
+		if _, dup := s.Keys[ev.Key]; dup || ev.Key == ev.Old {
+			return fmt.Errorf("key %s exists", ev.Key)
 		}
 	case *PoolCreated:
 		if _, dup := s.Pools[ev.Pool]; dup || ev.Pool.IsZero() {

@@ -532,6 +532,15 @@ func TestStateApplyRefusesInconsistentEvents(t *testing.T) {
 		{"key revoke/unknown key", func(f *fixture) engine.Event {
 			return &engine.KeyRevoked{At: f.w.now, Key: engine.KeyID(f.w.newID())}
 		}},
+		{"key roll/unknown key", func(f *fixture) engine.Event {
+			return &engine.KeyRolled{At: f.w.now, Old: engine.KeyID(f.w.newID()), Key: engine.KeyID(f.w.newID()), ExpiresAt: f.w.now}
+		}},
+		{"key roll/new id taken", func(f *fixture) engine.Event {
+			return &engine.KeyRolled{At: f.w.now, Old: f.key, Key: f.key, ExpiresAt: f.w.now}
+		}},
+		{"key roll/expiry before the roll", func(f *fixture) engine.Event {
+			return &engine.KeyRolled{At: f.w.now, Old: f.key, Key: engine.KeyID(f.w.newID()), ExpiresAt: f.w.now - 1}
+		}},
 		{"pool/duplicate id", func(f *fixture) engine.Event {
 			return &engine.PoolCreated{At: f.w.now, Pool: f.pool.ID, Mode: engine.ModeSandbox, Name: "again", Pair: pairNGNUSDT,
 				Rate: f.pool.Rate, LiquidityAccount: engine.AccountID(f.w.newID()), ProceedsAccount: engine.AccountID(f.w.newID())}

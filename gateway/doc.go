@@ -51,6 +51,7 @@
 //	clientsPageSizeMax     100      GET /admin/v1/clients page size (default 20)
 //	quotesPageSizeMax      100      GET /api/v1/partners/marketplace/quotes page size (default 20)
 //	statementPageSizeMax   100      a wallet statement's page size (default 20)
+//	keyRollHoursMax        720      expiresInHours of a key roll (the old key works at most 30 days more)
 //	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
 //	                       140/34/35 bytes: account name, number, bank code (XML accept)
 //	fxCurrencyCodeBytesMax 16       a currency code or AmtDrctn in XML or an FX query

@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
 )
 
 // A partner's own API keys (contract §15.4).
@@ -13,13 +17,19 @@ const keysPath = apiBase + "/partners/keys"
 
 func (s *Server) registerKeys(r *router.Router) {
 	r.GET(keysPath, s.partner(s.listKeys))
+	r.POST(keysPath+"/{keyId}/roll", s.partner(s.rollKey))
 }
+
+// keyRollHoursMax bounds expiresInHours: the old key of a roll works at
+// most 30 days more.
+const keyRollHoursMax = 720
 
 // listKeys is GET /api/v1/partners/keys: the caller's client's keys that
 // work, in the calling key's mode (as every partner route, one mode at a
-// time), oldest first: {"data":[{"keyId","mode","createdAt"}],"hasMore":
-// false}. Never a secret (the service keeps only their hashes); revoked
-// keys are left out (the operator's GET /admin/v1/clients/{id} lists them).
+// time), oldest first: {"data":[{"keyId","mode","createdAt","expiresAt"?}],
+// "hasMore":false}; expiresAt on a rolled key that still works. Never a
+// secret (the service keeps only their hashes); revoked and expired keys
+// are left out (the operator's GET /admin/v1/clients/{id} lists them).
 func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
 	if _, e := queryParams(ctx); e != nil {
 		s.writeError(ctx, e)
@@ -28,18 +38,65 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
+	now := sys.Now().UnixMilli()
 	for _, k := range sys.ClientKeys(who.Client) {
-		if k.Mode != who.Mode || k.Revoked {
+		if k.Mode != who.Mode || !k.Works(now) {
 			continue
 		}
 		w.open("")
 		w.id("keyId", k.ID)
 		w.str("mode", k.Mode.String())
 		w.time("createdAt", k.CreatedAt)
+		if k.ExpiresAt != 0 {
+			w.time("expiresAt", k.ExpiresAt)
+		}
 		w.close()
 	}
 	w.closeArray()
 	w.boolean("hasMore", false)
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// rollKey is POST /api/v1/partners/keys/{keyId}/roll {"expiresInHours"} →
+// 201 {"keyId","key","mode"}: a new key for the caller's client and mode
+// (its secret shown only here), and the rolled key stops working that many
+// hours from now (0: at once; at most 720), both in one durable record.
+// The rolled key may be the calling one. A key of another client or mode,
+// or one that no longer works, answers 404 like a missing one.
+func (s *Server) rollKey(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := pathID(ctx, "keyId")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	o, ok := s.jsonRequest(ctx)
+	if !ok {
+		return
+	}
+	var hours int64
+	if text, ok := o.number("expiresInHours", true); ok {
+		n, err := strconv.ParseInt(string(text), 10, 64)
+		if err != nil || n < 0 || n > keyRollHoursMax {
+			o.problem("expiresInHours", "must be a whole number of hours from 0 (at once) to "+strconv.Itoa(keyRollHoursMax))
+		}
+		hours = n
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.Admin(&actors.RollKey{Client: who.Client, Mode: who.Mode, Key: engine.KeyID(id),
+		ExpiresIn: time.Duration(hours) * time.Hour})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.id("keyId", reply.Key.ID)
+	w.str("key", reply.Secret)
+	w.str("mode", reply.Key.Mode.String())
+	w.close()
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
@@ -62,4 +63,87 @@ func TestListKeys(t *testing.T) {
 	}
 	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys?limit=5", getString(t, made, "key"), nil), http.StatusBadRequest, "VALIDATION_ERROR")
 	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
+}
+
+// TestRollKey: a partner rolls its own key: the answer shows the new key
+// once; the old key keeps working for expiresInHours and not after (the
+// expiry survives a restart); 0 ends it at once; another client's or
+// mode's key, a revoked or expired one, is 404; bad input is refused,
+// naming the member, and changes nothing.
+func TestRollKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := gatewaytest.Start(t, gatewaytest.Options{Dir: dir})
+	ada, bola := s.NewPartner(t, "Ada"), s.NewPartner(t, "Bola")
+	keys := func(key string) []map[string]any {
+		t.Helper()
+		var out []map[string]any
+		for _, k := range getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", key, nil)), "data") {
+			out = append(out, k.(map[string]any))
+		}
+		return out
+	}
+	oldID := getString(t, keys(ada.LiveKey)[0], "keyId")
+	roll := func(key, id string, body any) *response {
+		return do(t, http.MethodPost, s.URL+"/api/v1/partners/keys/"+id+"/roll", key, body)
+	}
+
+	// Refusals first: nothing changes.
+	for _, tc := range []struct {
+		name string
+		body any
+	}{
+		{"missing", map[string]any{}},
+		{"negative", map[string]any{"expiresInHours": -1}},
+		{"too long", map[string]any{"expiresInHours": 721}},
+		{"fraction", map[string]any{"expiresInHours": 1.5}},
+		{"string", map[string]any{"expiresInHours": "1"}},
+	} {
+		wantDetailsNames(t, wantError(t, roll(ada.LiveKey, oldID, tc.body), http.StatusBadRequest, "VALIDATION_ERROR"), "expiresInHours")
+	}
+	wantDetailsNames(t, wantError(t, roll(ada.LiveKey, oldID, map[string]any{"expiresInHours": 1, "key": "x"}), http.StatusBadRequest, "VALIDATION_ERROR"), "key")
+	wantError(t, roll(ada.LiveKey, "not-a-uuid", map[string]any{"expiresInHours": 1}), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, roll(bola.LiveKey, oldID, map[string]any{"expiresInHours": 1}), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, roll(ada.SandboxKey, oldID, map[string]any{"expiresInHours": 1}), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, roll("", oldID, map[string]any{"expiresInHours": 1}), http.StatusUnauthorized, "UNAUTHORIZED")
+	if got := keys(ada.LiveKey); len(got) != 1 || got[0]["expiresAt"] != nil {
+		t.Fatalf("refused rolls changed the keys: %v", got)
+	}
+
+	// Roll the live key with an hour's grace.
+	r := roll(ada.LiveKey, oldID, map[string]any{"expiresInHours": 1})
+	made := wantCreated(t, r)
+	wantKeys(t, "rolled key", made, "keyId", "key", "mode")
+	newKey, newID := getString(t, made, "key"), getString(t, made, "keyId")
+	if !strings.HasPrefix(newKey, "oja_live_") || made["mode"] != "live" || newID == oldID {
+		t.Fatalf("roll answered %v", made)
+	}
+	if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+		t.Fatalf("a new key's answer is cacheable: Cache-Control %q", cc)
+	}
+	both := keys(newKey)
+	if len(both) != 2 || both[0]["keyId"] != oldID || both[1]["keyId"] != newID || both[1]["expiresAt"] != nil {
+		t.Fatalf("after the roll: %v", both)
+	}
+	if at := wantTimestamp(t, both[0], "expiresAt"); at.Sub(s.Now()) < 59*time.Minute || at.Sub(s.Now()) > time.Hour {
+		t.Fatalf("the old key expires at %v, want an hour after %v", at, s.Now())
+	}
+	wantStatus(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", ada.LiveKey, nil), http.StatusOK) // still works
+
+	// The expiry is durable: after a restart, an hour later, the old key fails.
+	s.Stop()
+	s = gatewaytest.Start(t, gatewaytest.Options{Dir: dir})
+	s.Advance(time.Hour)
+	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", ada.LiveKey, nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	if got := keys(newKey); len(got) != 1 || got[0]["keyId"] != newID {
+		t.Fatalf("after the old key expired: %v", got)
+	}
+	wantError(t, roll(newKey, oldID, map[string]any{"expiresInHours": 1}), http.StatusNotFound, "NOT_FOUND")
+
+	// expiresInHours 0: the rolled key (here the calling one) fails at once.
+	third := getString(t, wantCreated(t, roll(newKey, newID, map[string]any{"expiresInHours": 0})), "key")
+	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", newKey, nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	if got := keys(third); len(got) != 1 || got[0]["keyId"] == newID {
+		t.Fatalf("after rolling at once: %v", got)
+	}
 }

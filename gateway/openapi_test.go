@@ -917,6 +917,17 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "list keys bad query", base: pub, method: "GET", path: keysPath + "?limit=1", template: keysPath, token: key, want: 400})
 	c.run(t, oapiCall{name: "list keys no key", base: pub, method: "GET", path: keysPath, template: keysPath, want: 401})
 	c.run(t, oapiCall{name: "list keys unready", base: unreadyPub, method: "GET", path: keysPath, template: keysPath, token: key, want: 503})
+	rollPath := "/api/v1/partners/keys/{keyId}/roll"
+	rollAt := func(id string) string { return strings.Replace(rollPath, "{keyId}", id, 1) }
+	roller := s.NewPartner(t, "openapi-roller")
+	rollerKey := oapiString(oapiField(oapiParse(t, oapiDo(t, "GET", pub+keysPath, roller.LiveKey, "", nil).body).root, "data").([]any)[0], "keyId")
+	c.run(t, oapiCall{name: "roll key other mode", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.SandboxKey, body: `{"expiresInHours":1}`, want: 404})
+	c.run(t, oapiCall{name: "roll key bad body", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":-1}`, want: 400})
+	c.run(t, oapiCall{name: "roll key not json", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, ctype: "text/plain", body: `{"expiresInHours":1}`, want: 415})
+	c.run(t, oapiCall{name: "roll key no key", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, body: `{"expiresInHours":1}`, want: 401})
+	c.run(t, oapiCall{name: "roll key unready", base: unreadyPub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 503})
+	c.run(t, oapiCall{name: "roll key", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 201})
+	c.run(t, oapiCall{name: "list keys with a rolled one", base: pub, method: "GET", path: keysPath, template: keysPath, token: roller.LiveKey, want: 200})
 	// A test event: the delivery itself needs a dispatcher (a server with
 	// one that accepts every test here; the real one is cmd/oja's
 	// TestWebhookTestEvent).

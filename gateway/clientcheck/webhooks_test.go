@@ -141,8 +141,24 @@ func TestClientKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := c.Keys(context.Background())
-	if err != nil || len(keys) != 1 || keys[0].Mode != client.ModeLive || keys[0].KeyID == "" || keys[0].CreatedAt.IsZero() {
+	ctx := context.Background()
+	keys, err := c.Keys(ctx)
+	if err != nil || len(keys) != 1 || keys[0].Mode != client.ModeLive || keys[0].KeyID == "" || keys[0].CreatedAt.IsZero() || keys[0].ExpiresAt != nil {
 		t.Fatalf("keys %+v, %v", keys, err)
+	}
+	rolled, err := c.RollKey(ctx, keys[0].KeyID, 24)
+	if err != nil || rolled.Mode != client.ModeLive || !strings.HasPrefix(rolled.Key, "oja_live_") || rolled.KeyID == keys[0].KeyID {
+		t.Fatalf("roll %+v, %v", rolled, err)
+	}
+	c2, err := client.New(s.URL, rolled.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err = c2.Keys(ctx)
+	if err != nil || len(keys) != 2 || keys[0].ExpiresAt == nil || keys[0].ExpiresAt.Sub(s.Now()) < 23*time.Hour || keys[1].KeyID != rolled.KeyID {
+		t.Fatalf("after the roll %+v, %v", keys, err)
+	}
+	if _, err := c2.RollKey(ctx, keys[0].KeyID, 721); !isCode(err, "VALIDATION_ERROR") {
+		t.Fatalf("roll for 721 hours: %v", err)
 	}
 }

@@ -54,6 +54,7 @@ type dumpEvent struct {
 	PoolAccountID     string            `json:"poolAccountId,omitempty"`
 	ProceedsAccountID string            `json:"proceedsAccountId,omitempty"`
 	KeyHash           string            `json:"keyHash,omitempty"`
+	OldKeyID          string            `json:"oldKeyId,omitempty"`
 	Wallets           *[]dumpWallet     `json:"wallets,omitempty"`
 	Allocations       *[]dumpAllocation `json:"allocations,omitempty"`
 	ChatMetadata      *dumpChat         `json:"chatMetadata,omitempty"`
@@ -199,6 +200,9 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.KeyID, d.ClientID, d.Mode, d.KeyHash = ev.Key.String(), ev.Client.String(), ev.Mode.String(), hex.EncodeToString(ev.Hash[:])
 	case *engine.KeyRevoked:
 		d.KeyID = ev.Key.String()
+	case *engine.KeyRolled:
+		d.OldKeyID, d.KeyID, d.KeyHash = ev.Old.String(), ev.Key.String(), hex.EncodeToString(ev.Hash[:])
+		d.ExpiresAt = fmtMillis(ev.ExpiresAt)
 	case *engine.PoolCreated:
 		d.PoolID, d.Mode, d.Name = ev.Pool.String(), ev.Mode.String(), &ev.Name
 		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()

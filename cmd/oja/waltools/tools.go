@@ -58,7 +58,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
          QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
          QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
          AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
-         MarketsSet
+         MarketsSet, KeyRolled
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -68,6 +68,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
     ClientCreated     clientId, name, wallets: [{accountId, mode, currency}]
     KeyCreated        keyId, clientId, mode, keyHash (hex SHA-256 of the key; never the key)
     KeyRevoked        keyId
+    KeyRolled         oldKeyId, keyId (the new key), keyHash, expiresAt (when oldKeyId stops working)
     PoolCreated       poolId, mode, name, pair, source, destination, rate, ownerClientId?,
                       poolAccountId, proceedsAccountId
     PoolRateSet       poolId, rate
