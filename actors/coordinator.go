@@ -36,6 +36,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.createWebhook(ctx, msg)
 		case *DeleteWebhook:
 			a.deleteWebhook(ctx, msg)
+		case *RotateWebhookSecret:
+			a.rotateWebhookSecret(ctx, msg)
 		case *structuralDurable:
 			reply := &AdminReply{Err: msg.err}
 			if msg.err == nil {

@@ -213,6 +213,17 @@ type CreateWebhook struct {
 	Events engine.WebhookEvents
 }
 
+// RotateWebhookSecret gives one of the client's endpoints in that mode a
+// new signing secret; the current one keeps signing (a second v1) for
+// PreviousFor. Reply: AdminReply with the new Secret and, in Webhook, the
+// registration (its PreviousUntil).
+type RotateWebhookSecret struct {
+	Client      engine.ClientID
+	Mode        engine.Mode
+	Webhook     engine.WebhookID
+	PreviousFor time.Duration
+}
+
 // DeleteWebhook removes one of the client's endpoints in that mode.
 type DeleteWebhook struct {
 	Client  engine.ClientID

@@ -86,6 +86,27 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 	}, func() { sys.webhooks.remove(w.Client, w.ID) })
 }
 
+// rotateWebhookSecret logs a new signing secret for an endpoint; the
+// registry keeps no secret to change (deliveries sign with the replica's,
+// told by the state's webhook observer).
+func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWebhookSecret) {
+	sys := a.sys
+	hooks := sys.webhooks.of(cmd.Client)
+	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
+	if i < 0 || cmd.PreviousFor < 0 {
+		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+		return
+	}
+	now := sys.nowMillis()
+	ev := &engine.WebhookSecretRotated{At: now, Webhook: cmd.Webhook, Secret: a.newSecret("whsec_", webhookSecretChars),
+		PreviousUntil: now + cmd.PreviousFor.Milliseconds()}
+	a.commit(ctx, ev, func() *AdminReply {
+		w := hooks[i].Registration()
+		w.Secret, w.PreviousSecret, w.PreviousUntil = "", "", ev.PreviousUntil
+		return &AdminReply{Result: engine.ResultOK, Webhook: &w, Secret: ev.Secret}
+	})
+}
+
 func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) {
 	sys := a.sys
 	hooks := sys.webhooks.of(cmd.Client)

@@ -76,6 +76,23 @@ type WebhookEvent struct {
 	} `json:"data"`
 }
 
+// RotatedSecret is the answer to RotateWebhookSecret.
+type RotatedSecret struct {
+	Secret                  string    `json:"secret"` // shown only here
+	PreviousSecretExpiresAt time.Time `json:"previousSecretExpiresAt"`
+}
+
+// RotateWebhookSecret gives an endpoint a new signing secret (POST
+// /partners/webhooks/{id}/rotate-secret). Until PreviousSecretExpiresAt
+// (24 h) deliveries carry two v1 signatures, the new secret's and the
+// previous one's, so a receiver can switch to the new secret at its own
+// pace; VerifyWebhook accepts either.
+func (c *Client) RotateWebhookSecret(ctx context.Context, webhookID string, opts ...CallOption) (RotatedSecret, error) {
+	var out RotatedSecret
+	_, err := c.t.do(ctx, newCall(http.MethodPost, "/partners/webhooks/"+url.PathEscape(webhookID)+"/rotate-secret", nil, opts), &out)
+	return out, err
+}
+
 // WebhookTest is the answer to TestWebhook.
 type WebhookTest struct {
 	WebhookID string `json:"webhookId"`

@@ -269,6 +269,10 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.hash(ev.Hash)
 	case *KeyRevoked:
 		e.id(ev.Key)
+	case *WebhookSecretRotated:
+		e.id(ev.Webhook)
+		e.str(ev.Secret)
+		e.varint(ev.PreviousUntil)
 	case *KeyRolled:
 		e.id(ev.Old)
 		e.id(ev.Key)
@@ -396,6 +400,8 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
 	case EventKeyRevoked:
 		ev = &KeyRevoked{At: at, Key: d.id()}
+	case EventWebhookSecretRotated:
+		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventKeyRolled:
 		ev = &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
 	case EventPoolCreated:

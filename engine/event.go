@@ -48,7 +48,10 @@ const (
 	// EventKeyRolled: a partner's own key roll (a new key and the old
 	// one's expiry in one record).
 	EventKeyRolled EventType = 26
-	eventTypeEnd   EventType = 27
+	// EventWebhookSecretRotated: a partner's new signing secret for an
+	// endpoint (webhook.go).
+	EventWebhookSecretRotated EventType = 27
+	eventTypeEnd              EventType = 28
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -78,6 +81,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventCreditLimitSet:           "CreditLimitSet",
 	EventQuoteCompletedFunded:     "QuoteCompletedFunded",
 	EventKeyRolled:                "KeyRolled",
+	EventWebhookSecretRotated:     "WebhookSecretRotated",
 }
 
 func (t EventType) String() string {

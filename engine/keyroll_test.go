@@ -48,3 +48,43 @@ func TestKeyRolled(t *testing.T) {
 		t.Fatal("a key rolled with expiry at once still works")
 	}
 }
+
+// TestWebhookSecretRotated: a rotation makes the new secret current and
+// keeps the replaced one, with its deadline, through a snapshot; a second
+// rotation replaces the previous secret with the one it rotates out; a
+// rotation of an unknown endpoint, to the current or an empty secret, or
+// ending before it happens, is refused.
+func TestWebhookSecretRotated(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("ada").Client
+	hook := engine.WebhookID(w.newID())
+	w.apply(&engine.WebhookCreated{At: w.now, Webhook: hook, Client: ada, Mode: engine.ModeLive, URL: "https://hooks.example.com/",
+		Events: engine.WebhookEventsAll, Secret: "whsec_one"})
+	for _, bad := range []*engine.WebhookSecretRotated{
+		{At: w.now, Webhook: engine.WebhookID(w.newID()), Secret: "whsec_two", PreviousUntil: w.now},
+		{At: w.now, Webhook: hook, Secret: "whsec_one", PreviousUntil: w.now},
+		{At: w.now, Webhook: hook, Secret: "", PreviousUntil: w.now},
+		{At: w.now, Webhook: hook, Secret: "whsec_two", PreviousUntil: w.now - 1},
+	} {
+		if err := w.state.Apply(bad); err == nil {
+			t.Fatalf("rotation %+v accepted", bad)
+		}
+	}
+	until := w.now + 86_400_000
+	w.apply(&engine.WebhookSecretRotated{At: w.now, Webhook: hook, Secret: "whsec_two", PreviousUntil: until})
+	got := w.state.Webhooks[hook]
+	if got.Secret != "whsec_two" || got.PreviousSecret != "whsec_one" || got.PreviousUntil != until {
+		t.Fatalf("after the rotation %+v", got)
+	}
+	restored, err := engine.DecodeState(engine.EncodeState(w.state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := restored.Webhooks[hook]; r.Secret != "whsec_two" || r.PreviousSecret != "whsec_one" || r.PreviousUntil != until || restored.Hash() != w.state.Hash() {
+		t.Fatalf("after a snapshot %+v", r)
+	}
+	w.apply(&engine.WebhookSecretRotated{At: w.now, Webhook: hook, Secret: "whsec_three", PreviousUntil: until + 1})
+	if got := w.state.Webhooks[hook]; got.Secret != "whsec_three" || got.PreviousSecret != "whsec_two" || got.PreviousUntil != until+1 {
+		t.Fatalf("after a second rotation %+v", got)
+	}
+}

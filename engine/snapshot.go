@@ -21,7 +21,8 @@ import (
 // and, at the end, each treasury's credit limits, statements and receipts.
 // Versions 1 to 3 still decode (with no credit, statements or receipts:
 // they had none). Version 5 adds, at the end, the expiry of each rolled
-// key (KeyRolled); earlier versions had none.
+// key (KeyRolled) and each rotated webhook's previous secret
+// (WebhookSecretRotated); earlier versions had none.
 const snapshotVersion = 5
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
@@ -161,6 +162,19 @@ func AppendState(buf []byte, s *State) []byte {
 	for _, id := range rolled {
 		e.id(id)
 		e.varint(s.Keys[id].ExpiresAt)
+	}
+	// and each rotated webhook's previous secret.
+	var rotated []*Webhook
+	for _, w := range s.WebhooksInOrder() {
+		if w.PreviousUntil != 0 {
+			rotated = append(rotated, w)
+		}
+	}
+	e.uvarint(uint64(len(rotated)))
+	for _, w := range rotated {
+		e.id(w.ID)
+		e.str(w.PreviousSecret)
+		e.varint(w.PreviousUntil)
 	}
 	return e.buf
 }
@@ -480,6 +494,15 @@ func DecodeState(b []byte) (*State, error) {
 				break
 			}
 			k.ExpiresAt = at
+		}
+		for n := count(); n > 0 && d.err == nil; n-- {
+			id, secret, until := WebhookID(d.id()), d.str(), d.varint()
+			w, ok := s.Webhooks[id]
+			if !ok || until == 0 {
+				d.fail()
+				break
+			}
+			w.PreviousSecret, w.PreviousUntil = secret, until
 		}
 	}
 	if d.err != nil {

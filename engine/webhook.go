@@ -147,6 +147,10 @@ type Webhook struct {
 	Events    WebhookEvents
 	Secret    string // the whsec_ signing secret (shown to the partner once)
 	CreatedAt int64
+	// PreviousSecret is the secret a rotation replaced; it signs too, as a
+	// second v1, until PreviousUntil (Unix ms; 0: no previous secret).
+	PreviousSecret string
+	PreviousUntil  int64
 	// owed are the events not yet delivered nor abandoned, in log order,
 	// with holes where events were settled since the last compaction
 	// (OwedEvents reads them without the holes); owedAt is each owed
@@ -258,7 +262,8 @@ func ReceiptEventID(k ReceiptKey) EventID {
 // changes State.Apply makes (see State.ObserveWebhooks). The pointers are
 // valid during the call only.
 type WebhookObserver interface {
-	// Registered: w (without an outbox yet) was created.
+	// Registered: w (without an outbox yet) was created, or (told again)
+	// its signing secrets changed.
 	Registered(w *Webhook)
 	// Deleted: w was deleted with the events it was owed.
 	Deleted(w *Webhook)
@@ -278,6 +283,19 @@ type WebhookCreated struct {
 	Events  WebhookEvents
 	Secret  string
 }
+
+// WebhookSecretRotated replaces an endpoint's signing secret with Secret;
+// the secret it replaces keeps signing, as a second v1 signature, until
+// PreviousUntil (a secret older than that stops at once).
+type WebhookSecretRotated struct {
+	At            int64
+	Webhook       WebhookID
+	Secret        string
+	PreviousUntil int64
+}
+
+func (*WebhookSecretRotated) Type() EventType { return EventWebhookSecretRotated }
+func (e *WebhookSecretRotated) Time() int64   { return e.At }
 
 // WebhookDeleted removes an endpoint; the events it was owed are dropped.
 type WebhookDeleted struct {
@@ -362,6 +380,15 @@ func (s *State) checkWebhook(ev Event) error {
 		if _, ok := s.Webhooks[ev.Webhook]; !ok {
 			return fmt.Errorf("unknown webhook %s", ev.Webhook)
 		}
+	case *WebhookSecretRotated:
+		switch w, ok := s.Webhooks[ev.Webhook]; {
+		case !ok:
+			return fmt.Errorf("unknown webhook %s", ev.Webhook)
+		case ev.Secret == "" || ev.Secret == w.Secret:
+			return fmt.Errorf("webhook %s: the new secret is empty or the current one", ev.Webhook)
+		case ev.PreviousUntil < ev.At:
+			return fmt.Errorf("webhook %s: the previous secret would stop before the rotation", ev.Webhook)
+		}
 	}
 	return nil
 }
@@ -394,6 +421,12 @@ func (s *State) applyWebhook(ev Event) {
 			return
 		}
 		w.settle(ev.Event)
+	case *WebhookSecretRotated:
+		w := s.Webhooks[ev.Webhook]
+		w.PreviousSecret, w.PreviousUntil, w.Secret = w.Secret, ev.PreviousUntil, ev.Secret
+		if s.webhookObserver != nil {
+			s.webhookObserver.Registered(w)
+		}
 	}
 }
 

@@ -911,6 +911,15 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "delete webhook bad id", base: pub, method: "DELETE", path: hp("x"), template: hook, token: key, want: 400})
 	c.run(t, oapiCall{name: "delete webhook no key", base: pub, method: "DELETE", path: hp(madeID), template: hook, want: 401})
 	c.run(t, oapiCall{name: "delete webhook unready", base: unreadyPub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 503})
+	// Rotating an endpoint's secret.
+	rotatePath := "/api/v1/partners/webhooks/{id}/rotate-secret"
+	rotateAt := func(id string) string { return strings.Replace(rotatePath, "{id}", id, 1) }
+	live := oapiString(oapiParse(t, oapiDo(t, "POST", pub+hooks, p.LiveKey, "application/json", []byte(hookBody)).body).root, "webhookId")
+	c.run(t, oapiCall{name: "rotate secret", base: pub, method: "POST", path: rotateAt(live), template: rotatePath, token: p.LiveKey, want: 200})
+	c.run(t, oapiCall{name: "rotate secret of another", base: pub, method: "POST", path: rotateAt(live), template: rotatePath, token: other.LiveKey, want: 404})
+	c.run(t, oapiCall{name: "rotate secret bad id", base: pub, method: "POST", path: rotateAt("x"), template: rotatePath, token: p.LiveKey, want: 400})
+	c.run(t, oapiCall{name: "rotate secret no key", base: pub, method: "POST", path: rotateAt(live), template: rotatePath, want: 401})
+	c.run(t, oapiCall{name: "rotate secret unready", base: unreadyPub, method: "POST", path: rotateAt(live), template: rotatePath, token: p.LiveKey, want: 503})
 	// The caller's keys.
 	keysPath := "/api/v1/partners/keys"
 	c.run(t, oapiCall{name: "list keys", base: pub, method: "GET", path: keysPath, template: keysPath, token: key, want: 200})

@@ -37,6 +37,41 @@ func (s *Server) registerWebhooks(r *router.Router) {
 	r.GET(webhooksPath, s.partner(s.listWebhooks))
 	r.DELETE(webhooksPath+"/{id}", s.partner(s.deleteWebhook))
 	r.POST(webhooksPath+"/{id}/test", s.partner(s.testWebhook))
+	r.POST(webhooksPath+"/{id}/rotate-secret", s.partner(s.rotateWebhookSecret))
+}
+
+// webhookPreviousSecretFor is how long a rotated-out secret keeps signing.
+const webhookPreviousSecretFor = 24 * time.Hour
+
+// rotateWebhookSecret is POST /api/v1/partners/webhooks/{id}/rotate-secret
+// (no body) → 200 {"secret","previousSecretExpiresAt"}: a new signing
+// secret, shown only here. Every delivery from then on carries two v1
+// signatures, the new secret's and the previous one's, until
+// previousSecretExpiresAt (24 h); then the new one's only. Rotating again
+// within the 24 h ends the oldest secret at once.
+func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := pathID(ctx, "id")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if len(ctx.PostBody()) > 0 {
+		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeValidation,
+			message: "this request takes no body"})
+		return
+	}
+	reply := sys.Admin(&actors.RotateWebhookSecret{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id),
+		PreviousFor: webhookPreviousSecretFor})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	w.open("")
+	w.str("secret", reply.Secret)
+	w.time("previousSecretExpiresAt", reply.Webhook.PreviousUntil)
+	w.close()
+	ctx.Response.Header.Set("Cache-Control", "no-store")
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
 func (s *Server) registerWebhookAdmin(r *router.Router) {

@@ -212,3 +212,35 @@ func TestWebhookTestRefusals(t *testing.T) {
 		t.Fatal("503 without Retry-After")
 	}
 }
+
+// TestWebhookRotateSecret: rotate-secret answers a new secret (once) and
+// until when the previous one signs; another client's or mode's endpoint
+// is 404; a bad id, a body or no key is refused.
+func TestWebhookRotateSecret(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{WebhookAllowPrivate: true})
+	ada, bola := s.NewPartner(t, "Ada"), s.NewPartner(t, "Bola")
+	made := wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/hooks", "events": []string{"quote.expired"}}))
+	rotateURL := s.URL + webhooksURL + "/" + getString(t, made, "webhookId") + "/rotate-secret"
+	wantError(t, do(t, http.MethodPost, rotateURL, bola.SandboxKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodPost, rotateURL, ada.LiveKey, nil), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, do(t, http.MethodPost, s.URL+webhooksURL+"/not-a-uuid/rotate-secret", ada.SandboxKey, nil), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, do(t, http.MethodPost, rotateURL, ada.SandboxKey, map[string]any{"x": 1}), http.StatusBadRequest, "VALIDATION_ERROR")
+	wantError(t, do(t, http.MethodPost, rotateURL, "", nil), http.StatusUnauthorized, "UNAUTHORIZED")
+	r := do(t, http.MethodPost, rotateURL, ada.SandboxKey, nil)
+	got := wantOK(t, r)
+	wantKeys(t, "rotated", got, "secret", "previousSecretExpiresAt")
+	if secret := getString(t, got, "secret"); !strings.HasPrefix(secret, "whsec_") || secret == getString(t, made, "secret") {
+		t.Fatalf("rotated secret %q", secret)
+	}
+	if at := wantTimestamp(t, got, "previousSecretExpiresAt"); at.Sub(s.Now()) < 23*time.Hour || at.Sub(s.Now()) > 24*time.Hour {
+		t.Fatalf("previous secret until %v (now %v)", at, s.Now())
+	}
+	if r.header.Get("Cache-Control") != "no-store" {
+		t.Fatal("a secret's answer is cacheable")
+	}
+	if strings.Contains(string(do(t, http.MethodGet, s.URL+webhooksURL, ada.SandboxKey, nil).body), "whsec_") {
+		t.Fatal("the list shows a secret after a rotation")
+	}
+}

@@ -480,3 +480,65 @@ func TestWebhookTestEvent(t *testing.T) {
 		t.Fatalf("the first endpoint got %d deliveries, want the one test", n)
 	}
 }
+
+// TestWebhookSecretRotation: after rotate-secret, deliveries carry two v1
+// signatures, the new secret's and the previous one's (each verifies with
+// the partner's client), also after a kill -9 and restart; the answer
+// says until when the previous one signs.
+func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
+	srv, client, key := startDemo(t, "--webhook-allow-private")
+	hooks := srv.publicURL() + "/api/v1/partners/webhooks"
+	recv := webhooktest.New(t)
+	var created map[string]any
+	decodeJSON(t, mustDo(t, client, http.StatusCreated, "POST", hooks, key,
+		fmt.Appendf(nil, `{"url":%q,"events":["quote.expired"]}`, recv.URL)).body, &created)
+	id, oldSecret := str(created, "webhookId"), str(created, "secret")
+	var rotated map[string]any
+	decodeJSON(t, mustDo(t, client, http.StatusOK, "POST", hooks+"/"+id+"/rotate-secret", key, nil).body, &rotated)
+	newSecret := str(rotated, "secret")
+	until, err := time.Parse(time.RFC3339Nano, str(rotated, "previousSecretExpiresAt"))
+	if err != nil || !strings.HasPrefix(newSecret, "whsec_") || newSecret == oldSecret || time.Until(until) < 23*time.Hour || time.Until(until) > 24*time.Hour {
+		t.Fatalf("rotate answered %v (%v)", rotated, err)
+	}
+	checkBoth := func(header string, body []byte) error {
+		if strings.Count(header, "v1=") != 2 {
+			return fmt.Errorf("want two v1 signatures")
+		}
+		for _, secret := range []string{newSecret, oldSecret} {
+			if _, err := ojaclient.VerifyWebhook(secret, header, body, time.Minute); err != nil {
+				return err
+			}
+		}
+		if _, err := ojaclient.VerifyWebhook("whsec_not_it", header, body, time.Minute); err == nil {
+			return fmt.Errorf("a wrong secret verifies")
+		}
+		return nil
+	}
+	recv.Verify(checkBoth)
+	test := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			res, err := do(client, "POST", hooks+"/"+id+"/test", key, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.status == http.StatusAccepted {
+				return
+			}
+			if res.status != http.StatusServiceUnavailable && res.status != http.StatusTooManyRequests || time.Now().After(deadline) {
+				t.Fatalf("test: %d %s", res.status, res.body)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	test()
+	recv.WaitFor(t, "a delivery signed twice", func(d []webhooktest.Delivery) bool { return len(d) == 1 })
+	// The rotation is durable: after kill -9 the restarted server signs
+	// with both secrets still.
+	srv.crash()
+	srv.start()
+	test()
+	recv.WaitFor(t, "a delivery signed twice after the restart", func(d []webhooktest.Delivery) bool { return len(d) == 2 })
+}

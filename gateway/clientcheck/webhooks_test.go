@@ -55,6 +55,10 @@ func TestClientWebhooks(t *testing.T) {
 	if _, err := c.CreateWebhook(ctx, "http://127.0.0.1:9/oja", []string{"quote.paid"}); !isCode(err, "VALIDATION_ERROR") {
 		t.Fatalf("unknown event: %v", err)
 	}
+	rotated, err := c.RotateWebhookSecret(ctx, h.WebhookID)
+	if err != nil || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == h.Secret || rotated.PreviousSecretExpiresAt.Sub(s.Now()) < 23*time.Hour {
+		t.Fatalf("rotate %+v, %v", rotated, err)
+	}
 	// No dispatcher runs in this test server: a test event is 503.
 	if _, err := c.TestWebhook(ctx, h.WebhookID); !isCode(err, "UNAVAILABLE") {
 		t.Fatalf("test without a dispatcher: %v", err)

@@ -85,6 +85,35 @@ type endpoint struct {
 	cancel  context.CancelFunc
 	last    Attempt
 	testing bool // a Test delivery is in flight
+	// sign holds the signing secrets (a rotation replaces it; read by
+	// every delivery without the lock).
+	sign atomic.Pointer[signing]
+}
+
+// signing is an endpoint's signing secrets: secret, and previous until
+// previousUntil after a rotation.
+type signing struct {
+	secret, previous string
+	previousUntil    time.Time
+}
+
+func signingOf(w *engine.Webhook) *signing {
+	sg := &signing{secret: w.Secret}
+	if w.PreviousUntil != 0 {
+		sg.previous, sg.previousUntil = w.PreviousSecret, time.UnixMilli(w.PreviousUntil)
+	}
+	return sg
+}
+
+// header is the Oja-Signature of body at now: the current secret's v1,
+// and the previous one's while it still signs.
+func (sg *signing) header(now time.Time, body []byte) string {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	h := "t=" + ts + ",v1=" + signature(sg.secret, ts, body)
+	if sg.previous != "" && now.Before(sg.previousUntil) {
+		h += ",v1=" + signature(sg.previous, ts, body)
+	}
+	return h
 }
 
 // item is one owed event.
@@ -181,10 +210,12 @@ var _ engine.WebhookObserver = (*Dispatcher)(nil)
 func (d *Dispatcher) Registered(w *engine.Webhook) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.endpoints[w.ID]; ok {
+	if ep, ok := d.endpoints[w.ID]; ok {
+		ep.sign.Store(signingOf(w)) // told again: its secrets were rotated
 		return
 	}
 	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
+	ep.sign.Store(signingOf(w))
 	ep.ctx, ep.cancel = context.WithCancel(d.ctx)
 	d.endpoints[w.ID] = ep
 	if d.started {
@@ -406,7 +437,7 @@ func (d *Dispatcher) post(ep *endpoint, it *item) (status int, problem string) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Oja-Webhooks/1")
-	req.Header.Set(SignatureHeader, Sign(ep.reg.Secret, d.cfg.Clock().Unix(), it.body))
+	req.Header.Set(SignatureHeader, ep.sign.Load().header(d.cfg.Clock(), it.body))
 	req.Header.Set(AttemptHeader, strconv.Itoa(it.attempt))
 	req.Header.Set(EventIDHeader, it.event.ID.String())
 	resp, err := d.client.Do(req)

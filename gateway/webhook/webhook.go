@@ -48,10 +48,15 @@ const (
 // time t: "t=<t>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>" (Stripe's
 // scheme; the key is the whole secret string, "whsec_" included).
 func Sign(secret string, t int64, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
 	ts := strconv.FormatInt(t, 10)
+	return "t=" + ts + ",v1=" + signature(secret, ts, body)
+}
+
+// signature is hex(HMAC-SHA256(secret, ts + "." + body)), one v1 value.
+func signature(secret, ts string, body []byte) string {
+	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(ts))
 	mac.Write([]byte{'.'})
 	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+	return hex.EncodeToString(mac.Sum(nil))
 }

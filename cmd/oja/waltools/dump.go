@@ -30,50 +30,51 @@ type dumpRecord struct {
 // structs: those are free to change shape (and their Go field names are not
 // the wire's), while operators' scripts parse this.
 type dumpEvent struct {
-	QuoteID           string            `json:"quoteId,omitempty"`
-	PoolID            string            `json:"poolId,omitempty"`
-	ClientID          string            `json:"clientId,omitempty"`
-	KeyID             string            `json:"keyId,omitempty"`
-	AccountID         string            `json:"accountId,omitempty"`
-	Mode              string            `json:"mode,omitempty"`
-	Name              *string           `json:"name,omitempty"`
-	Pair              string            `json:"pair,omitempty"`
-	Source            string            `json:"source,omitempty"`
-	Destination       string            `json:"destination,omitempty"`
-	Rate              json.Number       `json:"rate,omitempty"`
-	Status            string            `json:"status,omitempty"`
-	AmountDirection   string            `json:"amountDirection,omitempty"`
-	Amount            *int64            `json:"amount,omitempty"`
-	ProposedRate      json.Number       `json:"proposedRate,omitempty"`
-	Chain             string            `json:"chain,omitempty"`
-	Reference         *string           `json:"reference,omitempty"`
-	Channel           string            `json:"channel,omitempty"`
-	IdempotencyKey    string            `json:"idempotencyKey,omitempty"`
-	RequestHash       string            `json:"requestHash,omitempty"`
-	OwnerClientID     string            `json:"ownerClientId,omitempty"`
-	PoolAccountID     string            `json:"poolAccountId,omitempty"`
-	ProceedsAccountID string            `json:"proceedsAccountId,omitempty"`
-	KeyHash           string            `json:"keyHash,omitempty"`
-	OldKeyID          string            `json:"oldKeyId,omitempty"`
-	Wallets           *[]dumpWallet     `json:"wallets,omitempty"`
-	Allocations       *[]dumpAllocation `json:"allocations,omitempty"`
-	ChatMetadata      *dumpChat         `json:"chatMetadata,omitempty"`
-	Settlement        *dumpSettlement   `json:"settlement,omitempty"`
-	ExpiresAt         string            `json:"expiresAt,omitempty"`
-	WebhookID         string            `json:"webhookId,omitempty"`
-	URL               string            `json:"url,omitempty"`
-	Events            []string          `json:"events,omitempty"`
-	EventID           string            `json:"eventId,omitempty"`
-	Delivered         *bool             `json:"delivered,omitempty"`
-	Markets           *dumpMarkets      `json:"markets,omitempty"`
-	PayIn             *dumpPayIn        `json:"payIn,omitempty"`
-	TxHash            string            `json:"txHash,omitempty"`
-	Method            string            `json:"method,omitempty"`
-	BankTransactionID string            `json:"bankTransactionId,omitempty"`
-	AddressID         string            `json:"addressId,omitempty"`
-	WalletID          string            `json:"walletId,omitempty"`
-	SimulatedAmount   *int64            `json:"simulatedAmount,omitempty"`
-	Limit             *int64            `json:"limit,omitempty"`
+	QuoteID             string            `json:"quoteId,omitempty"`
+	PoolID              string            `json:"poolId,omitempty"`
+	ClientID            string            `json:"clientId,omitempty"`
+	KeyID               string            `json:"keyId,omitempty"`
+	AccountID           string            `json:"accountId,omitempty"`
+	Mode                string            `json:"mode,omitempty"`
+	Name                *string           `json:"name,omitempty"`
+	Pair                string            `json:"pair,omitempty"`
+	Source              string            `json:"source,omitempty"`
+	Destination         string            `json:"destination,omitempty"`
+	Rate                json.Number       `json:"rate,omitempty"`
+	Status              string            `json:"status,omitempty"`
+	AmountDirection     string            `json:"amountDirection,omitempty"`
+	Amount              *int64            `json:"amount,omitempty"`
+	ProposedRate        json.Number       `json:"proposedRate,omitempty"`
+	Chain               string            `json:"chain,omitempty"`
+	Reference           *string           `json:"reference,omitempty"`
+	Channel             string            `json:"channel,omitempty"`
+	IdempotencyKey      string            `json:"idempotencyKey,omitempty"`
+	RequestHash         string            `json:"requestHash,omitempty"`
+	OwnerClientID       string            `json:"ownerClientId,omitempty"`
+	PoolAccountID       string            `json:"poolAccountId,omitempty"`
+	ProceedsAccountID   string            `json:"proceedsAccountId,omitempty"`
+	KeyHash             string            `json:"keyHash,omitempty"`
+	OldKeyID            string            `json:"oldKeyId,omitempty"`
+	PreviousSecretUntil string            `json:"previousSecretUntil,omitempty"`
+	Wallets             *[]dumpWallet     `json:"wallets,omitempty"`
+	Allocations         *[]dumpAllocation `json:"allocations,omitempty"`
+	ChatMetadata        *dumpChat         `json:"chatMetadata,omitempty"`
+	Settlement          *dumpSettlement   `json:"settlement,omitempty"`
+	ExpiresAt           string            `json:"expiresAt,omitempty"`
+	WebhookID           string            `json:"webhookId,omitempty"`
+	URL                 string            `json:"url,omitempty"`
+	Events              []string          `json:"events,omitempty"`
+	EventID             string            `json:"eventId,omitempty"`
+	Delivered           *bool             `json:"delivered,omitempty"`
+	Markets             *dumpMarkets      `json:"markets,omitempty"`
+	PayIn               *dumpPayIn        `json:"payIn,omitempty"`
+	TxHash              string            `json:"txHash,omitempty"`
+	Method              string            `json:"method,omitempty"`
+	BankTransactionID   string            `json:"bankTransactionId,omitempty"`
+	AddressID           string            `json:"addressId,omitempty"`
+	WalletID            string            `json:"walletId,omitempty"`
+	SimulatedAmount     *int64            `json:"simulatedAmount,omitempty"`
+	Limit               *int64            `json:"limit,omitempty"`
 }
 
 // dumpPayIn is the crypto pay-in an acceptance issued.
@@ -292,6 +293,9 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()
 	case *engine.WebhookDeleted:
 		d.WebhookID = ev.Webhook.String()
+	case *engine.WebhookSecretRotated:
+		// Never the secret: when the previous one stops signing.
+		d.WebhookID, d.PreviousSecretUntil = ev.Webhook.String(), fmtMillis(ev.PreviousUntil)
 	case *engine.WebhookSettled:
 		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
 	case *engine.MarketsSet:

@@ -18,16 +18,17 @@ import (
 // dumpShapes is the documented top-level event members of each type
 // (walUsage), optional ones included when the event sets them.
 var dumpShapes = map[string][]string{
-	"ClientCreated":    {"clientId", "name", "wallets"},
-	"KeyCreated":       {"keyId", "clientId", "mode", "keyHash"},
-	"KeyRevoked":       {"keyId"},
-	"KeyRolled":        {"oldKeyId", "keyId", "keyHash", "expiresAt"},
-	"PoolCreated":      {"poolId", "mode", "name", "pair", "source", "destination", "rate", "ownerClientId", "poolAccountId", "proceedsAccountId"},
-	"PoolRateSet":      {"poolId", "rate"},
-	"PoolStatusSet":    {"poolId", "status"},
-	"PoolDeposited":    {"poolId", "amount"},
-	"PoolWithdrawn":    {"poolId", "amount"},
-	"AccountDeposited": {"accountId", "amount"},
+	"ClientCreated":        {"clientId", "name", "wallets"},
+	"KeyCreated":           {"keyId", "clientId", "mode", "keyHash"},
+	"KeyRevoked":           {"keyId"},
+	"KeyRolled":            {"oldKeyId", "keyId", "keyHash", "expiresAt"},
+	"WebhookSecretRotated": {"webhookId", "previousSecretUntil"},
+	"PoolCreated":          {"poolId", "mode", "name", "pair", "source", "destination", "rate", "ownerClientId", "poolAccountId", "proceedsAccountId"},
+	"PoolRateSet":          {"poolId", "rate"},
+	"PoolStatusSet":        {"poolId", "status"},
+	"PoolDeposited":        {"poolId", "amount"},
+	"PoolWithdrawn":        {"poolId", "amount"},
+	"AccountDeposited":     {"accountId", "amount"},
 	"QuoteCreated": {"quoteId", "clientId", "keyId", "mode", "pair", "source", "destination", "amountDirection", "amount",
 		"proposedRate", "chain", "reference", "channel", "idempotencyKey", "requestHash", "expiresAt", "allocations", "chatMetadata"},
 	"QuoteAccepted":            {"quoteId", "poolAccountId", "expiresAt", "settlement"},
@@ -73,6 +74,7 @@ func TestWalDumpShape(t *testing.T) {
 		&engine.WebhookCreated{At: at, Webhook: id(), Client: id(), Mode: engine.ModeLive, URL: "https://h.example/x",
 			Events: engine.WebhookEventsAll, Secret: "whsec_never_dumped"},
 		&engine.WebhookDeleted{At: at, Webhook: id()},
+		&engine.WebhookSecretRotated{At: at, Webhook: id(), Secret: "whsec_rotated", PreviousUntil: at + 86_400_000},
 		&engine.WebhookSettled{At: at, Webhook: id(), Event: id(), Delivered: false},
 	}
 	seen := map[string]bool{}
@@ -125,10 +127,12 @@ func TestWalDumpShape(t *testing.T) {
 			t.Errorf("%s: no test event", name)
 		}
 	}
-	if len(dumpShapes) != 19 {
-		t.Errorf("%d event types pinned here; want 19 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
+	if len(dumpShapes) != 20 {
+		t.Errorf("%d event types pinned here; want 20 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
 	}
-	if raw, _ := json.Marshal(dumpEventOf(events[len(events)-3])); strings.Contains(string(raw), "whsec_") {
-		t.Errorf("the dump shows a webhook secret: %s", raw)
+	for _, ev := range events { // WebhookCreated and WebhookSecretRotated carry secrets
+		if raw, _ := json.Marshal(dumpEventOf(ev)); strings.Contains(string(raw), "whsec_") {
+			t.Errorf("the dump shows a webhook secret: %s", raw)
+		}
 	}
 }

@@ -58,7 +58,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
          QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
          QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
          AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
-         MarketsSet, KeyRolled
+         MarketsSet, KeyRolled, WebhookSecretRotated
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -105,6 +105,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
                       depositKeys lists TOKEN/CHAIN)
     WebhookCreated    webhookId, clientId, mode, url, events (never the signing secret)
     WebhookDeleted    webhookId
+    WebhookSecretRotated webhookId, previousSecretUntil (never a secret)
     WebhookSettled    webhookId, eventId ("evt_" + 32 hex digits), delivered (false: abandoned
                       after its 72 h retry window)
 `
