@@ -36,6 +36,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.createWebhook(ctx, msg)
 		case *DeleteWebhook:
 			a.deleteWebhook(ctx, msg)
+		case *UpdateWebhook:
+			a.updateWebhook(ctx, msg)
 		case *RotateWebhookSecret:
 			a.rotateWebhookSecret(ctx, msg)
 		case *structuralDurable:

@@ -224,6 +224,17 @@ type RotateWebhookSecret struct {
 	PreviousFor time.Duration
 }
 
+// UpdateWebhook sets one of the client's endpoints' URL and events (an
+// empty URL or no events: unchanged). Reply: AdminReply with the
+// registration as it is now (no secret).
+type UpdateWebhook struct {
+	Client  engine.ClientID
+	Mode    engine.Mode
+	Webhook engine.WebhookID
+	URL     string
+	Events  engine.WebhookEvents
+}
+
 // DeleteWebhook removes one of the client's endpoints in that mode.
 type DeleteWebhook struct {
 	Client  engine.ClientID

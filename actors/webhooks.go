@@ -39,6 +39,17 @@ func (d *webhookDirectory) add(w *engine.Webhook) {
 	d.mu.Unlock()
 }
 
+// replace swaps the entry with w's id for w, keeping its place.
+func (d *webhookDirectory) replace(w *engine.Webhook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	hooks := slices.Clone(d.hooks[w.Client])
+	if i := slices.IndexFunc(hooks, func(x *engine.Webhook) bool { return x.ID == w.ID }); i >= 0 {
+		hooks[i] = w
+		d.hooks[w.Client] = hooks
+	}
+}
+
 func (d *webhookDirectory) remove(c engine.ClientID, id engine.WebhookID) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -84,6 +95,33 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 	a.commitOrUndo(ctx, ev, func() *AdminReply {
 		return &AdminReply{Result: engine.ResultOK, Webhook: w, Secret: ev.Secret}
 	}, func() { sys.webhooks.remove(w.Client, w.ID) })
+}
+
+// updateWebhook logs an endpoint's new URL and events (the unchanged one
+// filled from the registry) and, once durable, puts the new registration
+// in the registry in the old one's place.
+func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) {
+	sys := a.sys
+	hooks := sys.webhooks.of(cmd.Client)
+	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
+	if i < 0 {
+		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+		return
+	}
+	w := *hooks[i]
+	if cmd.URL != "" {
+		w.URL = cmd.URL
+	}
+	if cmd.Events != 0 {
+		w.Events = cmd.Events
+	}
+	ev := &engine.WebhookUpdated{At: sys.nowMillis(), Webhook: w.ID, URL: w.URL, Events: w.Events}
+	a.commit(ctx, ev, func() *AdminReply {
+		sys.webhooks.replace(&w)
+		out := w
+		out.Secret = ""
+		return &AdminReply{Result: engine.ResultOK, Webhook: &out}
+	})
 }
 
 // rotateWebhookSecret logs a new signing secret for an endpoint; the

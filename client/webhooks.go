@@ -76,6 +76,19 @@ type WebhookEvent struct {
 	} `json:"data"`
 }
 
+// UpdateWebhook replaces an endpoint's URL (when not empty), its events
+// (when not nil), or both (PATCH /partners/webhooks/{id}), and returns
+// the endpoint as it is now. Events already owed go to the new URL.
+func (c *Client) UpdateWebhook(ctx context.Context, webhookID, endpoint string, events []string, opts ...CallOption) (Webhook, error) {
+	body := struct {
+		URL    string   `json:"url,omitempty"`
+		Events []string `json:"events,omitempty"`
+	}{endpoint, events}
+	var out Webhook
+	_, err := c.t.do(ctx, newCall(http.MethodPatch, "/partners/webhooks/"+url.PathEscape(webhookID), body, opts), &out)
+	return out, err
+}
+
 // RotatedSecret is the answer to RotateWebhookSecret.
 type RotatedSecret struct {
 	Secret                  string    `json:"secret"` // shown only here

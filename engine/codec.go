@@ -269,6 +269,10 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.hash(ev.Hash)
 	case *KeyRevoked:
 		e.id(ev.Key)
+	case *WebhookUpdated:
+		e.id(ev.Webhook)
+		e.str(ev.URL)
+		e.byte1(uint8(ev.Events))
 	case *WebhookSecretRotated:
 		e.id(ev.Webhook)
 		e.str(ev.Secret)
@@ -400,6 +404,12 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
 	case EventKeyRevoked:
 		ev = &KeyRevoked{At: at, Key: d.id()}
+	case EventWebhookUpdated:
+		e := &WebhookUpdated{At: at, Webhook: d.id(), URL: d.str(), Events: WebhookEvents(d.byte1())}
+		if e.Events&^WebhookEventsAll != 0 {
+			d.fail()
+		}
+		ev = e
 	case EventWebhookSecretRotated:
 		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventKeyRolled:

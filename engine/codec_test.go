@@ -101,6 +101,7 @@ func codecSamples() []struct {
 		{"webhook one kind", &engine.WebhookCreated{At: 20, Webhook: codecID(0x31), Client: codecID(1), Mode: engine.ModeSandbox,
 			URL: "http://127.0.0.1:9/h", Events: engine.WebhookQuoteExpired, Secret: "s"}},
 		{"webhook deleted", &engine.WebhookDeleted{At: 21, Webhook: codecID(0x30)}},
+		{"webhook updated", &engine.WebhookUpdated{At: 23, Webhook: codecID(0x30), URL: "https://hooks.example.com/v2", Events: engine.WebhookQuoteCompleted | engine.WebhookPayInReceived}},
 		{"webhook secret rotated", &engine.WebhookSecretRotated{At: 22, Webhook: codecID(0x30), Secret: "whsec_" + long[:40], PreviousUntil: 22 + 86_400_000}},
 		{"webhook delivered", &engine.WebhookSettled{At: 22, Webhook: codecID(0x31), Event: codecID(0x32), Delivered: true}},
 		{"webhook abandoned", &engine.WebhookSettled{At: 23, Webhook: codecID(0x31), Event: codecID(0x33)}},
@@ -141,7 +142,7 @@ func TestCodecTags(t *testing.T) {
 		"ClientCreated": 1, "KeyCreated": 2, "KeyRevoked": 3, "PoolCreated": 4, "PoolRateSet": 5,
 		"PoolStatusSet": 6, "PoolDeposited": 7, "PoolWithdrawn": 8, "AccountDeposited": 9, "QuoteCreated": 10,
 		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14, "QuoteCancelledByOperator": 15,
-		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18, "KeyRolled": 26, "WebhookSecretRotated": 27,
+		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18, "KeyRolled": 26, "WebhookSecretRotated": 27, "WebhookUpdated": 28,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)

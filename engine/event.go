@@ -51,7 +51,10 @@ const (
 	// EventWebhookSecretRotated: a partner's new signing secret for an
 	// endpoint (webhook.go).
 	EventWebhookSecretRotated EventType = 27
-	eventTypeEnd              EventType = 28
+	// EventWebhookUpdated: a partner's new URL or event set for an
+	// endpoint (webhook.go).
+	EventWebhookUpdated EventType = 28
+	eventTypeEnd        EventType = 29
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -82,6 +85,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventQuoteCompletedFunded:     "QuoteCompletedFunded",
 	EventKeyRolled:                "KeyRolled",
 	EventWebhookSecretRotated:     "WebhookSecretRotated",
+	EventWebhookUpdated:           "WebhookUpdated",
 }
 
 func (t EventType) String() string {

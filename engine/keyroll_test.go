@@ -88,3 +88,34 @@ func TestWebhookSecretRotated(t *testing.T) {
 		t.Fatalf("after a second rotation %+v", got)
 	}
 }
+
+// TestWebhookUpdated: an update replaces the URL and events, survives a
+// snapshot, and is refused for an unknown endpoint, an empty URL or no or
+// unknown events.
+func TestWebhookUpdated(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("ada").Client
+	hook := engine.WebhookID(w.newID())
+	w.apply(&engine.WebhookCreated{At: w.now, Webhook: hook, Client: ada, Mode: engine.ModeLive, URL: "https://hooks.example.com/",
+		Events: engine.WebhookQuoteCreated, Secret: "whsec_one"})
+	for _, bad := range []*engine.WebhookUpdated{
+		{At: w.now, Webhook: engine.WebhookID(w.newID()), URL: "https://x.example.com/", Events: engine.WebhookQuoteCreated},
+		{At: w.now, Webhook: hook, URL: "", Events: engine.WebhookQuoteCreated},
+		{At: w.now, Webhook: hook, URL: "https://x.example.com/", Events: 0},
+		{At: w.now, Webhook: hook, URL: "https://x.example.com/", Events: 0x80},
+	} {
+		if err := w.state.Apply(bad); err == nil {
+			t.Fatalf("update %+v accepted", bad)
+		}
+	}
+	w.apply(&engine.WebhookUpdated{At: w.now, Webhook: hook, URL: "https://hooks.example.com/v2", Events: engine.WebhookEventsAll})
+	restored, err := engine.DecodeState(engine.EncodeState(w.state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*engine.State{w.state, restored} {
+		if got := s.Webhooks[hook]; got.URL != "https://hooks.example.com/v2" || got.Events != engine.WebhookEventsAll || got.Secret != "whsec_one" {
+			t.Fatalf("after the update %+v", got)
+		}
+	}
+}

@@ -187,7 +187,7 @@ func (s *State) apply(ev Event) error {
 		s.owe(q, ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
 		s.applyLifecycle(ev)
-	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated:
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated, *WebhookUpdated:
 		s.applyWebhook(ev)
 	case *MarketsSet:
 		s.applyMarkets(ev)
@@ -291,7 +291,7 @@ func (s *State) check(ev Event) error {
 		return s.checkLifecycle(ev)
 	case *PaymentReceived, *AccountWithdrawn, *CreditLimitSet:
 		return s.checkFunds(ev)
-	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated:
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated, *WebhookUpdated:
 		return s.checkWebhook(ev)
 	case *MarketsSet:
 		return s.checkMarkets(ev)

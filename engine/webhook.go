@@ -263,7 +263,7 @@ func ReceiptEventID(k ReceiptKey) EventID {
 // valid during the call only.
 type WebhookObserver interface {
 	// Registered: w (without an outbox yet) was created, or (told again)
-	// its signing secrets changed.
+	// its URL, events or signing secrets changed.
 	Registered(w *Webhook)
 	// Deleted: w was deleted with the events it was owed.
 	Deleted(w *Webhook)
@@ -293,6 +293,18 @@ type WebhookSecretRotated struct {
 	Secret        string
 	PreviousUntil int64
 }
+
+// WebhookUpdated sets an endpoint's URL and event set (both, as they are
+// from then on). Events owed already stay owed, and go to the new URL.
+type WebhookUpdated struct {
+	At      int64
+	Webhook WebhookID
+	URL     string
+	Events  WebhookEvents
+}
+
+func (*WebhookUpdated) Type() EventType { return EventWebhookUpdated }
+func (e *WebhookUpdated) Time() int64   { return e.At }
 
 func (*WebhookSecretRotated) Type() EventType { return EventWebhookSecretRotated }
 func (e *WebhookSecretRotated) Time() int64   { return e.At }
@@ -380,6 +392,15 @@ func (s *State) checkWebhook(ev Event) error {
 		if _, ok := s.Webhooks[ev.Webhook]; !ok {
 			return fmt.Errorf("unknown webhook %s", ev.Webhook)
 		}
+	case *WebhookUpdated:
+		switch _, ok := s.Webhooks[ev.Webhook]; {
+		case !ok:
+			return fmt.Errorf("unknown webhook %s", ev.Webhook)
+		case ev.URL == "" || len(ev.URL) > WebhookURLBytesMax:
+			return fmt.Errorf("webhook %s: URL empty or over %d bytes", ev.Webhook, WebhookURLBytesMax)
+		case ev.Events == 0 || ev.Events&^WebhookEventsAll != 0:
+			return fmt.Errorf("webhook %s: events %#x", ev.Webhook, uint8(ev.Events))
+		}
 	case *WebhookSecretRotated:
 		switch w, ok := s.Webhooks[ev.Webhook]; {
 		case !ok:
@@ -421,6 +442,12 @@ func (s *State) applyWebhook(ev Event) {
 			return
 		}
 		w.settle(ev.Event)
+	case *WebhookUpdated:
+		w := s.Webhooks[ev.Webhook]
+		w.URL, w.Events = ev.URL, ev.Events
+		if s.webhookObserver != nil {
+			s.webhookObserver.Registered(w)
+		}
 	case *WebhookSecretRotated:
 		w := s.Webhooks[ev.Webhook]
 		w.PreviousSecret, w.PreviousUntil, w.Secret = w.Secret, ev.PreviousUntil, ev.Secret

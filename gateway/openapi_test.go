@@ -911,6 +911,14 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "delete webhook bad id", base: pub, method: "DELETE", path: hp("x"), template: hook, token: key, want: 400})
 	c.run(t, oapiCall{name: "delete webhook no key", base: pub, method: "DELETE", path: hp(madeID), template: hook, want: 401})
 	c.run(t, oapiCall{name: "delete webhook unready", base: unreadyPub, method: "DELETE", path: hp(madeID), template: hook, token: key, want: 503})
+	// Changing an endpoint.
+	live0 := oapiString(oapiParse(t, oapiDo(t, "POST", pub+hooks, other.LiveKey, "application/json", []byte(hookBody)).body).root, "webhookId")
+	c.run(t, oapiCall{name: "update webhook", base: pub, method: "PATCH", path: hp(live0), template: hook, token: other.LiveKey, body: `{"events":["quote.expired"]}`, want: 200})
+	c.run(t, oapiCall{name: "update webhook of another", base: pub, method: "PATCH", path: hp(live0), template: hook, token: p.LiveKey, body: `{"events":["quote.expired"]}`, want: 404})
+	c.run(t, oapiCall{name: "update webhook empty", base: pub, method: "PATCH", path: hp(live0), template: hook, token: other.LiveKey, body: `{}`, want: 400})
+	c.run(t, oapiCall{name: "update webhook not json", base: pub, method: "PATCH", path: hp(live0), template: hook, token: other.LiveKey, ctype: "text/plain", body: `{}`, want: 415})
+	c.run(t, oapiCall{name: "update webhook no key", base: pub, method: "PATCH", path: hp(live0), template: hook, body: `{}`, want: 401})
+	c.run(t, oapiCall{name: "update webhook unready", base: unreadyPub, method: "PATCH", path: hp(live0), template: hook, token: other.LiveKey, body: `{"events":["quote.expired"]}`, want: 503})
 	// Rotating an endpoint's secret.
 	rotatePath := "/api/v1/partners/webhooks/{id}/rotate-secret"
 	rotateAt := func(id string) string { return strings.Replace(rotatePath, "{id}", id, 1) }
@@ -1270,5 +1278,5 @@ type acceptingDeliveries struct{}
 func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
 	return webhook.EndpointStatus{Unknown: true}
 }
-func (acceptingDeliveries) Counters() webhook.Counters                          { return webhook.Counters{} }
-func (acceptingDeliveries) Test(engine.WebhookID, engine.EventID, []byte) error { return nil }
+func (acceptingDeliveries) Counters() webhook.Counters                                  { return webhook.Counters{} }
+func (acceptingDeliveries) Test(engine.WebhookID, string, engine.EventID, []byte) error { return nil }

@@ -28,8 +28,9 @@ const webhooksPath = apiBase + "/partners/webhooks"
 type WebhookDeliveries interface {
 	Status(id engine.WebhookID) webhook.EndpointStatus
 	Counters() webhook.Counters
-	// Test delivers a webhook.test event once (webhook.Dispatcher.Test).
-	Test(id engine.WebhookID, event engine.EventID, body []byte) error
+	// Test delivers a webhook.test event once, to url
+	// (webhook.Dispatcher.Test).
+	Test(id engine.WebhookID, url string, event engine.EventID, body []byte) error
 }
 
 func (s *Server) registerWebhooks(r *router.Router) {
@@ -38,6 +39,48 @@ func (s *Server) registerWebhooks(r *router.Router) {
 	r.DELETE(webhooksPath+"/{id}", s.partner(s.deleteWebhook))
 	r.POST(webhooksPath+"/{id}/test", s.partner(s.testWebhook))
 	r.POST(webhooksPath+"/{id}/rotate-secret", s.partner(s.rotateWebhookSecret))
+	r.PATCH(webhooksPath+"/{id}", s.partner(s.updateWebhook))
+}
+
+// updateWebhook is PATCH /api/v1/partners/webhooks/{id} {"url"?,
+// "events"?} (at least one) → 200 the endpoint as it is now (no secret).
+// A new URL is checked as at registration. Events already owed stay owed
+// and go to the new URL; the new event set applies to quote events from
+// then on.
+func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	id, e := pathID(ctx, "id")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	o, ok := s.jsonRequest(ctx)
+	if !ok {
+		return
+	}
+	url, urlOK := o.str("url", false, engine.WebhookURLBytesMax)
+	events := webhookEvents(o, false)
+	_, urlGiven := o.raw("url", false)
+	_, eventsGiven := o.raw("events", false)
+	if !urlGiven && !eventsGiven {
+		o.problem("url", "give url, events or both")
+	}
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if urlOK {
+		if problem := webhook.CheckURL(ctx, url, who.Mode, s.cfg.WebhookAllowPrivate, lookupHost); problem != "" {
+			s.writeError(ctx, fieldError("url", problem))
+			return
+		}
+	}
+	reply := sys.Admin(&actors.UpdateWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id), URL: url, Events: events})
+	if s.adminFailed(ctx, reply.Err, reply.Result) {
+		return
+	}
+	w := jsonWriter{}
+	appendWebhook(&w, reply.Webhook, "")
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
 // webhookPreviousSecretFor is how long a rotated-out secret keeps signing.
@@ -92,7 +135,7 @@ func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 		return
 	}
 	url, urlOK := o.str("url", true, engine.WebhookURLBytesMax)
-	events := webhookEvents(o)
+	events := webhookEvents(o, true)
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
@@ -112,9 +155,10 @@ func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
 }
 
-// webhookEvents reads the events member: a non-empty array of event names.
-func webhookEvents(o *object) engine.WebhookEvents {
-	raw, ok := o.raw("events", true)
+// webhookEvents reads the events member: a non-empty array of event names
+// (0 when absent and not required, or refused).
+func webhookEvents(o *object, required bool) engine.WebhookEvents {
+	raw, ok := o.raw("events", required)
 	if !ok {
 		return 0
 	}
@@ -243,7 +287,7 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 	body.id("webhookId", hook.ID)
 	body.close()
 	body.close()
-	switch err := s.cfg.Webhooks.Test(hook.ID, event, body.b); {
+	switch err := s.cfg.Webhooks.Test(hook.ID, hook.URL, event, body.b); {
 	case errors.Is(err, webhook.ErrTestInFlight):
 		s.writeError(ctx, errWebhookTestInFlight)
 		return

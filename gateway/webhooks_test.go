@@ -244,3 +244,51 @@ func TestWebhookRotateSecret(t *testing.T) {
 		t.Fatal("the list shows a secret after a rotation")
 	}
 }
+
+// TestWebhookUpdate: PATCH changes an endpoint's events, URL or both, in
+// place (list order kept), answering the endpoint without a secret;
+// neither member, bad members, another client's or mode's endpoint are
+// refused and change nothing.
+func TestWebhookUpdate(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{WebhookAllowPrivate: true})
+	ada, bola := s.NewPartner(t, "Ada"), s.NewPartner(t, "Bola")
+	first := wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/one", "events": []string{"quote.expired"}}))
+	wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, ada.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/two", "events": []string{"quote.created"}}))
+	id := getString(t, first, "webhookId")
+	hookURL := s.URL + webhooksURL + "/" + id
+	patch := func(key string, body any) *response { return do(t, http.MethodPatch, hookURL, key, body) }
+
+	got := wantOK(t, patch(ada.SandboxKey, map[string]any{"events": []string{"quote.completed", "payin.received"}}))
+	wantKeys(t, "updated webhook", got, "webhookId", "url", "events", "createdAt")
+	if got["url"] != "http://127.0.0.1:9/one" || fmt.Sprint(got["events"]) != "[quote.completed payin.received]" || got["createdAt"] != first["createdAt"] {
+		t.Fatalf("events only: %v", got)
+	}
+	got = wantOK(t, patch(ada.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/new"}))
+	if got["url"] != "http://127.0.0.1:9/new" || fmt.Sprint(got["events"]) != "[quote.completed payin.received]" {
+		t.Fatalf("url only: %v", got)
+	}
+	for _, tc := range []struct {
+		name   string
+		body   any
+		member string
+	}{
+		{"neither", map[string]any{}, "url"},
+		{"empty events", map[string]any{"events": []string{}}, "events"},
+		{"unknown event", map[string]any{"events": []string{"quote.paid"}}, "events"},
+		{"ftp", map[string]any{"url": "ftp://127.0.0.1/"}, "url"},
+		{"unknown member", map[string]any{"url": "http://127.0.0.1:9/x", "secret": "x"}, "secret"},
+	} {
+		wantDetailsNames(t, wantError(t, patch(ada.SandboxKey, tc.body), http.StatusBadRequest, "VALIDATION_ERROR"), tc.member)
+	}
+	wantError(t, patch(bola.SandboxKey, map[string]any{"url": "http://127.0.0.1:9/x"}), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, patch(ada.LiveKey, map[string]any{"url": "http://127.0.0.1:9/x"}), http.StatusNotFound, "NOT_FOUND")
+	wantError(t, patch("", map[string]any{"url": "http://127.0.0.1:9/x"}), http.StatusUnauthorized, "UNAUTHORIZED")
+	list := getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+webhooksURL, ada.SandboxKey, nil)), "data")
+	if len(list) != 2 || getString(t, list[0], "webhookId") != id || list[0].(map[string]any)["url"] != "http://127.0.0.1:9/new" ||
+		list[1].(map[string]any)["url"] != "http://127.0.0.1:9/two" {
+		t.Fatalf("list after the updates: %v", list)
+	}
+}

@@ -201,9 +201,9 @@ func (c *clusterWebhooks) Status(id engine.WebhookID) webhook.EndpointStatus {
 	return webhook.EndpointStatus{Unknown: true}
 }
 
-func (c *clusterWebhooks) Test(id engine.WebhookID, event engine.EventID, body []byte) error {
+func (c *clusterWebhooks) Test(id engine.WebhookID, url string, event engine.EventID, body []byte) error {
 	if d := c.current.Load(); d != nil {
-		return d.Test(id, event, body)
+		return d.Test(id, url, event, body)
 	}
 	return webhook.ErrNotReady
 }

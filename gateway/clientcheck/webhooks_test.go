@@ -55,6 +55,13 @@ func TestClientWebhooks(t *testing.T) {
 	if _, err := c.CreateWebhook(ctx, "http://127.0.0.1:9/oja", []string{"quote.paid"}); !isCode(err, "VALIDATION_ERROR") {
 		t.Fatalf("unknown event: %v", err)
 	}
+	updated, err := c.UpdateWebhook(ctx, h.WebhookID, "", []string{client.EventQuoteCompleted})
+	if err != nil || updated.URL != h.URL || len(updated.Events) != 1 || updated.Events[0] != client.EventQuoteCompleted || updated.Secret != "" {
+		t.Fatalf("update %+v, %v", updated, err)
+	}
+	if _, err := c.UpdateWebhook(ctx, h.WebhookID, "", nil); !isCode(err, "VALIDATION_ERROR") {
+		t.Fatalf("an empty update: %v", err)
+	}
 	rotated, err := c.RotateWebhookSecret(ctx, h.WebhookID)
 	if err != nil || !strings.HasPrefix(rotated.Secret, "whsec_") || rotated.Secret == h.Secret || rotated.PreviousSecretExpiresAt.Sub(s.Now()) < 23*time.Hour {
 		t.Fatalf("rotate %+v, %v", rotated, err)

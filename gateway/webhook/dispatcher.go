@@ -73,7 +73,7 @@ type Dispatcher struct {
 // endpoint is one registered URL, its queue and its delivery state; every
 // field but reg is guarded by Dispatcher.mu.
 type endpoint struct {
-	reg      engine.Webhook // registration, no outbox
+	reg      engine.Webhook // registration, no outbox, as created (its ID; URL and secrets are in sign)
 	queue    []*item        // owed, in log order
 	queued   map[engine.EventID]struct{}
 	inflight int
@@ -85,20 +85,21 @@ type endpoint struct {
 	cancel  context.CancelFunc
 	last    Attempt
 	testing bool // a Test delivery is in flight
-	// sign holds the signing secrets (a rotation replaces it; read by
-	// every delivery without the lock).
+	// sign holds where deliveries go and the signing secrets (an update
+	// or a rotation replaces it; read by every delivery without the lock).
 	sign atomic.Pointer[signing]
 }
 
-// signing is an endpoint's signing secrets: secret, and previous until
-// previousUntil after a rotation.
+// signing is an endpoint's URL and signing secrets: secret, and previous
+// until previousUntil after a rotation.
 type signing struct {
+	url              string
 	secret, previous string
 	previousUntil    time.Time
 }
 
 func signingOf(w *engine.Webhook) *signing {
-	sg := &signing{secret: w.Secret}
+	sg := &signing{url: w.URL, secret: w.Secret}
 	if w.PreviousUntil != 0 {
 		sg.previous, sg.previousUntil = w.PreviousSecret, time.UnixMilli(w.PreviousUntil)
 	}
@@ -211,7 +212,7 @@ func (d *Dispatcher) Registered(w *engine.Webhook) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if ep, ok := d.endpoints[w.ID]; ok {
-		ep.sign.Store(signingOf(w)) // told again: its secrets were rotated
+		ep.sign.Store(signingOf(w)) // told again: its URL or secrets changed
 		return
 	}
 	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
@@ -431,13 +432,22 @@ func (d *Dispatcher) backoff(n int) time.Duration {
 // post sends the event; problem is "" for a 2xx.
 // The client's Timeout bounds the whole exchange.
 func (d *Dispatcher) post(ep *endpoint, it *item) (status int, problem string) {
-	req, err := http.NewRequestWithContext(ep.ctx, http.MethodPost, ep.reg.URL, bytes.NewReader(it.body))
+	return d.postTo(ep, "", it)
+}
+
+// postTo is post to url ("": the endpoint's).
+func (d *Dispatcher) postTo(ep *endpoint, url string, it *item) (status int, problem string) {
+	sign := ep.sign.Load()
+	if url == "" {
+		url = sign.url
+	}
+	req, err := http.NewRequestWithContext(ep.ctx, http.MethodPost, url, bytes.NewReader(it.body))
 	if err != nil {
 		return 0, err.Error()
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Oja-Webhooks/1")
-	req.Header.Set(SignatureHeader, ep.sign.Load().header(d.cfg.Clock(), it.body))
+	req.Header.Set(SignatureHeader, sign.header(d.cfg.Clock(), it.body))
 	req.Header.Set(AttemptHeader, strconv.Itoa(it.attempt))
 	req.Header.Set(EventIDHeader, it.event.ID.String())
 	resp, err := d.client.Do(req)

@@ -15,12 +15,13 @@ var (
 	ErrTestInFlight = errors.New("webhook: a test delivery to this endpoint is in flight")
 )
 
-// Test delivers body, a webhook.test event with id, to endpoint w once, in
-// the background: signed like any event (with attempt 1), not logged, not
+// Test delivers body, a webhook.test event with id, to endpoint w at url
+// (the endpoint's URL as the caller sees it now: the dispatcher hears of
+// an update a moment after it is acknowledged) once, in the background: signed like any event (with attempt 1), not logged, not
 // retried, not owed and not counted among the deliveries; its outcome is the
 // endpoint's last attempt (Status). One test per endpoint is in flight at
 // most; a delete or Stop ends it.
-func (d *Dispatcher) Test(w engine.WebhookID, id engine.EventID, body []byte) error {
+func (d *Dispatcher) Test(w engine.WebhookID, url string, id engine.EventID, body []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	ep, ok := d.endpoints[w]
@@ -35,7 +36,7 @@ func (d *Dispatcher) Test(w engine.WebhookID, id engine.EventID, body []byte) er
 	go func() {
 		defer d.workers.Done()
 		it := &item{event: engine.OwedEvent{ID: id}, body: body, attempt: 1}
-		status, problem := d.post(ep, it)
+		status, problem := d.postTo(ep, url, it)
 		now := d.cfg.Clock()
 		d.mu.Lock()
 		defer d.mu.Unlock()

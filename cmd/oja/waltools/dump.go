@@ -293,6 +293,8 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()
 	case *engine.WebhookDeleted:
 		d.WebhookID = ev.Webhook.String()
+	case *engine.WebhookUpdated:
+		d.WebhookID, d.URL, d.Events = ev.Webhook.String(), ev.URL, ev.Events.Names()
 	case *engine.WebhookSecretRotated:
 		// Never the secret: when the previous one stops signing.
 		d.WebhookID, d.PreviousSecretUntil = ev.Webhook.String(), fmtMillis(ev.PreviousUntil)

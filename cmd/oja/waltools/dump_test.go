@@ -23,6 +23,7 @@ var dumpShapes = map[string][]string{
 	"KeyRevoked":           {"keyId"},
 	"KeyRolled":            {"oldKeyId", "keyId", "keyHash", "expiresAt"},
 	"WebhookSecretRotated": {"webhookId", "previousSecretUntil"},
+	"WebhookUpdated":       {"webhookId", "url", "events"},
 	"PoolCreated":          {"poolId", "mode", "name", "pair", "source", "destination", "rate", "ownerClientId", "poolAccountId", "proceedsAccountId"},
 	"PoolRateSet":          {"poolId", "rate"},
 	"PoolStatusSet":        {"poolId", "status"},
@@ -75,6 +76,7 @@ func TestWalDumpShape(t *testing.T) {
 			Events: engine.WebhookEventsAll, Secret: "whsec_never_dumped"},
 		&engine.WebhookDeleted{At: at, Webhook: id()},
 		&engine.WebhookSecretRotated{At: at, Webhook: id(), Secret: "whsec_rotated", PreviousUntil: at + 86_400_000},
+		&engine.WebhookUpdated{At: at, Webhook: id(), URL: "https://hooks.example.com/v2", Events: engine.WebhookQuoteCreated},
 		&engine.WebhookSettled{At: at, Webhook: id(), Event: id(), Delivered: false},
 	}
 	seen := map[string]bool{}
@@ -127,8 +129,8 @@ func TestWalDumpShape(t *testing.T) {
 			t.Errorf("%s: no test event", name)
 		}
 	}
-	if len(dumpShapes) != 20 {
-		t.Errorf("%d event types pinned here; want 20 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
+	if len(dumpShapes) != 21 {
+		t.Errorf("%d event types pinned here; want 21 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
 	}
 	for _, ev := range events { // WebhookCreated and WebhookSecretRotated carry secrets
 		if raw, _ := json.Marshal(dumpEventOf(ev)); strings.Contains(string(raw), "whsec_") {

@@ -58,7 +58,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
          QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
          QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
          AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
-         MarketsSet, KeyRolled, WebhookSecretRotated
+         MarketsSet, KeyRolled, WebhookSecretRotated, WebhookUpdated
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -106,6 +106,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
     WebhookCreated    webhookId, clientId, mode, url, events (never the signing secret)
     WebhookDeleted    webhookId
     WebhookSecretRotated webhookId, previousSecretUntil (never a secret)
+    WebhookUpdated    webhookId, url, events (both as they are from then on)
     WebhookSettled    webhookId, eventId ("evt_" + 32 hex digits), delivered (false: abandoned
                       after its 72 h retry window)
 `
