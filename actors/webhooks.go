@@ -39,6 +39,11 @@ func (d *webhookDirectory) add(w *engine.Webhook) {
 	d.mu.Unlock()
 }
 
+// indexWebhook is the index of endpoint id of mode in hooks, else -1.
+func indexWebhook(hooks []*engine.Webhook, id engine.WebhookID, mode engine.Mode) int {
+	return slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == id && w.Mode == mode })
+}
+
 // replace swaps the entry with w's id for w, keeping its place.
 func (d *webhookDirectory) replace(w *engine.Webhook) {
 	d.mu.Lock()
@@ -103,7 +108,7 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) {
 	sys := a.sys
 	hooks := sys.webhooks.of(cmd.Client)
-	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
+	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
 	if i < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
 		return
@@ -130,7 +135,7 @@ func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) 
 func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWebhookSecret) {
 	sys := a.sys
 	hooks := sys.webhooks.of(cmd.Client)
-	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
+	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
 	if i < 0 || cmd.PreviousFor < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
 		return
@@ -148,7 +153,7 @@ func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWeb
 func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) {
 	sys := a.sys
 	hooks := sys.webhooks.of(cmd.Client)
-	i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == cmd.Webhook && w.Mode == cmd.Mode })
+	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
 	if i < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
 		return

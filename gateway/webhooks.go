@@ -83,6 +83,20 @@ func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
+// bodilessID reads the {id} of a POST that takes no body; a bad id or any
+// body is refused (400) and ok is false.
+func (s *Server) bodilessID(ctx *fasthttp.RequestCtx) (id [16]byte, ok bool) {
+	id, e := pathID(ctx, "id")
+	if e == nil && len(ctx.PostBody()) > 0 {
+		e = &apiError{status: fasthttp.StatusBadRequest, code: codeValidation, message: "this request takes no body"}
+	}
+	if e != nil {
+		s.writeError(ctx, e)
+		return id, false
+	}
+	return id, true
+}
+
 // webhookPreviousSecretFor is how long a rotated-out secret keeps signing.
 const webhookPreviousSecretFor = 24 * time.Hour
 
@@ -93,14 +107,8 @@ const webhookPreviousSecretFor = 24 * time.Hour
 // previousSecretExpiresAt (24 h); then the new one's only. Rotating again
 // within the 24 h ends the oldest secret at once.
 func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "id")
-	if e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	if len(ctx.PostBody()) > 0 {
-		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeValidation,
-			message: "this request takes no body"})
+	id, ok := s.bodilessID(ctx)
+	if !ok {
 		return
 	}
 	reply := sys.Admin(&actors.RotateWebhookSecret{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id),
@@ -247,14 +255,8 @@ var (
 // backlog view). One test per endpoint at a time: another while one is in
 // flight is 429 RATE_LIMITED.
 func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "id")
-	if e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	if len(ctx.PostBody()) > 0 {
-		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeValidation,
-			message: "this request takes no body"})
+	id, ok := s.bodilessID(ctx)
+	if !ok {
 		return
 	}
 	var hook *engine.Webhook
