@@ -287,14 +287,8 @@ func (a *treasuryActor) receiptDone(ctx actor.Context, msg *receiptDurable) {
 // forget drops what the retention allows and republishes the receipts of
 // the quotes it touched.
 func (a *treasuryActor) forget(cutoff int64) {
-	before := make(map[engine.QuoteID]int)
-	for _, r := range a.treasury.Receipts {
-		if r.At < cutoff {
-			before[r.Quote]++
-		}
-	}
-	a.treasury.Forget(cutoff)
-	for q := range before {
+	_, touched := a.treasury.Forget(cutoff)
+	for _, q := range touched {
 		a.sys.receipts.publish(q, a.treasury.ReceiptsOf(q))
 	}
 }

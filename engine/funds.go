@@ -256,9 +256,9 @@ func (t *Treasury) Statement(wallet AccountID, after uint64, limit int) (page []
 }
 
 // Forget drops the postings and receipts older than cutoff (unix ms): the
-// retention rule of State.ForgetEnded. It returns how many it dropped.
-func (t *Treasury) Forget(cutoff int64) int {
-	dropped := 0
+// retention rule of State.ForgetEnded. It returns how many it dropped and
+// the quotes whose receipts it dropped (their ReceiptsOf changed).
+func (t *Treasury) Forget(cutoff int64) (dropped int, touched []QuoteID) {
 	for id, h := range t.History {
 		i := 0
 		for i < len(h) && h[i].At < cutoff {
@@ -279,13 +279,18 @@ func (t *Treasury) Forget(cutoff int64) int {
 		}
 	}
 	for q, rs := range t.receiptsOf {
-		if kept := slices.DeleteFunc(rs, func(r *PaymentReceived) bool { return r.At < cutoff }); len(kept) == 0 {
+		kept := slices.DeleteFunc(rs, func(r *PaymentReceived) bool { return r.At < cutoff })
+		switch {
+		case len(kept) == len(rs):
+			continue
+		case len(kept) == 0:
 			delete(t.receiptsOf, q)
-		} else {
+		default:
 			t.receiptsOf[q] = kept
 		}
+		touched = append(touched, q)
 	}
-	return dropped
+	return dropped, touched
 }
 
 // Funding is how a completion is paid from the partner's source wallet.

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/oja-exchange/oja/engine"
@@ -116,5 +118,36 @@ func TestReceiptForAForgottenQuote(t *testing.T) {
 	if owed := decoded.Webhooks[hook].OwedEvents(); len(owed) != 2 || owed[1].Receipt.Reference != "NIP-HELD" || owed[1].Quote.ID != q2.ID ||
 		owed[0].Quote.Client != ada || owed[0].Quote.Mode != engine.ModeLive {
 		t.Errorf("owed after the snapshot: %+v", owed)
+	}
+}
+
+// TestTreasuryForgetTouched: Forget names exactly the quotes whose
+// receipts it dropped (the treasury actor republishes their views from
+// it), and keeps a quote's younger receipts.
+func TestTreasuryForgetTouched(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("ada").Client
+	live := w.wallet(ada, engine.ModeLive, engine.CurrencyNGN)
+	q1, q2, q3 := engine.QuoteID(w.newID()), engine.QuoteID(w.newID()), engine.QuoteID(w.newID())
+	tr := w.state.Treasuries[engine.ModeLive]
+	receipt := func(q engine.QuoteID, ref string, at int64) {
+		tr.ApplyReceipt(&engine.PaymentReceived{At: at, Method: engine.ReceiptBank, Quote: q, Account: live.ID, Amount: 1, Reference: ref})
+	}
+	receipt(q1, "old-1", 10)
+	receipt(q2, "old-2", 10)
+	receipt(q2, "young-2", 30)
+	receipt(q3, "young-3", 30)
+	dropped, touched := tr.Forget(20)
+	slices.SortFunc(touched, func(a, b engine.QuoteID) int { return bytes.Compare(a[:], b[:]) })
+	want := []engine.QuoteID{q1, q2}
+	slices.SortFunc(want, func(a, b engine.QuoteID) int { return bytes.Compare(a[:], b[:]) })
+	if !slices.Equal(touched, want) {
+		t.Fatalf("touched %v, want %v", touched, want)
+	}
+	if len(tr.ReceiptsOf(q1)) != 0 || len(tr.ReceiptsOf(q2)) != 1 || tr.ReceiptsOf(q2)[0].Reference != "young-2" || len(tr.ReceiptsOf(q3)) != 1 {
+		t.Fatalf("after Forget: q1 %v, q2 %v, q3 %v", tr.ReceiptsOf(q1), tr.ReceiptsOf(q2), tr.ReceiptsOf(q3))
+	}
+	if dropped != 4 { // two receipts and their two postings
+		t.Fatalf("dropped %d, want 4", dropped)
 	}
 }

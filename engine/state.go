@@ -519,7 +519,8 @@ func (s *State) ForgetEnded(cutoff int64) int {
 		dropped++
 	}
 	for _, m := range Modes {
-		dropped += s.Treasuries[m].Forget(cutoff)
+		n, _ := s.Treasuries[m].Forget(cutoff)
+		dropped += n
 	}
 	if dropped > 0 {
 		s.ForgottenBefore = max(s.ForgottenBefore, cutoff)
