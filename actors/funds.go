@@ -142,33 +142,17 @@ func (r *receiptViews) publish(q engine.QuoteID, list []*engine.PaymentReceived)
 
 // fund decides a completion's funding (step 1 above).
 func (a *treasuryActor) fund(ctx actor.Context, q *engine.Quote) {
-	w, ok := a.treasury.Wallet(q.Client, q.Pair.Source)
-	if !ok {
-		ctx.Respond(&fundingReply{result: engine.ResultAccountNotFound})
-		return
-	}
-	res, f := a.treasury.DecideFunding(q, a.committed[w.ID])
+	res, f := a.treasury.DecideFunding(q, a.committed)
 	if res == engine.ResultOK {
-		a.committed[w.ID] += q.TotalSource - f.Simulated
+		a.committed.Promise(f.Wallet.ID, f.Reserved())
 	}
 	ctx.Respond(&fundingReply{result: res, funding: f})
-}
-
-// release withdraws a promise (its completion's append failed, or the
-// completion was applied).
-func (a *treasuryActor) release(wallet engine.AccountID, amount engine.Amount) {
-	left := a.committed[wallet] - amount
-	if left <= 0 {
-		delete(a.committed, wallet)
-		return
-	}
-	a.committed[wallet] = left
 }
 
 // settle applies a durable completion's wallet parts.
 func (a *treasuryActor) settle(ctx actor.Context, msg *walletsSettled) {
 	if d := msg.debit; d != nil {
-		a.release(d.Account, d.Amount-d.Simulated)
+		a.committed.Release(d.Account, d.Amount-d.Simulated)
 		a.treasury.ApplyDebit(d)
 		a.publish(d.Account)
 	}
@@ -187,7 +171,7 @@ func (a *treasuryActor) withdraw(ctx actor.Context, cmd *WithdrawAccount) {
 		ctx.Respond(&AccountReply{Err: err})
 		return
 	}
-	res, ev := a.treasury.DecideWithdrawal(cmd.Account, cmd.Amount, a.committed[cmd.Account], a.sys.nowMillis())
+	res, ev := a.treasury.DecideWithdrawal(cmd.Account, cmd.Amount, a.committed, a.sys.nowMillis())
 	if ev == nil {
 		ctx.Respond(&AccountReply{Result: res})
 		return
@@ -215,7 +199,7 @@ func (a *treasuryActor) setCredit(ctx actor.Context, cmd *SetCreditLimit) {
 		ctx.Respond(&CreditReply{Err: err})
 		return
 	}
-	res, ev := a.treasury.DecideCreditLimit(cmd.Account, cmd.Limit, a.committed[cmd.Account], a.sys.nowMillis())
+	res, ev := a.treasury.DecideCreditLimit(cmd.Account, cmd.Limit, a.committed, a.sys.nowMillis())
 	if ev == nil {
 		ctx.Respond(&CreditReply{Result: res})
 		return

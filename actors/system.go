@@ -197,7 +197,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		for key := range t.Receipts {
 			s.receipts.publish(t.Receipts[key].Quote, t.ReceiptsOf(t.Receipts[key].Quote))
 		}
-		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(map[engine.AccountID]engine.Amount),
+		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(engine.Committed),
 			receiving: make(map[engine.ReceiptKey][]*actor.PID)}, kindTreasury)
 	}
 	// The recovered books already rank every pool with its available

@@ -16,7 +16,7 @@ type treasuryActor struct {
 	treasury *engine.Treasury
 	// committed is, per wallet, what completions in flight were promised
 	// (funds.go): decided, not yet durable.
-	committed map[engine.AccountID]engine.Amount
+	committed engine.Committed
 	// receiving holds, per receipt whose append is in flight, who waits
 	// for its answer: the requester, then any repeat (funds.go).
 	receiving map[engine.ReceiptKey][]*actor.PID
@@ -37,7 +37,7 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 		case *fundCompletion:
 			a.fund(ctx, msg.quote)
 		case *fundsReleased:
-			a.release(msg.wallet, msg.amount)
+			a.committed.Release(msg.wallet, msg.amount)
 		case *DepositAccount:
 			a.deposit(ctx, msg)
 		case *WithdrawAccount:

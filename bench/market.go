@@ -273,7 +273,7 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 		}
 		g.at++
 		// Funded as the treasury funds it (sandbox: the shortfall simulated).
-		res, completed, _ := g.state.Treasuries[q.Mode].CompleteFunded(q, 0, g.at)
+		res, completed, _ := g.state.Treasuries[q.Mode].CompleteFunded(q, nil, g.at)
 		if res != engine.ResultOK || completed == nil {
 			return fmt.Errorf("bench: generated complete: %v", res)
 		}

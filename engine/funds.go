@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -235,15 +236,7 @@ func (t *Treasury) Statement(wallet AccountID, after uint64, limit int) (page []
 	h := t.History[wallet]
 	end := len(h) // postings [0, end) are older than the cursor
 	if after != 0 {
-		i, found := slices.BinarySearchFunc(h, after, func(p Posting, seq uint64) int {
-			switch {
-			case p.Seq < seq:
-				return -1
-			case p.Seq > seq:
-				return 1
-			}
-			return 0
-		})
+		i, found := slices.BinarySearchFunc(h, after, func(p Posting, seq uint64) int { return cmp.Compare(p.Seq, seq) })
 		if !found {
 			return nil, false, false
 		}
@@ -293,6 +286,23 @@ func (t *Treasury) Forget(cutoff int64) (dropped int, touched []QuoteID) {
 	return dropped, touched
 }
 
+// Committed is what a live treasury has promised, per wallet, to
+// completions in flight (decided, not yet durable): the decisions below
+// take it from the wallet's available balance. Replay has none (nil).
+type Committed map[AccountID]Amount
+
+// Promise commits amount of wallet to a completion in flight.
+func (c Committed) Promise(wallet AccountID, amount Amount) { c[wallet] += amount }
+
+// Release takes a promise back (its completion was applied, or failed).
+func (c Committed) Release(wallet AccountID, amount Amount) {
+	if left := c[wallet] - amount; left > 0 {
+		c[wallet] = left
+		return
+	}
+	delete(c, wallet)
+}
+
 // Funding is how a completion is paid from the partner's source wallet.
 type Funding struct {
 	Wallet    *Account
@@ -306,19 +316,22 @@ type Funding struct {
 // balance plus its credit limit.
 func (f *Funding) Spendable() Amount { return f.Available + f.Credit }
 
+// Reserved is what the completion takes from the wallet's own money (the
+// total less the simulated part): what the live treasury promises.
+func (f *Funding) Reserved() Amount { return f.Required - f.Simulated }
+
 // DecideFunding decides whether the completion of q can be paid from the
 // client's wallet in q's source currency: the rule of contract §4
 // Complete, shared by the live treasury actor, replay's check and the
-// tests. committed is what the live treasury has promised other
-// completions in flight from the same wallet (0 in replay). A sandbox
+// tests, against the wallet less what is committed to other completions. A sandbox
 // completion the wallet cannot cover is funded by a simulated pay-in of
 // the shortfall; a live one is refused with ResultInsufficientFunds.
-func (t *Treasury) DecideFunding(q *Quote, committed Amount) (Result, Funding) {
+func (t *Treasury) DecideFunding(q *Quote, committed Committed) (Result, Funding) {
 	w, ok := t.Wallet(q.Client, q.Pair.Source)
 	if !ok {
 		return ResultAccountNotFound, Funding{}
 	}
-	f := Funding{Wallet: w, Required: q.TotalSource, Available: w.Available() - committed, Credit: t.Credit[w.ID]}
+	f := Funding{Wallet: w, Required: q.TotalSource, Available: w.Available() - committed[w.ID], Credit: t.Credit[w.ID]}
 	if short := f.Required - f.Spendable(); short > 0 {
 		if q.Mode != ModeSandbox {
 			return ResultInsufficientFunds, f
@@ -331,7 +344,7 @@ func (t *Treasury) DecideFunding(q *Quote, committed Amount) (Result, Funding) {
 // CompleteFunded decides a completion of q paid from the partner's wallet:
 // q.Complete's decision, with the funding (DecideFunding) recorded in the
 // event. A safe repeat or a refused transition is q.Complete's answer.
-func (t *Treasury) CompleteFunded(q *Quote, committed Amount, now int64) (Result, *QuoteCompleted, Funding) {
+func (t *Treasury) CompleteFunded(q *Quote, committed Committed, now int64) (Result, *QuoteCompleted, Funding) {
 	res, ev := q.Complete(now)
 	if ev == nil {
 		return res, nil, Funding{}
@@ -351,14 +364,14 @@ func (ev *QuoteCompleted) Reserved(q *Quote) Amount { return q.TotalSource - ev.
 // DecideWithdrawal decides an operator's payout from a wallet: at most its
 // available balance less what is committed in flight; credit is not paid
 // out.
-func (t *Treasury) DecideWithdrawal(wallet AccountID, amount, committed Amount, now int64) (Result, *AccountWithdrawn) {
+func (t *Treasury) DecideWithdrawal(wallet AccountID, amount Amount, committed Committed, now int64) (Result, *AccountWithdrawn) {
 	w, ok := t.Wallets[wallet]
 	switch {
 	case !ok:
 		return ResultAccountNotFound, nil
 	case amount <= 0 || amount > AmountMax:
 		return ResultAmountOutOfRange, nil
-	case amount > w.Available()-committed:
+	case amount > w.Available()-committed[wallet]:
 		return ResultInsufficientFunds, nil
 	}
 	return ResultOK, &AccountWithdrawn{At: now, Account: wallet, Amount: amount}
@@ -368,14 +381,14 @@ func (t *Treasury) DecideWithdrawal(wallet AccountID, amount, committed Amount, 
 // when the wallet already spends more credit than the new limit allows
 // (available less committed below −limit), so that no completion decided
 // under the old limit is left uncovered.
-func (t *Treasury) DecideCreditLimit(wallet AccountID, limit, committed Amount, now int64) (Result, *CreditLimitSet) {
+func (t *Treasury) DecideCreditLimit(wallet AccountID, limit Amount, committed Committed, now int64) (Result, *CreditLimitSet) {
 	w, ok := t.Wallets[wallet]
 	switch {
 	case !ok:
 		return ResultAccountNotFound, nil
 	case limit < 0 || limit > AmountMax:
 		return ResultAmountOutOfRange, nil
-	case w.Available()-committed < -limit:
+	case w.Available()-committed[wallet] < -limit:
 		return ResultCreditInUse, nil
 	}
 	return ResultOK, &CreditLimitSet{At: now, Account: wallet, Limit: limit}
@@ -433,7 +446,7 @@ func (s *State) checkFunds(ev Event) error {
 		if !ok {
 			return fmt.Errorf("unknown wallet %s", ev.Account)
 		}
-		if res, _ := t.DecideWithdrawal(ev.Account, ev.Amount, 0, ev.At); res != ResultOK {
+		if res, _ := t.DecideWithdrawal(ev.Account, ev.Amount, nil, ev.At); res != ResultOK {
 			return fmt.Errorf("withdrawal of %d from %s refused (%s)", ev.Amount, ev.Account, res)
 		}
 	case *CreditLimitSet:
@@ -441,12 +454,12 @@ func (s *State) checkFunds(ev Event) error {
 		if !ok {
 			return fmt.Errorf("unknown wallet %s", ev.Account)
 		}
-		if res, _ := t.DecideCreditLimit(ev.Account, ev.Limit, 0, ev.At); res != ResultOK {
+		if res, _ := t.DecideCreditLimit(ev.Account, ev.Limit, nil, ev.At); res != ResultOK {
 			return fmt.Errorf("credit limit %d on %s refused (%s)", ev.Limit, ev.Account, res)
 		}
 	case *QuoteCompleted:
 		q := s.Quotes[ev.Quote]
-		res, f := s.Treasuries[q.Mode].DecideFunding(q, 0)
+		res, f := s.Treasuries[q.Mode].DecideFunding(q, nil)
 		switch {
 		case res == ResultAccountNotFound || f.Wallet.ID != ev.Wallet:
 			return fmt.Errorf("completion of quote %s debits %s, not its source wallet", q.ID, ev.Wallet)

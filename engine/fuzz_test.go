@@ -352,7 +352,7 @@ func (r *commandRun) step(p *program) {
 		wallet := w.wallet(client, m, c)
 		t2 := w.state.Treasuries[m]
 		if op == opPayout {
-			res, ev := t2.DecideWithdrawal(wallet.ID, amount, 0, w.now)
+			res, ev := t2.DecideWithdrawal(wallet.ID, amount, nil, w.now)
 			if ev == nil {
 				if res == engine.ResultInsufficientFunds && amount <= wallet.Available() {
 					t.Fatalf("payout of %d from available %d refused", amount, wallet.Available())
@@ -369,7 +369,7 @@ func (r *commandRun) step(p *program) {
 		if amount%3 == 0 {
 			amount = 0 // remove the line
 		}
-		res, ev := t2.DecideCreditLimit(wallet.ID, amount, 0, w.now)
+		res, ev := t2.DecideCreditLimit(wallet.ID, amount, nil, w.now)
 		if ev == nil {
 			if res != engine.ResultCreditInUse || wallet.Available() >= -amount {
 				t.Fatalf("credit limit %d on available %d refused as %s", amount, wallet.Available(), res)
@@ -507,7 +507,7 @@ func (r *commandRun) transition(op int, q *engine.Quote, p *program) {
 		t2 := w.state.Treasuries[q.Mode]
 		var completed *engine.QuoteCompleted
 		var f engine.Funding
-		if res, completed, f = t2.CompleteFunded(q, 0, w.now); completed != nil {
+		if res, completed, f = t2.CompleteFunded(q, nil, w.now); completed != nil {
 			ev = completed
 			wallet := f.Wallet
 			switch {

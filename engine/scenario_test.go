@@ -322,7 +322,7 @@ func (s *scenario) run(line string) string {
 		need(1)
 		q := s.quote(args[0])
 		t := w.state.Treasuries[q.Mode]
-		res, ev, f := t.CompleteFunded(q, 0, w.now)
+		res, ev, f := t.CompleteFunded(q, nil, w.now)
 		if ev != nil {
 			w.apply(ev)
 		}
@@ -366,10 +366,10 @@ func (s *scenario) run(line string) string {
 		var res engine.Result
 		var ev engine.Event
 		if fields[0] == "payout" {
-			r, e := t.DecideWithdrawal(wallet, amount, 0, w.now)
+			r, e := t.DecideWithdrawal(wallet, amount, nil, w.now)
 			res, ev = r, asEvent(e)
 		} else {
-			r, e := t.DecideCreditLimit(wallet, amount, 0, w.now)
+			r, e := t.DecideCreditLimit(wallet, amount, nil, w.now)
 			res, ev = r, asEvent(e)
 		}
 		if ev == nil {
