@@ -194,8 +194,8 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 			ref.view.Store(cloneAccount(a))
 			s.accounts.Store(id, ref)
 		}
-		for key := range t.Receipts {
-			s.receipts.publish(t.Receipts[key].Quote, t.ReceiptsOf(t.Receipts[key].Quote))
+		for q, list := range t.ReceiptsByQuote() {
+			s.receipts.publish(q, list)
 		}
 		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(engine.Committed),
 			receiving: make(map[engine.ReceiptKey][]*actor.PID)}, kindTreasury)

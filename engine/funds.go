@@ -3,6 +3,8 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 )
 
@@ -222,6 +224,12 @@ func (t *Treasury) CreditLimit(wallet AccountID) Amount { return t.Credit[wallet
 
 // ReceiptsOf returns the receipts credited for quote q, in log order.
 func (t *Treasury) ReceiptsOf(q QuoteID) []*PaymentReceived { return t.receiptsOf[q] }
+
+// ReceiptsByQuote yields each quote that has receipts with them, in log
+// order (no quote twice).
+func (t *Treasury) ReceiptsByQuote() iter.Seq2[QuoteID, []*PaymentReceived] {
+	return maps.All(t.receiptsOf)
+}
 
 // Receipt returns the receipt recorded under key, if any.
 func (t *Treasury) Receipt(key ReceiptKey) (*PaymentReceived, bool) {
