@@ -70,11 +70,11 @@ type Dispatcher struct {
 	delivered, failed, abandoned, dropped atomic.Uint64
 }
 
-// endpoint is one registered URL, its queue and its delivery state; every
-// field but reg is guarded by Dispatcher.mu.
+// endpoint is one registered endpoint, its queue and its delivery state;
+// every field but id (fixed) and sign (atomic) is guarded by Dispatcher.mu.
 type endpoint struct {
-	reg      engine.Webhook // registration, no outbox, as created (its ID; URL and secrets are in sign)
-	queue    []*item        // owed, in log order
+	id       engine.WebhookID
+	queue    []*item // owed, in log order
 	queued   map[engine.EventID]struct{}
 	inflight int
 	dropped  uint64
@@ -215,7 +215,7 @@ func (d *Dispatcher) Registered(w *engine.Webhook) {
 		ep.sign.Store(signingOf(w)) // told again: its URL or secrets changed
 		return
 	}
-	ep := &endpoint{reg: w.Registration(), queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
+	ep := &endpoint{id: w.ID, queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
 	ep.sign.Store(signingOf(w))
 	ep.ctx, ep.cancel = context.WithCancel(d.ctx)
 	d.endpoints[w.ID] = ep
@@ -396,10 +396,10 @@ func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 	switch {
 	case problem == "":
 		d.delivered.Add(1)
-		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.reg.ID, Event: it.event.ID, Delivered: true}
+		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.id, Event: it.event.ID, Delivered: true}
 	case now.Sub(time.UnixMilli(it.event.At)) >= d.cfg.Window:
 		d.abandoned.Add(1)
-		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.reg.ID, Event: it.event.ID}
+		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.id, Event: it.event.ID}
 	default:
 		d.failed.Add(1)
 		it.next = now.Add(d.backoff(it.attempt))
@@ -411,7 +411,7 @@ func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 	d.mu.Unlock()
 	if settle != nil {
 		if !settle.Delivered {
-			d.logger.Warn("webhook event abandoned: retry window over", "webhook", ep.reg.ID.String(),
+			d.logger.Warn("webhook event abandoned: retry window over", "webhook", ep.id.String(),
 				"event", it.event.ID.String(), "attempts", it.attempt, "last_error", problem)
 		}
 		d.settleCh <- settle
