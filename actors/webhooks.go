@@ -144,7 +144,7 @@ func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWeb
 	ev := &engine.WebhookSecretRotated{At: now, Webhook: cmd.Webhook, Secret: a.newSecret("whsec_", webhookSecretChars),
 		PreviousUntil: now + cmd.PreviousFor.Milliseconds()}
 	a.commit(ctx, ev, func() *AdminReply {
-		w := hooks[i].Registration()
+		w := *hooks[i]
 		w.Secret, w.PreviousSecret, w.PreviousUntil = "", "", ev.PreviousUntil
 		return &AdminReply{Result: engine.ResultOK, Webhook: &w, Secret: ev.Secret}
 	})
