@@ -374,20 +374,7 @@ func TestWebhookTestEvent(t *testing.T) {
 	})
 	// The dispatcher learns of a new endpoint once the log follower has
 	// applied its record: until then a test is 503 (retry shortly).
-	test := func(id string) httpResult {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			res, err := do(client, "POST", hooks+"/"+id+"/test", key, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
-				return res
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	test := func(id string) httpResult { return postWebhookTest(t, client, hooks+"/"+id+"/test", key) }
 	res := test(id)
 	if res.status != http.StatusAccepted {
 		t.Fatalf("test: %d %s", res.status, res.body)
@@ -523,11 +510,8 @@ func TestWebhookSecretRotation(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for seen := len(r.Deliveries()); ; {
-			res, err := do(client, "POST", hooks+"/"+id+"/test", key, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.status != http.StatusAccepted && res.status != http.StatusServiceUnavailable && res.status != http.StatusTooManyRequests {
+			res := postWebhookTest(t, client, hooks+"/"+id+"/test", key)
+			if res.status != http.StatusAccepted && res.status != http.StatusTooManyRequests {
 				t.Fatalf("test: %d %s", res.status, res.body)
 			}
 			if res.status == http.StatusAccepted {
@@ -558,5 +542,23 @@ func TestWebhookSecretRotation(t *testing.T) {
 	signedTwice(moved, "the delivery at the new URL")
 	if n := len(recv.Deliveries()); n != before {
 		t.Fatalf("the old URL got %d deliveries after the update", n-before)
+	}
+}
+
+// postWebhookTest sends POST …/webhooks/{id}/test, again while the answer
+// is 503 (the dispatcher has not yet been told of a new endpoint), for at
+// most 10 s, and returns the last answer.
+func postWebhookTest(t *testing.T, client *http.Client, url, key string) httpResult {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := do(client, "POST", url, key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			return res
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
