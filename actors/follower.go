@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,21 @@ type FollowLog interface {
 	Truncate(through uint64) error
 	Record(seq uint64) ([]byte, error)
 	FirstRetained() (uint64, error)
+	Snapshots(fn func(seq uint64, data []byte) error) error
+}
+
+// EventSink keeps the partners' event history (*eventlog.Store): it is fed
+// every event the applied records make (engine.State.ObserveEvents) with
+// the record's sequence.
+type EventSink interface {
+	// Watermark is the last sequence whose events the sink holds.
+	Watermark() uint64
+	// Add queues an event of record seq (never waits for the disk).
+	Add(seq uint64, e *engine.OwedEvent)
+	// Applied: every record up to seq was applied.
+	Applied(seq uint64)
+	// Sync makes the events of records up to through durable.
+	Sync(through uint64) error
 }
 
 // FollowerConfig configures a Follower.
@@ -51,6 +67,12 @@ type FollowerConfig struct {
 	// then of every change the records it applies make: the webhook
 	// dispatcher's feed (engine.State.ObserveWebhooks).
 	Webhooks engine.WebhookObserver
+	// Events, when set, is fed the partner events of every record after
+	// its watermark; a snapshot is saved only once they are synced. When
+	// its watermark is behind the latest snapshot (a new or lost history),
+	// the follower starts from an older snapshot — or from the empty state
+	// when the log keeps its first record — to derive what it lacks.
+	Events EventSink
 }
 
 // ErrStopped is returned by a Follower's work cut short by Config.Stop.
@@ -88,6 +110,7 @@ type Follower struct {
 
 	buf        []byte // the last snapshot's encoding, reused by the next
 	applied    uint64 // last sequence applied to state
+	applying   uint64 // sequence of the record being applied (the event sink's)
 	snapshotAt uint64 // sequence of the newest snapshot on disk (0: none)
 	// snapshotTimes are the state times (LastAt, unix ms) of the snapshots
 	// this follower saved or looked up, by sequence.
@@ -130,13 +153,26 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.state, f.applied, f.snapshotAt = state, seq, seq
+	f.snapshotAt = seq
 	f.snapshotTimes[seq] = state.LastAt
 	first, err := log.FirstRetained()
 	if err != nil {
 		return nil, err
 	}
 	f.stats.firstRetained.Store(first)
+	if cfg.Events != nil && cfg.Events.Watermark() > log.DurableSeq() {
+		logger.Warn("partner event history: it is ahead of the log (an older store restored beside a newer history?) and lists events the log does not hold; move the history aside to rebuild it",
+			"history_seq", cfg.Events.Watermark(), "log_seq", log.DurableSeq())
+	}
+	if cfg.Events != nil && cfg.Events.Watermark() < seq {
+		if state, seq, err = f.eventsStart(first, state, seq); err != nil {
+			return nil, err
+		}
+	}
+	f.state, f.applied = state, seq
+	if cfg.Events != nil {
+		f.state.ObserveEvents(func(e *engine.OwedEvent) { cfg.Events.Add(f.applying, e) })
+	}
 	if err := f.CatchUp(); err != nil {
 		return nil, err
 	}
@@ -144,6 +180,50 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 		f.state.ObserveWebhooks(cfg.Webhooks)
 	}
 	return f, nil
+}
+
+// eventsStart is where a follower whose event sink lacks the events of
+// records up to the latest snapshot (latest, at seq) starts instead: the
+// newest snapshot at or before the sink's watermark, else the empty state
+// when the log still holds its first record, else the oldest snapshot —
+// the events before it are gone with the records retention deleted, and
+// the history has that gap (logged).
+func (f *Follower) eventsStart(first uint64, latest *engine.State, seq uint64) (*engine.State, uint64, error) {
+	mark := f.cfg.Events.Watermark()
+	var from uint64 // the snapshot to start from (0: none found)
+	var data []byte
+	err := f.log.Snapshots(func(s uint64, d []byte) error {
+		// The newest at or before the watermark; failing that, and when
+		// the log lacks its first record, the oldest.
+		if s <= mark || (from == 0 && first > 1) {
+			from, data = s, bytes.Clone(d)
+		}
+		return nil
+	})
+	if err != nil {
+		// NB: a damaged older snapshot costs the history a gap, not the
+		// follower: the latest one was read intact.
+		f.logger.Warn("partner event history: older snapshots unreadable; the history lacks the events up to the latest snapshot", "err", err, "through_seq", seq)
+		return latest, seq, nil
+	}
+	if from > mark || from == 0 {
+		if first <= 1 {
+			f.logger.Info("partner event history: deriving the events it lacks from the first record", "from_seq", mark+1, "through_seq", seq)
+			return engine.NewState(), 0, nil
+		}
+		if from == 0 || from == seq {
+			f.logger.Warn("partner event history: the log no longer holds the records of some events; the history has a gap", "from_seq", mark+1, "through_seq", seq)
+			return latest, seq, nil
+		}
+		f.logger.Warn("partner event history: the log no longer holds the records of some events; the history has a gap", "from_seq", mark+1, "through_seq", from)
+	}
+	state, err := engine.DecodeState(data)
+	if err != nil {
+		f.logger.Warn("partner event history: an older snapshot does not decode; the history lacks the events up to the latest snapshot", "err", err, "through_seq", seq)
+		return latest, seq, nil
+	}
+	f.logger.Info("partner event history: deriving the events it lacks", "from_seq", max(from, mark)+1, "through_seq", seq)
+	return state, from, nil
 }
 
 // loadSnapshot returns the state of the latest intact snapshot and its
@@ -183,6 +263,7 @@ func (f *Follower) CatchUp() error {
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
+		f.applying = seq
 		if err := f.state.Apply(ev); err != nil {
 			return fmt.Errorf("actors: record %d: %w", seq, err)
 		}
@@ -190,6 +271,9 @@ func (f *Follower) CatchUp() error {
 		return nil
 	})
 	f.stats.applied.Store(f.applied)
+	if f.cfg.Events != nil {
+		f.cfg.Events.Applied(f.applied)
+	}
 	switch {
 	case err == nil, errors.Is(err, errPastDurable):
 		return nil
@@ -210,6 +294,14 @@ func (f *Follower) Maintain() error {
 		// NB: judged by the state's own time (its last event's), not the
 		// wall clock: the same records forget the same quotes.
 		f.state.ForgetEnded(f.state.LastAt - f.cfg.QuoteRetention.Milliseconds())
+	}
+	if f.cfg.Events != nil {
+		// NB: a failed history does not stop snapshots (the log's own
+		// safety); the next start finds its watermark behind and derives
+		// the events again.
+		if err := f.cfg.Events.Sync(f.applied); err != nil {
+			f.logger.Error("partner event history not synced before a snapshot", "err", err, "seq", f.applied)
+		}
 	}
 	f.buf = engine.AppendState(f.buf[:0], f.state)
 	data := f.buf

@@ -163,3 +163,98 @@ func TestFollowerForgetsEndedQuotes(t *testing.T) {
 		t.Error("after a restart from the snapshot the open quote is gone")
 	}
 }
+
+// eventSink records what a follower feeds the event history.
+type eventSink struct {
+	mark    uint64
+	events  map[uint64][]engine.EventID // by record
+	applied uint64
+	synced  uint64
+}
+
+func (s *eventSink) Watermark() uint64 { return s.mark }
+func (s *eventSink) Add(seq uint64, e *engine.OwedEvent) {
+	if s.events == nil {
+		s.events = map[uint64][]engine.EventID{}
+	}
+	s.events[seq] = append(s.events[seq], e.ID)
+}
+func (s *eventSink) Applied(seq uint64)        { s.applied = seq }
+func (s *eventSink) Sync(through uint64) error { s.synced = through; return nil }
+
+// after is what s holds of the records after seq.
+func (s *eventSink) after(seq uint64) map[uint64][]engine.EventID {
+	out := map[uint64][]engine.EventID{}
+	for k, v := range s.events {
+		if k > seq {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestFollowerFeedsEventHistory: the follower feeds the event history
+// every event of the records it applies, and syncs it before each
+// snapshot; one whose history is behind the latest snapshot starts from an
+// older snapshot and feeds every event after the history's watermark —
+// or, when retention deleted those records, every event the log still
+// holds (the history has a gap, logged).
+func TestFollowerFeedsEventHistory(t *testing.T) {
+	clk := newClock()
+	n, _, quoteKey := followerMarket(t, clk)
+	all := &eventSink{}
+	f, err := actors.NewFollower(n.log, actors.FollowerConfig{SnapshotEvery: 10, Retention: time.Hour, Now: clk.Now,
+		Logger: slog.New(slog.DiscardHandler), Events: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 24 { // two hours of quotes, a snapshot every 10 records
+		for j := range 10 {
+			quoteKey(fmt.Sprint("k", i, "-", j))
+		}
+		if err := f.CatchUp(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Maintain(); err != nil {
+			t.Fatal(err)
+		}
+		if st := f.Stats(); st.LastSnapshot > all.synced {
+			t.Fatalf("snapshot at %d before the history synced (through %d)", st.LastSnapshot, all.synced)
+		}
+		clk.Advance(5 * time.Minute)
+	}
+	if all.applied != f.Applied() || len(all.events) < 240 {
+		t.Fatalf("history told applied %d (follower %d), %d records with events", all.applied, f.Applied(), len(all.events))
+	}
+	seqs, err := n.log.SnapshotSeqs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := n.log.FirstRetained()
+	if err != nil || first < 2 || len(seqs) < 3 {
+		t.Fatalf("first retained %d, snapshots %v (%v): the setup wants retention to have deleted records", first, seqs, err)
+	}
+	for _, mark := range []uint64{
+		seqs[1] + 3,                           // between two snapshots: from the older one
+		seqs[len(seqs)-1] - 1,                 // just behind the latest
+		0,                                     // a new history on a log that lost its start: from the oldest snapshot
+		min(seqs[len(seqs)-1]+1, f.Applied()), // ahead of the latest snapshot: nothing special
+	} {
+		sink := &eventSink{mark: mark}
+		g, err := actors.NewFollower(n.log, actors.FollowerConfig{Now: clk.Now, Logger: slog.New(slog.DiscardHandler), Events: sink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		from := max(mark, seqs[0]) // the gap: records before the oldest snapshot are gone
+		if mark > seqs[len(seqs)-1] {
+			from = seqs[len(seqs)-1]
+		}
+		want, got := all.after(from), sink.after(from)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("watermark %d: fed %d records' events after %d, want %d", mark, len(got), from, len(want))
+		}
+		if g.Applied() > mark && sink.applied != g.Applied() {
+			t.Errorf("watermark %d: history told %d, follower applied %d", mark, sink.applied, g.Applied())
+		}
+	}
+}

@@ -41,6 +41,7 @@ type State struct {
 	// webhooksOf indexes Webhooks by client, in creation order.
 	webhooksOf      map[ClientID][]*Webhook
 	webhookObserver WebhookObserver
+	eventObserver   func(*OwedEvent)
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	LastAt      int64 // time of the last applied event

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 )
@@ -35,6 +37,20 @@ func (id WebhookID) IsZero() bool { return id == WebhookID{} }
 type EventID [16]byte
 
 func (id EventID) String() string { return fmt.Sprintf("evt_%x", id[:]) }
+
+// ParseEventID reads an event id as String renders it ("evt_" and 32
+// hexadecimal digits); the zero id is no event's and is refused.
+func ParseEventID(s string) (EventID, bool) {
+	var id EventID
+	digits, ok := strings.CutPrefix(s, "evt_")
+	if !ok || len(digits) != 2*len(id) {
+		return id, false
+	}
+	if _, err := hex.Decode(id[:], []byte(digits)); err != nil {
+		return id, false
+	}
+	return id, id != EventID{}
+}
 
 // WebhookEvents is a set of the quote event kinds a webhook receives.
 type WebhookEvents uint8
@@ -241,6 +257,13 @@ type OwedEvent struct {
 	// Receipt is a payin.received event's payment (immutable); nil for
 	// the quote kinds. Quote is then only its subject (receiptSubject).
 	Receipt *PaymentReceived
+	// Markets are the markets in force at the event (immutable; their
+	// collection accounts are the bank pay-in instructions), and PaidIn
+	// whether a deposit to the quote's crypto pay-in had been credited:
+	// what a body shows besides the quote, as of the event, so it renders
+	// the same on every replica and at every attempt.
+	Markets *Markets
+	PaidIn  bool
 	// settled marks a hole in an outbox (Webhook.settle).
 	settled bool
 }
@@ -463,10 +486,20 @@ func (s *State) addWebhook(w *Webhook) {
 	s.webhooksOf[w.Client] = append(s.webhooksOf[w.Client], w)
 }
 
+// ObserveEvents makes Apply call fn with every partner event it makes —
+// each quote event that is a webhook kind and each receipt, whether or not
+// an endpoint is subscribed — on the applying goroutine, Quote filled in
+// (the pointer is valid during the call only). It is the partners' event
+// history's feed (GET /partners/events); nil stops it.
+func (s *State) ObserveEvents(fn func(*OwedEvent)) { s.eventObserver = fn }
+
 // owe records the webhook event a quote event is, for every endpoint of the
 // quote's client and mode subscribed to its kind.
 func (s *State) owe(q *Quote, ev Event) {
 	kind := WebhookKind(ev)
+	if kind == 0 {
+		return
+	}
 	s.oweEvent(q, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
 }
 
@@ -491,8 +524,19 @@ func receiptSubject(t *Treasury, r *PaymentReceived) Quote {
 // client and mode subscribed to its kind.
 func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 	hooks := s.webhooksOf[q.Client]
-	if len(hooks) == 0 {
+	if len(hooks) == 0 && s.eventObserver == nil {
 		return
+	}
+	owed.Markets = s.Markets
+	if q.PayIn != nil && owed.Receipt == nil {
+		if t := s.Treasuries[q.Mode]; t != nil {
+			owed.PaidIn = len(t.ReceiptsOf(q.ID)) > 0
+		}
+	}
+	if s.eventObserver != nil {
+		e := owed
+		e.Quote = *q
+		s.eventObserver(&e)
 	}
 	kind := owed.Kind
 	for _, w := range hooks {

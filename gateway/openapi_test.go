@@ -945,6 +945,23 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "roll key unready", base: unreadyPub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 503})
 	c.run(t, oapiCall{name: "roll key", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 201})
 	c.run(t, oapiCall{name: "list keys with a rolled one", base: pub, method: "GET", path: keysPath, template: keysPath, token: roller.LiveKey, want: 200})
+	// The event history needs a server that keeps one.
+	eventsPath := "/api/v1/partners/events"
+	es := gatewaytest.Start(t, gatewaytest.Options{History: true})
+	ep := es.NewPartner(t, "openapi-events")
+	es.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk E", "0.000625", "1000")
+	oapiDo(t, "POST", es.URL+intent, ep.SandboxKey, "application/json", []byte(createBody))
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if page := oapiParse(t, oapiDo(t, "GET", es.URL+eventsPath, ep.SandboxKey, "", nil).body).root; len(oapiField(page, "data").([]any)) > 0 {
+			break
+		}
+	}
+	c.run(t, oapiCall{name: "list events", base: es.URL, method: "GET", path: eventsPath, template: eventsPath, token: ep.SandboxKey, want: 200})
+	c.run(t, oapiCall{name: "list events of a type", base: es.URL, method: "GET", path: eventsPath + "?type=quote.created&limit=1", template: eventsPath, token: ep.SandboxKey, want: 200})
+	c.run(t, oapiCall{name: "list events bad type", base: es.URL, method: "GET", path: eventsPath + "?type=quote", template: eventsPath, token: ep.SandboxKey, want: 400})
+	c.run(t, oapiCall{name: "list events unknown cursor", base: es.URL, method: "GET", path: eventsPath + "?startingAfter=evt_0123456789abcdef0123456789abcdef", template: eventsPath, token: ep.SandboxKey, want: 400})
+	c.run(t, oapiCall{name: "list events no key", base: es.URL, method: "GET", path: eventsPath, template: eventsPath, want: 401})
+	c.run(t, oapiCall{name: "list events without a history", base: pub, method: "GET", path: eventsPath, template: eventsPath, token: key, want: 503})
 	// A test event: the delivery itself needs a dispatcher (a server with
 	// one that accepts every test here; the real one is cmd/oja's
 	// TestWebhookTestEvent).

@@ -28,6 +28,7 @@ func (s *Server) publicRouter() *router.Router {
 	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
 	s.registerWebhooks(r)
 	s.registerKeys(r)
+	s.registerEvents(r)
 	s.registerPartnerFunds(r)
 	s.registerStream(r)
 	s.registerFX(r)
@@ -443,6 +444,13 @@ func appendSettlement(w *jsonWriter, q *engine.Quote) {
 
 // appendQuote renders the contract's Quote JSON (§6) as of time now.
 func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
+	return appendQuoteIn(b, q, now, s.markets(), s.received(q))
+}
+
+// appendQuoteIn is appendQuote with the markets in force (their
+// collection accounts) and whether a deposit to q's pay-in was credited
+// given, not read from the running system.
+func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets, received bool) []byte {
 	src, dst := q.Pair.Source, q.Pair.Destination
 	amountCurrency := src
 	if q.Direction == engine.DirectionDestination {
@@ -488,7 +496,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 	}
 	w.closeArray()
 	w.close()
-	bank, hasBank := s.markets().Collection[src]
+	bank, hasBank := markets.Collection[src]
 	hasBank = hasBank && q.AcceptedAt != 0
 	if hasBank || q.PayIn != nil {
 		w.open("metadata")
@@ -502,7 +510,7 @@ func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 		}
 		if q.PayIn != nil {
 			w.open("cryptoPayIn")
-			appendCryptoPayIn(&w, q, s.received(q))
+			appendCryptoPayIn(&w, q, received)
 			w.close()
 		}
 		w.close()

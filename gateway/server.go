@@ -55,6 +55,9 @@ type Config struct {
 	// Webhooks, when set, is the webhook dispatcher: its backlog is shown
 	// to operators and its figures on /metrics.
 	Webhooks WebhookDeliveries
+	// Events, when set, is the partners' event history that GET
+	// /api/v1/partners/events reads (503 without it).
+	Events EventHistory
 	// Cluster, when set, makes this server one node of a replicated
 	// cluster (cluster.go): it forwards to the leader while it holds no
 	// system, and serves the cluster's admin routes.

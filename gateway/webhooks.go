@@ -376,9 +376,13 @@ func appendBacklog(w *jsonWriter, st webhook.EndpointStatus) {
 	w.close()
 }
 
-// WebhookEvent renders an owed event's body: {"id","type","createdAt",
-// "mode","data":{"quote":{…the Quote JSON as the event left it…}}}.
-func (s *Server) WebhookEvent(e *engine.OwedEvent) []byte {
+// RenderEvent renders a partner event's body, as webhooks carry it and
+// the event history keeps it: {"id","type","createdAt","mode","data":
+// {"quote":{…the Quote JSON as the event left it…}}} or, for
+// payin.received, "data":{"payin":{…}}. It reads only e (the markets and
+// the pay-in's receipt as they were at the event), so every node renders
+// an event to the same bytes.
+func RenderEvent(e *engine.OwedEvent) []byte {
 	w := jsonWriter{b: make([]byte, 0, 2048)}
 	w.open("")
 	w.str("id", e.ID.String())
@@ -389,8 +393,12 @@ func (s *Server) WebhookEvent(e *engine.OwedEvent) []byte {
 	if e.Receipt != nil {
 		appendReceipt(&w, "payin", e.Receipt, &e.Quote)
 	} else {
+		markets := e.Markets
+		if markets == nil {
+			markets = defaultMarkets
+		}
 		w.key("quote")
-		w.b = s.appendQuote(w.b, &e.Quote, e.At)
+		w.b = appendQuoteIn(w.b, &e.Quote, e.At, markets, e.PaidIn)
 		w.comma = true
 	}
 	w.close()

@@ -17,7 +17,7 @@ import (
 // a snapshot rebuilt beside it forgets the same, so it restores to an equal
 // state.
 func TestReplicaForgetsEndedQuotes(t *testing.T) {
-	f := newFSM(slog.New(slog.DiscardHandler), time.Hour)
+	f := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
 	id := func(b byte, n uint32) [16]byte { return [16]byte{b, byte(n), byte(n >> 8), byte(n >> 16)} }
 	t0 := int64(1_800_000_000_000)
 	pair := engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
@@ -76,7 +76,7 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 	if err := snap().Persist(sink); err != nil {
 		t.Fatal(err)
 	}
-	g := newFSM(slog.New(slog.DiscardHandler), time.Hour)
+	g := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -41,6 +42,11 @@ type fsm struct {
 	observer engine.WebhookObserver
 	// quoteRetention (ms) is the service's --retention: see applyRecord.
 	quoteRetention int64
+	// events, when set, is this node's partner event history, fed the
+	// events of every record applied (every node keeps its own, so a new
+	// leader answers from it); applying is the record being applied.
+	events   actors.EventSink
+	applying uint64
 }
 
 // appliedEntry is a command entry applied after the snapshot base.
@@ -56,8 +62,17 @@ type applied struct {
 	err      error
 }
 
-func newFSM(logger *slog.Logger, quoteRetention time.Duration) *fsm {
-	return &fsm{logger: logger, state: engine.NewState(), quoteRetention: quoteRetention.Milliseconds()}
+func newFSM(logger *slog.Logger, quoteRetention time.Duration, events actors.EventSink) *fsm {
+	f := &fsm{logger: logger, state: engine.NewState(), quoteRetention: quoteRetention.Milliseconds(), events: events}
+	f.feedEvents()
+	return f
+}
+
+// feedEvents makes the state feed the event history, if any.
+func (f *fsm) feedEvents() {
+	if f.events != nil {
+		f.state.ObserveEvents(func(e *engine.OwedEvent) { f.events.Add(f.applying, e) })
+	}
 }
 
 // forgetEvery is how many records pass between two forgettings of ended
@@ -105,6 +120,9 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		out[i] = f.applyCommand(l)
 	}
+	if f.events != nil {
+		f.events.Applied(f.seq)
+	}
 	return out
 }
 
@@ -115,6 +133,7 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 		return res
 	}
 	err := forEachRecord(l.Data, func(rec []byte) error {
+		f.applying = f.seq + 1
 		if err := applyRecord(f.state, rec, f.seq+1, f.quoteRetention); err != nil {
 			return err
 		}
@@ -175,6 +194,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer f.mu.Unlock()
 	f.state, f.seq, f.failed = state, seq, nil
 	f.base, f.baseSeq, f.since = data[8:], seq, nil
+	f.feedEvents()
+	if f.events != nil {
+		if mark := f.events.Watermark(); mark < seq {
+			// NB: the entries behind a snapshot are compacted away; their
+			// events cannot be derived on this node.
+			f.logger.Warn("partner event history: a snapshot skipped records this node's history had not seen; it has a gap", "from_seq", mark+1, "through_seq", seq)
+		}
+		f.events.Applied(seq)
+	}
 	if f.observer != nil {
 		state.ObserveWebhooks(f.observer) // the dispatcher skips what it holds already
 	}
@@ -225,6 +253,12 @@ func (s *deltaSnapshot) Persist(sink raft.SnapshotSink) error {
 	if err != nil {
 		_ = sink.Cancel()
 		return err
+	}
+	if s.f.events != nil {
+		// The events of the records the snapshot covers are synced before
+		// Raft may compact those records away. NB: a failed history does
+		// not hold snapshots back; it is reported by the history itself.
+		_ = s.f.events.Sync(s.seq)
 	}
 	if err := sink.Close(); err != nil {
 		return err

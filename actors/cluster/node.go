@@ -52,6 +52,9 @@ type Config struct {
 	// endpoint and owed event, then every change as entries apply) and
 	// stops it when the term ends.
 	Webhooks func(sys *actors.System) WebhookDispatcher
+	// Events, when set, is this node's partner event history: its replica
+	// feeds it every record's events (see actors.EventSink).
+	Events actors.EventSink
 	// SnapshotEvery is how many Raft entries pass between snapshots (0 =
 	// Raft's default, 8192); the log is compacted behind each one.
 	SnapshotEvery uint64
@@ -118,7 +121,7 @@ func Open(cfg Config) (*Node, error) {
 		cfg.Actors.Logger = cfg.Logger
 	}
 	n := &Node{cfg: cfg, self: self, quit: make(chan struct{}), done: make(chan struct{})}
-	n.fsm = newFSM(cfg.Logger, cfg.Actors.Retention)
+	n.fsm = newFSM(cfg.Logger, cfg.Actors.Retention, cfg.Events)
 
 	hlog := newRaftLogger(cfg.Logger, cfg.RaftLogLevel)
 	var err error

@@ -394,7 +394,7 @@ func TestSnapshotWhileApplying(t *testing.T) {
 	if err := snap.Persist(sink); err != nil || !sink.closed {
 		t.Fatalf("persist: %v (closed %v)", err, sink.closed)
 	}
-	g := newFSM(slog.New(slog.DiscardHandler), 0)
+	g := newFSM(slog.New(slog.DiscardHandler), 0, nil)
 	if err := g.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
 		t.Fatal(err)
 	}

@@ -46,8 +46,14 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 
 	var srvRef atomic.Pointer[gateway.Server]
 	var hooks clusterWebhooks // this term's dispatcher while leading
+	history, err := openHistory(cfg.data, logger)
+	if err != nil {
+		return err
+	}
+	defer history.Close() // after the node, whose replica feeds it, has closed
 	node, err := cluster.Open(cluster.Config{
-		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
+		Events: history,
+		File:   file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{
 			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
@@ -59,7 +65,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 			},
 		},
 		Webhooks: func(sys *actors.System) cluster.WebhookDispatcher {
-			d := newDispatcher(cfg, logger, srvRef.Load, func() *actors.System { return sys })
+			d := newDispatcher(cfg, logger, func() *actors.System { return sys })
 			hooks.current.Store(d)
 			return d
 		},
@@ -83,7 +89,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		},
 		Collectors: []prometheus.Collector{newClusterCollector(node)},
 		Cluster:    node,
-		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
+		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: history,
 	})
 	srvRef.Store(srv)
 	if err := srv.Start(); err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/webhook"
 	"github.com/oja-exchange/oja/internal/pathcheck"
 	"github.com/oja-exchange/oja/wal"
+	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
 // serveConfig is every flag of `oja serve` (contract §13). Each flag may
@@ -253,16 +254,21 @@ func serve(args []string) error {
 	var follower atomic.Pointer[actors.Follower]
 	var srv *gateway.Server
 	var sys *actors.System
-	// The dispatcher renders with the server and settles through the
-	// system; it delivers nothing before the follower has fed and started
-	// it, which is after both exist.
-	hooks := newDispatcher(cfg, logger, func() *gateway.Server { return srv }, func() *actors.System { return sys })
+	history, err := openHistory(cfg.data, logger)
+	if err != nil {
+		log.Close()
+		return err
+	}
+	defer history.Close() // after the follower, which feeds it, has stopped
+	// The dispatcher settles through the system; it delivers nothing
+	// before the follower has fed and started it, which is after it exists.
+	hooks := newDispatcher(cfg, logger, func() *actors.System { return sys })
 	srv = gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
-		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate,
+		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: history,
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
 	if err := srv.Start(); err != nil {
@@ -314,7 +320,7 @@ func serve(args []string) error {
 	if cfg.demo {
 		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
 	}
-	stopFollower := startFollower(log, cfg, logger, &follower, hooks)
+	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history)
 
 	serveUntilSignal(logger, sys.Maintain, cfg.publicCert, cfg.adminCert)
 	if simulator != nil {
@@ -367,7 +373,7 @@ func serveUntilSignal(logger *slog.Logger, maintain func(), certs ...*listenerCe
 // delayed and traffic is not paused. The returned func stops it and waits,
 // before the log is closed.
 func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower],
-	hooks *webhook.Dispatcher) (stop func()) {
+	hooks *webhook.Dispatcher, history *eventlog.Store) (stop func()) {
 	if cfg.snapshotEvery == 0 && cfg.logRetention > 0 {
 		logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
 	}
@@ -376,7 +382,7 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 		defer close(done)
 		f, err := actors.NewFollower(log, actors.FollowerConfig{
 			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, QuoteRetention: cfg.retention, Logger: logger, Stop: quit,
-			Webhooks: hooks,
+			Webhooks: hooks, Events: history,
 		})
 		if err == nil {
 			current.Store(f)
@@ -398,6 +404,20 @@ func shutdownQuietly(srv *gateway.Server, log *wal.Log) {
 	defer cancel()
 	_ = srv.Shutdown(ctx) // already failing; the first error is the one reported
 	_ = log.Close()
+}
+
+// openHistory opens the partners' event history, <data>/events (derived
+// from the log: see package eventlog), keeping the bodies webhooks carry.
+func openHistory(data string, logger *slog.Logger) (*eventlog.Store, error) {
+	dir := filepath.Join(data, "events")
+	h, err := eventlog.Open(dir, eventlog.Config{
+		Render: gateway.RenderEvent,
+		Logger: logger.With("component", "eventlog"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w\nThe partner event history is derived from the log: move %s aside and start again to rebuild it from the records the log keeps", err, dir)
+	}
+	return h, nil
 }
 
 // storeDir is where the Pebble store lives inside a data dir.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -250,6 +251,29 @@ func TestClusterWebhooks(t *testing.T) {
 	if id, typ, quoteID, _ := eventOf(t, last); last.EventID != eventID || id != eventID || typ != "quote.created" || quoteID != str(q, "quoteId") {
 		t.Fatalf("the next leader delivered %s (%s of %s), want the owed %s", last.EventID, typ, quoteID, eventID)
 	}
+	// The next leader's event history (its replica fed it) lists the
+	// event as delivered.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var page struct{ Data []json.RawMessage }
+		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", follower.publicURL()+"/api/v1/partners/events?type=quote.created", key, nil).body, &page)
+		var listed []byte
+		for _, raw := range page.Data {
+			var e struct{ ID string }
+			decodeJSON(t, raw, &e)
+			if e.ID == eventID {
+				listed = raw
+			}
+		}
+		if listed != nil {
+			if !bytes.Equal(listed, last.Body) {
+				t.Fatalf("the history lists %s as\n%s\ndelivered as\n%s", eventID, listed, last.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the next leader's history does not list %s: %d events", eventID, len(page.Data))
+		}
+	}
 }
 
 // webhookRounds is how many kill -9 rounds TestWebhooksAtLeastOnce runs: 2
@@ -348,6 +372,87 @@ func TestWebhooksAtLeastOnce(t *testing.T) {
 		}
 	}
 	t.Logf("%d events over %d kill -9 rounds, %d requests to the endpoint", want, *webhookRounds, len(recv.Deliveries()))
+
+	// The event history lists each of them once — the same id and the
+	// same bytes as delivered — and nothing else, newest first.
+	delivered := map[string][]byte{}
+	for _, d := range recv.Deliveries() {
+		if d.Delivered {
+			delivered[d.EventID] = d.Body
+		}
+	}
+	checkHistory := func(when string) {
+		t.Helper()
+		listed := waitEvents(t, client, srv.publicURL(), key, want)
+		last := ""
+		for _, e := range listed {
+			body, ok := delivered[e.id]
+			if !ok {
+				t.Fatalf("%s: the history lists %s, never delivered", when, e.id)
+			}
+			if !bytes.Equal(body, e.body) {
+				t.Fatalf("%s: event %s listed as\n%s\ndelivered as\n%s", when, e.id, e.body, body)
+			}
+			if last != "" && e.createdAt > last {
+				t.Fatalf("%s: not newest first: %s after %s", when, e.createdAt, last)
+			}
+			last = e.createdAt
+		}
+	}
+	checkHistory("after the kill -9 rounds")
+	// The history is derived from the log: deleted, it is rebuilt at the
+	// next start, the same.
+	srv.stop()
+	if err := os.RemoveAll(filepath.Join(srv.data, "events")); err != nil {
+		t.Fatal(err)
+	}
+	srv.start()
+	checkHistory("rebuilt after its directory was deleted")
+}
+
+// listedEvent is one event of GET /partners/events: its id, time and
+// body (the exact bytes listed).
+type listedEvent struct {
+	id, createdAt string
+	body          []byte
+}
+
+// waitEvents pages through the partner's event history until it lists n
+// events (it is derived from the log tens of milliseconds after a write).
+func waitEvents(t *testing.T, client *http.Client, base, key string, n int) []listedEvent {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var all []listedEvent
+		after := ""
+		for {
+			url := base + "/api/v1/partners/events?limit=100"
+			if after != "" {
+				url += "&startingAfter=" + after
+			}
+			var page struct {
+				Data    []json.RawMessage
+				HasMore bool
+			}
+			decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", url, key, nil).body, &page)
+			for _, raw := range page.Data {
+				var e struct{ ID, CreatedAt string }
+				decodeJSON(t, raw, &e)
+				all = append(all, listedEvent{id: e.ID, createdAt: e.CreatedAt, body: raw})
+				after = e.ID
+			}
+			if !page.HasMore {
+				break
+			}
+		}
+		if len(all) >= n || time.Now().After(deadline) {
+			if len(all) != n {
+				t.Fatalf("the event history lists %d events, want %d", len(all), n)
+			}
+			return all
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // TestWebhookTestEvent: POST …/webhooks/{id}/test on a real server answers

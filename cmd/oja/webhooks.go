@@ -10,15 +10,15 @@ import (
 )
 
 // newDispatcher builds the webhook dispatcher of a server: it renders
-// events with the gateway's Quote JSON and records settlements through the
-// running system (both reached through getters: they exist before the log
-// follower starts the dispatcher, not when it is built).
-func newDispatcher(cfg *serveConfig, logger *slog.Logger, srv func() *gateway.Server, sys func() *actors.System) *webhook.Dispatcher {
+// events as the gateway does (gateway.RenderEvent) and records settlements
+// through the running system (reached through a getter: it exists before
+// the log follower starts the dispatcher, not when it is built).
+func newDispatcher(cfg *serveConfig, logger *slog.Logger, sys func() *actors.System) *webhook.Dispatcher {
 	return webhook.New(webhook.Config{
 		RetryMin:     cfg.webhookRetryMin,
 		AllowPrivate: cfg.webhookAllowPrivate,
 		Logger:       logger.With("component", "webhooks"),
-		Render:       func(e *engine.OwedEvent) []byte { return srv().WebhookEvent(e) },
+		Render:       gateway.RenderEvent,
 		Settle: func(evs []*engine.WebhookSettled) error {
 			s := sys()
 			if s == nil {

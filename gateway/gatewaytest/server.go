@@ -17,6 +17,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
+	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
 // AdminToken is the admin bearer token of every test server.
@@ -50,6 +51,10 @@ type Options struct {
 	Webhooks gateway.WebhookDeliveries
 	// Markets is --markets; nil: the default markets.
 	Markets *engine.MarketsConfig
+	// History keeps the partners' event history (GET /partners/events) in
+	// Dir/events, fed by a log follower as `oja serve` does; without it
+	// the route answers 503.
+	History bool
 }
 
 // WideMarkets are the default markets without bounds
@@ -66,6 +71,9 @@ type Server struct {
 	URL     string // public base, e.g. http://127.0.0.1:41234
 	Admin   string // admin base
 	stopped bool
+	history *eventlog.Store
+	// stopFollower stops the follower that feeds the history (nil: none).
+	stopFollower func()
 	// skew is how far the service's clock runs ahead of Options.Clock (or
 	// time.Now); Advance moves it.
 	skew  *atomic.Int64
@@ -112,14 +120,26 @@ func Start(t testing.TB, opts Options) *Server {
 			t.Fatalf("gatewaytest: markets: %v", err)
 		}
 	}
+	var history *eventlog.Store
+	if opts.History {
+		if history, err = eventlog.Open(path.Join(opts.Dir, "events"), eventlog.Config{
+			Render: gateway.RenderEvent, Clock: clock, FlushEvery: 5 * time.Millisecond}); err != nil {
+			log.Close()
+			t.Fatalf("gatewaytest: event history: %v", err)
+		}
+	}
 	// The gateway is built first: its rate stream listens to the actors.
-	srv := gateway.New(gateway.Config{
+	cfg := gateway.Config{
 		Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminToken: AdminToken,
 		RateLimit: opts.RateLimit, Backup: log.Backup,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
 		Logger: opts.Logger, AccessLog: opts.AccessLog, WebhookAllowPrivate: opts.WebhookAllowPrivate,
 		Webhooks: opts.Webhooks,
-	})
+	}
+	if history != nil {
+		cfg.Events = history
+	}
+	srv := gateway.New(cfg)
 	sys, err := actors.Start(state, log, actors.Config{
 		QuoteTTL: opts.QuoteTTL, PaymentWindow: opts.PaymentWindow, Retention: 168 * time.Hour,
 		MaxOpenQuotes: opts.MaxOpenQuotes, MaxKeyShare: opts.MaxKeyShare, Clock: clock, RateListener: srv.RateChanged,
@@ -134,10 +154,31 @@ func Start(t testing.TB, opts Options) *Server {
 		t.Fatalf("gatewaytest: listen: %v", err)
 	}
 	srv.SetSystem(sys)
-	s := &Server{Server: srv, Sys: sys, Log: log, Dir: opts.Dir,
+	s := &Server{Server: srv, Sys: sys, Log: log, Dir: opts.Dir, history: history,
 		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew, clock: clock}
+	if history != nil {
+		s.stopFollower = follow(t, log, history, clock)
+	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// follow runs a log follower feeding history until the returned func is
+// called.
+func follow(t testing.TB, log *wal.Log, history *eventlog.Store, clock func() time.Time) func() {
+	quit, done := make(chan struct{}), make(chan struct{})
+	f, err := actors.NewFollower(log, actors.FollowerConfig{Poll: 5 * time.Millisecond, Now: clock, Stop: quit,
+		Events: history, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("gatewaytest: follower: %v", err)
+	}
+	go func() {
+		defer close(done)
+		if err := f.Run(); err != nil {
+			t.Errorf("gatewaytest: follower: %v", err)
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // Stop shuts the service down (idempotent): listeners, actors, then log.
@@ -150,5 +191,9 @@ func (s *Server) Stop() {
 	defer cancel()
 	_ = s.Shutdown(ctx) // a test that cares checks Shutdown itself
 	s.Sys.Stop()
+	if s.stopFollower != nil {
+		s.stopFollower()
+		_ = s.history.Close()
+	}
 	_ = s.Log.Close()
 }

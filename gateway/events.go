@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/wal/eventlog"
+)
+
+// The partners' event history (contract §15.4): the events the webhooks
+// carry, same ids and bodies, for eventlog.RetentionDefault (30 days).
+
+const (
+	eventsPath = apiBase + "/partners/events"
+	// eventsPageSizeDefault is a page's size when limit is absent; the
+	// largest is eventlog.PageSizeMax.
+	eventsPageSizeDefault = 20
+)
+
+// EventHistory is the partners' event history (*eventlog.Store).
+type EventHistory interface {
+	List(q eventlog.Query) (bodies [][]byte, more bool, err error)
+}
+
+func (s *Server) registerEvents(r *router.Router) {
+	r.GET(eventsPath, s.partner(s.listEvents))
+}
+
+// listEvents is GET /api/v1/partners/events?type=&limit=&startingAfter=:
+// the caller's events of its key's mode, newest first,
+// {"data":[event…],"hasMore":bool}; startingAfter is an event id
+// ("evt_…") from an earlier page or a delivery.
+func (s *Server) listEvents(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	q, e := queryParams(ctx, "type", "limit", "startingAfter")
+	if e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	f := fxFields{}
+	query := eventlog.Query{Client: who.Client, Mode: who.Mode}
+	if raw, ok := q["type"]; ok {
+		kind, known := engine.ParseWebhookEvent(raw)
+		if !known {
+			f.problem("type", "must be one of "+strings.Join(engine.WebhookEventsAll.Names(), ", "))
+		}
+		query.Kind = kind
+	}
+	query.Limit = pageLimit(&f, q, eventsPageSizeDefault, eventlog.PageSizeMax)
+	if raw, ok := q["startingAfter"]; ok {
+		id, valid := engine.ParseEventID(raw)
+		if !valid {
+			f.problem("startingAfter", `must be an event id ("evt_" and 32 hexadecimal digits)`)
+		}
+		query.After = id
+	}
+	if e := f.err(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	if s.cfg.Events == nil {
+		s.writeError(ctx, historyUnavailable("the event history is not kept by this server"))
+		return
+	}
+	bodies, more, err := s.cfg.Events.List(query)
+	switch {
+	case errors.Is(err, eventlog.ErrUnknownEvent):
+		s.writeError(ctx, fieldError("startingAfter", "names no event of yours in the history (unknown, or older than its 30 days)"))
+		return
+	case err != nil:
+		s.cfg.Logger.Error("event history read failed", "err", err)
+		s.writeError(ctx, historyUnavailable("the event history cannot be read now; retry later"))
+		return
+	}
+	n := 32
+	for _, b := range bodies {
+		n += len(b) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"data":[`...)
+	for i, body := range bodies {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, body...)
+	}
+	b = append(b, `],"hasMore":`...)
+	b = strconv.AppendBool(b, more)
+	s.writeJSON(ctx, fasthttp.StatusOK, append(b, '}'))
+}
+
+func historyUnavailable(message string) *apiError {
+	return &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable, message: message}
+}

@@ -1,0 +1,241 @@
+package eventlog_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/wal/eventlog"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// render is a body that names what the event is, so a listing can be read
+// back.
+func render(e *engine.OwedEvent) []byte {
+	return fmt.Appendf(nil, `{"id":%q,"type":%q,"at":%d}`, e.ID, e.Kind, e.At)
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func open(t *testing.T, dir string, clk *clock) *eventlog.Store {
+	t.Helper()
+	s, err := eventlog.Open(dir, eventlog.Config{Render: render, Clock: clk.Now, FlushEvery: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func event(client engine.ClientID, mode engine.Mode, kind engine.WebhookEvents, n int, at int64) *engine.OwedEvent {
+	var q engine.QuoteID
+	q[0], q[1] = byte(n), byte(n>>8)
+	return &engine.OwedEvent{ID: engine.WebhookEventID(q, kind), Kind: kind, At: at,
+		Quote: engine.Quote{ID: q, Client: client, Mode: mode}}
+}
+
+// ids lists the ids in bodies (render's).
+func ids(t *testing.T, bodies [][]byte) []string {
+	t.Helper()
+	out := make([]string, len(bodies))
+	for i, b := range bodies {
+		_, rest, ok := strings.Cut(string(b), `"id":"`)
+		if !ok {
+			t.Fatalf("body %s", b)
+		}
+		out[i], _, _ = strings.Cut(rest, `"`)
+	}
+	return out
+}
+
+// TestListNewestFirstAndPages: a client sees its own events of its mode,
+// newest first (the same millisecond ordered by record), in pages that
+// follow one another through startingAfter, filtered by type; another
+// client's event id, an unknown one, and a filter that matches none answer
+// as they should.
+func TestListNewestFirstAndPages(t *testing.T) {
+	clk := &clock{now: time.UnixMilli(1_800_000_000_000)}
+	s := open(t, t.TempDir(), clk)
+	defer s.Close()
+	alice, bob := engine.ClientID{1}, engine.ClientID{2}
+	base := clk.Now().UnixMilli()
+	var want []string // alice's live events, oldest first
+	kinds := []engine.WebhookEvents{engine.WebhookQuoteCreated, engine.WebhookQuoteAccepted, engine.WebhookQuoteCompleted}
+	seq := uint64(0)
+	for i := range 30 {
+		seq++
+		e := event(alice, engine.ModeLive, kinds[i%3], i/3, base+int64(i/2)) // pairs share a millisecond
+		s.Add(seq, e)
+		want = append(want, e.ID.String())
+		s.Add(seq, event(alice, engine.ModeSandbox, engine.WebhookQuoteCreated, 1000+i, base+int64(i)))
+		s.Add(seq, event(bob, engine.ModeLive, engine.WebhookQuoteCreated, 2000+i, base+int64(i)))
+	}
+	if err := s.Sync(seq); err != nil {
+		t.Fatal(err)
+	}
+	slices.Reverse(want)
+
+	var got []string
+	var after engine.EventID
+	for page := 0; ; page++ {
+		bodies, more, err := s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Limit: 7, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ids(t, bodies)...)
+		if !more {
+			break
+		}
+		if page > 10 {
+			t.Fatal("pages never end")
+		}
+		after = mustID(t, got[len(got)-1])
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pages:\n%v\nwant\n%v", got, want)
+	}
+
+	bodies, more, err := s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Kind: engine.WebhookQuoteAccepted, Limit: 100})
+	if err != nil || more || len(bodies) != 10 {
+		t.Fatalf("accepted only: %d events, more %v, %v", len(bodies), more, err)
+	}
+	for _, b := range bodies {
+		if !strings.Contains(string(b), `"type":"quote.accepted"`) {
+			t.Fatalf("type filter let through %s", b)
+		}
+	}
+	// startingAfter with a filter: an event of another type is a place too.
+	page, _, err := s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Kind: engine.WebhookQuoteAccepted, Limit: 100, After: mustID(t, want[0])})
+	if err != nil || len(page) != 10 {
+		t.Fatalf("accepted after the newest: %d, %v", len(page), err)
+	}
+	if bodies, _, err := s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Kind: engine.WebhookPayInReceived, Limit: 5}); err != nil || len(bodies) != 0 {
+		t.Fatalf("payin.received: %d, %v", len(bodies), err)
+	}
+
+	bobs, _, err := s.List(eventlog.Query{Client: bob, Mode: engine.ModeLive, Limit: 1})
+	if err != nil || len(bobs) != 1 {
+		t.Fatal(err)
+	}
+	_, _, err = s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Limit: 5, After: mustID(t, ids(t, bobs)[0])})
+	if !errors.Is(err, eventlog.ErrUnknownEvent) {
+		t.Fatalf("after bob's event: %v", err)
+	}
+	_, _, err = s.List(eventlog.Query{Client: alice, Mode: engine.ModeSandbox, Limit: 5, After: mustID(t, want[0])})
+	if !errors.Is(err, eventlog.ErrUnknownEvent) {
+		t.Fatalf("after a live event in sandbox: %v", err)
+	}
+	_, _, err = s.List(eventlog.Query{Client: alice, Mode: engine.ModeLive, Limit: 5, After: engine.EventID{9}})
+	if !errors.Is(err, eventlog.ErrUnknownEvent) {
+		t.Fatalf("after an unknown event: %v", err)
+	}
+}
+
+func mustID(t *testing.T, s string) engine.EventID {
+	t.Helper()
+	id, ok := engine.ParseEventID(s)
+	if !ok {
+		t.Fatalf("%s: not an event id", s)
+	}
+	return id
+}
+
+// TestWatermarkAndRetention: the store reopens with what it synced and its
+// watermark, skips events of records up to it when an applier feeds them
+// again, and deletes events past the retention with their indexes.
+func TestWatermarkAndRetention(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{now: time.UnixMilli(1_800_000_000_000)}
+	day := 24 * time.Hour
+	start := clk.Now().Add(-40 * day).UnixMilli()
+	c := engine.ClientID{7}
+	s := open(t, dir, clk)
+	for i := range 40 {
+		s.Add(uint64(i+1), event(c, engine.ModeLive, engine.WebhookQuoteCreated, i, start+int64(i)*day.Milliseconds()))
+	}
+	s.Applied(50) // records with no event
+	if err := s.Sync(50); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, dir, clk) // the first flush expires: 40 days, keep 30
+	defer s.Close()
+	if s.Watermark() != 50 {
+		t.Fatalf("watermark %d, want 50", s.Watermark())
+	}
+	s.Add(3, event(c, engine.ModeLive, engine.WebhookQuoteAccepted, 3, clk.Now().UnixMilli())) // re-fed: skipped
+	s.Applied(51)
+	if err := s.Sync(51); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		bodies, _, err := s.List(eventlog.Query{Client: c, Mode: engine.ModeLive, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bodies) == 30 {
+			got := ids(t, bodies)
+			if got[0] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 39, 0).ID.String() ||
+				got[29] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 10, 0).ID.String() {
+				t.Fatalf("kept %s … %s", got[0], got[29])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events kept, want the 30 within the retention", len(bodies))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	gone := event(c, engine.ModeLive, engine.WebhookQuoteCreated, 2, 0).ID
+	if _, _, err := s.List(eventlog.Query{Client: c, Mode: engine.ModeLive, Limit: 5, After: gone}); !errors.Is(err, eventlog.ErrUnknownEvent) {
+		t.Fatalf("after an expired event: %v", err)
+	}
+	if bodies, _, _ := s.List(eventlog.Query{Client: c, Mode: engine.ModeLive, Kind: engine.WebhookQuoteCreated, Limit: 100}); len(bodies) != 30 {
+		t.Fatalf("type index: %d", len(bodies))
+	}
+}
+
+// TestOpenRefusesDamage: a store that does not open is an error naming it,
+// not an empty history.
+func TestOpenRefusesDamage(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{now: time.Now()}
+	s := open(t, dir, clk)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+	if len(matches) == 0 {
+		t.Fatal("no MANIFEST")
+	}
+	for _, m := range matches {
+		if err := os.WriteFile(m, []byte("not a manifest"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := eventlog.Open(dir, eventlog.Config{Render: render}); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("damaged store opened: %v", err)
+	}
+}
