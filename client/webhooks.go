@@ -70,6 +70,8 @@ type WebhookEvent struct {
 	Mode      Mode      `json:"mode"`
 	Data      struct {
 		Quote Quote `json:"quote"` // the quote as this event left it
+		// Payin is a payin.received event's receipt (nil otherwise).
+		Payin *Receipt `json:"payin,omitempty"`
 		// WebhookID is the endpoint a webhook.test event (TestWebhook)
 		// was sent to; it carries no quote.
 		WebhookID string `json:"webhookId,omitempty"`
