@@ -27,6 +27,23 @@ type keyRef struct {
 	revoked atomic.Bool
 	// expiresAt is when a rolled key stops working (Unix ms; 0: never).
 	expiresAt atomic.Int64
+	// lastUsed is when the key last authenticated a request (Unix ms),
+	// moved at most once per keyUseResolution; recorded is the last use
+	// the log holds (KeysUsed, written by System.Maintain).
+	lastUsed, recorded atomic.Int64
+}
+
+// keyUseResolution is how precisely a key's last use is kept: a request
+// moves it only when it is this much older, so authentication writes a
+// shared word at most once a minute per key, and the log gets at most one
+// KeysUsed entry per key per minute.
+const keyUseResolution = 60_000 // ms
+
+// used notes a request authenticated by the key at now (Unix ms).
+func (r *keyRef) used(now int64) {
+	if now-r.lastUsed.Load() >= keyUseResolution {
+		r.lastUsed.Store(now)
+	}
 }
 
 // works reports whether the key authenticates at now (Unix ms).
@@ -50,6 +67,8 @@ func (d *directory) init(state *engine.State) {
 		ref := &keyRef{key: *k}
 		ref.revoked.Store(k.Revoked)
 		ref.expiresAt.Store(k.ExpiresAt)
+		ref.lastUsed.Store(k.LastUsedAt)
+		ref.recorded.Store(k.LastUsedAt)
 		d.addKey(ref)
 	}
 }
@@ -102,6 +121,7 @@ func (d *directory) clientKeys(id engine.ClientID) []engine.Key {
 			k := ref.key
 			k.Revoked = ref.revoked.Load()
 			k.ExpiresAt = ref.expiresAt.Load()
+			k.LastUsedAt = ref.lastUsed.Load()
 			out = append(out, k)
 		}
 	}
@@ -131,5 +151,32 @@ func (d *directory) authenticate(secret string, now int64) (Principal, bool) {
 	if !ok || subtle.ConstantTimeCompare(ref.key.Hash[:], h[:]) != 1 || !ref.works(now) {
 		return Principal{}, false
 	}
+	ref.used(now)
 	return Principal{Key: ref.key.ID, Client: ref.key.Client, Mode: ref.key.Mode}, true
+}
+
+// unrecordedUses lists the keys whose last use the log does not hold yet,
+// at most engine.KeysUsedMax, in no particular order.
+func (d *directory) unrecordedUses() []engine.KeyUse {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var out []engine.KeyUse
+	for id, ref := range d.keys {
+		if at := ref.lastUsed.Load(); at > ref.recorded.Load() {
+			out = append(out, engine.KeyUse{Key: id, At: at})
+			if len(out) == engine.KeysUsedMax {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// markRecorded notes that the log holds uses (a durable KeysUsed).
+func (d *directory) markRecorded(uses []engine.KeyUse) {
+	for _, u := range uses {
+		if ref, ok := d.key(u.Key); ok && u.At > ref.recorded.Load() {
+			ref.recorded.Store(u.At)
+		}
+	}
 }

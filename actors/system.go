@@ -723,6 +723,9 @@ func (s *System) Now() time.Time { return s.cfg.Clock() }
 func (s *System) Maintain() {
 	now := s.nowMillis()
 	s.idem.prune(now)
+	if err := s.RecordKeyUses(); err != nil {
+		s.cfg.Logger.Warn("keys' last use not recorded; retried at the next maintenance", "err", err)
+	}
 	retention := s.cfg.Retention.Milliseconds()
 	if retention <= 0 {
 		return

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"sync"
@@ -186,12 +187,19 @@ func (s *System) SettleWebhookEvents(evs []*engine.WebhookSettled) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := s.writable(); err != nil {
-		return err
-	}
 	recs := make([][]byte, len(evs))
 	for i, ev := range evs {
 		recs[i] = engine.AppendEvent(make([]byte, 0, 64), ev)
+	}
+	return s.appendRecords(recs)
+}
+
+// appendRecords appends records that no actor decides (they change only
+// the log's state: settlements, keys' last uses) and waits until they are
+// durable.
+func (s *System) appendRecords(recs [][]byte) error {
+	if err := s.writable(); err != nil {
+		return err
 	}
 	done := make(chan error, 1)
 	s.log.Append(recs, func(_ uint64, err error) {
@@ -201,4 +209,22 @@ func (s *System) SettleWebhookEvents(evs []*engine.WebhookSettled) error {
 		done <- err
 	})
 	return <-done
+}
+
+// RecordKeyUses writes one KeysUsed record of the keys used since their
+// last recorded use (a key's lastUsedAt, to the minute: GET
+// /partners/keys), if any. Maintain calls it every minute; a use in the
+// minute before a crash may be lost, never a use that did not happen.
+func (s *System) RecordKeyUses() error {
+	uses := s.directory.unrecordedUses()
+	if len(uses) == 0 {
+		return nil
+	}
+	slices.SortFunc(uses, func(a, b engine.KeyUse) int { return bytes.Compare(a.Key[:], b.Key[:]) })
+	ev := &engine.KeysUsed{At: s.nowMillis(), Uses: uses}
+	if err := s.appendRecords([][]byte{engine.AppendEvent(make([]byte, 0, 16+len(uses)*24), ev)}); err != nil {
+		return err
+	}
+	s.directory.markRecorded(uses)
+	return nil
 }

@@ -15,6 +15,9 @@ type KeyInfo struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// ExpiresAt is when a rolled key stops working (nil: never).
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute (nil: never recorded).
+	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`
 }
 
 // Keys lists the key's client's working keys in the key's mode, oldest

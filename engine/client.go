@@ -19,6 +19,9 @@ type Key struct {
 	CreatedAt int64
 	// ExpiresAt is when a rolled key stops working (0: never).
 	ExpiresAt int64
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute, as recorded (KeysUsed; 0: never recorded).
+	LastUsedAt int64
 }
 
 // Works reports whether the key authenticates at now (Unix ms).

@@ -282,6 +282,12 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.Key)
 		e.hash(ev.Hash)
 		e.varint(ev.ExpiresAt)
+	case *KeysUsed:
+		e.uvarint(uint64(len(ev.Uses)))
+		for _, u := range ev.Uses {
+			e.id(u.Key)
+			e.varint(u.At)
+		}
 	case *PoolCreated:
 		e.id(ev.Pool)
 		e.byte1(uint8(ev.Mode))
@@ -414,6 +420,17 @@ func DecodeEvent(b []byte) (Event, error) {
 		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventKeyRolled:
 		ev = &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
+	case EventKeysUsed:
+		n := d.uvarint()
+		if n == 0 || n > KeysUsedMax {
+			d.fail()
+			n = 0
+		}
+		e := &KeysUsed{At: at, Uses: make([]KeyUse, 0, n)}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			e.Uses = append(e.Uses, KeyUse{Key: d.id(), At: d.varint()})
+		}
+		ev = e
 	case EventPoolCreated:
 		ev = &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
 			Rate: d.rate(), Owner: d.id(), LiquidityAccount: d.id(), ProceedsAccount: d.id()}

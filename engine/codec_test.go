@@ -61,6 +61,7 @@ func codecSamples() []struct {
 		{"key revoked", &engine.KeyRevoked{At: math.MaxInt64, Key: codecID(3)}},
 		{"key rolled", &engine.KeyRolled{At: 9, Old: codecID(3), Key: codecID(11), Hash: sha256.Sum256([]byte("oja_live_y")), ExpiresAt: 9 + 86_400_000}},
 		{"key rolled at once", &engine.KeyRolled{At: math.MinInt64, Old: codecID(3), Key: codecID(12), ExpiresAt: math.MinInt64}},
+		{"keys used", &engine.KeysUsed{At: 9, Uses: []engine.KeyUse{{Key: codecID(3), At: 8}, {Key: codecID(11), At: math.MaxInt64}}}},
 		{"pool owned", &engine.PoolCreated{At: 7, Pool: codecID(5), Mode: engine.ModeLive, Name: "Lagos Desk 1", Pair: pairNGNUSDT,
 			Rate: engine.RateFromUnits(625_000_000_000_000), Owner: codecID(1), LiquidityAccount: codecID(6), ProceedsAccount: codecID(7)}},
 		{"pool marketplace", &engine.PoolCreated{At: math.MinInt64, Pool: codecID(8), Mode: engine.ModeSandbox, Name: long, Pair: pairNGNGHS,
@@ -142,7 +143,7 @@ func TestCodecTags(t *testing.T) {
 		"ClientCreated": 1, "KeyCreated": 2, "KeyRevoked": 3, "PoolCreated": 4, "PoolRateSet": 5,
 		"PoolStatusSet": 6, "PoolDeposited": 7, "PoolWithdrawn": 8, "AccountDeposited": 9, "QuoteCreated": 10,
 		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14, "QuoteCancelledByOperator": 15,
-		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18, "KeyRolled": 26, "WebhookSecretRotated": 27, "WebhookUpdated": 28,
+		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18, "KeyRolled": 26, "WebhookSecretRotated": 27, "WebhookUpdated": 28, "KeysUsed": 29,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)

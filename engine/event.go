@@ -54,7 +54,10 @@ const (
 	// EventWebhookUpdated: a partner's new URL or event set for an
 	// endpoint (webhook.go).
 	EventWebhookUpdated EventType = 28
-	eventTypeEnd        EventType = 29
+	// EventKeysUsed: when API keys were last used (a key's lastUsedAt),
+	// recorded about once a minute for the keys used since.
+	EventKeysUsed EventType = 29
+	eventTypeEnd  EventType = 30
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -86,6 +89,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventKeyRolled:                "KeyRolled",
 	EventWebhookSecretRotated:     "WebhookSecretRotated",
 	EventWebhookUpdated:           "WebhookUpdated",
+	EventKeysUsed:                 "KeysUsed",
 }
 
 func (t EventType) String() string {
@@ -141,6 +145,24 @@ type KeyRolled struct {
 	Hash      [32]byte
 	ExpiresAt int64
 }
+
+// KeysUsed: when each of Uses' keys last authenticated a request (Unix ms,
+// to the minute: the service records a key's use at most once a minute).
+// Replay keeps, per key, the latest time it is told.
+type KeysUsed struct {
+	At   int64
+	Uses []KeyUse
+}
+
+// KeyUse is one key's last use.
+type KeyUse struct {
+	Key KeyID
+	At  int64
+}
+
+// KeysUsedMax bounds the keys of one KeysUsed record (the service splits
+// longer lists).
+const KeysUsedMax = 4096
 
 // PoolCreated: a market maker's offer, active, with empty accounts.
 type PoolCreated struct {
@@ -350,6 +372,7 @@ func (*ClientCreated) Type() EventType    { return EventClientCreated }
 func (*KeyCreated) Type() EventType       { return EventKeyCreated }
 func (*KeyRevoked) Type() EventType       { return EventKeyRevoked }
 func (*KeyRolled) Type() EventType        { return EventKeyRolled }
+func (*KeysUsed) Type() EventType         { return EventKeysUsed }
 func (*PoolCreated) Type() EventType      { return EventPoolCreated }
 func (*PoolRateSet) Type() EventType      { return EventPoolRateSet }
 func (*PoolStatusSet) Type() EventType    { return EventPoolStatusSet }
@@ -381,6 +404,7 @@ func (e *ClientCreated) Time() int64    { return e.At }
 func (e *KeyCreated) Time() int64       { return e.At }
 func (e *KeyRevoked) Time() int64       { return e.At }
 func (e *KeyRolled) Time() int64        { return e.At }
+func (e *KeysUsed) Time() int64         { return e.At }
 func (e *PoolCreated) Time() int64      { return e.At }
 func (e *PoolRateSet) Time() int64      { return e.At }
 func (e *PoolStatusSet) Time() int64    { return e.At }

@@ -119,3 +119,40 @@ func TestWebhookUpdated(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysUsed: a key's recorded last use is the latest it is told (an
+// older record never moves it back), survives a snapshot (version 6) and
+// changes the state's hash; a record naming an unknown key, or none, is
+// refused.
+func TestKeysUsed(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("ada").Client
+	k1, k2 := engine.KeyID(w.newID()), engine.KeyID(w.newID())
+	w.apply(&engine.KeyCreated{At: w.now, Key: k1, Client: ada, Mode: engine.ModeLive, Hash: sha256.Sum256([]byte("1"))})
+	w.apply(&engine.KeyCreated{At: w.now, Key: k2, Client: ada, Mode: engine.ModeSandbox, Hash: sha256.Sum256([]byte("2"))})
+	before := w.state.Hash()
+	w.apply(&engine.KeysUsed{At: w.now + 120_000, Uses: []engine.KeyUse{{Key: k1, At: w.now + 60_000}, {Key: k2, At: w.now + 120_000}}})
+	w.apply(&engine.KeysUsed{At: w.now + 180_000, Uses: []engine.KeyUse{{Key: k1, At: w.now}}}) // older: kept back
+	if got := w.state.Keys[k1].LastUsedAt; got != w.now+60_000 {
+		t.Fatalf("k1 last used %d, want %d", got, w.now+60_000)
+	}
+	if w.state.Hash() == before {
+		t.Fatal("a recorded use does not change the state's hash")
+	}
+	restored, err := engine.DecodeState(engine.EncodeState(w.state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restored.Hash() != w.state.Hash() || restored.Keys[k2].LastUsedAt != w.now+120_000 {
+		t.Fatalf("after a snapshot: %+v", restored.Keys[k2])
+	}
+	for _, bad := range []*engine.KeysUsed{
+		{At: w.now, Uses: []engine.KeyUse{{Key: engine.KeyID(w.newID()), At: w.now}}},
+		{At: w.now},
+		{At: w.now, Uses: []engine.KeyUse{{Key: k1, At: 0}}},
+	} {
+		if err := w.state.Apply(bad); err == nil {
+			t.Errorf("%+v applied", bad)
+		}
+	}
+}

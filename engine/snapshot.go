@@ -22,8 +22,9 @@ import (
 // Versions 1 to 3 still decode (with no credit, statements or receipts:
 // they had none). Version 5 adds, at the end, the expiry of each rolled
 // key (KeyRolled) and each rotated webhook's previous secret
-// (WebhookSecretRotated); earlier versions had none.
-const snapshotVersion = 5
+// (WebhookSecretRotated); earlier versions had none. Version 6 adds, at
+// the end, each key's recorded last use (KeysUsed).
+const snapshotVersion = 6
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -175,6 +176,18 @@ func AppendState(buf []byte, s *State) []byte {
 		e.id(w.ID)
 		e.str(w.PreviousSecret)
 		e.varint(w.PreviousUntil)
+	}
+	// Version 6: when each key was last used, of those recorded.
+	var used []KeyID
+	for _, id := range sortedKeys(s.Keys) {
+		if s.Keys[id].LastUsedAt != 0 {
+			used = append(used, id)
+		}
+	}
+	e.uvarint(uint64(len(used)))
+	for _, id := range used {
+		e.id(id)
+		e.varint(s.Keys[id].LastUsedAt)
 	}
 	return e.buf
 }
@@ -503,6 +516,17 @@ func DecodeState(b []byte) (*State, error) {
 				break
 			}
 			w.PreviousSecret, w.PreviousUntil = secret, until
+		}
+	}
+	if version >= 6 {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			id, at := KeyID(d.id()), d.varint()
+			k, ok := s.Keys[id]
+			if !ok || at <= 0 {
+				d.fail()
+				break
+			}
+			k.LastUsedAt = at
 		}
 	}
 	if d.err != nil {

@@ -145,6 +145,11 @@ func (s *State) apply(ev Event) error {
 		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}
 	case *KeyRevoked:
 		s.Keys[ev.Key].Revoked = true
+	case *KeysUsed:
+		for _, u := range ev.Uses {
+			k := s.Keys[u.Key]
+			k.LastUsedAt = max(k.LastUsedAt, u.At)
+		}
 	case *KeyRolled:
 		old := s.Keys[ev.Old]
 		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: old.Client, Mode: old.Mode, Hash: ev.Hash, CreatedAt: ev.At}
@@ -221,6 +226,15 @@ func (s *State) check(ev Event) error {
 	case *KeyRevoked:
 		if _, ok := s.Keys[ev.Key]; !ok {
 			return fmt.Errorf("unknown key %s", ev.Key)
+		}
+	case *KeysUsed:
+		if len(ev.Uses) == 0 || len(ev.Uses) > KeysUsedMax {
+			return fmt.Errorf("%d key uses, want 1 to %d", len(ev.Uses), KeysUsedMax)
+		}
+		for _, u := range ev.Uses {
+			if _, ok := s.Keys[u.Key]; !ok || u.At <= 0 {
+				return fmt.Errorf("use of unknown key %s, or at %d", u.Key, u.At)
+			}
 		}
 	case *KeyRolled:
 		old, ok := s.Keys[ev.Old]

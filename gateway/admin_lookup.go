@@ -109,6 +109,9 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		w.str("mode", k.Mode.String())
 		w.time("createdAt", k.CreatedAt)
 		w.boolean("revoked", k.Revoked)
+		if k.LastUsedAt != 0 {
+			w.time("lastUsedAt", k.LastUsedAt)
+		}
 		w.close()
 	}
 	w.closeArray()

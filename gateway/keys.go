@@ -26,8 +26,9 @@ const keyRollHoursMax = 720
 
 // listKeys is GET /api/v1/partners/keys: the caller's client's keys that
 // work, in the calling key's mode (as every partner route, one mode at a
-// time), oldest first: {"data":[{"keyId","mode","createdAt","expiresAt"?}],
-// "hasMore":false}; expiresAt on a rolled key that still works. Never a
+// time), oldest first: {"data":[{"keyId","mode","createdAt","expiresAt"?,
+// "lastUsedAt"?}],"hasMore":false}; expiresAt on a rolled key that still
+// works, lastUsedAt once it authenticated a request (to the minute). Never a
 // secret (the service keeps only their hashes); revoked and expired keys
 // are left out (the operator's GET /admin/v1/clients/{id} lists them).
 func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
@@ -49,6 +50,9 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		w.time("createdAt", k.CreatedAt)
 		if k.ExpiresAt != 0 {
 			w.time("expiresAt", k.ExpiresAt)
+		}
+		if k.LastUsedAt != 0 {
+			w.time("lastUsedAt", k.LastUsedAt)
 		}
 		w.close()
 	}

@@ -29,7 +29,12 @@ func TestListKeys(t *testing.T) {
 		var out []map[string]any
 		for _, k := range getArray(t, page, "data") {
 			m := k.(map[string]any)
-			wantKeys(t, "key", m, "keyId", "mode", "createdAt")
+			if _, used := m["lastUsedAt"]; used {
+				wantKeys(t, "key", m, "keyId", "mode", "createdAt", "lastUsedAt")
+				wantTimestamp(t, m, "lastUsedAt")
+			} else {
+				wantKeys(t, "key", m, "keyId", "mode", "createdAt")
+			}
 			wantUUID(t, m, "keyId")
 			wantTimestamp(t, m, "createdAt")
 			out = append(out, m)
@@ -145,5 +150,61 @@ func TestRollKey(t *testing.T) {
 	wantError(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", newKey, nil), http.StatusUnauthorized, "UNAUTHORIZED")
 	if got := keys(third); len(got) != 1 || got[0]["keyId"] == newID {
 		t.Fatalf("after rolling at once: %v", got)
+	}
+}
+
+// TestKeyLastUsed: a key's lastUsedAt is when it last authenticated a
+// request, to the minute (a request within the minute leaves it), shown
+// to the partner and the operator; a key never used has none; it is
+// recorded in the log by the minute's maintenance and survives a restart.
+func TestKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := gatewaytest.Start(t, gatewaytest.Options{Dir: dir})
+	ada := s.NewPartner(t, "Ada")
+	lastUsed := func(s *gatewaytest.Server, key string) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, k := range getArray(t, wantOK(t, do(t, http.MethodGet, s.URL+"/api/v1/partners/keys", key, nil)), "data") {
+			m := k.(map[string]any)
+			at, _ := m["lastUsedAt"].(string)
+			out[m["mode"].(string)] = at
+		}
+		return out
+	}
+	first := s.Now().UTC()
+	got := lastUsed(s, ada.LiveKey)
+	at, err := time.Parse(time.RFC3339Nano, got["live"])
+	if err != nil || at.Sub(first).Abs() > time.Second {
+		t.Fatalf("lastUsedAt after a request at %s: %q (%v)", first, got["live"], err)
+	}
+	if unused := lastUsed(s, ada.SandboxKey)["sandbox"]; unused == "" {
+		t.Fatalf("the sandbox key, used by this very listing, shows no lastUsedAt")
+	}
+	s.Advance(30 * time.Second)
+	if again := lastUsed(s, ada.LiveKey)["live"]; again != got["live"] {
+		t.Fatalf("a request 30 s later moved lastUsedAt from %s to %s (it keeps the minute)", got["live"], again)
+	}
+	s.Advance(40 * time.Second)
+	moved := lastUsed(s, ada.LiveKey)["live"]
+	if moved == got["live"] {
+		t.Fatalf("a request 70 s later left lastUsedAt at %s", moved)
+	}
+	adminView := wantOK(t, admin(t, s, http.MethodGet, "/admin/v1/clients/"+ada.Client.ID.String(), nil))
+	for _, k := range getArray(t, adminView, "keys") {
+		m := k.(map[string]any)
+		if m["mode"] == "live" && m["lastUsedAt"] != moved {
+			t.Fatalf("the operator sees lastUsedAt %v, the partner %s", m["lastUsedAt"], moved)
+		}
+	}
+	s.Sys.Maintain() // records it
+	s.Stop()
+	s = gatewaytest.Start(t, gatewaytest.Options{Dir: dir})
+	adminView = wantOK(t, admin(t, s, http.MethodGet, "/admin/v1/clients/"+ada.Client.ID.String(), nil))
+	for _, k := range getArray(t, adminView, "keys") {
+		m := k.(map[string]any)
+		if m["mode"] == "live" && m["lastUsedAt"] != moved {
+			t.Fatalf("after a restart lastUsedAt is %v, want %s", m["lastUsedAt"], moved)
+		}
 	}
 }

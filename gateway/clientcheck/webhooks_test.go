@@ -154,8 +154,9 @@ func TestClientKeys(t *testing.T) {
 	}
 	ctx := context.Background()
 	keys, err := c.Keys(ctx)
-	if err != nil || len(keys) != 1 || keys[0].Mode != client.ModeLive || keys[0].KeyID == "" || keys[0].CreatedAt.IsZero() || keys[0].ExpiresAt != nil {
-		t.Fatalf("keys %+v, %v", keys, err)
+	if err != nil || len(keys) != 1 || keys[0].Mode != client.ModeLive || keys[0].KeyID == "" || keys[0].CreatedAt.IsZero() || keys[0].ExpiresAt != nil ||
+		keys[0].LastUsedAt == nil || keys[0].LastUsedAt.Sub(s.Now()).Abs() > time.Minute {
+		t.Fatalf("keys %+v, %v (the calling key was just used)", keys, err)
 	}
 	rolled, err := c.RollKey(ctx, keys[0].KeyID, 24)
 	if err != nil || rolled.Mode != client.ModeLive || !strings.HasPrefix(rolled.Key, "oja_live_") || rolled.KeyID == keys[0].KeyID {

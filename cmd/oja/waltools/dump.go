@@ -57,6 +57,7 @@ type dumpEvent struct {
 	OldKeyID            string            `json:"oldKeyId,omitempty"`
 	PreviousSecretUntil string            `json:"previousSecretUntil,omitempty"`
 	Wallets             *[]dumpWallet     `json:"wallets,omitempty"`
+	Keys                *[]dumpKeyUse     `json:"keys,omitempty"`
 	Allocations         *[]dumpAllocation `json:"allocations,omitempty"`
 	ChatMetadata        *dumpChat         `json:"chatMetadata,omitempty"`
 	Settlement          *dumpSettlement   `json:"settlement,omitempty"`
@@ -147,6 +148,11 @@ func dumpMarketsOf(m *engine.Markets) *dumpMarkets {
 	return d
 }
 
+type dumpKeyUse struct {
+	KeyID      string `json:"keyId"`
+	LastUsedAt string `json:"lastUsedAt"`
+}
+
 type dumpWallet struct {
 	AccountID string `json:"accountId"`
 	Mode      string `json:"mode"`
@@ -201,6 +207,12 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.KeyID, d.ClientID, d.Mode, d.KeyHash = ev.Key.String(), ev.Client.String(), ev.Mode.String(), hex.EncodeToString(ev.Hash[:])
 	case *engine.KeyRevoked:
 		d.KeyID = ev.Key.String()
+	case *engine.KeysUsed:
+		uses := make([]dumpKeyUse, len(ev.Uses))
+		for i, u := range ev.Uses {
+			uses[i] = dumpKeyUse{KeyID: u.Key.String(), LastUsedAt: fmtMillis(u.At)}
+		}
+		d.Keys = &uses
 	case *engine.KeyRolled:
 		d.OldKeyID, d.KeyID, d.KeyHash = ev.Old.String(), ev.Key.String(), hex.EncodeToString(ev.Hash[:])
 		d.ExpiresAt = fmtMillis(ev.ExpiresAt)

@@ -22,6 +22,7 @@ var dumpShapes = map[string][]string{
 	"KeyCreated":           {"keyId", "clientId", "mode", "keyHash"},
 	"KeyRevoked":           {"keyId"},
 	"KeyRolled":            {"oldKeyId", "keyId", "keyHash", "expiresAt"},
+	"KeysUsed":             {"keys"},
 	"WebhookSecretRotated": {"webhookId", "previousSecretUntil"},
 	"WebhookUpdated":       {"webhookId", "url", "events"},
 	"PoolCreated":          {"poolId", "mode", "name", "pair", "source", "destination", "rate", "ownerClientId", "poolAccountId", "proceedsAccountId"},
@@ -55,6 +56,7 @@ func TestWalDumpShape(t *testing.T) {
 		&engine.KeyCreated{At: at, Key: id(), Client: id(), Mode: engine.ModeLive, Hash: [32]byte{1}},
 		&engine.KeyRevoked{At: at, Key: id()},
 		&engine.KeyRolled{At: at, Old: id(), Key: id(), Hash: [32]byte{2}, ExpiresAt: at + 3_600_000},
+		&engine.KeysUsed{At: at, Uses: []engine.KeyUse{{Key: id(), At: at - 60_000}, {Key: id(), At: at}}},
 		&engine.PoolCreated{At: at, Pool: id(), Mode: engine.ModeSandbox, Name: "Desk", Pair: engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}, Rate: rate, Owner: id(), LiquidityAccount: id(), ProceedsAccount: id()},
 		&engine.PoolRateSet{At: at, Pool: id(), Rate: rate},
 		&engine.PoolStatusSet{At: at, Pool: id(), Active: false},
@@ -129,8 +131,8 @@ func TestWalDumpShape(t *testing.T) {
 			t.Errorf("%s: no test event", name)
 		}
 	}
-	if len(dumpShapes) != 21 {
-		t.Errorf("%d event types pinned here; want 21 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
+	if len(dumpShapes) != 22 {
+		t.Errorf("%d event types pinned here; want 22 (MarketsSet, the pay-in and funds records are checked over the real binary, cmd/oja)", len(dumpShapes))
 	}
 	for _, ev := range events { // WebhookCreated and WebhookSecretRotated carry secrets
 		if raw, _ := json.Marshal(dumpEventOf(ev)); strings.Contains(string(raw), "whsec_") {

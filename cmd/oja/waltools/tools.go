@@ -58,7 +58,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
          QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
          QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
          AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
-         MarketsSet, KeyRolled, WebhookSecretRotated, WebhookUpdated
+         MarketsSet, KeyRolled, WebhookSecretRotated, WebhookUpdated, KeysUsed
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -69,6 +69,7 @@ dump --json: one object per record; the shape is stable (fields are added, never
     KeyCreated        keyId, clientId, mode, keyHash (hex SHA-256 of the key; never the key)
     KeyRevoked        keyId
     KeyRolled         oldKeyId, keyId (the new key), keyHash, expiresAt (when oldKeyId stops working)
+    KeysUsed          keys: [{keyId, lastUsedAt}] (each key's last authenticated request, to the minute)
     PoolCreated       poolId, mode, name, pair, source, destination, rate, ownerClientId?,
                       poolAccountId, proceedsAccountId
     PoolRateSet       poolId, rate
