@@ -2,11 +2,12 @@ package webhook
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,18 @@ type Config struct {
 // Dispatcher delivers owed events. It implements engine.WebhookObserver:
 // the log follower feeds it (on its goroutine; every method returns at
 // once). Deliveries start with Start.
+//
+// Each endpoint is on its own: its own lock, queue and worker, so one
+// endpoint's backlog or outage never slows another's. An endpoint's work
+// is O(log n) per attempt and O(1) amortised per settlement in its n owed
+// events: its queue is a chain per quote (a quote's events go out in
+// order, the next only once the one before is settled) and a heap of the
+// chains' heads by when they are next due. Retries wait RetryMin doubling
+// to RetryMax, stretched by up to a quarter at random (jitter), and an
+// endpoint whose last two attempts failed pauses as a whole for as long:
+// a dead endpoint with a full outbox costs a few requests per pause, not
+// one per owed event, and after a restart its retries do not all fall due
+// at once.
 type Dispatcher struct {
 	cfg    Config
 	client *http.Client
@@ -60,7 +73,7 @@ type Dispatcher struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu        sync.Mutex
+	mu        sync.Mutex // guards endpoints and started
 	endpoints map[engine.WebhookID]*endpoint
 	started   bool
 	workers   sync.WaitGroup
@@ -70,24 +83,41 @@ type Dispatcher struct {
 	delivered, failed, abandoned, dropped atomic.Uint64
 }
 
-// endpoint is one registered endpoint, its queue and its delivery state;
-// every field but id (fixed) and sign (atomic) is guarded by Dispatcher.mu.
+// endpoint is one registered endpoint, its queue and its delivery state.
+// id, wake, ctx and cancel are fixed; sign is atomic; the rest is guarded
+// by mu.
 type endpoint struct {
-	id       engine.WebhookID
-	queue    []*item // owed, in log order
-	queued   map[engine.EventID]struct{}
-	inflight int
-	dropped  uint64
-	wake     chan struct{} // cap 1
+	id   engine.WebhookID
+	wake chan struct{} // cap 1
 	// ctx is cancelled when the endpoint is deleted or the dispatcher
 	// stops: its worker and requests end.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	last    Attempt
-	testing bool // a Test delivery is in flight
+	ctx    context.Context
+	cancel context.CancelFunc
 	// sign holds where deliveries go and the signing secrets (an update
 	// or a rotation replaces it; read by every delivery without the lock).
 	sign atomic.Pointer[signing]
+
+	mu sync.Mutex
+	// chains are the owed events of each quote in log order: [0] is the
+	// only one that may be attempted.
+	chains map[engine.QuoteID][]*item
+	queued map[engine.EventID]struct{}
+	// ready holds the chains' heads not in flight, earliest due first.
+	ready readyHeap
+	// order is every owed event in log order (settled ones are holes,
+	// skipped at the front and compacted once they are half): its front
+	// is the oldest owed event, the next to outlive the retry window.
+	order       []*item
+	front       int // order[:front] are holes
+	holes       int // settled events still in order
+	owed        int
+	seq         uint64 // events queued so far (the heap's tie-break: log order)
+	inflight    int
+	dropped     uint64
+	failures    int       // consecutive failed attempts
+	pausedUntil time.Time // no attempt before (after failures in a row)
+	last        Attempt
+	testing     bool // a Test delivery is in flight
 }
 
 // signing is an endpoint's URL and signing secrets: secret, and previous
@@ -123,7 +153,111 @@ type item struct {
 	body    []byte // rendered at the first attempt; the same bytes every attempt
 	attempt int
 	next    time.Time // not before
-	busy    bool
+	busy    bool      // an attempt is in flight
+	done    bool      // settled: a hole in endpoint.order
+	seq     uint64    // log order within the endpoint
+	heapAt  int       // index in endpoint.ready; -1: not in it
+}
+
+// readyHeap orders items by next, then log order (container/heap).
+type readyHeap []*item
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(i, j int) bool {
+	if !h[i].next.Equal(h[j].next) {
+		return h[i].next.Before(h[j].next)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h readyHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapAt, h[j].heapAt = i, j
+}
+func (h *readyHeap) Push(x any) {
+	it := x.(*item)
+	it.heapAt = len(*h)
+	*h = append(*h, it)
+}
+func (h *readyHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	it.heapAt = -1
+	return it
+}
+
+// add queues it at the end of its quote's chain. REQUIRES: ep.mu held.
+func (ep *endpoint) add(it *item) {
+	ep.seq++
+	it.seq, it.heapAt = ep.seq, -1
+	q := it.event.Quote.ID
+	chain := ep.chains[q]
+	ep.chains[q] = append(chain, it)
+	if len(chain) == 0 {
+		heap.Push(&ep.ready, it)
+	}
+	ep.order = append(ep.order, it)
+	ep.queued[it.event.ID] = struct{}{}
+	ep.owed++
+}
+
+// remove drops it, the head of its chain, once settled, and makes the next
+// event of its quote ready. REQUIRES: ep.mu held.
+func (ep *endpoint) remove(it *item) {
+	if it.heapAt >= 0 {
+		heap.Remove(&ep.ready, it.heapAt)
+	}
+	q := it.event.Quote.ID
+	chain := ep.chains[q]
+	if len(chain) <= 1 {
+		delete(ep.chains, q)
+	} else {
+		chain[0] = nil
+		chain = chain[1:]
+		ep.chains[q] = chain
+		heap.Push(&ep.ready, chain[0])
+	}
+	delete(ep.queued, it.event.ID)
+	it.done = true
+	ep.owed--
+	ep.holes++
+	ep.skipHoles()
+	if ep.holes >= compactAfterHoles && ep.holes*2 >= len(ep.order)-ep.front {
+		kept := ep.order[:0]
+		for _, x := range ep.order[ep.front:] {
+			if !x.done {
+				kept = append(kept, x)
+			}
+		}
+		clear(ep.order[len(kept):])
+		ep.order, ep.front, ep.holes = kept, 0, 0
+	}
+}
+
+// compactAfterHoles is the fewest holes a compaction of order is worth (a
+// tuning of memory against copying, not a limit anyone meets).
+const compactAfterHoles = 64
+
+// skipHoles moves front past settled events. REQUIRES: ep.mu held.
+func (ep *endpoint) skipHoles() {
+	for ep.front < len(ep.order) && ep.order[ep.front].done {
+		ep.order[ep.front] = nil
+		ep.front++
+		ep.holes--
+	}
+	if ep.front == len(ep.order) {
+		ep.order, ep.front = ep.order[:0], 0
+	}
+}
+
+// oldest is the oldest owed event (nil: none). REQUIRES: ep.mu held.
+func (ep *endpoint) oldest() *item {
+	ep.skipHoles()
+	if ep.front < len(ep.order) {
+		return ep.order[ep.front]
+	}
+	return nil
 }
 
 // Attempt describes an endpoint's last delivery attempt.
@@ -215,7 +349,8 @@ func (d *Dispatcher) Registered(w *engine.Webhook) {
 		ep.sign.Store(signingOf(w)) // told again: its URL or secrets changed
 		return
 	}
-	ep := &endpoint{id: w.ID, queued: make(map[engine.EventID]struct{}), wake: make(chan struct{}, 1)}
+	ep := &endpoint{id: w.ID, chains: make(map[engine.QuoteID][]*item), queued: make(map[engine.EventID]struct{}),
+		wake: make(chan struct{}, 1)}
 	ep.sign.Store(signingOf(w))
 	ep.ctx, ep.cancel = context.WithCancel(d.ctx)
 	d.endpoints[w.ID] = ep
@@ -234,21 +369,27 @@ func (d *Dispatcher) Deleted(w *engine.Webhook) {
 	}
 }
 
+// endpoint returns the endpoint id (nil: unknown).
+func (d *Dispatcher) endpoint(id engine.WebhookID) *endpoint {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.endpoints[id]
+}
+
 // Owed queues an event (once: an event already queued is skipped, as when
 // a replica restored from a snapshot tells of its outbox again).
 func (d *Dispatcher) Owed(w *engine.Webhook, e *engine.OwedEvent) {
-	d.mu.Lock()
-	ep, ok := d.endpoints[w.ID]
-	if ok {
-		if _, dup := ep.queued[e.ID]; dup {
-			ok = false
-		} else {
-			ep.queue = append(ep.queue, &item{event: *e})
-			ep.queued[e.ID] = struct{}{}
-		}
+	ep := d.endpoint(w.ID)
+	if ep == nil {
+		return
 	}
-	d.mu.Unlock()
-	if ok {
+	ep.mu.Lock()
+	_, dup := ep.queued[e.ID]
+	if !dup {
+		ep.add(&item{event: *e})
+	}
+	ep.mu.Unlock()
+	if !dup {
 		ep.poke()
 	}
 }
@@ -256,11 +397,11 @@ func (d *Dispatcher) Owed(w *engine.Webhook, e *engine.OwedEvent) {
 // Dropped counts an event the outbox had no room for.
 func (d *Dispatcher) Dropped(w *engine.Webhook, _ *engine.OwedEvent) {
 	d.dropped.Add(1)
-	d.mu.Lock()
-	if ep, ok := d.endpoints[w.ID]; ok {
+	if ep := d.endpoint(w.ID); ep != nil {
+		ep.mu.Lock()
 		ep.dropped++
+		ep.mu.Unlock()
 	}
-	d.mu.Unlock()
 	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed", w.OwedCount())
 }
 
@@ -335,46 +476,69 @@ func (d *Dispatcher) run(ep *endpoint) {
 	}
 }
 
-// launch starts the deliveries that are due, within the endpoint's
-// concurrency, and returns how long until the next one is (0: none
-// scheduled). An event waits while an earlier event of its quote is owed.
+// launch abandons the owed events past the retry window, starts the
+// deliveries that are due, within the endpoint's concurrency and unless
+// it is paused, and returns how long until the next is due (0: none).
 func (d *Dispatcher) launch(ep *endpoint, inflight *sync.WaitGroup) time.Duration {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	ep.mu.Lock()
 	now := d.cfg.Clock()
+	var abandoned []*engine.WebhookSettled
+	// Events past the retry window are abandoned once tried, or untried
+	// while the endpoint is failing: every event gets an attempt unless
+	// its endpoint is down. NB: the oldest owed event is its quote's chain
+	// head (an earlier event of the quote would be older), so abandoning
+	// it keeps order.
+	for it := ep.oldest(); it != nil && d.expired(ep, it, now); it = ep.oldest() {
+		d.abandoned.Add(1)
+		abandoned = append(abandoned, &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.id, Event: it.event.ID})
+		ep.remove(it)
+	}
 	var next time.Time
-	blocked := make(map[engine.QuoteID]struct{})
-	for _, it := range ep.queue {
-		q := it.event.Quote.ID
-		if _, ok := blocked[q]; ok {
-			continue
-		}
-		blocked[q] = struct{}{}
-		if it.busy {
-			continue
-		}
-		if it.next.After(now) {
-			if next.IsZero() || it.next.Before(next) {
+	if ep.pausedUntil.After(now) {
+		next = ep.pausedUntil
+	} else {
+		for ep.inflight < d.cfg.Concurrency && ep.ready.Len() > 0 {
+			it := ep.ready[0]
+			if it.next.After(now) {
 				next = it.next
+				break
 			}
-			continue
+			heap.Pop(&ep.ready)
+			it.busy = true
+			it.attempt++
+			ep.inflight++
+			inflight.Add(1)
+			go func() {
+				defer inflight.Done()
+				d.deliver(ep, it)
+			}()
 		}
-		if ep.inflight >= d.cfg.Concurrency {
-			break // a delivery ending wakes the worker
+	}
+	if it := ep.oldest(); it != nil && !it.busy && (it.attempt > 0 || ep.failures >= pauseAfterFailures) {
+		if due := time.UnixMilli(it.event.At).Add(d.cfg.Window); next.IsZero() || due.Before(next) {
+			next = due
 		}
-		it.busy = true
-		it.attempt++
-		ep.inflight++
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			d.deliver(ep, it)
-		}()
+	}
+	ep.mu.Unlock()
+	if len(abandoned) > 0 {
+		d.logger.Warn("webhook events abandoned: retry window over, never delivered", "webhook", ep.id.String(),
+			"events", len(abandoned))
+		for _, s := range abandoned {
+			d.settleCh <- s
+		}
 	}
 	if next.IsZero() {
 		return 0
 	}
 	return max(next.Sub(now), time.Millisecond)
+}
+
+// expired reports whether it may be abandoned unattempted now: past the
+// retry window, not in flight, and tried before or its endpoint failing.
+// REQUIRES: ep.mu held.
+func (d *Dispatcher) expired(ep *endpoint, it *item, now time.Time) bool {
+	return !it.busy && (it.attempt > 0 || ep.failures >= pauseAfterFailures) &&
+		now.Sub(time.UnixMilli(it.event.At)) >= d.cfg.Window
 }
 
 // deliver makes one attempt and books its outcome.
@@ -385,30 +549,36 @@ func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 	status, problem := d.post(ep, it)
 	now := d.cfg.Clock()
 	var settle *engine.WebhookSettled
-	d.mu.Lock()
+	ep.mu.Lock()
 	it.busy = false
 	ep.inflight--
 	if ep.ctx.Err() != nil {
-		d.mu.Unlock()
+		ep.mu.Unlock()
 		return // deleted or stopping: the event stays owed
 	}
 	ep.last = Attempt{At: now, Event: it.event.ID, Status: status, Error: problem, Attempts: it.attempt}
 	switch {
 	case problem == "":
 		d.delivered.Add(1)
+		ep.failures, ep.pausedUntil = 0, time.Time{}
 		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.id, Event: it.event.ID, Delivered: true}
 	case now.Sub(time.UnixMilli(it.event.At)) >= d.cfg.Window:
 		d.abandoned.Add(1)
 		settle = &engine.WebhookSettled{At: now.UnixMilli(), Webhook: ep.id, Event: it.event.ID}
 	default:
 		d.failed.Add(1)
-		it.next = now.Add(d.backoff(it.attempt))
+		ep.failures++
+		it.next = now.Add(jitter(d.backoff(it.attempt)))
+		heap.Push(&ep.ready, it)
+		if ep.failures >= pauseAfterFailures {
+			ep.pausedUntil = now.Add(jitter(d.backoff(ep.failures - 1)))
+		}
 	}
 	if settle != nil {
-		ep.queue = slices.DeleteFunc(ep.queue, func(x *item) bool { return x == it })
-		delete(ep.queued, it.event.ID)
+		ep.remove(it)
 	}
-	d.mu.Unlock()
+	ep.mu.Unlock()
+	ep.poke()
 	if settle != nil {
 		if !settle.Delivered {
 			d.logger.Warn("webhook event abandoned: retry window over", "webhook", ep.id.String(),
@@ -416,7 +586,17 @@ func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 		}
 		d.settleCh <- settle
 	}
-	ep.poke()
+}
+
+// pauseAfterFailures is how many failed attempts in a row pause an
+// endpoint: one failure may be the event's, two say the endpoint is down.
+const pauseAfterFailures = 2
+
+// jitter stretches a wait by up to a quarter at random, never shortens it
+// (a retry is never earlier than its backoff), so that retries scheduled
+// together — every owed event after a restart — spread out.
+func jitter(wait time.Duration) time.Duration {
+	return wait + time.Duration(rand.Int64N(int64(wait)/4+1))
 }
 
 // backoff is the wait after the n-th failed attempt: RetryMin doubling,
@@ -504,31 +684,40 @@ func (d *Dispatcher) Counters() Counters {
 	c := Counters{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Abandoned: d.abandoned.Load(),
 		Dropped: d.dropped.Load()}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	c.Endpoints = len(d.endpoints)
+	eps := make([]*endpoint, 0, len(d.endpoints))
 	for _, ep := range d.endpoints {
-		c.Owed += len(ep.queue)
+		eps = append(eps, ep)
+	}
+	d.mu.Unlock()
+	c.Endpoints = len(eps)
+	for _, ep := range eps {
+		ep.mu.Lock()
+		c.Owed += ep.owed
+		ep.mu.Unlock()
 	}
 	return c
 }
 
 // Status returns an endpoint's backlog.
 func (d *Dispatcher) Status(id engine.WebhookID) EndpointStatus {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	ep, ok := d.endpoints[id]
-	if !ok {
+	ep := d.endpoint(id)
+	if ep == nil {
 		return EndpointStatus{Unknown: true}
 	}
-	st := EndpointStatus{Owed: len(ep.queue), Dropped: ep.dropped, Last: ep.last, InFlight: ep.inflight}
-	for _, it := range ep.queue {
-		at := time.UnixMilli(it.event.At)
-		if st.OldestOwed.IsZero() || at.Before(st.OldestOwed) {
-			st.OldestOwed = at
-		}
-		if !it.busy && it.attempt > 0 && (st.NextAttempt.IsZero() || it.next.Before(st.NextAttempt)) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	st := EndpointStatus{Owed: ep.owed, Dropped: ep.dropped, Last: ep.last, InFlight: ep.inflight}
+	if it := ep.oldest(); it != nil {
+		st.OldestOwed = time.UnixMilli(it.event.At)
+	}
+	// The next retry: the earliest failed event's, or the end of a pause.
+	for _, it := range ep.ready {
+		if it.attempt > 0 && (st.NextAttempt.IsZero() || it.next.Before(st.NextAttempt)) {
 			st.NextAttempt = it.next
 		}
+	}
+	if !st.NextAttempt.IsZero() && ep.pausedUntil.After(st.NextAttempt) {
+		st.NextAttempt = ep.pausedUntil
 	}
 	return st
 }

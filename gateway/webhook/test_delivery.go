@@ -28,6 +28,8 @@ func (d *Dispatcher) Test(w engine.WebhookID, url string, id engine.EventID, bod
 	if !ok || !d.started || d.ctx.Err() != nil {
 		return ErrNotReady
 	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
 	if ep.testing {
 		return ErrTestInFlight
 	}
@@ -38,8 +40,8 @@ func (d *Dispatcher) Test(w engine.WebhookID, url string, id engine.EventID, bod
 		it := &item{event: engine.OwedEvent{ID: id}, body: body, attempt: 1}
 		status, problem := d.postTo(ep, url, it)
 		now := d.cfg.Clock()
-		d.mu.Lock()
-		defer d.mu.Unlock()
+		ep.mu.Lock()
+		defer ep.mu.Unlock()
 		ep.testing = false
 		if ep.ctx.Err() == nil {
 			ep.last = Attempt{At: now, Event: id, Status: status, Error: problem, Attempts: 1}

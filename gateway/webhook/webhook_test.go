@@ -307,18 +307,108 @@ func TestDispatcherDialGuard(t *testing.T) {
 }
 
 // TestDispatcherDeleteStops: a deleted endpoint's queue is dropped and its
-// requests end.
+// requests end: while another endpoint's event goes through five retries
+// (at least 90 ms; the deleted one, failing, would retry every 25 ms at
+// most), the deleted one gets at most the attempt that was in flight.
 func TestDispatcherDeleteStops(t *testing.T) {
-	rec, d, h, settled := oneEndpoint(t, Config{RetryMin: 10 * time.Millisecond, AllowPrivate: true}, 1000,
-		owed(1, engine.WebhookQuoteCreated, time.Now()))
+	cfg := Config{RetryMin: 10 * time.Millisecond, RetryMax: 20 * time.Millisecond, AllowPrivate: true}
+	rec, d, h, settled := oneEndpoint(t, cfg, 1000, owed(1, engine.WebhookQuoteCreated, time.Now()))
 	waitFor(t, "two attempts", func() bool { return len(rec.Deliveries()) >= 2 })
 	d.Deleted(h)
 	if st := d.Status(h.ID); !st.Unknown {
 		t.Fatalf("deleted endpoint still known: %+v", st)
 	}
 	n := len(rec.Deliveries())
-	time.Sleep(100 * time.Millisecond)
-	if after := len(rec.Deliveries()); after > n+1 || settled.count() != 0 {
-		t.Fatalf("%d attempts after the delete (at most the one in flight), %d settlements", after-n, settled.count())
+	other := newReceiver(t, "whsec_other", 5)
+	h2 := hook(2, other.URL, "whsec_other")
+	d.Registered(h2)
+	d.Owed(h2, owed(2, engine.WebhookQuoteCreated, time.Now()))
+	waitFor(t, "the other endpoint's delivery after five failures", func() bool { return settled.count() == 1 })
+	if after := len(rec.Deliveries()); after > n+1 {
+		t.Fatalf("%d attempts after the delete (at most the one in flight)", after-n)
+	}
+	if got := settled.got[0]; got.Webhook != h2.ID || !got.Delivered {
+		t.Fatalf("settlement %+v", got)
+	}
+}
+
+// TestDispatcherPausesFailingEndpoint: an endpoint whose attempts fail
+// twice in a row pauses as a whole: with 200 events owed at once (as after
+// a restart) it gets a handful of attempts before the pause, not one per
+// event, and the operator sees the retry at the pause's end; once
+// it answers again, every event goes out, each quote's in order.
+func TestDispatcherPausesFailingEndpoint(t *testing.T) {
+	var failing sync.Mutex // guards down
+	down := true
+	rec := webhooktest.New(t)
+	rec.Fail(func(int) bool { failing.Lock(); defer failing.Unlock(); return down })
+	var settled settlements
+	d := New(Config{RetryMin: time.Hour, AllowPrivate: true, Render: render, Settle: settled.settle})
+	h := hook(1, rec.URL, "whsec_x")
+	d.Registered(h)
+	now := time.Now()
+	for q := range byte(100) {
+		d.Owed(h, owed(q, engine.WebhookQuoteCreated, now))
+		d.Owed(h, owed(q, engine.WebhookQuoteAccepted, now))
+	}
+	d.Start()
+	defer d.Stop()
+	waitFor(t, "the pause", func() bool {
+		st := d.Status(h.ID)
+		return st.InFlight == 0 && st.NextAttempt.After(time.Now().Add(59*time.Minute))
+	})
+	// The first failure frees a slot before the second one pauses: at most
+	// Concurrency + pauseAfterFailures-1 attempts.
+	if n, most := len(rec.Deliveries()), ConcurrencyDefault+pauseAfterFailures-1; n < pauseAfterFailures || n > most {
+		t.Fatalf("%d attempts before the pause, want %d to %d (of 200 owed)", n, pauseAfterFailures, most)
+	}
+	if st := d.Status(h.ID); st.Owed != 200 {
+		t.Fatalf("status %+v", st)
+	}
+
+	// The receiver is back; a restarted dispatcher (the pause is not
+	// durable) drains the outbox.
+	d.Stop()
+	failing.Lock()
+	down = false
+	failing.Unlock()
+	d = New(Config{RetryMin: time.Hour, AllowPrivate: true, Render: render, Settle: settled.settle})
+	d.Registered(h)
+	for q := range byte(100) {
+		d.Owed(h, owed(q, engine.WebhookQuoteCreated, now))
+		d.Owed(h, owed(q, engine.WebhookQuoteAccepted, now))
+	}
+	d.Start()
+	waitFor(t, "every event delivered", func() bool { return d.Status(h.ID).Owed == 0 })
+	firstDelivered := map[string]time.Time{}
+	for _, r := range rec.Deliveries() {
+		if r.Delivered {
+			if _, seen := firstDelivered[r.EventID]; !seen {
+				firstDelivered[r.EventID] = r.At
+			}
+		}
+	}
+	for q := range byte(100) {
+		created, accepted := owed(q, engine.WebhookQuoteCreated, now).ID.String(), owed(q, engine.WebhookQuoteAccepted, now).ID.String()
+		if c, a := firstDelivered[created], firstDelivered[accepted]; c.IsZero() || a.IsZero() || a.Before(c) {
+			t.Fatalf("quote %d: created delivered %v, accepted %v", q, c, a)
+		}
+	}
+}
+
+// TestJitter: a retry is never earlier than its backoff, at most a quarter
+// later, and retries due together spread out.
+func TestJitter(t *testing.T) {
+	const wait = 10 * time.Second
+	seen := map[time.Duration]bool{}
+	for range 1000 {
+		j := jitter(wait)
+		if j < wait || j > wait+wait/4 {
+			t.Fatalf("jitter(%v) = %v", wait, j)
+		}
+		seen[j] = true
+	}
+	if len(seen) < 900 {
+		t.Fatalf("1000 jittered waits take %d values", len(seen))
 	}
 }
