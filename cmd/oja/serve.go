@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -277,6 +278,16 @@ func serve(args []string) error {
 	}
 	logger.Info("listening; recovering before serving", "public", srv.Addr(), "admin", srv.AdminAddr(), "data", cfg.data)
 
+	// The follower builds its state beside the recovery (both read the
+	// log; on two cores at once), so that webhooks go out as soon as the
+	// system serves instead of a replay later; it delivers and maintains
+	// only once the system is ready.
+	ready := make(chan struct{})
+	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history, ready)
+	shutdownQuietly := func(srv *gateway.Server, log *wal.Log) {
+		stopFollower()
+		shutdownQuietly(srv, log)
+	}
 	// Let the heap grow until serving (actors.RecoveryGCPercent).
 	gcPercent := debug.SetGCPercent(actors.RecoveryGCPercent)
 	state, stats, err := actors.Recover(log, time.Now())
@@ -316,11 +327,11 @@ func serve(args []string) error {
 	}
 	srv.SetSystem(sys)
 	logger.Info("ready")
+	close(ready)
 	var simulator *marketSimulator
 	if cfg.demo {
 		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
 	}
-	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history)
 
 	serveUntilSignal(logger, sys.Maintain, cfg.publicCert, cfg.adminCert)
 	if simulator != nil {
@@ -367,13 +378,15 @@ func serveUntilSignal(logger *slog.Logger, maintain func(), certs ...*listenerCe
 }
 
 // startFollower runs the log follower (actors.Follower) that saves a
-// snapshot every --snapshot-every events, applies --log-retention and feeds
-// the webhook dispatcher (starting it once caught up), on its own
+// snapshot every --snapshot-every events, applies --log-retention, feeds
+// the event history and feeds the webhook dispatcher, on its own
 // goroutine: it builds its own state from the log, so the start is not
-// delayed and traffic is not paused. The returned func stops it and waits,
-// before the log is closed.
+// delayed and traffic is not paused. Once both it has caught up and ready
+// is closed (the system serves: settlements can be recorded) it starts the
+// dispatcher and maintains. The returned func stops it and waits, before
+// the log is closed.
 func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower],
-	hooks *webhook.Dispatcher, history *eventlog.Store) (stop func()) {
+	hooks *webhook.Dispatcher, history *eventlog.Store, ready <-chan struct{}) (stop func()) {
 	if cfg.snapshotEvery == 0 && cfg.logRetention > 0 {
 		logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
 	}
@@ -386,6 +399,11 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 		})
 		if err == nil {
 			current.Store(f)
+			select {
+			case <-ready:
+			case <-quit:
+				return
+			}
 			hooks.Start()
 			err = f.Run()
 		}
@@ -393,9 +411,12 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 			logger.Error("log follower stopped: no snapshots and no new webhook events until restart; serving continues", "err", err)
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(quit)
-		<-done
+		once.Do(func() {
+			close(quit)
+			<-done
+		})
 	}
 }
 
