@@ -27,7 +27,7 @@ type FollowLog interface {
 }
 
 // EventSink keeps the partners' event history (*eventlog.Store): it is fed
-// every event the applied records make (engine.State.ObserveEvents) with
+// every event the applied records make (engine.Effects.Events) with
 // the record's sequence.
 type EventSink interface {
 	// Watermark is the last sequence whose events the sink holds.
@@ -65,7 +65,8 @@ type FollowerConfig struct {
 	// Webhooks, when set, is told (on the follower's goroutine) of every
 	// webhook endpoint and owed event once the follower has caught up,
 	// then of every change the records it applies make: the webhook
-	// dispatcher's feed (engine.State.ObserveWebhooks).
+	// dispatcher's feed (engine.State.TellWebhooks, then each record's
+	// engine.Effects).
 	Webhooks engine.WebhookObserver
 	// Events, when set, is fed the partner events of every record after
 	// its watermark; a snapshot is saved only once they are synced. When
@@ -110,7 +111,6 @@ type Follower struct {
 
 	buf        []byte // the last snapshot's encoding, reused by the next
 	applied    uint64 // last sequence applied to state
-	applying   uint64 // sequence of the record being applied (the event sink's)
 	snapshotAt uint64 // sequence of the newest snapshot on disk (0: none)
 	// snapshotTimes are the state times (LastAt, unix ms) of the snapshots
 	// this follower saved or looked up, by sequence.
@@ -170,14 +170,16 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 		}
 	}
 	f.state, f.applied = state, seq
-	if cfg.Events != nil {
-		f.state.ObserveEvents(func(e *engine.OwedEvent) { cfg.Events.Add(f.applying, e) })
-	}
+	// The history takes every record's events from the start; the
+	// dispatcher is seeded with what is owed once caught up, then takes
+	// the effects of later records.
+	f.state.CollectEffects(false, cfg.Events != nil)
 	if err := f.CatchUp(); err != nil {
 		return nil, err
 	}
 	if cfg.Webhooks != nil {
-		f.state.ObserveWebhooks(cfg.Webhooks)
+		f.state.TellWebhooks(cfg.Webhooks)
+		f.state.CollectEffects(true, cfg.Events != nil)
 	}
 	return f, nil
 }
@@ -263,11 +265,11 @@ func (f *Follower) CatchUp() error {
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
-		f.applying = seq
 		if err := f.state.Apply(ev); err != nil {
 			return fmt.Errorf("actors: record %d: %w", seq, err)
 		}
 		f.applied = seq
+		f.handOut(seq)
 		return nil
 	})
 	f.stats.applied.Store(f.applied)
@@ -281,6 +283,21 @@ func (f *Follower) CatchUp() error {
 		return err
 	}
 	return fmt.Errorf("actors: follower: %w", err)
+}
+
+// handOut gives the effects of record seq to the event sink and the
+// webhook dispatcher, and clears them.
+func (f *Follower) handOut(seq uint64) {
+	effs := f.state.Effects()
+	if f.cfg.Events != nil {
+		for i := range effs.Events {
+			f.cfg.Events.Add(seq, &effs.Events[i])
+		}
+	}
+	if f.cfg.Webhooks != nil {
+		effs.Tell(f.cfg.Webhooks)
+	}
+	f.state.ClearEffects()
 }
 
 // Maintain saves a snapshot when SnapshotEvery events were applied since the

@@ -39,9 +39,11 @@ type State struct {
 	PayIns    map[AddressID]QuoteID
 	PayInNext map[PayInSeries]uint32
 	// webhooksOf indexes Webhooks by client, in creation order.
-	webhooksOf      map[ClientID][]*Webhook
-	webhookObserver WebhookObserver
-	eventObserver   func(*OwedEvent)
+	webhooksOf map[ClientID][]*Webhook
+	// effects collects what Apply asks of the world outside the state
+	// (effects.go), when collecting is on.
+	effects                        Effects
+	collectWebhooks, collectEvents bool
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	LastAt      int64 // time of the last applied event

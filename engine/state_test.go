@@ -42,6 +42,18 @@ type world struct {
 	// deposited is, per pool, the liquidity put in minus taken out (deposits,
 	// withdrawals), for the "holds never exceed what came in" check.
 	deposited map[engine.PoolID]engine.Amount
+	// observer, when set, is handed the webhook effects of each event
+	// applied (observe).
+	observer engine.WebhookObserver
+}
+
+// observe seeds o with the state's endpoints and owed events and hands it
+// the webhook effects of every event applied from now on, as the log
+// follower does.
+func (w *world) observe(o engine.WebhookObserver) {
+	w.state.TellWebhooks(o)
+	w.observer = o
+	w.state.CollectEffects(true, false)
 }
 
 func newWorld(t testing.TB) *world {
@@ -88,6 +100,10 @@ func (w *world) apply(ev engine.Event) {
 	w.t.Helper()
 	if err := w.state.Apply(ev); err != nil {
 		w.t.Fatalf("apply %s: %v", ev.Type(), err)
+	}
+	if w.observer != nil {
+		w.state.Effects().Tell(w.observer)
+		w.state.ClearEffects()
 	}
 	w.events = append(w.events, ev)
 	checkStateInvariants(w.t, w.state, w.deposited)

@@ -281,9 +281,9 @@ func ReceiptEventID(k ReceiptKey) EventID {
 	return EventID(sum[:16])
 }
 
-// WebhookObserver is told, on the applying goroutine, of the webhook
-// changes State.Apply makes (see State.ObserveWebhooks). The pointers are
-// valid during the call only.
+// WebhookObserver is told of webhook endpoints and owed events: seeded
+// with State.TellWebhooks, then fed the effects of each record
+// (Effects.Tell). The pointers are valid during the call only.
 type WebhookObserver interface {
 	// Registered: w (without an outbox yet) was created, or (told again)
 	// its URL, events or signing secrets changed.
@@ -361,14 +361,10 @@ func (e *WebhookSettled) Time() int64 { return e.At }
 // order.
 func (s *State) ClientWebhooks(c ClientID) []*Webhook { return s.webhooksOf[c] }
 
-// ObserveWebhooks tells o of every endpoint and every event owed now (in
-// WebhooksInOrder, log order within each), then makes Apply tell it of
-// every change from now on. nil stops it.
-func (s *State) ObserveWebhooks(o WebhookObserver) {
-	s.webhookObserver = o
-	if o == nil {
-		return
-	}
+// TellWebhooks tells o of every endpoint and every event owed now (in
+// WebhooksInOrder, log order within each): how a dispatcher is seeded
+// before it takes the effects of later records (Effects).
+func (s *State) TellWebhooks(o WebhookObserver) {
 	for _, w := range s.WebhooksInOrder() {
 		o.Registered(w)
 		for i := range w.owed {
@@ -443,14 +439,10 @@ func (s *State) applyWebhook(ev Event) {
 		w := &Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL,
 			Events: ev.Events, Secret: ev.Secret, CreatedAt: ev.At}
 		s.addWebhook(w)
-		if s.webhookObserver != nil {
-			s.webhookObserver.Registered(w)
-		}
+		s.webhookEffect(EffectRegistered, w, nil)
 	case *WebhookDeleted:
 		w := s.Webhooks[ev.Webhook]
-		if s.webhookObserver != nil {
-			s.webhookObserver.Deleted(w)
-		}
+		s.webhookEffect(EffectDeleted, w, nil)
 		delete(s.Webhooks, ev.Webhook)
 		hooks := s.webhooksOf[w.Client]
 		hooks = slices.DeleteFunc(slices.Clone(hooks), func(x *Webhook) bool { return x.ID == w.ID })
@@ -468,15 +460,11 @@ func (s *State) applyWebhook(ev Event) {
 	case *WebhookUpdated:
 		w := s.Webhooks[ev.Webhook]
 		w.URL, w.Events = ev.URL, ev.Events
-		if s.webhookObserver != nil {
-			s.webhookObserver.Registered(w)
-		}
+		s.webhookEffect(EffectRegistered, w, nil)
 	case *WebhookSecretRotated:
 		w := s.Webhooks[ev.Webhook]
 		w.PreviousSecret, w.PreviousUntil, w.Secret = w.Secret, ev.PreviousUntil, ev.Secret
-		if s.webhookObserver != nil {
-			s.webhookObserver.Registered(w)
-		}
+		s.webhookEffect(EffectRegistered, w, nil)
 	}
 }
 
@@ -485,13 +473,6 @@ func (s *State) addWebhook(w *Webhook) {
 	s.Webhooks[w.ID] = w
 	s.webhooksOf[w.Client] = append(s.webhooksOf[w.Client], w)
 }
-
-// ObserveEvents makes Apply call fn with every partner event it makes —
-// each quote event that is a webhook kind and each receipt, whether or not
-// an endpoint is subscribed — on the applying goroutine, Quote filled in
-// (the pointer is valid during the call only). It is the partners' event
-// history's feed (GET /partners/events); nil stops it.
-func (s *State) ObserveEvents(fn func(*OwedEvent)) { s.eventObserver = fn }
 
 // owe records the webhook event a quote event is, for every endpoint of the
 // quote's client and mode subscribed to its kind.
@@ -524,7 +505,7 @@ func receiptSubject(t *Treasury, r *PaymentReceived) Quote {
 // client and mode subscribed to its kind.
 func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 	hooks := s.webhooksOf[q.Client]
-	if len(hooks) == 0 && s.eventObserver == nil {
+	if len(hooks) == 0 && !s.collectEvents {
 		return
 	}
 	owed.Markets = s.Markets
@@ -533,10 +514,10 @@ func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 			owed.PaidIn = len(t.ReceiptsOf(q.ID)) > 0
 		}
 	}
-	if s.eventObserver != nil {
+	if s.collectEvents {
 		e := owed
 		e.Quote = *q
-		s.eventObserver(&e)
+		s.effects.Events = append(s.effects.Events, e)
 	}
 	kind := owed.Kind
 	for _, w := range hooks {
@@ -547,15 +528,11 @@ func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 		e.Quote = *q
 		if w.OwedCount() >= WebhookOwedMax {
 			w.Dropped++
-			if s.webhookObserver != nil {
-				s.webhookObserver.Dropped(w, &e)
-			}
+			s.webhookEffect(EffectDropped, w, &e)
 			continue
 		}
 		added := w.addOwed(e)
-		if s.webhookObserver != nil {
-			s.webhookObserver.Owed(w, added)
-		}
+		s.webhookEffect(EffectOwed, w, added)
 	}
 }
 

@@ -40,7 +40,7 @@ func TestWebhookOutbox(t *testing.T) {
 	pool := w.createPool(engine.ModeSandbox, pairNGNUSDT, "p", decimalRate(t, "0.000625"))
 	w.deposit(pool, decimalAmount(t, "1000", engine.CurrencyUSDT))
 	var rec recorder
-	w.state.ObserveWebhooks(&rec)
+	w.observe(&rec)
 
 	all := w.webhook(ada, engine.ModeSandbox, "https://all", engine.WebhookEventsAll)
 	done := w.webhook(ada, engine.ModeSandbox, "https://done", engine.WebhookQuoteCompleted)
@@ -108,9 +108,9 @@ func TestWebhookOutbox(t *testing.T) {
 	if got := strings.Join(rec.hooks, " "); got != "+https://all +https://done +https://live +https://bola -https://all" {
 		t.Fatalf("registrations observed: %s", got)
 	}
-	// A new observer is told of what is there now, then of changes.
+	// A new observer is told of what is there now.
 	var late recorder
-	s.ObserveWebhooks(&late)
+	s.TellWebhooks(&late)
 	if got := strings.Join(late.hooks, " "); len(late.hooks) != 3 || len(late.owed) != 1 {
 		t.Fatalf("seeded with %s and %d owed, want the 3 endpoints and the 1 completed event owed to done", got, len(late.owed))
 	}
@@ -161,7 +161,7 @@ func TestWebhookOwedBounded(t *testing.T) {
 	w.deposit(pool, decimalAmount(t, "1000000", engine.CurrencyUSDT))
 	hook := w.webhook(ada, engine.ModeSandbox, "https://dead", engine.WebhookEventsAll)
 	var rec recorder
-	w.state.ObserveWebhooks(&rec)
+	w.observe(&rec)
 	for range engine.WebhookOwedMax/2 + 3 {
 		_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
 			direction: engine.DirectionSource, amount: decimalAmount(t, "16", engine.CurrencyNGN), rate: engine.RateFromUnits(1)})
@@ -180,5 +180,43 @@ func TestWebhookOwedBounded(t *testing.T) {
 	}
 	if decoded.Hash() != w.state.Hash() {
 		t.Fatal("snapshot hash differs")
+	}
+}
+
+// TestEffectsCollected: with collecting on, Apply leaves each partner
+// event (an endpoint subscribed or not) and each webhook change as data
+// for the caller; off, it leaves none; ClearEffects empties them.
+func TestEffectsCollected(t *testing.T) {
+	w := newWorld(t)
+	ada := w.createClient("Ada").Client
+	pool := w.createPool(engine.ModeSandbox, pairNGNUSDT, "p", decimalRate(t, "0.000625"))
+	w.deposit(pool, decimalAmount(t, "1000", engine.CurrencyUSDT))
+	create := func() *engine.Quote {
+		_, q := w.createQuote(quoteRequest{client: ada, mode: engine.ModeSandbox, pair: pairNGNUSDT,
+			direction: engine.DirectionSource, amount: decimalAmount(t, "1600", engine.CurrencyNGN), rate: engine.RateFromUnits(1)})
+		return q
+	}
+	create()
+	if e := w.state.Effects(); len(e.Events) != 0 || len(e.Webhooks) != 0 {
+		t.Fatalf("collected while off: %d events, %d webhook effects", len(e.Events), len(e.Webhooks))
+	}
+	w.state.CollectEffects(true, true)
+	q := create() // no endpoint yet: a partner event, no webhook effect
+	if e := w.state.Effects(); len(e.Events) != 1 || e.Events[0].Kind != engine.WebhookQuoteCreated ||
+		e.Events[0].Quote.ID != q.ID || e.Events[0].Markets == nil || len(e.Webhooks) != 0 {
+		t.Fatalf("effects %+v", e)
+	}
+	w.state.ClearEffects()
+	w.webhook(ada, engine.ModeSandbox, "https://a", engine.WebhookQuoteCancelled)
+	w.cancel(q)
+	e := w.state.Effects()
+	if len(e.Webhooks) != 2 || e.Webhooks[0].Kind != engine.EffectRegistered || e.Webhooks[0].Webhook.URL != "https://a" ||
+		e.Webhooks[1].Kind != engine.EffectOwed || e.Webhooks[1].Event.Kind != engine.WebhookQuoteCancelled ||
+		len(e.Events) != 1 || e.Events[0].Quote.Status != engine.StatusCancelled {
+		t.Fatalf("after a registration and a cancel: %+v", e)
+	}
+	w.state.ClearEffects()
+	if e := w.state.Effects(); len(e.Events)+len(e.Webhooks) != 0 {
+		t.Fatal("ClearEffects left effects")
 	}
 }

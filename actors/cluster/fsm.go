@@ -37,16 +37,26 @@ type fsm struct {
 	// failed is the first record that did not apply: the replica no longer
 	// follows the leader (a bug or a foreign log); it refuses to serve.
 	failed error
-	// observer is the leader's webhook dispatcher, fed as records apply
-	// (nil on a follower).
+	// observer is the leader's webhook dispatcher, handed each batch's
+	// effects once the lock is released (nil on a follower).
 	observer engine.WebhookObserver
 	// quoteRetention (ms) is the service's --retention: see applyRecord.
 	quoteRetention int64
 	// events, when set, is this node's partner event history, fed the
 	// events of every record applied (every node keeps its own, so a new
-	// leader answers from it); applying is the record being applied.
-	events   actors.EventSink
-	applying uint64
+	// leader answers from it).
+	events actors.EventSink
+	// pending are the effects of the records applied under the lock, handed
+	// out after it (ApplyBatch): the dispatcher and the history are never
+	// called with the replica locked.
+	pendingHooks  engine.Effects
+	pendingEvents []seqEvent
+}
+
+// seqEvent is a partner event and the record that made it.
+type seqEvent struct {
+	seq uint64
+	e   engine.OwedEvent
 }
 
 // appliedEntry is a command entry applied after the snapshot base.
@@ -64,15 +74,15 @@ type applied struct {
 
 func newFSM(logger *slog.Logger, quoteRetention time.Duration, events actors.EventSink) *fsm {
 	f := &fsm{logger: logger, state: engine.NewState(), quoteRetention: quoteRetention.Milliseconds(), events: events}
-	f.feedEvents()
+	f.collect()
 	return f
 }
 
-// feedEvents makes the state feed the event history, if any.
-func (f *fsm) feedEvents() {
-	if f.events != nil {
-		f.state.ObserveEvents(func(e *engine.OwedEvent) { f.events.Add(f.applying, e) })
-	}
+// collect sets what the state collects: webhook effects while a dispatcher
+// observes, partner events while there is a history. REQUIRES: f.mu held
+// (or f not shared yet).
+func (f *fsm) collect() {
+	f.state.CollectEffects(f.observer != nil, f.events != nil)
 }
 
 // forgetEvery is how many records pass between two forgettings of ended
@@ -109,19 +119,31 @@ var (
 // Apply applies one committed entry.
 func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 
-// ApplyBatch applies committed entries in order under one lock.
+// ApplyBatch applies committed entries in order under one lock, then hands
+// their effects out without it.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for i, l := range logs {
 		if l.Type != raft.LogCommand {
 			continue
 		}
 		out[i] = f.applyCommand(l)
 	}
+	hooks, events, observer, seq := f.pendingHooks, f.pendingEvents, f.observer, f.seq
+	f.pendingHooks, f.pendingEvents = engine.Effects{}, nil
+	f.mu.Unlock()
+	// NB: Raft calls ApplyBatch from one goroutine, so batches are handed
+	// out in order; a dispatcher seeded meanwhile (observeWebhooks) may be
+	// told of an event twice, which it skips.
+	if observer != nil {
+		hooks.Tell(observer)
+	}
 	if f.events != nil {
-		f.events.Applied(f.seq)
+		for i := range events {
+			f.events.Add(events[i].seq, &events[i].e)
+		}
+		f.events.Applied(seq)
 	}
 	return out
 }
@@ -133,11 +155,16 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 		return res
 	}
 	err := forEachRecord(l.Data, func(rec []byte) error {
-		f.applying = f.seq + 1
 		if err := applyRecord(f.state, rec, f.seq+1, f.quoteRetention); err != nil {
 			return err
 		}
 		f.seq++
+		effs := f.state.Effects()
+		f.pendingHooks.Webhooks = append(f.pendingHooks.Webhooks, effs.Webhooks...)
+		for _, e := range effs.Events {
+			f.pendingEvents = append(f.pendingEvents, seqEvent{seq: f.seq, e: e})
+		}
+		f.state.ClearEffects()
 		return nil
 	})
 	if err != nil {
@@ -194,7 +221,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer f.mu.Unlock()
 	f.state, f.seq, f.failed = state, seq, nil
 	f.base, f.baseSeq, f.since = data[8:], seq, nil
-	f.feedEvents()
+	f.collect()
 	if f.events != nil {
 		if mark := f.events.Watermark(); mark < seq {
 			// NB: the entries behind a snapshot are compacted away; their
@@ -204,7 +231,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 		f.events.Applied(seq)
 	}
 	if f.observer != nil {
-		state.ObserveWebhooks(f.observer) // the dispatcher skips what it holds already
+		state.TellWebhooks(f.observer) // the dispatcher skips what it holds already
 	}
 	return nil
 }
@@ -215,7 +242,10 @@ func (f *fsm) observeWebhooks(o engine.WebhookObserver) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.observer = o
-	f.state.ObserveWebhooks(o)
+	f.collect()
+	if o != nil {
+		f.state.TellWebhooks(o)
+	}
 }
 
 // rebase makes encoded, the state at seq, the snapshot base and drops the

@@ -402,7 +402,7 @@ func (d *Dispatcher) Dropped(w *engine.Webhook, _ *engine.OwedEvent) {
 		ep.dropped++
 		ep.mu.Unlock()
 	}
-	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed", w.OwedCount())
+	d.logger.Warn("webhook outbox full: event dropped", "webhook", w.ID.String(), "owed_max", engine.WebhookOwedMax)
 }
 
 func (ep *endpoint) poke() {

@@ -6,7 +6,7 @@
 //
 // The history is derived data. The log's applier (the single-node log
 // follower, or a cluster node's replica) feeds it the events engine.State
-// makes as it applies records (State.ObserveEvents); a writer goroutine
+// makes as it applies records (engine.Effects.Events); a writer goroutine
 // renders and stores them in a Pebble store of its own, beside the log, so
 // the request path never waits for it and the log's own store (its
 // integrity checks, salvage and backups) is not touched. The store records
