@@ -165,6 +165,9 @@ func (l *Log) SaveSnapshot(seq uint64, data []byte) error {
 	}
 	l.mu.Lock()
 	for l.durableSeq.Load() < seq && l.failure.Load() == nil {
+		if l.testAwaitDurable != nil {
+			l.testAwaitDurable(seq)
+		}
 		l.mu.progress.Wait() // the committer commits seq eventually, even when closing
 	}
 	l.mu.Unlock()

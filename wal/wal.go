@@ -168,6 +168,9 @@ type Log struct {
 	// DeleteSnapshots, Truncate) with Checkpoint, so a snapshot key and its
 	// file always go together.
 	snapshotMu sync.Mutex
+	// testAwaitDurable, set by tests only, is called (under mu) each time
+	// SaveSnapshot waits for the record at seq to become durable.
+	testAwaitDurable func(seq uint64)
 
 	// mark is the acknowledgement mark (ackmark.go); nil when ReadOnly.
 	mark *ackMark

@@ -715,6 +715,9 @@ func TestSnapshotNeverOutlivesItsRecords(t *testing.T) {
 		return nil
 	}))
 	l := openLog(t, fs, "db", true)
+	waiting := make(chan struct{})
+	var once sync.Once
+	l.testAwaitDurable = func(uint64) { once.Do(func() { close(waiting) }) }
 	armed.Store(true)
 
 	l.Append([][]byte{[]byte("one")}, func(uint64, error) {})
@@ -722,7 +725,15 @@ func TestSnapshotNeverOutlivesItsRecords(t *testing.T) {
 	l.Append([][]byte{[]byte("two")}, func(uint64, error) {})
 	saved := make(chan error, 1)
 	go func() { saved <- l.SaveSnapshot(2, []byte("state@2")) }()
-	time.Sleep(50 * time.Millisecond) // let SaveSnapshot reach Pebble if it would
+	// SaveSnapshot either waits for record 2 (right) or writes the
+	// snapshot at once (wrong: it ends, or blocks on the held fsync).
+	select {
+	case <-waiting:
+	case err := <-saved:
+		t.Fatalf("SaveSnapshot at seq 2 finished (%v) while record 2 was not durable", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("SaveSnapshot at seq 2 neither waited for record 2 nor finished in 10 s")
+	}
 	close(release[1])
 	<-entered[3]
 	crashed := crashable.CrashClone(vfs.CrashCloneCfg{})
