@@ -29,7 +29,9 @@
 //     state at once (so the next message sees it) and appends the event to
 //     the log.
 //  3. When the log reports the event durable, its callback only enqueues
-//     one message (System.appendThen, the one way a write finishes): back to
+//     one message (System.appendThen, the one way an actor's write
+//     finishes; records no actor decides — webhook settlements, keys' last
+//     uses — go through System.appendRecords and are waited for): back to
 //     the owning actor (appendDurable, quoteRecorded, structuralDurable), to
 //     the pair actor whose budget a deposit grows (budgetDeposited), to the
 //     pool a pair-decided change belongs to (poolEventApplied), or straight

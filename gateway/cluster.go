@@ -27,7 +27,7 @@ import (
 type ClusterNode interface {
 	Self() cluster.Member
 	Leader() (cluster.Member, bool)
-	Status(ctx context.Context) cluster.Status
+	Status(ctx context.Context, ask cluster.PeerAsker) cluster.Status
 	LocalStatus() cluster.NodeStatus
 	StateHash() (seq uint64, hash string, err error)
 	// VerifyLeader confirms that this node still leads (a heartbeat round
@@ -240,7 +240,33 @@ func (s *Server) registerCluster(r *router.Router) {
 func (s *Server) clusterStatus(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), clusterStatusTimeout)
 	defer cancel()
-	s.writeJSONValue(ctx, s.cfg.Cluster.Status(c))
+	s.writeJSONValue(ctx, s.cfg.Cluster.Status(c, s.askPeer))
+}
+
+// askPeer asks member m for its own entry: GET /admin/v1/cluster/node on
+// its admin API (clusterNode), with this node's admin token (every node
+// shares it), within ctx.
+func (s *Server) askPeer(ctx context.Context, m cluster.Member) (cluster.NodeStatus, bool) {
+	timeout := clusterStatusTimeout
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if timeout <= 0 {
+		return cluster.NodeStatus{}, false
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI("http://" + m.Admin + adminBase + "/cluster/node")
+	req.Header.Set("Authorization", "Bearer "+s.cfg.AdminToken)
+	if err := fasthttp.DoTimeout(req, resp, timeout); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+		return cluster.NodeStatus{}, false
+	}
+	var got cluster.NodeStatus
+	if err := json.Unmarshal(resp.Body(), &got); err != nil {
+		return cluster.NodeStatus{}, false
+	}
+	return got, true
 }
 
 // clusterReplace is POST /admin/v1/cluster/nodes/{nodeId}/replace, served

@@ -29,7 +29,9 @@ func (n *followerNode) Leader() (cluster.Member, bool) {
 	}
 	return cluster.Member{}, false
 }
-func (n *followerNode) Status(context.Context) cluster.Status { return cluster.Status{} }
+func (n *followerNode) Status(context.Context, cluster.PeerAsker) cluster.Status {
+	return cluster.Status{}
+}
 func (n *followerNode) LocalStatus() cluster.NodeStatus {
 	return cluster.NodeStatus{ID: n.self.ID, State: "follower"}
 }

@@ -1268,7 +1268,7 @@ func (fixedCluster) Self() cluster.Member { return cluster.Member{ID: "n2"} }
 func (fixedCluster) Leader() (cluster.Member, bool) {
 	return cluster.Member{ID: "n1", Public: "127.0.0.1:1", Admin: "127.0.0.1:1"}, true
 }
-func (fixedCluster) Status(context.Context) cluster.Status {
+func (fixedCluster) Status(context.Context, cluster.PeerAsker) cluster.Status {
 	leader := "n1"
 	return cluster.Status{Leader: &leader, Term: 3, Nodes: []cluster.NodeStatus{
 		{ID: "n1", State: "leader", AppliedIndex: 12}, {ID: "n2", State: "follower", AppliedIndex: 12}, {ID: "n3", State: "unreachable"}}}

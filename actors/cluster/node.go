@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +15,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
-	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
@@ -390,10 +388,15 @@ func (n *Node) LocalStatus() NodeStatus {
 // peerTimeout bounds the cluster status's question to each peer.
 const peerTimeout = time.Second
 
-// Status asks every peer for its own entry (GET /admin/v1/cluster/node
-// on its admin API, in parallel, each bounded by peerTimeout); a peer
-// that does not answer is "unreachable".
-func (n *Node) Status(ctx context.Context) Status {
+// PeerAsker asks member m for its own status entry (the gateway does it
+// over m's admin API); ok false: no answer.
+type PeerAsker func(ctx context.Context, m Member) (st NodeStatus, ok bool)
+
+// Status asks every peer for its own entry with ask, in parallel, each
+// bounded by peerTimeout (or ctx, if sooner); a peer that does not answer
+// is "unreachable". The cluster package does no HTTP of its own: how a
+// peer is asked is the gateway's (it serves what is asked).
+func (n *Node) Status(ctx context.Context, ask PeerAsker) Status {
 	st := Status{Term: n.raft.CurrentTerm(), Nodes: make([]NodeStatus, len(n.cfg.File.Nodes))}
 	if leader, ok := n.Leader(); ok {
 		st.Leader = &leader.ID
@@ -407,32 +410,17 @@ func (n *Node) Status(ctx context.Context) Status {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st.Nodes[i] = n.peerStatus(ctx, m)
+			c, cancel := context.WithTimeout(ctx, peerTimeout)
+			defer cancel()
+			got, ok := ask(c, m)
+			if !ok || got.ID != m.ID {
+				got = NodeStatus{ID: m.ID, State: "unreachable"}
+			}
+			st.Nodes[i] = got
 		}()
 	}
 	wg.Wait()
 	return st
-}
-
-func (n *Node) peerStatus(ctx context.Context, m Member) NodeStatus {
-	unreachable := NodeStatus{ID: m.ID, State: "unreachable"}
-	timeout := peerTimeout
-	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
-		timeout = time.Until(d)
-	}
-	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("http://" + m.Admin + "/admin/v1/cluster/node")
-	req.Header.Set("Authorization", "Bearer "+n.cfg.AdminToken)
-	if err := fasthttp.DoTimeout(req, resp, timeout); err != nil || resp.StatusCode() != fasthttp.StatusOK {
-		return unreachable
-	}
-	var got NodeStatus
-	if err := json.Unmarshal(resp.Body(), &got); err != nil || got.ID != m.ID {
-		return unreachable
-	}
-	return got
 }
 
 // StateHash is GET /admin/v1/state: the last record this node applied and

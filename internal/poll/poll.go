@@ -1,7 +1,8 @@
 // Package poll is the one way tests wait for something that happens
 // asynchronously (an actor's view catching up, an expiry firing): poll a
 // condition until it holds or a deadline passes. It is for tests only; the
-// product never polls.
+// product's one poll of its own, the log follower looking for new durable
+// records every 20 ms, does not use it.
 package poll
 
 import (
