@@ -24,8 +24,10 @@ cluster: build
 	@echo "public APIs on 127.0.0.1:8080, :8082, :8084; admin APIs on 127.0.0.1:8081, :8083, :8085"
 	@echo "admin token: data-cluster/admin.token; in another shell: export OJA_ADMIN_TOKEN=\$$(cat data-cluster/admin.token)"
 	@echo "demo key (sandbox): data-cluster/<first leader>/demo.key, e.g. KEY=\$$(cat data-cluster/n*/demo.key | head -1)"
+	@[ -s data-cluster/certs/ca.pem ] || bin/oja cluster certs --cluster cluster.example.json --out data-cluster/certs >/dev/null
+	@echo "node certificates (mutual TLS between nodes): data-cluster/certs"
 	@export OJA_ADMIN_TOKEN=$$(cat data-cluster/admin.token); pids=; \
-		for n in n1 n2 n3; do bin/oja serve --cluster cluster.example.json --node $$n --data data-cluster/$$n --demo & pids="$$pids $$!"; done; \
+		for n in n1 n2 n3; do bin/oja serve --cluster cluster.example.json --node $$n --cluster-tls data-cluster/certs --data data-cluster/$$n --demo & pids="$$pids $$!"; done; \
 		trap 'kill $$pids; wait' INT TERM; wait
 
 ## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds

@@ -16,6 +16,9 @@
 # All three nodes, the single node and wrk share this machine's cores, so
 # the cluster's figure is a floor for three machines. Needs wrk and curl.
 # Traffic stays on 127.0.0.1; every process is stopped at the end.
+# Nodes talk over mutual TLS (oja cluster certs); CLUSTER_INSECURE=1 runs
+# them with --cluster-insecure instead (plain TCP), to measure what TLS
+# costs.
 set -euo pipefail
 rounds=${1:-3}
 seconds=${2:-8}
@@ -49,10 +52,13 @@ for i in 1 2 3; do
   nodes+="${nodes:+,}{\"id\":\"n$i\",\"raft\":\"127.0.0.1:$b\",\"public\":\"127.0.0.1:$((b + 1))\",\"admin\":\"127.0.0.1:$((b + 2))\"}"
 done
 echo "{\"nodes\":[$nodes]}" >"$work/cluster.json"
+"$work/oja" cluster certs --cluster "$work/cluster.json" --out "$work/certs" >/dev/null
+nodeflags=(--cluster-tls "$work/certs")
+[ "${CLUSTER_INSECURE:-}" = 1 ] && nodeflags=(--cluster-insecure)
 public() { echo "http://127.0.0.1:$((port + 10 * $1 + 1))"; }
 admin() { echo "http://127.0.0.1:$((port + 10 * $1 + 2))"; }
 start() {
-  "$work/oja" serve --cluster "$work/cluster.json" --node "n$1" --data "$work/n$1" --demo "${flags[@]}" 2>>"$work/n$1.log" &
+  "$work/oja" serve --cluster "$work/cluster.json" --node "n$1" "${nodeflags[@]}" --data "$work/n$1" --demo "${flags[@]}" 2>>"$work/n$1.log" &
   pids[n$1]=$!
 }
 for i in 1 2 3; do start "$i"; done

@@ -50,6 +50,9 @@ type Config struct {
 	// endpoint and owed event, then every change as entries apply) and
 	// stops it when the term ends.
 	Webhooks func(sys *actors.System) WebhookDispatcher
+	// TLS, when set, makes the Raft transport mutual TLS (tls.go); nil is
+	// plain TCP (--cluster-insecure).
+	TLS *NodeTLS
 	// Events, when set, is this node's partner event history: its replica
 	// feeds it every record's events (see actors.EventSink).
 	Events actors.EventSink
@@ -131,7 +134,17 @@ func Open(cfg Config) (*Node, error) {
 		_ = n.store.Close()
 		return nil, fmt.Errorf("cluster: snapshots: %w", err)
 	}
-	if n.trans = cfg.transport; n.trans == nil {
+	switch n.trans = cfg.transport; {
+	case n.trans != nil:
+	case cfg.TLS != nil:
+		stream, err := newTLSStream(self.Raft, cfg.TLS)
+		if err != nil {
+			_ = n.store.Close()
+			return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
+		}
+		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream, MaxPool: 3,
+			Timeout: 10 * time.Second, Logger: hlog})
+	default:
 		tcp, err := raft.NewTCPTransportWithLogger(self.Raft, nil, 3, 10*time.Second, hlog)
 		if err != nil {
 			_ = n.store.Close()

@@ -43,6 +43,14 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		return err
 	}
 	logger = logger.With("node", self.ID)
+	var nodeTLS *cluster.NodeTLS
+	if cfg.clusterTLS != "" {
+		if nodeTLS, err = cluster.LoadTLS(cfg.clusterTLS, file, self.ID); err != nil {
+			return usageErrorf("--cluster-tls: %v", err)
+		}
+	} else {
+		logger.Warn("--cluster-insecure: Raft between nodes is plain TCP; anyone who reaches a Raft port can write to the cluster")
+	}
 
 	var srvRef atomic.Pointer[gateway.Server]
 	var hooks clusterWebhooks // this term's dispatcher while leading
@@ -52,8 +60,8 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	}
 	defer history.Close() // after the node, whose replica feeds it, has closed
 	node, err := cluster.Open(cluster.Config{
-		Events: history,
-		File:   file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
+		Events: history, TLS: nodeTLS,
+		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{
 			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,

@@ -56,6 +56,15 @@ func clusterNodes(t *testing.T, flags ...string) []*ojaServer {
 	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Mutual TLS between the nodes, with certificates made as an operator
+	// makes them.
+	certs := filepath.Join(dir, "certs")
+	if _, errOut, code := runOja(t, nodes[0].bin, childEnv(), "cluster", "certs", "--cluster", filepath.Join(dir, "cluster.json"), "--out", certs); code != 0 {
+		t.Fatalf("oja cluster certs: exit %d: %s", code, errOut)
+	}
+	for _, s := range nodes {
+		s.extra = append(s.extra, "--cluster-tls", certs)
+	}
 	// A node is ready once it knows a leader, so they start together.
 	errs := make(chan error, len(nodes))
 	for _, s := range nodes {

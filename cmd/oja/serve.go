@@ -53,8 +53,12 @@ type serveConfig struct {
 	logFormat     string
 	accessLog     bool
 	cluster       string // --cluster FILE: run as one node of a replicated cluster
-	node          string // --node ID: this node's id in the cluster file
-	join          bool   // --join: a replacement node; do not bootstrap
+	// clusterTLS is --cluster-tls DIR (mutual TLS between nodes);
+	// clusterInsecure is --cluster-insecure (plain TCP, stated).
+	clusterTLS      string
+	clusterInsecure bool
+	node            string // --node ID: this node's id in the cluster file
+	join            bool   // --join: a replacement node; do not bootstrap
 	// webhookRetryMin is the first retry delay of a failed webhook
 	// delivery (doubling to 1 h); webhookAllowPrivate lets webhook URLs
 	// point at private addresses (tests, on-premise receivers).
@@ -98,6 +102,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
 	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (README, \"Running a cluster\")")
 	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
+	fs.StringVar(&c.clusterTLS, "cluster-tls", "", "with --cluster: the directory of ca.pem, <node>.pem and <node>-key.pem (oja cluster certs): Raft between nodes over mutual TLS")
+	fs.BoolVar(&c.clusterInsecure, "cluster-insecure", false, "with --cluster and no --cluster-tls: Raft between nodes over plain TCP, unauthenticated (a trusted network or tests only)")
 	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
 	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
 	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three contract pairs; README, \"Markets\")")
@@ -170,6 +176,15 @@ func checkServe(c *serveConfig) error {
 	}
 	if c.join && c.cluster == "" {
 		return errors.New("--join needs --cluster and --node")
+	}
+	switch {
+	case c.cluster == "" && (c.clusterTLS != "" || c.clusterInsecure):
+		return errors.New("--cluster-tls and --cluster-insecure need --cluster")
+	case c.cluster != "" && c.clusterTLS != "" && c.clusterInsecure:
+		return errors.New("--cluster-tls and --cluster-insecure exclude each other")
+	case c.cluster != "" && c.clusterTLS == "" && !c.clusterInsecure:
+		return errors.New("--cluster needs --cluster-tls DIR (mutual TLS between nodes; oja cluster certs makes the files), " +
+			"or --cluster-insecure to run Raft over plain TCP, where anyone who reaches a Raft port can write")
 	}
 	if c.webhookRetryMin < 10*time.Millisecond || c.webhookRetryMin > webhook.RetryMaxDefault {
 		return errors.New("--webhook-retry-min must be from 10ms to 1h")

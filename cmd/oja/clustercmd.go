@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/oja-exchange/oja/actors/cluster"
+)
+
+// clusterCommand is `oja cluster certs --cluster FILE --out DIR`: the
+// certificates of mutual TLS between nodes (actors/cluster/tls.go).
+func clusterCommand(args []string) error {
+	clusterUsage := func(w io.Writer) {
+		fmt.Fprint(w, `usage: oja cluster certs --cluster FILE --out DIR
+
+Writes the certificates nodes use to talk to each other over mutual TLS
+(oja serve --cluster FILE --node ID --cluster-tls DIR): ca.pem and
+ca-key.pem (made when DIR has none; otherwise DIR's CA signs), and for
+every member of FILE <id>.pem and <id>-key.pem (ECDSA P-256, the node id as
+the certificate's Common Name; keys mode 0600). Run it again to renew the
+node certificates or after adding a member; copy ca.pem and each node's
+two files to that node, never ca-key.pem.
+`)
+	}
+	if len(args) == 0 {
+		clusterUsage(os.Stderr)
+		return usageErrorf("cluster: which command? (oja cluster help)")
+	}
+	// Help anywhere only helps: it never writes certificates.
+	if slices.ContainsFunc(args, func(a string) bool { return a == "help" || a == "-h" || a == "--help" || a == "-help" }) {
+		clusterUsage(os.Stdout)
+		return nil
+	}
+	if args[0] != "certs" {
+		return usageErrorf("cluster: unknown command %q (oja cluster help)", args[0])
+	}
+	fs := flag.NewFlagSet("cluster certs", flag.ContinueOnError)
+	file := fs.String("cluster", "", "the cluster file (JSON) whose members get certificates")
+	out := fs.String("out", "", "the directory the certificates go to")
+	if err := parseFlags(fs, args[1:], func(w io.Writer) {
+		clusterUsage(w)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 || *file == "" || *out == "" {
+		return usageErrorf("cluster certs: --cluster FILE and --out DIR, nothing else (oja cluster help)")
+	}
+	f, err := cluster.LoadFile(*file)
+	if err != nil {
+		return usageErrorf("cluster certs: %v", err)
+	}
+	written, err := cluster.WriteCerts(*out, f, time.Now())
+	if err != nil {
+		return fmt.Errorf("cluster certs: %w", err)
+	}
+	for _, name := range written {
+		fmt.Println(name)
+	}
+	return nil
+}
