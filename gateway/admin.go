@@ -30,7 +30,7 @@ func (s *Server) adminRouter() *router.Router {
 	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(s.poolCommand(parseMove(false))))
 	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.depositAccount))
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
-	r.POST(adminBase+"/backup", s.operator(s.backup))
+	r.POST(adminBase+"/backup", s.adminAuth(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
 	s.registerCluster(r)
 	s.registerLookups(r)
@@ -460,7 +460,17 @@ func backupProblem(err error) string {
 	return "the backup could not be written there; the server log says why"
 }
 
-func (s *Server) backup(ctx *fasthttp.RequestCtx, sys *actors.System) {
+// backup is POST /admin/v1/backup {"dir","copy"?}. A single node backs up
+// once it serves (503 while recovering); a cluster node answers itself,
+// leader or not, from its own replica (localRoutes).
+func (s *Server) backup(ctx *fasthttp.RequestCtx) {
+	if len(ctx.PostBody()) > 0 && !requireJSON(ctx) {
+		s.writeError(ctx, errMediaJSON)
+		return
+	}
+	if s.cfg.Cluster == nil && s.system(ctx) == nil {
+		return
+	}
 	o, ok := s.bodyObject(ctx)
 	if !ok {
 		return

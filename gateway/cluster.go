@@ -59,6 +59,7 @@ var errNoLeader = &apiError{status: fasthttp.StatusServiceUnavailable, code: cod
 var localRoutes = map[string]bool{
 	"/livez": true, "/healthz": true, "/readyz": true, "/metrics": true,
 	adminBase + "/cluster": true, adminBase + "/cluster/node": true, adminBase + "/state": true,
+	adminBase + "/backup": true,
 }
 
 // forwarder keeps one connection pool per leader address.

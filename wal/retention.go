@@ -180,3 +180,36 @@ func (l *Log) Record(seq uint64) ([]byte, error) {
 // DurableSeq returns the last sequence committed (fsync'd when
 // Options.Sync): every record up to it is durable.
 func (l *Log) DurableSeq() uint64 { return l.durableSeq.Load() }
+
+// Seed makes dir, which must hold no log yet, a log that starts after
+// seq: its snapshot at seq is state and it holds no record, so the first
+// appended is seq+1 — how a cluster node's backup becomes a single node's
+// data dir (its replica at a committed record, without the Raft log
+// before it).
+func Seed(dir string, seq uint64, state []byte, opts Options) error {
+	if seq == 0 {
+		return errors.New("wal: seed: the sequence must be at least 1")
+	}
+	l, err := Open(dir, opts)
+	if err != nil {
+		return err
+	}
+	seqs, err := l.snapshotSeqs()
+	if err == nil && (l.LastSeq() != 0 || len(seqs) != 0) {
+		err = fmt.Errorf("wal: seed %s: the log is not empty (last seq %d, %d snapshots)", dir, l.LastSeq(), len(seqs))
+	}
+	if err == nil {
+		l.lastSeq.Store(seq)
+		l.durableSeq.Store(seq)
+		err = l.SaveSnapshot(seq, state)
+	}
+	if err == nil {
+		mark := make([]byte, checksumBytes+8)
+		binary.BigEndian.PutUint64(mark[checksumBytes:], seq+1)
+		putFrame(mark, mark[checksumBytes:])
+		if err = l.db.Set(retainedKey, mark, pebble.Sync); err == nil {
+			err = l.Failed()
+		}
+	}
+	return errors.Join(err, l.Close())
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -120,4 +121,29 @@ func TestSnapshotFiles(t *testing.T) {
 		t.Errorf("stats: %+v %v", st, err)
 	}
 	closeLog(t, l)
+}
+
+// TestSeed: a seeded log starts after its snapshot: it reopens with the
+// snapshot at seq, no record, seq+1 as its first retained and next
+// sequence; a log that is not empty is not seeded.
+func TestSeed(t *testing.T) {
+	fs := vfs.NewMem()
+	if err := Seed("seeded", 41, []byte("state@41"), Options{FS: fs, Sync: true}); err != nil {
+		t.Fatal(err)
+	}
+	l := openLog(t, fs, "seeded", true)
+	seq, data, ok, err := l.LatestSnapshot()
+	if err != nil || !ok || seq != 41 || string(data) != "state@41" {
+		t.Fatalf("snapshot %d %q %v %v", seq, data, ok, err)
+	}
+	if first, err := l.FirstRetained(); err != nil || first != 42 || l.LastSeq() != 41 {
+		t.Fatalf("first retained %d (%v), last seq %d; want 42 and 41", first, err, l.LastSeq())
+	}
+	if got, err := l.AppendWait([]byte("next")); err != nil || got != 42 {
+		t.Fatalf("the first append got seq %d (%v), want 42", got, err)
+	}
+	closeLog(t, l)
+	if err := Seed("seeded", 41, []byte("again"), Options{FS: fs, Sync: true}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("seeding a log with records: %v", err)
+	}
 }

@@ -255,6 +255,14 @@ func Open(dir string, opts Options) (*Log, error) {
 	// NB: a log whose records do not start at 1 still opens, so that offline
 	// tools can inspect it; Replay(0, …) reports the hole.
 	last, err := l.lastRecordSeq()
+	if err == nil {
+		// A log whose retention (or Seed) left no record ends just
+		// before its first retained sequence.
+		var first uint64
+		if first, err = l.FirstRetained(); err == nil && last < first-1 {
+			last = first - 1
+		}
+	}
 	if err != nil {
 		_ = l.closePebble()
 		return nil, err

@@ -436,6 +436,24 @@ func (n *Node) Status(ctx context.Context, ask PeerAsker) Status {
 	return st
 }
 
+// Backup returns this node's replica as of its last applied record —
+// committed, as every applied entry is — encoded as an engine snapshot
+// (engine.AppendState), with that record's sequence. The encoding is
+// rebuilt beside the replica, as a Raft snapshot is, so applies never wait
+// for it.
+func (n *Node) Backup() (seq uint64, state []byte, err error) {
+	snap, err := n.fsm.Snapshot()
+	if err != nil {
+		return 0, nil, err
+	}
+	d := snap.(*deltaSnapshot)
+	data, err := d.encode()
+	if err != nil {
+		return 0, nil, err
+	}
+	return d.seq, data[8:], nil
+}
+
 // StateHash is GET /admin/v1/state: the last record this node applied and
 // the hash of its replica's state after it (engine.State.Hash), so an
 // operator can see that replicas agree.

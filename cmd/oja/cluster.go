@@ -92,9 +92,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	srv := gateway.New(gateway.Config{
 		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup: func(string, bool) error {
-			return &gateway.BackupRefusal{Reason: "not available in cluster mode: every node holds a replica; replace a lost node instead (README, \"Running a cluster\")"}
-		},
+		Backup:     func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newClusterCollector(node)},
 		Cluster:    node,
 		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: history,

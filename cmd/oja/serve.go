@@ -23,6 +23,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
@@ -519,6 +520,40 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 // files its own unless copy is false: wal.Log.Backup), plus the admin
 // token, so that `oja serve --data dir` serves it as is.
 func backup(log *wal.Log, data, dir string, copy bool) error {
+	if err := backupTarget(data, dir); err != nil {
+		return err
+	}
+	if err := log.Backup(storeDir(dir), copy); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	return backupSecrets(data, dir)
+}
+
+// clusterBackup is a cluster node's backup: its replica at its last
+// applied (committed) record, written as a single node's data dir — a
+// store whose snapshot is that state and which holds no record yet — which
+// `oja serve --data DIR` serves and `oja wal verify` accepts. Every file is
+// written anew (copy has nothing to link).
+func clusterBackup(node *cluster.Node, data, dir string) error {
+	if err := backupTarget(data, dir); err != nil {
+		return err
+	}
+	seq, state, err := node.Backup()
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if seq == 0 {
+		return &gateway.BackupRefusal{Reason: "this node has applied no record yet"}
+	}
+	if err := wal.Seed(storeDir(dir), seq, state, wal.Options{Sync: true}); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	return backupSecrets(data, dir)
+}
+
+// backupTarget checks a backup directory (new, outside the data dir) and
+// makes it.
+func backupTarget(data, dir string) error {
 	if dir == "" {
 		return &gateway.BackupRefusal{Reason: "a backup directory is required"}
 	}
@@ -535,9 +570,12 @@ func backup(log *wal.Log, data, dir string, copy bool) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := log.Backup(storeDir(dir), copy); err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
+	return nil
+}
+
+// backupSecrets copies the admin token and the demo key, when the data dir
+// has them, so the backup serves as the original did.
+func backupSecrets(data, dir string) error {
 	for _, name := range []string{"admin.token", "demo.key"} {
 		if b, err := os.ReadFile(filepath.Join(data, name)); err == nil {
 			if err := writeFileAtomic(filepath.Join(dir, name), b, 0o600); err != nil {
