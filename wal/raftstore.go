@@ -40,6 +40,9 @@ var (
 type RaftStoreOptions struct {
 	FS   vfs.FS // nil = vfs.Default; tests use vfs.NewCrashableMem()
 	Sync bool   // false: no fsync (benchmarks only)
+	// ReadOnly opens an existing store for reading only (the offline log
+	// tools on a stopped node's data dir); its lock is still taken.
+	ReadOnly bool
 }
 
 const (
@@ -57,8 +60,10 @@ func OpenRaftStore(dir string, opts RaftStoreOptions) (*RaftStore, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	if err := createDurably(fs, dir); err != nil {
-		return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+	if !opts.ReadOnly {
+		if err := createDurably(fs, dir); err != nil {
+			return nil, fmt.Errorf("wal: create %s: %w", dir, err)
+		}
 	}
 	lock, err := lockStore(fs, dir)
 	if err != nil {
@@ -75,9 +80,11 @@ func OpenRaftStore(dir string, opts RaftStoreOptions) (*RaftStore, error) {
 			FormatMajorVersion: pebble.FormatNewest,
 			Lock:               lock,
 			MemTableSize:       memTableBytes,
+			ReadOnly:           opts.ReadOnly,
+			ErrorIfNotExists:   opts.ReadOnly,
 		}
 	}
-	db, err := openChecked(fs, dir, true, pebbleOptions)
+	db, err := openChecked(fs, dir, !opts.ReadOnly, pebbleOptions)
 	if err != nil {
 		_ = lock.Close()
 		return nil, err

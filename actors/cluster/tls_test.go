@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/oja-exchange/oja/wal"
 )
 
 func freeRaftAddr(t *testing.T) string {
@@ -191,5 +197,72 @@ func TestLoadTLSRefuses(t *testing.T) {
 	}
 	if _, err := LoadTLS(t.TempDir(), file, "n1"); err == nil || !strings.Contains(err.Error(), "ca.pem") {
 		t.Fatalf("an empty dir: %v", err)
+	}
+}
+
+// TestLogSourceNumbersFromSnapshot: a node's Raft log compacted behind a
+// snapshot is read from that snapshot on: its records are numbered after
+// the snapshot's sequence, entries that are not commands count none, a
+// replay from before is refused as truncated, and the snapshot's state is
+// what LatestSnapshot and Snapshots give.
+func TestLogSourceNumbersFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	store, err := wal.OpenRaftStore(filepath.Join(dir, "log"), wal.RaftStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := []*raft.Log{
+		{Index: 5, Term: 2, Type: raft.LogCommand, Data: encodeRecords([][]byte{[]byte("r11"), []byte("r12")})},
+		{Index: 6, Term: 2, Type: raft.LogNoop},
+		{Index: 7, Term: 3, Type: raft.LogCommand, Data: encodeRecords([][]byte{[]byte("r13")})},
+	}
+	if err := store.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(dir, "snapshots"), 2, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, err := snaps.Create(raft.SnapshotVersionMax, 4, 2, raft.Configuration{}, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sink.Write(append(binary.BigEndian.AppendUint64(nil, 10), "state@10"...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	src, err := OpenLogSource(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if first, _ := src.FirstRetained(); first != 11 {
+		t.Fatalf("first retained %d, want 11", first)
+	}
+	var got []string
+	if err := src.Replay(10, func(seq uint64, rec []byte) error {
+		got = append(got, fmt.Sprintf("%d=%s", seq, rec))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != "11=r11 12=r12 13=r13" {
+		t.Fatalf("records %v", got)
+	}
+	var te *wal.TruncatedError
+	if err := src.Replay(3, func(uint64, []byte) error { return nil }); !errors.As(err, &te) || te.FirstRetained != 11 {
+		t.Fatalf("a replay from seq 3: %v", err)
+	}
+	if seq, data, ok, err := src.LatestSnapshot(); err != nil || !ok || seq != 10 || string(data) != "state@10" {
+		t.Fatalf("latest snapshot %d %q %v %v", seq, data, ok, err)
+	}
+	if st, err := src.Stats(); err != nil || st.Records != 3 || st.FirstSeq != 11 || st.LastSeq != 13 || st.Snapshots != 1 {
+		t.Fatalf("stats %+v, %v", st, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/wal"
 )
 
 // ---- dump ---------------------------------------------------------------------------
@@ -318,7 +317,7 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 	return d
 }
 
-func walDump(log *wal.Log, out io.Writer, from, limit uint64, asJSON bool) error {
+func walDump(log Source, out io.Writer, from, limit uint64, asJSON bool) error {
 	printed := uint64(0)
 	errStop := errors.New("limit reached")
 	first, err := log.FirstRetained()

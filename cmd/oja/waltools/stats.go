@@ -12,7 +12,9 @@ import (
 
 // ---- stats --------------------------------------------------------------------------
 
-func walStats(log *wal.Log, dir string, out io.Writer, tails []wal.TornTail) error {
+// walStats prints what the log holds; dir is the single node's store (for
+// its acknowledgement mark), "" for a cluster node's Raft log.
+func walStats(log Source, dir string, out io.Writer, tails []wal.TornTail) error {
 	st, err := log.Stats()
 	if err != nil {
 		return err
@@ -46,6 +48,8 @@ func walStats(log *wal.Log, dir string, out io.Writer, tails []wal.TornTail) err
 	}
 	fmt.Fprintf(out, "retained    from seq %d: %s\n", st.FirstRetained, retained)
 	switch acked, ok, err := wal.AcknowledgedSeq(nil, dir); {
+	case dir == "":
+		fmt.Fprintln(out, "acknowledged by the cluster (a Raft log: a record is acknowledged once a majority of nodes holds it)")
 	case err != nil:
 		fmt.Fprintf(out, "acknowledged %v\n", err)
 	case ok:

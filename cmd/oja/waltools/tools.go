@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/wal"
 )
 
@@ -39,6 +40,10 @@ const walUsage = `usage: oja wal <command> [--data DIR] [flags]
 
 All work offline on a stopped server's data dir; a running server's is refused (its lock is
 held): stop it, or take an online copy with "oja admin backup DIR" and inspect the copy.
+On a stopped cluster node's data dir (raft/, no store/), stats, dump, verify and replay read
+its Raft log and snapshots, numbering records as its replica does (from its oldest snapshot
+the log reaches past, or from 1); the log may end in entries the cluster never committed.
+salvage refuses a cluster node's dir: a damaged node is replaced from the others.
 A torn tail (the unsynced end of Pebble's WAL after a crash) is dropped by Pebble when the
 store opens; it never holds an acknowledged record (with --sync=true, the default), so it is
 reported and tolerated. Damage to synced data is not a torn tail: the store does not open,
@@ -187,7 +192,10 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := StoreDir(*data)
 	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("wal: no store in %s: %w", *data, err)
+		if _, rerr := os.Stat(filepath.Join(*data, "raft", "log")); rerr == nil {
+			return runCluster(cmd, *data, *from, *limit, *asJSON, *until, stdout, stderr)
+		}
+		return fmt.Errorf("wal: no store in %s (neither a single node's store/ nor a cluster node's raft/): %w", *data, err)
 	}
 	if cmd == "salvage" {
 		return salvage(*data, *to, *verbose, stdout, stderr)
@@ -229,5 +237,41 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	default:
 		writeTailNotes(stderr, tail)
 		return walReplay(log, out, *until)
+	}
+}
+
+// runCluster runs cmd on a stopped cluster node's Raft log
+// (cluster.LogSource): the same tools on the records its replica applies.
+func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string, stdout, stderr io.Writer) error {
+	if cmd == "salvage" {
+		fmt.Fprintf(stderr, "oja wal salvage: refused: %s is a cluster node's; a node whose log is damaged is replaced, "+
+			"its replica copied from the others (README, \"Running a cluster\": oja admin cluster replace)\n", data)
+		return ExitUsage
+	}
+	log, err := cluster.OpenLogSource(filepath.Join(data, "raft"))
+	if errors.Is(err, wal.ErrInUse) {
+		fmt.Fprintf(stderr, "oja wal %s: refused: %s is in use by a running node (its Raft store's lock is held).\n"+
+			"Stop the node first, or take an online copy with \"oja admin backup DIR\" and run the tools on DIR.\n", cmd, data)
+		return ExitInUse
+	}
+	if err != nil {
+		if cmd == "verify" {
+			fmt.Fprintf(stdout, "FAIL: the Raft log does not open: %v\n", err)
+			return ExitFault
+		}
+		return err
+	}
+	defer log.Close()
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	switch cmd {
+	case "stats":
+		return walStats(log, "", out, nil)
+	case "dump":
+		return walDump(log, out, from, limit, asJSON)
+	case "verify":
+		return Verify(log, out, nil)
+	default:
+		return walReplay(log, out, until)
 	}
 }
