@@ -32,7 +32,19 @@ func TestExpiryWheel(t *testing.T) {
 	w.arm(moved, start+400) // an accept moves the deadline later
 	w.disarm(disarmed)      // terminal
 	w.arm(past, start-1000) // already due
-	time.Sleep(600 * time.Millisecond)
+	// Every armed quote fires (199 of refs, moved included, and past); the
+	// disarmed one, due at +24 ms, would have fired long before moved (+400).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(fired)
+		mu.Unlock()
+		if n >= len(refs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d quotes fired in 10 s", n, len(refs))
+		}
+	}
 	mu.Lock()
 	for i, ref := range refs {
 		at, ok := fired[ref]
@@ -57,10 +69,13 @@ func TestExpiryWheel(t *testing.T) {
 	late := &quoteRef{}
 	w.arm(late, now()+20)
 	w.stop()
-	time.Sleep(60 * time.Millisecond)
+	// Stopped, the wheel holds nothing that could fire.
+	w.mu.Lock()
+	held := len(w.buckets)
+	w.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	if _, ok := fired[late]; ok {
-		t.Error("fired after stop")
+	if _, ok := fired[late]; ok || held != 0 {
+		t.Errorf("after stop: late fired %v, %d buckets still armed", ok, held)
 	}
 }
