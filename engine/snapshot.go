@@ -153,17 +153,7 @@ func AppendState(buf []byte, s *State) []byte {
 		encodeTreasuryFunds(&e, s.Treasuries[m])
 	}
 	// Version 5: the expiry of every rolled key.
-	var rolled []KeyID
-	for _, id := range sortedKeys(s.Keys) {
-		if s.Keys[id].ExpiresAt != 0 {
-			rolled = append(rolled, id)
-		}
-	}
-	e.uvarint(uint64(len(rolled)))
-	for _, id := range rolled {
-		e.id(id)
-		e.varint(s.Keys[id].ExpiresAt)
-	}
+	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.ExpiresAt })
 	// and each rotated webhook's previous secret.
 	var rotated []*Webhook
 	for _, w := range s.WebhooksInOrder() {
@@ -178,18 +168,24 @@ func AppendState(buf []byte, s *State) []byte {
 		e.varint(w.PreviousUntil)
 	}
 	// Version 6: when each key was last used, of those recorded.
-	var used []KeyID
+	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.LastUsedAt })
+	return e.buf
+}
+
+// encodeKeyTimes writes the keys whose time of(key) is set, in id order:
+// a count, then each key's id and that time.
+func encodeKeyTimes(e *encoder, s *State, of func(*Key) int64) {
+	var ids []KeyID
 	for _, id := range sortedKeys(s.Keys) {
-		if s.Keys[id].LastUsedAt != 0 {
-			used = append(used, id)
+		if of(s.Keys[id]) != 0 {
+			ids = append(ids, id)
 		}
 	}
-	e.uvarint(uint64(len(used)))
-	for _, id := range used {
+	e.uvarint(uint64(len(ids)))
+	for _, id := range ids {
 		e.id(id)
-		e.varint(s.Keys[id].LastUsedAt)
+		e.varint(of(s.Keys[id]))
 	}
-	return e.buf
 }
 
 // receipt writes a PaymentReceived with its time (the event codec's field

@@ -659,20 +659,7 @@ func TestClusterBackup(t *testing.T) {
 	nodes := clusterNodes(t)
 	client := newHTTPClient()
 	defer client.CloseIdleConnections()
-	leaderID := leaderOf(t, client, nodes[0], 10*time.Second)
-	var leader, follower *ojaServer
-	for i, s := range nodes {
-		if fmt.Sprintf("n%d", i+1) == leaderID {
-			leader = s
-		} else {
-			follower = s
-		}
-	}
-	var key string
-	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(filepath.Join(leader.data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-	}
+	leader, follower, key := leaderFollowerKey(t, client, nodes)
 	var made []string
 	for range 5 {
 		var q map[string]any
@@ -752,4 +739,23 @@ func TestClusterBackup(t *testing.T) {
 	if _, errOut, code := runOja(t, follower.bin, env, "wal", "salvage", "--data", follower.data, "--to", t.TempDir()); code != 2 || !strings.Contains(errOut, "is a cluster node's") {
 		t.Fatalf("wal salvage on a cluster node: exit %d, %s", code, errOut)
 	}
+}
+
+// leaderFollowerKey waits for a leader and returns it, a follower, and the
+// demo's sandbox key (written by the first leader once it seeded).
+func leaderFollowerKey(t *testing.T, client *http.Client, nodes []*ojaServer) (leader, follower *ojaServer, key string) {
+	t.Helper()
+	leaderID := leaderOf(t, client, nodes[0], 10*time.Second)
+	for i, s := range nodes {
+		if fmt.Sprintf("n%d", i+1) == leaderID {
+			leader = s
+		} else {
+			follower = s
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(leader.data, "demo.key"))
+		key = strings.TrimSpace(string(b))
+	}
+	return leader, follower, key
 }

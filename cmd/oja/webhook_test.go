@@ -217,20 +217,7 @@ func TestClusterWebhooks(t *testing.T) {
 	nodes := clusterNodes(t, "--webhook-allow-private", "--webhook-retry-min", "100ms")
 	client := newHTTPClient()
 	defer client.CloseIdleConnections()
-	leaderID := leaderOf(t, client, nodes[0], 10*time.Second)
-	var leader, follower *ojaServer
-	for i, s := range nodes {
-		if fmt.Sprintf("n%d", i+1) == leaderID {
-			leader = s
-		} else {
-			follower = s
-		}
-	}
-	var key string
-	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(filepath.Join(leader.data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-	}
+	leader, follower, key := leaderFollowerKey(t, client, nodes)
 	var failing atomic.Bool
 	failing.Store(true)
 	recv := failingReceiver(t, &failing)
