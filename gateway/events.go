@@ -25,7 +25,7 @@ const (
 
 // EventHistory is the partners' event history (*eventlog.Store).
 type EventHistory interface {
-	List(q eventlog.Query) (bodies [][]byte, more bool, err error)
+	List(q eventlog.Query) (events []engine.OwedEvent, more bool, err error)
 }
 
 func (s *Server) registerEvents(r *router.Router) {
@@ -67,7 +67,7 @@ func (s *Server) listEvents(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeError(ctx, historyUnavailable("the event history is not kept by this server"))
 		return
 	}
-	bodies, more, err := s.cfg.Events.List(query)
+	events, more, err := s.cfg.Events.List(query)
 	switch {
 	case errors.Is(err, eventlog.ErrUnknownEvent):
 		s.writeError(ctx, fieldError("startingAfter", "names no event of yours in the history (unknown, or older than its 30 days)"))
@@ -77,17 +77,18 @@ func (s *Server) listEvents(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeError(ctx, historyUnavailable("the event history cannot be read now; retry later"))
 		return
 	}
-	n := 32
-	for _, b := range bodies {
-		n += len(b) + 1
-	}
-	b := make([]byte, 0, n)
+	// NB: rendered with the markets in force, as the webhook body was with
+	// those of the event's time: the same bytes unless an operator changed
+	// a collection account since.
+	markets := sys.Markets()
+	b := make([]byte, 0, 32+1600*len(events))
 	b = append(b, `{"data":[`...)
-	for i, body := range bodies {
+	for i := range events {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, body...)
+		events[i].Markets = markets
+		b = append(b, RenderEvent(&events[i])...)
 	}
 	b = append(b, `],"hasMore":`...)
 	b = strconv.AppendBool(b, more)

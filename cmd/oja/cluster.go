@@ -54,13 +54,13 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 
 	var srvRef atomic.Pointer[gateway.Server]
 	var hooks clusterWebhooks // this term's dispatcher while leading
-	history, err := openHistory(cfg.data, logger)
+	history, err := openHistory(cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer history.Close() // after the node, whose replica feeds it, has closed
 	node, err := cluster.Open(cluster.Config{
-		Events: history, TLS: nodeTLS,
+		Events: historySink(history), TLS: nodeTLS,
 		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{
@@ -95,7 +95,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		Backup:     func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newClusterCollector(node)},
 		Cluster:    node,
-		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: history,
+		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
 	})
 	srvRef.Store(srv)
 	if err := srv.Start(); err != nil {

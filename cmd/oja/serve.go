@@ -65,6 +65,9 @@ type serveConfig struct {
 	// point at private addresses (tests, on-premise receivers).
 	webhookRetryMin     time.Duration
 	webhookAllowPrivate bool
+	// eventHistory is --event-history: keep the partners' event history
+	// (GET /partners/events) in <data>/events.
+	eventHistory bool
 	// marketsFile is --markets (README "Markets"); markets is it parsed
 	// and validated (engine.DefaultMarketsConfig without it).
 	marketsFile string
@@ -106,6 +109,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.clusterTLS, "cluster-tls", "", "with --cluster: the directory of ca.pem, <node>.pem and <node>-key.pem (oja cluster certs): Raft between nodes over mutual TLS")
 	fs.BoolVar(&c.clusterInsecure, "cluster-insecure", false, "with --cluster and no --cluster-tls: Raft between nodes over plain TCP, unauthenticated (a trusted network or tests only)")
 	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
+	fs.BoolVar(&c.eventHistory, "event-history", true, "keep the partners' event history (GET /api/v1/partners/events, 30 days) in <data>/events; false answers that route 503 and saves its cost on write-heavy loads (README, \"Reconciling\")")
 	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
 	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three contract pairs; README, \"Markets\")")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "public listener: serve HTTPS with this certificate (PEM; with --tls-key; SIGHUP reloads it)")
@@ -271,7 +275,7 @@ func serve(args []string) error {
 	var follower atomic.Pointer[actors.Follower]
 	var srv *gateway.Server
 	var sys *actors.System
-	history, err := openHistory(cfg.data, logger)
+	history, err := openHistory(cfg, logger)
 	if err != nil {
 		log.Close()
 		return err
@@ -285,7 +289,7 @@ func serve(args []string) error {
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
 		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
-		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: history,
+		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
 	if err := srv.Start(); err != nil {
@@ -411,7 +415,7 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 		defer close(done)
 		f, err := actors.NewFollower(log, actors.FollowerConfig{
 			SnapshotEvery: cfg.snapshotEvery, Retention: cfg.logRetention, QuoteRetention: cfg.retention, Logger: logger, Stop: quit,
-			Webhooks: hooks, Events: history,
+			Webhooks: hooks, Events: historySink(history),
 		})
 		if err == nil {
 			current.Store(f)
@@ -444,17 +448,34 @@ func shutdownQuietly(srv *gateway.Server, log *wal.Log) {
 }
 
 // openHistory opens the partners' event history, <data>/events (derived
-// from the log: see package eventlog), keeping the bodies webhooks carry.
-func openHistory(data string, logger *slog.Logger) (*eventlog.Store, error) {
-	dir := filepath.Join(data, "events")
-	h, err := eventlog.Open(dir, eventlog.Config{
-		Render: gateway.RenderEvent,
-		Logger: logger.With("component", "eventlog"),
-	})
+// from the log: see package eventlog).
+func openHistory(cfg *serveConfig, logger *slog.Logger) (*eventlog.Store, error) {
+	if !cfg.eventHistory {
+		logger.Info("--event-history=false: the partners' event history is not kept; GET /api/v1/partners/events answers 503")
+		return nil, nil
+	}
+	dir := filepath.Join(cfg.data, "events")
+	h, err := eventlog.Open(dir, eventlog.Config{Logger: logger.With("component", "eventlog")})
 	if err != nil {
 		return nil, fmt.Errorf("%w\nThe partner event history is derived from the log: move %s aside and start again to rebuild it from the records the log keeps", err, dir)
 	}
 	return h, nil
+}
+
+// historySink and historyView are h as the follower and the gateway take
+// it: a nil interface, not a nil pointer in one, when there is none.
+func historySink(h *eventlog.Store) actors.EventSink {
+	if h == nil {
+		return nil
+	}
+	return h
+}
+
+func historyView(h *eventlog.Store) gateway.EventHistory {
+	if h == nil {
+		return nil
+	}
+	return h
 }
 
 // storeDir is where the Pebble store lives inside a data dir.

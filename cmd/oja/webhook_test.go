@@ -654,3 +654,17 @@ func postWebhookTest(t *testing.T, client *http.Client, url, key string) httpRes
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestEventHistoryOff: with --event-history=false the server keeps no
+// history (no <data>/events) and GET /partners/events says so (503).
+func TestEventHistoryOff(t *testing.T) {
+	t.Parallel()
+	srv, client, key := startDemo(t, "--event-history=false")
+	res := mustDo(t, client, http.StatusServiceUnavailable, "GET", srv.publicURL()+"/api/v1/partners/events", key, nil)
+	if !strings.Contains(string(res.body), "not kept") {
+		t.Fatalf("answer %s", res.body)
+	}
+	if _, err := os.Stat(filepath.Join(srv.data, "events")); !os.IsNotExist(err) {
+		t.Fatalf("<data>/events exists (%v) with the history off", err)
+	}
+}

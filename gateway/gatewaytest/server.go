@@ -123,7 +123,7 @@ func Start(t testing.TB, opts Options) *Server {
 	var history *eventlog.Store
 	if opts.History {
 		if history, err = eventlog.Open(path.Join(opts.Dir, "events"), eventlog.Config{
-			Render: gateway.RenderEvent, Clock: clock, FlushEvery: 5 * time.Millisecond}); err != nil {
+			Clock: clock, FlushEvery: 5 * time.Millisecond}); err != nil {
 			log.Close()
 			t.Fatalf("gatewaytest: event history: %v", err)
 		}

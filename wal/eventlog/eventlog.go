@@ -7,9 +7,12 @@
 // The history is derived data. The log's applier (the single-node log
 // follower, or a cluster node's replica) feeds it the events engine.State
 // makes as it applies records (engine.Effects.Events); a writer goroutine
-// renders and stores them in a Pebble store of its own, beside the log, so
+// stores them in a Pebble store of its own, beside the log, so
 // the request path never waits for it and the log's own store (its
-// integrity checks, salvage and backups) is not touched. The store records
+// integrity checks, salvage and backups) is not touched. It stores each
+// event's compact form (engine.AppendEventRecord: the quote as the event
+// left it, a few hundred bytes); the reader renders the body, so feeding
+// the history costs the applier no JSON. The store records
 // how far it has written (its watermark, a log sequence): an applier that
 // restarts feeds it again from there, and Sync makes it durable before the
 // applier saves a snapshot past it, so a crash loses no event that the log
@@ -17,7 +20,7 @@
 //
 // Keys (all integers big-endian, so that byte order is time order):
 //
-//	'e' client mode at seq id  → the rendered body
+//	'e' client mode at seq id  → the event (engine.AppendEventRecord)
 //	't' client mode kind at seq id → empty (the per-type index)
 //	'i' id → client mode at seq kind (startingAfter's lookup)
 //	'x' at seq id → client mode kind (retention's walk, oldest first)
@@ -29,6 +32,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -60,9 +64,6 @@ const PageSizeMax = 100
 
 // Config configures a Store.
 type Config struct {
-	// Render returns an event's body: the webhook body (called on the
-	// writer goroutine).
-	Render func(e *engine.OwedEvent) []byte
 	// Retention is how long an event is kept, judged by its time against
 	// Clock; 0 means RetentionDefault.
 	Retention  time.Duration
@@ -109,9 +110,6 @@ type pendingEvent struct {
 // Open opens (creating it if need be) the store in dir and starts its
 // writer.
 func Open(dir string, cfg Config) (*Store, error) {
-	if cfg.Render == nil {
-		return nil, errors.New("eventlog: Config.Render is required")
-	}
 	if cfg.Retention <= 0 {
 		cfg.Retention = RetentionDefault
 	}
@@ -210,8 +208,12 @@ func (s *Store) Sync(through uint64) error {
 	return nil
 }
 
-// Close stores what was added, stops the writer and closes the store.
+// Close stores what was added, stops the writer and closes the store (a
+// nil store: nothing).
 func (s *Store) Close() error {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -315,10 +317,7 @@ func pos(b []byte, at int64, seq uint64, id engine.EventID) []byte {
 
 func (s *Store) put(b *pebble.Batch, seq uint64, e *engine.OwedEvent) error {
 	c, m, kind := e.Quote.Client, byte(e.Quote.Mode), byte(e.Kind)
-	body := s.cfg.Render(e)
-	if len(body) == 0 {
-		return fmt.Errorf("eventlog: event %s rendered empty", e.ID)
-	}
+	body := engine.AppendEventRecord(make([]byte, 0, 512), e)
 	owner := append(c[:], m) // client mode
 	b.Set(pos(key('e', owner), e.At, seq, e.ID), body, nil)
 	b.Set(pos(key('t', owner, []byte{kind}), e.At, seq, e.ID), nil, nil)
@@ -404,9 +403,10 @@ type Query struct {
 	After engine.EventID
 }
 
-// List returns the newest Limit events of q (bodies, newest first) and
-// whether older ones remain.
-func (s *Store) List(q Query) (bodies [][]byte, more bool, err error) {
+// List returns the newest Limit events of q (newest first; Markets unset:
+// the reader renders with the markets in force) and whether older ones
+// remain.
+func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) {
 	if err := s.Failed(); err != nil {
 		return nil, false, err
 	}
@@ -444,29 +444,35 @@ func (s *Store) List(q Query) (bodies [][]byte, more bool, err error) {
 	}
 	defer it.Close()
 	for ok := it.Last(); ok; ok = it.Prev() {
-		if len(bodies) == q.Limit {
-			return bodies, true, nil
+		if len(events) == q.Limit {
+			return events, true, nil
 		}
-		if q.Kind == 0 {
-			bodies = append(bodies, bytes.Clone(it.Value()))
-			continue
-		}
-		v, closer, err := s.db.Get(key('e', owner, it.Key()[len(prefix):]))
-		if err != nil {
-			// NB: an index entry without its event is a retention batch
-			// half seen by this iterator; the event is gone, skip it.
-			if errors.Is(err, pebble.ErrNotFound) {
-				continue
+		raw := it.Value()
+		var closer io.Closer
+		if q.Kind != 0 {
+			raw, closer, err = s.db.Get(key('e', owner, it.Key()[len(prefix):]))
+			if err != nil {
+				// NB: an index entry without its event is a retention
+				// batch half seen by this iterator; the event is gone.
+				if errors.Is(err, pebble.ErrNotFound) {
+					continue
+				}
+				return nil, false, fmt.Errorf("eventlog: read: %w", err)
 			}
-			return nil, false, fmt.Errorf("eventlog: read: %w", err)
 		}
-		bodies = append(bodies, bytes.Clone(v))
-		_ = closer.Close()
+		e, err := engine.DecodeEventRecord(raw)
+		if closer != nil {
+			_ = closer.Close()
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("eventlog: %w", err)
+		}
+		events = append(events, e)
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, fmt.Errorf("eventlog: read: %w", err)
 	}
-	return bodies, false, nil
+	return events, false, nil
 }
 
 // failLogger is the store's pebble.Logger: Pebble's Fatalf (a failed WAL
