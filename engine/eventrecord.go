@@ -58,3 +58,12 @@ func DecodeEventRecord(b []byte) (OwedEvent, error) {
 	}
 	return e, nil
 }
+
+// EventRecordKind is the kind of the event a stored form holds, read
+// without decoding it (0: not a stored form).
+func EventRecordKind(b []byte) WebhookEvents {
+	if len(b) < 18 || b[0] != eventRecordVersion {
+		return 0
+	}
+	return WebhookEvents(b[17]) // after the version and the id
+}

@@ -244,6 +244,9 @@ func TestEventRecordRoundTrip(t *testing.T) {
 	}
 	for _, e := range events {
 		b := engine.AppendEventRecord(nil, &e)
+		if k := engine.EventRecordKind(b); k != e.Kind {
+			t.Fatalf("EventRecordKind %s, want %s", k, e.Kind)
+		}
 		got, err := engine.DecodeEventRecord(b)
 		e.Markets = nil
 		if err != nil || !reflect.DeepEqual(got, e) {

@@ -21,10 +21,13 @@
 // Keys (all integers big-endian, so that byte order is time order):
 //
 //	'e' client mode at seq id  → the event (engine.AppendEventRecord)
-//	't' client mode kind at seq id → empty (the per-type index)
 //	'i' id → client mode at seq kind (startingAfter's lookup)
-//	'x' at seq id → client mode kind (retention's walk, oldest first)
 //	'm' → the watermark
+//
+// Two keys an event: a per-type index and a time index for retention
+// cost a quarter of durable create throughput more on two cores
+// (measured); a type filter reads each record's kind byte instead, and
+// retention walks the clients' ranges.
 package eventlog
 
 import (
@@ -32,7 +35,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -320,11 +322,9 @@ func (s *Store) put(b *pebble.Batch, seq uint64, e *engine.OwedEvent) error {
 	body := engine.AppendEventRecord(make([]byte, 0, 512), e)
 	owner := append(c[:], m) // client mode
 	b.Set(pos(key('e', owner), e.At, seq, e.ID), body, nil)
-	b.Set(pos(key('t', owner, []byte{kind}), e.At, seq, e.ID), nil, nil)
 	where := binary.BigEndian.AppendUint64(key(0, owner)[1:], uint64(e.At))
 	where = binary.BigEndian.AppendUint64(where, seq)
 	b.Set(key('i', e.ID[:]), append(where, kind), nil)
-	b.Set(pos([]byte{'x'}, e.At, seq, e.ID), append(owner, kind), nil)
 	return nil
 }
 
@@ -347,50 +347,67 @@ var (
 	syncMark = []byte("sync")
 )
 
-// expire deletes the events older than cutoff (Unix ms), oldest first.
+// expire deletes the events older than cutoff (Unix ms): for each client
+// and mode, the range of its events before cutoff and their id entries.
 func (s *Store) expire(cutoff int64) error {
-	upper := binary.BigEndian.AppendUint64([]byte{'x'}, uint64(max(cutoff, 0)))
-	for {
-		n, err := s.expireSome(upper)
-		if err != nil || n < expireBatchMax {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'e'}, UpperBound: []byte{'e' + 1}})
+	if err != nil {
+		return fmt.Errorf("eventlog: retention: %w", err)
+	}
+	var owners [][]byte
+	for ok := it.First(); ok; {
+		owner := bytes.Clone(it.Key()[:ownerBytes])
+		owners = append(owners, owner)
+		next := bytes.Clone(owner)
+		next[len(next)-1]++ // NB: a mode byte, never 0xff
+		ok = it.SeekGE(next)
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("eventlog: retention: %w", err)
+	}
+	for _, owner := range owners {
+		if err := s.expireOwner(owner, binary.BigEndian.AppendUint64(bytes.Clone(owner), uint64(max(cutoff, 0)))); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
-func (s *Store) expireSome(upper []byte) (int, error) {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'x'}, UpperBound: upper})
-	if err != nil {
-		return 0, fmt.Errorf("eventlog: retention: %w", err)
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	n := 0
-	var last []byte
-	for ok := it.First(); ok && n < expireBatchMax; ok = it.Next() {
-		k, v := it.Key(), it.Value()
-		if len(k) != 1+32 || len(v) != 18 {
-			continue
+// ownerBytes is the length of 'e' client mode.
+const ownerBytes = 1 + 16 + 1
+
+// expireOwner deletes one owner's events before upper, in batches.
+func (s *Store) expireOwner(lower, upper []byte) error {
+	for {
+		it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return fmt.Errorf("eventlog: retention: %w", err)
 		}
-		p := k[1:]                         // at seq id
-		b.Delete(key('e', v[:17], p), nil) // client mode, then the position
-		b.Delete(key('t', v, p), nil)      // client mode kind, then the position
-		b.Delete(key('i', p[16:]), nil)
-		last = append(last[:0], k...)
-		n++
+		b := s.db.NewBatch()
+		n := 0
+		var last []byte
+		for ok := it.First(); ok && n < expireBatchMax; ok = it.Next() {
+			k := it.Key()
+			b.Delete(key('i', k[len(k)-16:]), nil) // the id ends the key
+			last = append(last[:0], k...)
+			n++
+		}
+		err = it.Close()
+		if err == nil && n > 0 {
+			b.DeleteRange(lower, append(last, 0), nil)
+			err = b.Commit(pebble.NoSync)
+		}
+		_ = b.Close()
+		if err != nil {
+			return fmt.Errorf("eventlog: retention: %w", err)
+		}
+		if n > 0 {
+			s.logger.Debug("partner events past the retention deleted", "events", n)
+		}
+		if n < expireBatchMax {
+			return nil
+		}
 	}
-	if err := it.Close(); err != nil {
-		return 0, fmt.Errorf("eventlog: retention: %w", err)
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	b.DeleteRange([]byte{'x'}, append(last, 0), nil)
-	if err := b.Commit(pebble.NoSync); err != nil {
-		return 0, fmt.Errorf("eventlog: retention: %w", err)
-	}
-	s.logger.Debug("partner events past the retention deleted", "events", n)
-	return n, nil
 }
 
 // Query selects a page of one client's events of one mode.
@@ -415,10 +432,7 @@ func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) 
 	}
 	owner := append(q.Client[:], byte(q.Mode))
 	prefix := key('e', owner)
-	if q.Kind != 0 {
-		prefix = key('t', owner, []byte{byte(q.Kind)})
-	}
-	// NB: the prefix ends in a mode or a kind byte, never 0xff.
+	// NB: the prefix ends in a mode byte, never 0xff.
 	upper := bytes.Clone(prefix)
 	upper[len(upper)-1]++
 	if q.After != (engine.EventID{}) {
@@ -448,22 +462,10 @@ func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) 
 			return events, true, nil
 		}
 		raw := it.Value()
-		var closer io.Closer
-		if q.Kind != 0 {
-			raw, closer, err = s.db.Get(key('e', owner, it.Key()[len(prefix):]))
-			if err != nil {
-				// NB: an index entry without its event is a retention
-				// batch half seen by this iterator; the event is gone.
-				if errors.Is(err, pebble.ErrNotFound) {
-					continue
-				}
-				return nil, false, fmt.Errorf("eventlog: read: %w", err)
-			}
+		if q.Kind != 0 && engine.EventRecordKind(raw) != q.Kind {
+			continue
 		}
 		e, err := engine.DecodeEventRecord(raw)
-		if closer != nil {
-			_ = closer.Close()
-		}
 		if err != nil {
 			return nil, false, fmt.Errorf("eventlog: %w", err)
 		}
