@@ -531,17 +531,11 @@ func DecodeState(b []byte) (*State, error) {
 	if len(d.buf) != 0 {
 		return nil, fmt.Errorf("engine: corrupt snapshot: %d trailing bytes", len(d.buf))
 	}
-	// What an owed event's body shows besides its quote is not stored:
-	// the markets and the pay-in's receipts as the snapshot has them.
+	// What an owed event's body shows besides its quote is not stored: as
+	// the snapshot has it (the treasuries are read last).
 	for _, w := range s.Webhooks {
 		for i := range w.owed {
-			o := &w.owed[i]
-			o.Markets = s.Markets
-			if o.Quote.PayIn != nil && o.Receipt == nil {
-				if t := s.Treasuries[o.Quote.Mode]; t != nil {
-					o.PaidIn = len(t.ReceiptsOf(o.Quote.ID)) > 0
-				}
-			}
+			s.fillBody(&w.owed[i], &w.owed[i].Quote)
 		}
 	}
 	return s, nil

@@ -508,12 +508,7 @@ func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 	if len(hooks) == 0 && !s.collectEvents {
 		return
 	}
-	owed.Markets = s.Markets
-	if q.PayIn != nil && owed.Receipt == nil {
-		if t := s.Treasuries[q.Mode]; t != nil {
-			owed.PaidIn = len(t.ReceiptsOf(q.ID)) > 0
-		}
-	}
+	s.fillBody(&owed, q)
 	if s.collectEvents {
 		e := owed
 		e.Quote = *q
@@ -533,6 +528,19 @@ func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 		}
 		added := w.addOwed(e)
 		s.webhookEffect(EffectOwed, w, added)
+	}
+}
+
+// fillBody sets what e's body shows besides its quote q, as the state
+// has it now: the markets in force and whether q's crypto pay-in was
+// credited. Owing an event and restoring an outbox from a snapshot both
+// fill it here.
+func (s *State) fillBody(e *OwedEvent, q *Quote) {
+	e.Markets = s.Markets
+	if q.PayIn != nil && e.Receipt == nil {
+		if t := s.Treasuries[q.Mode]; t != nil {
+			e.PaidIn = len(t.ReceiptsOf(q.ID)) > 0
+		}
 	}
 }
 
