@@ -40,9 +40,16 @@ func (d *webhookDirectory) add(w *engine.Webhook) {
 	d.mu.Unlock()
 }
 
-// indexWebhook is the index of endpoint id of mode in hooks, else -1.
-func indexWebhook(hooks []*engine.Webhook, id engine.WebhookID, mode engine.Mode) int {
-	return slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == id && w.Mode == mode })
+// own is the client's endpoint id of mode from the registry; not found
+// (another client's or mode's, or none), it answers the request with
+// ResultWebhookNotFound and returns nil.
+func (a *coordinatorActor) own(ctx actor.Context, client engine.ClientID, mode engine.Mode, id engine.WebhookID) *engine.Webhook {
+	hooks := a.sys.webhooks.of(client)
+	if i := slices.IndexFunc(hooks, func(w *engine.Webhook) bool { return w.ID == id && w.Mode == mode }); i >= 0 {
+		return hooks[i]
+	}
+	ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+	return nil
 }
 
 // replace swaps the entry with w's id for w, keeping its place.
@@ -108,13 +115,11 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 // in the registry in the old one's place.
 func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) {
 	sys := a.sys
-	hooks := sys.webhooks.of(cmd.Client)
-	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
-	if i < 0 {
-		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+	found := a.own(ctx, cmd.Client, cmd.Mode, cmd.Webhook)
+	if found == nil {
 		return
 	}
-	w := *hooks[i]
+	w := *found
 	if cmd.URL != "" {
 		w.URL = cmd.URL
 	}
@@ -135,17 +140,19 @@ func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) 
 // told by the state's webhook observer).
 func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWebhookSecret) {
 	sys := a.sys
-	hooks := sys.webhooks.of(cmd.Client)
-	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
-	if i < 0 || cmd.PreviousFor < 0 {
+	if cmd.PreviousFor < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+		return
+	}
+	found := a.own(ctx, cmd.Client, cmd.Mode, cmd.Webhook)
+	if found == nil {
 		return
 	}
 	now := sys.nowMillis()
 	ev := &engine.WebhookSecretRotated{At: now, Webhook: cmd.Webhook, Secret: a.newSecret("whsec_", webhookSecretChars),
 		PreviousUntil: now + cmd.PreviousFor.Milliseconds()}
 	a.commit(ctx, ev, func() *AdminReply {
-		w := *hooks[i]
+		w := *found
 		w.Secret, w.PreviousSecret, w.PreviousUntil = "", "", ev.PreviousUntil
 		return &AdminReply{Result: engine.ResultOK, Webhook: &w, Secret: ev.Secret}
 	})
@@ -153,13 +160,10 @@ func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWeb
 
 func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) {
 	sys := a.sys
-	hooks := sys.webhooks.of(cmd.Client)
-	i := indexWebhook(hooks, cmd.Webhook, cmd.Mode)
-	if i < 0 {
-		ctx.Respond(&AdminReply{Result: engine.ResultWebhookNotFound})
+	w := a.own(ctx, cmd.Client, cmd.Mode, cmd.Webhook)
+	if w == nil {
 		return
 	}
-	w := hooks[i]
 	sys.webhooks.remove(cmd.Client, cmd.Webhook)
 	ev := &engine.WebhookDeleted{At: sys.nowMillis(), Webhook: cmd.Webhook}
 	a.commitOrUndo(ctx, ev, func() *AdminReply {

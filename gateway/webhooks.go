@@ -68,11 +68,8 @@ func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 		s.writeError(ctx, e)
 		return
 	}
-	if urlOK {
-		if problem := webhook.CheckURL(ctx, url, who.Mode, s.cfg.WebhookAllowPrivate, lookupHost); problem != "" {
-			s.writeError(ctx, fieldError("url", problem))
-			return
-		}
+	if urlOK && !s.webhookURLAllowed(ctx, url, who.Mode) {
+		return
 	}
 	reply := sys.Admin(&actors.UpdateWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id), URL: url, Events: events})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
@@ -148,11 +145,8 @@ func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 		s.writeError(ctx, e)
 		return
 	}
-	if urlOK {
-		if problem := webhook.CheckURL(ctx, url, who.Mode, s.cfg.WebhookAllowPrivate, lookupHost); problem != "" {
-			s.writeError(ctx, fieldError("url", problem))
-			return
-		}
+	if urlOK && !s.webhookURLAllowed(ctx, url, who.Mode) {
+		return
 	}
 	reply := sys.Admin(&actors.CreateWebhook{Client: who.Client, Mode: who.Mode, URL: url, Events: events})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
@@ -165,6 +159,16 @@ func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 
 // webhookEvents reads the events member: a non-empty array of event names
 // (0 when absent and not required, or refused).
+// webhookURLAllowed checks a URL a partner gives an endpoint (CheckURL:
+// scheme, address ranges, resolution); refused, it answers 400 naming url.
+func (s *Server) webhookURLAllowed(ctx *fasthttp.RequestCtx, url string, mode engine.Mode) bool {
+	if problem := webhook.CheckURL(ctx, url, mode, s.cfg.WebhookAllowPrivate, lookupHost); problem != "" {
+		s.writeError(ctx, fieldError("url", problem))
+		return false
+	}
+	return true
+}
+
 func webhookEvents(o *object, required bool) engine.WebhookEvents {
 	raw, ok := o.raw("events", required)
 	if !ok {

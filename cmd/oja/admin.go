@@ -191,12 +191,10 @@ func parseAdminCall(args []string) (adminCall, error) {
 	if len(args) < 1 {
 		return nil, errors.New("admin: missing command")
 	}
-	for _, arg := range args {
-		// Help anywhere only helps: never a client named "--help", never a
-		// backup written into ./--help.
-		if arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" {
-			return nil, flag.ErrHelp
-		}
+	// Help anywhere only helps: never a client named "--help", never a
+	// backup written into ./--help.
+	if helpAsked(args) {
+		return nil, flag.ErrHelp
 	}
 	need := func(n int) error {
 		if len(args) < n {

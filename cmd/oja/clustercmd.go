@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/oja-exchange/oja/actors/cluster"
@@ -31,7 +30,7 @@ two files to that node, never ca-key.pem.
 		return usageErrorf("cluster: which command? (oja cluster help)")
 	}
 	// Help anywhere only helps: it never writes certificates.
-	if slices.ContainsFunc(args, func(a string) bool { return a == "help" || a == "-h" || a == "--help" || a == "-help" }) {
+	if helpAsked(args) {
 		clusterUsage(os.Stdout)
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/oja-exchange/oja/gateway"
 )
@@ -69,6 +70,12 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "oja:", err)
 	return 1
+}
+
+// helpAsked reports whether any of args asks for help: -h, --help, -help
+// or help, wherever it stands, so that a command asked for help never acts.
+func helpAsked(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool { return a == "-h" || a == "--help" || a == "-help" || a == "help" })
 }
 
 // usageError is a mistake in the command line: one line, exit status 2.

@@ -304,7 +304,9 @@ func serve(args []string) error {
 	// only once the system is ready.
 	ready := make(chan struct{})
 	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history, ready)
-	shutdownQuietly := func(srv *gateway.Server, log *wal.Log) {
+	// abort ends a start that failed: the follower reads the log, so it
+	// stops before the log closes.
+	abort := func() {
 		stopFollower()
 		shutdownQuietly(srv, log)
 	}
@@ -313,7 +315,7 @@ func serve(args []string) error {
 	state, stats, err := actors.Recover(log, time.Now())
 	recoveryTime.Store(int64(stats.Duration))
 	if err != nil {
-		shutdownQuietly(srv, log)
+		abort()
 		return fmt.Errorf("recovery: %w", err)
 	}
 	if len(stats.CorruptSnapshots) > 0 {
@@ -323,7 +325,7 @@ func serve(args []string) error {
 	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
 		"expired", stats.Expired, "duration", stats.Duration.String())
 	if changed, err := actors.RecordMarkets(state, log, cfg.markets, time.Now()); err != nil {
-		shutdownQuietly(srv, log)
+		abort()
 		return err
 	} else if changed {
 		logger.Info("markets recorded", "pairs", state.Markets.PairsText())
@@ -334,14 +336,14 @@ func serve(args []string) error {
 		Markets: cfg.markets,
 	})
 	if err != nil {
-		shutdownQuietly(srv, log)
+		abort()
 		return err
 	}
 	debug.SetGCPercent(gcPercent)
 	if cfg.demo {
 		if err := seedDemo(sys, cfg.data, logger); err != nil {
 			sys.Stop()
-			shutdownQuietly(srv, log)
+			abort()
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
