@@ -104,9 +104,24 @@ type Store struct {
 	done chan struct{}
 }
 
+// pendingEvent is an added event's two keys and their values, encoded by
+// Add so the queue holds a few hundred bytes an event, not the event.
 type pendingEvent struct {
-	seq uint64
-	e   engine.OwedEvent
+	key, value     []byte // 'e' client mode at seq id → the stored form
+	idKey, idValue []byte // 'i' id → client mode at seq kind
+}
+
+// pendingOf encodes the event e of record seq.
+func pendingOf(seq uint64, e *engine.OwedEvent) pendingEvent {
+	owner := append(e.Quote.Client[:], byte(e.Quote.Mode)) // client mode
+	where := binary.BigEndian.AppendUint64(bytes.Clone(owner), uint64(e.At))
+	where = binary.BigEndian.AppendUint64(where, seq)
+	return pendingEvent{
+		key:     pos(key('e', owner), e.At, seq, e.ID),
+		value:   engine.AppendEventRecord(make([]byte, 0, 512), e),
+		idKey:   key('i', e.ID[:]),
+		idValue: append(where, byte(e.Kind)),
+	}
 }
 
 // Open opens (creating it if need be) the store in dir and starts its
@@ -167,8 +182,9 @@ func (s *Store) Add(seq uint64, e *engine.OwedEvent) {
 	if seq <= s.mark {
 		return
 	}
+	p := pendingOf(seq, e)
 	s.mu.Lock()
-	s.pending = append(s.pending, pendingEvent{seq: seq, e: *e})
+	s.pending = append(s.pending, p)
 	s.mu.Unlock()
 }
 
@@ -294,9 +310,8 @@ func (s *Store) flush() error {
 	defer b.Close()
 	for i := range batch {
 		p := &batch[i]
-		if err := s.put(b, p.seq, &p.e); err != nil {
-			return s.fail(err)
-		}
+		b.Set(p.key, p.value, nil)
+		b.Set(p.idKey, p.idValue, nil)
 	}
 	b.Set(metaKey, binary.BigEndian.AppendUint64(nil, through), nil)
 	if err := b.Commit(pebble.NoSync); err != nil {
@@ -315,17 +330,6 @@ func pos(b []byte, at int64, seq uint64, id engine.EventID) []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(at))
 	b = binary.BigEndian.AppendUint64(b, seq)
 	return append(b, id[:]...)
-}
-
-func (s *Store) put(b *pebble.Batch, seq uint64, e *engine.OwedEvent) error {
-	c, m, kind := e.Quote.Client, byte(e.Quote.Mode), byte(e.Kind)
-	body := engine.AppendEventRecord(make([]byte, 0, 512), e)
-	owner := append(c[:], m) // client mode
-	b.Set(pos(key('e', owner), e.At, seq, e.ID), body, nil)
-	where := binary.BigEndian.AppendUint64(key(0, owner)[1:], uint64(e.At))
-	where = binary.BigEndian.AppendUint64(where, seq)
-	b.Set(key('i', e.ID[:]), append(where, kind), nil)
-	return nil
 }
 
 // key is prefix followed by parts, in a new slice.
