@@ -178,7 +178,7 @@ func TestKeyLastUsed(t *testing.T) {
 	if err != nil || at.Sub(first).Abs() > time.Second {
 		t.Fatalf("lastUsedAt after a request at %s: %q (%v)", first, got["live"], err)
 	}
-	if unused := lastUsed(s, ada.SandboxKey)["sandbox"]; unused == "" {
+	if sandbox := lastUsed(s, ada.SandboxKey)["sandbox"]; sandbox == "" {
 		t.Fatalf("the sandbox key, used by this very listing, shows no lastUsedAt")
 	}
 	s.Advance(30 * time.Second)

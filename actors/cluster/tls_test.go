@@ -166,15 +166,72 @@ func TestRaftMutualTLS(t *testing.T) {
 	fake.Nodes = []Member{{ID: "n1", Raft: file.Nodes[1].Raft}, file.Nodes[1]}
 	fake.Nodes[1].Raft = file.Nodes[0].Raft
 	misled := &tlsStream{t: &NodeTLS{cert: n1.cert, cas: n1.cas, file: &fake, self: "n1"}}
+	// NB: tls.Dialer.Dial completes the handshake, so the refusal is its
+	// error.
 	if c, err := misled.Dial(raft.ServerAddress(file.Nodes[1].Raft), 5*time.Second); err == nil {
-		if roundTrip(c) {
-			t.Error("n1 talked to n2's certificate at the address of n1")
-		}
+		_ = c.Close()
+		t.Error("n1 completed a handshake with n2's certificate at the address of n1")
 	} else if !strings.Contains(err.Error(), `names "n2"`) {
 		t.Errorf("refusal: %v", err)
 	}
 	if _, err := client.Dial("127.0.0.1:1", time.Second); err == nil || !strings.Contains(err.Error(), "no member") {
 		t.Errorf("dial to a non-member address: %v", err)
+	}
+
+	// Rotation as the README tells it. Renewed node certificates (the same
+	// CA) talk to the old ones.
+	renewed := t.TempDir()
+	for _, name := range []string{"ca.pem", "ca-key.pem"} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		if err := os.WriteFile(filepath.Join(renewed, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := WriteCerts(renewed, file, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	n2new, err := LoadTLS(renewed, file, "n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n2new.cert.Leaf.SerialNumber.Cmp(n2.cert.Leaf.SerialNumber) == 0 {
+		t.Fatal("the renewed certificate is the old one")
+	}
+	if c, err := (&tlsStream{t: n2new}).Dial(target, 5*time.Second); err != nil || !roundTrip(c) {
+		t.Fatalf("a renewed n2 to n1 on its old certificate: %v", err)
+	}
+	// A new CA: once both CAs are in every ca.pem, a node on the old CA and
+	// one on the new talk; before that, they do not (refused above).
+	oldCA, _ := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	newCA, _ := os.ReadFile(filepath.Join(other, "ca.pem"))
+	withBoth := func(from, id string) *NodeTLS {
+		t.Helper()
+		d := t.TempDir()
+		files := map[string][]byte{"ca.pem": append(append([]byte(nil), oldCA...), newCA...)}
+		for _, name := range []string{id + ".pem", id + "-key.pem"} {
+			files[name], _ = os.ReadFile(filepath.Join(from, name))
+		}
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(d, name), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := LoadTLS(d, file, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	n1both := withBoth(dir, "n1")
+	bridged, err := newTLSStream(freeRaftAddr(t), n1both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bridged.Close()
+	echo(t, bridged)
+	c, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bridged.Addr().String(), withBoth(other, "n2").ClientConfig("n1"))
+	if err != nil || !roundTrip(c) {
+		t.Fatalf("the new CA's n2 to n1 on the old CA, both trusting both: %v", err)
 	}
 }
 
