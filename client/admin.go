@@ -337,7 +337,8 @@ type ClusterStatus struct {
 	Term   uint64  `json:"term"`
 	Nodes  []struct {
 		ID           string `json:"id"`
-		State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable
+		Raft         string `json:"raft"`  // its Raft address
+		State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable, not a member
 		AppliedIndex uint64 `json:"appliedIndex"`
 	} `json:"nodes"`
 }
@@ -355,5 +356,22 @@ func (a *Admin) ClusterStatus(ctx context.Context, opts ...CallOption) (ClusterS
 func (a *Admin) ReplaceNode(ctx context.Context, nodeID string, opts ...CallOption) (ClusterStatus, error) {
 	var out ClusterStatus
 	_, err := a.t.do(ctx, newCall(http.MethodPost, "/cluster/nodes/"+url.PathEscape(nodeID)+"/replace", nil, opts), &out)
+	return out, err
+}
+
+// AddNode is POST /admin/v1/cluster/nodes: a voter with a new id at a
+// Raft address (the node runs with --join and waits to be added).
+func (a *Admin) AddNode(ctx context.Context, nodeID, raftAddr string, opts ...CallOption) (ClusterStatus, error) {
+	var out ClusterStatus
+	body := map[string]string{"id": nodeID, "raft": raftAddr}
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/cluster/nodes", body, opts), &out)
+	return out, err
+}
+
+// RemoveNode is DELETE /admin/v1/cluster/nodes/{nodeId}: the member leaves
+// the configuration and serves nothing from then on.
+func (a *Admin) RemoveNode(ctx context.Context, nodeID string, opts ...CallOption) (ClusterStatus, error) {
+	var out ClusterStatus
+	_, err := a.t.do(ctx, newCall(http.MethodDelete, "/cluster/nodes/"+url.PathEscape(nodeID), nil, opts), &out)
 	return out, err
 }

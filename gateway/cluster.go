@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,17 @@ type ClusterNode interface {
 	// Replace removes member id from the Raft configuration and adds it
 	// back, for a fresh node started with --join (leader only).
 	Replace(id string) error
+	// AddMember and RemoveMember change the configuration (leader only).
+	AddMember(id, raft string) error
+	RemoveMember(id string) error
+	// IsMember: this node is a voter of the configuration it holds; one
+	// that is not (removed, or waiting to be added) serves nothing.
+	IsMember() bool
+	// DialPeer connects to member m for HTTP (mutual TLS when the cluster
+	// has it); PeerListener is where peers' connections to this node
+	// arrive (nil: none), served like the public and admin listeners.
+	DialPeer(m cluster.Member) (net.Conn, error)
+	PeerListener() net.Listener
 }
 
 const (
@@ -48,9 +60,14 @@ const (
 	// forwardTimeout bounds a forwarded request: the leader's own bound on
 	// a write (10 s, fsyncs included) plus the hop.
 	forwardTimeout = 12 * time.Second
+	// clusterFieldBytesMax bounds a member's id and address in a request.
+	clusterFieldBytesMax = 256
 	// clusterStatusTimeout bounds GET /admin/v1/cluster's questions to peers.
 	clusterStatusTimeout = 2 * time.Second
 )
+
+var errNotMember = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
+	message: "this node is not a member of the cluster's configuration (removed, or started with --join and not added yet): use another node"}
 
 var errNoLeader = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
 	message: "no cluster leader is reachable (an election is under way or a majority of nodes is down); retry later"}
@@ -62,32 +79,34 @@ var localRoutes = map[string]bool{
 	adminBase + "/backup": true,
 }
 
-// forwarder keeps one connection pool per leader address.
+// forwarder keeps one connection pool per peer (id and Raft address),
+// each connection opened through the cluster's Raft port (DialPeer).
 type forwarder struct {
 	mu      sync.Mutex
-	clients map[string]*fasthttp.HostClient
+	clients map[cluster.Member]*fasthttp.HostClient
 }
 
-func (f *forwarder) client(addr string) *fasthttp.HostClient {
+func (f *forwarder) client(node ClusterNode, m cluster.Member) *fasthttp.HostClient {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c, ok := f.clients[addr]
+	c, ok := f.clients[m]
 	if !ok {
 		if f.clients == nil {
-			f.clients = make(map[string]*fasthttp.HostClient)
+			f.clients = make(map[cluster.Member]*fasthttp.HostClient)
 		}
 		c = &fasthttp.HostClient{
-			Addr: addr, Name: "oja-forward", NoDefaultUserAgentHeader: true,
+			Addr: m.ID, Name: "oja-forward", NoDefaultUserAgentHeader: true,
 			ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
 			MaxConns: connectionsMax, MaxIdleConnDuration: idleTimeout,
 			DisableHeaderNamesNormalizing: false, DisablePathNormalizing: true,
+			Dial: func(string) (net.Conn, error) { return node.DialPeer(m) },
 		}
-		f.clients[addr] = c
+		f.clients[m] = c
 	}
 	return c
 }
 
-// closeIdle closes the idle connections to every leader this node has
+// closeIdle closes the idle connections to every peer this node has
 // forwarded to (on Shutdown). Each pool's cleaner goroutine notices on its
 // next wake-up, within idleTimeout.
 func (f *forwarder) closeIdle() {
@@ -112,6 +131,13 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 			next(ctx)
 			return
 		}
+		// A node that is no member serves partners nothing; its admin
+		// listener still forwards, so that an operator can ask the node
+		// just started with --join to have itself added or replaced.
+		if !admin && s.sys.Load() == nil && !s.cfg.Cluster.IsMember() {
+			s.writeErrorByPath(ctx, errNotMember)
+			return
+		}
 		if s.sys.Load() != nil {
 			// A read is answered here only once this node is known to
 			// still lead: a paused or partitioned leader that has not
@@ -127,7 +153,7 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 			next(ctx)
 			return
 		}
-		s.forward(ctx, admin)
+		s.forward(ctx)
 	}
 }
 
@@ -135,7 +161,7 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 // same status, headers (the request id included: the leader keeps ours)
 // and body. Without a reachable leader it answers 503 UNAVAILABLE with
 // Retry-After; a client retries with the same Idempotency-Key.
-func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
+func (s *Server) forward(ctx *fasthttp.RequestCtx) {
 	ctx.SetUserValue(router.MatchedRoutePathParam, "forwarded")
 	leader, ok := s.otherLeader()
 	if !ok || len(ctx.Request.Header.Peek(forwardedHeader)) > 0 {
@@ -143,20 +169,16 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 		return
 	}
 	if string(ctx.Path()) == ratesStreamPath {
-		s.relayStream(ctx, leader.Public)
+		s.relayStream(ctx, leader)
 		return
-	}
-	addr := leader.Public
-	if admin {
-		addr = leader.Admin
 	}
 	id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 	req := &ctx.Request
 	req.Header.SetBytesV("X-Request-Id", id)
 	req.Header.Set(forwardedHeader, s.forwardMark(s.cfg.Cluster.Self().ID, id))
 	req.Header.Del("Connection")
-	if err := s.fwd.client(addr).DoTimeout(req, &ctx.Response, forwardTimeout); err != nil {
-		s.cfg.Logger.Warn("forwarding to the leader failed", "leader", leader.ID, "addr", addr, "err", err)
+	if err := s.fwd.client(s.cfg.Cluster, leader).DoTimeout(req, &ctx.Response, forwardTimeout); err != nil {
+		s.cfg.Logger.Warn("forwarding to the leader failed", "leader", leader.ID, "raft", leader.Raft, "err", err)
 		ctx.Response.Reset()
 		ctx.Response.Header.SetBytesV("X-Request-Id", id)
 		s.writeErrorByPath(ctx, errNoLeader)
@@ -168,7 +190,7 @@ func (s *Server) forward(ctx *fasthttp.RequestCtx, admin bool) {
 // clusterReady is /readyz on a node that does not lead: ready while it
 // knows a leader to forward to.
 func (s *Server) clusterReady() bool {
-	if s.cfg.Cluster == nil {
+	if s.cfg.Cluster == nil || !s.cfg.Cluster.IsMember() {
 		return false
 	}
 	_, ok := s.otherLeader()
@@ -225,6 +247,21 @@ func (s *Server) registerCluster(r *router.Router) {
 		}
 		s.clusterReplace(ctx)
 	}))
+	r.POST(adminBase+"/cluster/nodes", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
+		if s.cfg.Cluster == nil {
+			s.writeError(ctx, errNotClustered)
+			return
+		}
+		s.clusterAdd(ctx)
+	}))
+	r.DELETE(adminBase+"/cluster/nodes/{nodeId}", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
+		if s.cfg.Cluster == nil {
+			s.writeError(ctx, errNotClustered)
+			return
+		}
+		id, _ := ctx.UserValue("nodeId").(string)
+		s.clusterChanged(ctx, id, s.cfg.Cluster.RemoveMember(id))
+	}))
 	for path, h := range map[string]fasthttp.RequestHandler{
 		adminBase + "/cluster": s.clusterStatus, adminBase + "/cluster/node": s.clusterNode, adminBase + "/state": s.clusterState,
 	} {
@@ -244,9 +281,9 @@ func (s *Server) clusterStatus(ctx *fasthttp.RequestCtx) {
 	s.writeJSONValue(ctx, s.cfg.Cluster.Status(c, s.askPeer))
 }
 
-// askPeer asks member m for its own entry: GET /admin/v1/cluster/node on
-// its admin API (clusterNode), with this node's admin token (every node
-// shares it), within ctx.
+// askPeer asks member m for its own entry: GET /admin/v1/cluster/node
+// over the Raft port (clusterNode), with this node's admin token (every
+// node shares it), within ctx.
 func (s *Server) askPeer(ctx context.Context, m cluster.Member) (cluster.NodeStatus, bool) {
 	timeout := clusterStatusTimeout
 	if d, ok := ctx.Deadline(); ok {
@@ -258,9 +295,9 @@ func (s *Server) askPeer(ctx context.Context, m cluster.Member) (cluster.NodeSta
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI("http://" + m.Admin + adminBase + "/cluster/node")
+	req.SetRequestURI("http://" + m.ID + adminBase + "/cluster/node")
 	req.Header.Set("Authorization", "Bearer "+s.cfg.AdminToken)
-	if err := fasthttp.DoTimeout(req, resp, timeout); err != nil || resp.StatusCode() != fasthttp.StatusOK {
+	if err := s.fwd.client(s.cfg.Cluster, m).DoTimeout(req, resp, timeout); err != nil || resp.StatusCode() != fasthttp.StatusOK {
 		return cluster.NodeStatus{}, false
 	}
 	var got cluster.NodeStatus
@@ -274,16 +311,41 @@ func (s *Server) askPeer(ctx context.Context, m cluster.Member) (cluster.NodeSta
 // by the leader (a follower forwards it like any admin write).
 func (s *Server) clusterReplace(ctx *fasthttp.RequestCtx) {
 	id, _ := ctx.UserValue("nodeId").(string)
-	err := s.cfg.Cluster.Replace(id)
+	s.clusterChanged(ctx, id, s.cfg.Cluster.Replace(id))
+}
+
+// clusterAdd is POST /admin/v1/cluster/nodes {"id","raft"}: a new voter
+// (the node runs with --join and waits), served by the leader.
+func (s *Server) clusterAdd(ctx *fasthttp.RequestCtx) {
+	o, ok := s.bodyObject(ctx)
+	if !ok {
+		return
+	}
+	id, _ := o.str("id", true, clusterFieldBytesMax)
+	addr, _ := o.str("raft", true, clusterFieldBytesMax)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	s.clusterChanged(ctx, id, s.cfg.Cluster.AddMember(id, addr))
+}
+
+// clusterChanged answers a membership change: the cluster's status once
+// it is done, or what stopped it.
+func (s *Server) clusterChanged(ctx *fasthttp.RequestCtx, id string, err error) {
+	var bad *cluster.BadMemberError
 	switch {
 	case err == nil:
 		s.clusterStatus(ctx)
-	case errors.Is(err, cluster.ErrReplaceLeader):
+	case errors.As(err, &bad):
+		s.writeError(ctx, fieldError(bad.Field, bad.Problem))
+	case errors.Is(err, cluster.ErrReplaceLeader), errors.Is(err, cluster.ErrMemberExists),
+		errors.Is(err, cluster.ErrClusterFull), errors.Is(err, cluster.ErrLastMember):
 		s.writeError(ctx, &apiError{status: fasthttp.StatusConflict, code: "CONFLICT", message: err.Error()})
 	case errors.Is(err, cluster.ErrUnknownMember):
 		s.writeError(ctx, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound, message: err.Error()})
 	default:
-		s.cfg.Logger.Error("replacing a cluster member", "node", id, "err", err)
+		s.cfg.Logger.Error("changing the cluster's membership", "member", id, "err", err)
 		s.writeError(ctx, errNoLeader)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors/cluster"
 )
 
 // streamProxy relays rate streams a follower is asked for from the leader:
@@ -18,9 +20,9 @@ type streamProxy struct {
 	mu    sync.Mutex
 	conns map[*relayConn]struct{}
 	open  atomic.Int64
-	// clients, one per leader address (streams need no timeout on the
-	// whole response: relayConn bounds each read instead).
-	clients map[string]*fasthttp.HostClient
+	// clients, one per leader (streams need no timeout on the whole
+	// response: relayConn bounds each read instead).
+	clients map[cluster.Member]*fasthttp.HostClient
 }
 
 // relayIdleMax bounds a relayed stream's silence: the leader sends a
@@ -46,21 +48,21 @@ func (c *relayConn) Close() error {
 	return c.Conn.Close()
 }
 
-func (p *streamProxy) client(addr string) *fasthttp.HostClient {
+func (p *streamProxy) client(node ClusterNode, m cluster.Member) *fasthttp.HostClient {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.clients == nil {
-		p.clients = make(map[string]*fasthttp.HostClient)
+		p.clients = make(map[cluster.Member]*fasthttp.HostClient)
 		p.conns = make(map[*relayConn]struct{})
 	}
-	c, ok := p.clients[addr]
+	c, ok := p.clients[m]
 	if !ok {
 		c = &fasthttp.HostClient{
-			Addr: addr, Name: "oja-relay", NoDefaultUserAgentHeader: true,
+			Addr: m.ID, Name: "oja-relay", NoDefaultUserAgentHeader: true,
 			StreamResponseBody: true, MaxConns: sseSubscribersMax, MaxIdleConnDuration: time.Second,
 			WriteTimeout: forwardTimeout, DisablePathNormalizing: true,
-			Dial: func(addr string) (net.Conn, error) {
-				conn, err := fasthttp.DialTimeout(addr, forwardTimeout)
+			Dial: func(string) (net.Conn, error) {
+				conn, err := node.DialPeer(m)
 				if err != nil {
 					return nil, err
 				}
@@ -71,7 +73,7 @@ func (p *streamProxy) client(addr string) *fasthttp.HostClient {
 				return rc, nil
 			},
 		}
-		p.clients[addr] = c
+		p.clients[m] = c
 	}
 	return c
 }
@@ -92,7 +94,7 @@ func (p *streamProxy) closeAll() {
 // relayStream answers a rate stream request on a follower with the
 // leader's stream. A refusal by the leader (401, 429, 503…) is relayed as
 // it is.
-func (s *Server) relayStream(ctx *fasthttp.RequestCtx, addr string) {
+func (s *Server) relayStream(ctx *fasthttp.RequestCtx, leader cluster.Member) {
 	if s.relay.open.Load() >= sseSubscribersMax || s.closing.Load() {
 		s.writeError(ctx, errStreamsFull)
 		return
@@ -104,11 +106,11 @@ func (s *Server) relayStream(ctx *fasthttp.RequestCtx, addr string) {
 		_ = resp.CloseBodyStream()
 		fasthttp.ReleaseResponse(resp)
 	}
-	err := s.relay.client(addr).Do(req, resp)
+	err := s.relay.client(s.cfg.Cluster, leader).Do(req, resp)
 	fasthttp.ReleaseRequest(req)
 	if err != nil {
 		release()
-		s.cfg.Logger.Warn("relaying a rate stream from the leader failed", "addr", addr, "err", err)
+		s.cfg.Logger.Warn("relaying a rate stream from the leader failed", "leader", leader.ID, "err", err)
 		s.writeError(ctx, errNoLeader)
 		return
 	}

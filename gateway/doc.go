@@ -23,6 +23,7 @@
 //	requestIDBytesMax      128      echoed X-Request-Id
 //	serviceSourceBytesMax  128      x-service-source
 //	jsonDepthMax           32       nesting of objects and arrays in a JSON body (400, before parsing)
+//	clusterFieldBytesMax   256      a member's id and Raft address in POST /admin/v1/cluster/nodes
 //	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)
@@ -93,6 +94,11 @@
 // called when the node starts leading and SetSystem(nil) when it stops;
 // meanwhile every request but health, metrics and the cluster routes is
 // forwarded to the leader, and rate streams are relayed from it
-// (cluster_stream.go). The rate streams opened on a system end when it
-// stops being served (streamHub.endSystem): their clients reconnect.
+// (cluster_stream.go), all over the cluster's Raft port (ClusterNode.DialPeer:
+// mutual TLS when the cluster has it); a third server serves what peers
+// send there (ClusterNode.PeerListener), admin routes to the admin handler
+// and the rest to the public one. A node that is not a member of the
+// configuration it holds (removed, or waiting to be added) answers 503.
+// The rate streams opened on a system end when it stops being served
+// (streamHub.endSystem): their clients reconnect.
 package gateway

@@ -20,10 +20,12 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -1097,7 +1099,25 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "replace", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n3"), template: replace, token: tok, want: 200})
 	c.run(t, oapiCall{name: "replace the leader", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n2"), template: replace, token: tok, want: 409})
 	c.run(t, oapiCall{name: "replace unknown", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n9"), template: replace, token: tok, want: 404})
+	nodes, nodeAt := "/admin/v1/cluster/nodes", "/admin/v1/cluster/nodes/{nodeId}"
+	na := func(id string) string { return strings.Replace(nodeAt, "{nodeId}", id, 1) }
+	fixed := "http://" + node.AdminAddr()
+	c.run(t, oapiCall{name: "add single node", base: adm, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n4","raft":"10.0.0.4:7000"}`, want: 404})
+	c.run(t, oapiCall{name: "add no token", base: fixed, method: "POST", path: nodes, template: nodes, body: `{"id":"n4","raft":"10.0.0.4:7000"}`, want: 401})
+	c.run(t, oapiCall{name: "add", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n4","raft":"10.0.0.4:7000"}`, want: 200})
+	c.run(t, oapiCall{name: "add without raft", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n4"}`, want: 400})
+	c.run(t, oapiCall{name: "add a bad id", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"bad id","raft":"10.0.0.4:7000"}`, want: 400})
+	c.run(t, oapiCall{name: "add a member twice", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n1","raft":"10.0.0.4:7000"}`, want: 409})
+	c.run(t, oapiCall{name: "add not json", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `id=n4`, ctype: "text/plain", want: 415})
+	c.run(t, oapiCall{name: "remove single node", base: adm, method: "DELETE", path: na("n3"), template: nodeAt, token: tok, want: 404})
+	c.run(t, oapiCall{name: "remove no token", base: fixed, method: "DELETE", path: na("n3"), template: nodeAt, want: 401})
+	c.run(t, oapiCall{name: "remove", base: fixed, method: "DELETE", path: na("n3"), template: nodeAt, token: tok, want: 200})
+	c.run(t, oapiCall{name: "remove the last", base: fixed, method: "DELETE", path: na("last"), template: nodeAt, token: tok, want: 409})
+	c.run(t, oapiCall{name: "remove unknown", base: fixed, method: "DELETE", path: na("n9"), template: nodeAt, token: tok, want: 404})
 	node.SetSystem(nil)
+	// A follower forwards them; its leader unreachable, it answers 503.
+	c.run(t, oapiCall{name: "add, no leader", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n4","raft":"10.0.0.4:7000"}`, want: 503})
+	c.run(t, oapiCall{name: "remove, no leader", base: fixed, method: "DELETE", path: na("n3"), template: nodeAt, token: tok, want: 503})
 	for _, path := range []string{"/admin/v1/cluster", "/admin/v1/cluster/node", "/admin/v1/state"} {
 		c.run(t, oapiCall{name: "single node " + path, base: adm, method: "GET", path: path, template: path, token: tok, want: 404})
 		c.run(t, oapiCall{name: "cluster node " + path, base: "http://" + node.AdminAddr(), method: "GET", path: path, template: path, token: tok, want: 200})
@@ -1266,15 +1286,39 @@ type fixedCluster struct{}
 
 func (fixedCluster) Self() cluster.Member { return cluster.Member{ID: "n2"} }
 func (fixedCluster) Leader() (cluster.Member, bool) {
-	return cluster.Member{ID: "n1", Public: "127.0.0.1:1", Admin: "127.0.0.1:1"}, true
+	return cluster.Member{ID: "n1", Raft: "127.0.0.1:1"}, true
+}
+func (fixedCluster) IsMember() bool             { return true }
+func (fixedCluster) PeerListener() net.Listener { return nil }
+func (fixedCluster) DialPeer(cluster.Member) (net.Conn, error) {
+	return nil, errors.New("fixedCluster: no peers")
+}
+func (fixedCluster) AddMember(id, raft string) error {
+	switch {
+	case id == "bad id":
+		return &cluster.BadMemberError{Field: "id", Problem: "must be 1 to 64 letters, digits, '-' or '_'"}
+	case id == "n1":
+		return cluster.ErrMemberExists
+	}
+	return nil
+}
+func (fixedCluster) RemoveMember(id string) error {
+	switch id {
+	case "n1", "n2", "n3":
+		return nil
+	case "last":
+		return cluster.ErrLastMember
+	}
+	return cluster.ErrUnknownMember
 }
 func (fixedCluster) Status(context.Context, cluster.PeerAsker) cluster.Status {
 	leader := "n1"
 	return cluster.Status{Leader: &leader, Term: 3, Nodes: []cluster.NodeStatus{
-		{ID: "n1", State: "leader", AppliedIndex: 12}, {ID: "n2", State: "follower", AppliedIndex: 12}, {ID: "n3", State: "unreachable"}}}
+		{ID: "n1", Raft: "127.0.0.1:7001", State: "leader", AppliedIndex: 12}, {ID: "n2", Raft: "127.0.0.1:7002", State: "follower", AppliedIndex: 12},
+		{ID: "n3", Raft: "127.0.0.1:7003", State: "unreachable"}}}
 }
 func (fixedCluster) LocalStatus() cluster.NodeStatus {
-	return cluster.NodeStatus{ID: "n2", State: "follower", AppliedIndex: 12}
+	return cluster.NodeStatus{ID: "n2", Raft: "127.0.0.1:7002", State: "follower", AppliedIndex: 12}
 }
 func (fixedCluster) StateHash() (uint64, string, error) { return 9, strings.Repeat("ab", 32), nil }
 func (fixedCluster) VerifyLeader() error                { return nil }

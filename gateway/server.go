@@ -75,8 +75,10 @@ type Server struct {
 	limiter *rateLimiter
 	public  *fasthttp.Server
 	admin   *fasthttp.Server
+	peer    *fasthttp.Server // a cluster's peers' requests (Cluster.PeerListener)
 	ln      net.Listener
 	adminLn net.Listener
+	peerLn  net.Listener
 	wg      sync.WaitGroup
 	closing atomic.Bool
 	reqID   requestIDs
@@ -101,6 +103,20 @@ func New(cfg Config) *Server {
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))
 	s.admin = s.newFastHTTP("admin", s.clustered(true, s.adminRouter().Handler))
+	if cfg.Cluster != nil {
+		// Requests a peer forwards arrive over the Raft port: admin routes
+		// go to the admin handler, the rest to the public one, each with
+		// its own authentication, as if they had come to that listener.
+		s.peer = s.newFastHTTP("peer", nil)
+		s.peer.Handler = func(ctx *fasthttp.RequestCtx) {
+			if bytes.HasPrefix(ctx.Path(), []byte(adminBase+"/")) {
+				s.admin.Handler(ctx)
+				return
+			}
+			s.public.Handler(ctx)
+		}
+		s.peer.MaxConnsPerIP = 0 // every connection comes from a handful of peers
+	}
 	return s
 }
 
@@ -154,10 +170,19 @@ func (s *Server) Start() error {
 	}
 	ln, adminLn = sniffListener{ln}, sniffListener{adminLn}
 	s.ln, s.adminLn = ln, adminLn
-	for _, pair := range []struct {
+	serving := []struct {
 		srv *fasthttp.Server
 		ln  net.Listener
-	}{{s.public, ln}, {s.admin, adminLn}} {
+	}{{s.public, ln}, {s.admin, adminLn}}
+	if s.peer != nil {
+		if s.peerLn = s.cfg.Cluster.PeerListener(); s.peerLn != nil {
+			serving = append(serving, struct {
+				srv *fasthttp.Server
+				ln  net.Listener
+			}{s.peer, s.peerLn})
+		}
+	}
+	for _, pair := range serving {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -206,16 +231,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	streamsErr := s.streams.close(ctx)
 	s.relay.closeAll()
 	s.fwd.closeIdle()
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { errs <- s.public.ShutdownWithContext(ctx) }()
 	go func() { errs <- s.admin.ShutdownWithContext(ctx) }()
-	err := errors.Join(streamsErr, <-errs, <-errs)
+	peerErr := error(nil)
+	if s.peerLn != nil {
+		go func() { errs <- s.peer.ShutdownWithContext(ctx) }()
+		peerErr = <-errs
+	}
+	err := errors.Join(streamsErr, <-errs, <-errs, peerErr)
 	// fasthttp closes only the listeners its Serve has registered; a
 	// Shutdown right after Start can come before a Serve goroutine ran, and
 	// that Serve would then accept forever. Closing the listeners here ends
 	// it either way (an already closed listener only says so).
 	_ = s.ln.Close()
 	_ = s.adminLn.Close()
+	if s.peerLn != nil {
+		_ = s.peerLn.Close()
+	}
 	s.wg.Wait()
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -83,6 +84,11 @@ type Node struct {
 		Close() error
 	}
 	fsm *fsm
+	// live is raft once it runs, for the Raft port's goroutines (which
+	// start before it).
+	live  atomic.Pointer[raft.Raft]
+	mux   *mux          // the Raft port (nil with an in-process transport)
+	peers *peerListener // its HTTP side
 
 	mu    sync.Mutex // guards sys, log and hooks
 	sys   *actors.System
@@ -134,23 +140,18 @@ func Open(cfg Config) (*Node, error) {
 		_ = n.store.Close()
 		return nil, fmt.Errorf("cluster: snapshots: %w", err)
 	}
-	switch n.trans = cfg.transport; {
-	case n.trans != nil:
-	case cfg.TLS != nil:
-		stream, err := newTLSStream(self.Raft, cfg.TLS)
-		if err != nil {
+	if n.trans = cfg.transport; n.trans == nil {
+		if n.mux, err = newMux(self.Raft, cfg.TLS, n.idAt, cfg.Logger); err != nil {
 			_ = n.store.Close()
 			return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
 		}
-		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream, MaxPool: 3,
+		n.peers = &peerListener{m: n.mux}
+		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{n.mux}, MaxPool: 3,
 			Timeout: 10 * time.Second, Logger: hlog})
-	default:
-		tcp, err := raft.NewTCPTransportWithLogger(self.Raft, nil, 3, 10*time.Second, hlog)
-		if err != nil {
-			_ = n.store.Close()
-			return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
-		}
-		n.trans = tcp
+	}
+	if cfg.TLS != nil {
+		allowed := n.mayConnect
+		cfg.TLS.member.Store(&allowed)
 	}
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(self.ID)
@@ -176,7 +177,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	if !existing && cfg.Join {
-		cfg.Logger.Info("joining: waiting for the leader to add this node (oja admin cluster replace " + self.ID + ")")
+		cfg.Logger.Info("joining: waiting for the leader to add this node (oja admin cluster add " + self.ID + " " + self.Raft + ", or replace " + self.ID + " for a lost member)")
 	}
 	if !existing && !cfg.Join {
 		var servers []raft.Server
@@ -193,6 +194,7 @@ func Open(cfg Config) (*Node, error) {
 		n.closeStores()
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
+	n.live.Store(n.raft)
 	return n, nil
 }
 
@@ -370,19 +372,102 @@ func (n *Node) Close() error {
 // Self is this node's member entry.
 func (n *Node) Self() Member { return n.self }
 
-// Leader returns the leader's member entry, if one is known.
+// Leader returns the leader's id and Raft address, if a leader is known.
+// (Its public and admin addresses are its own business: nodes reach each
+// other only through the Raft port, mux.go.)
 func (n *Node) Leader() (Member, bool) {
-	_, id := n.raft.LeaderWithID()
+	addr, id := n.raft.LeaderWithID()
 	if id == "" {
 		return Member{}, false
 	}
-	return n.cfg.File.Member(string(id))
+	return Member{ID: string(id), Raft: string(addr)}, true
+}
+
+// servers is the latest Raft configuration this node holds (empty before
+// raft runs, and on a node that waits to be added).
+func (n *Node) servers() []raft.Server {
+	r := n.live.Load()
+	if r == nil {
+		return nil
+	}
+	return r.GetConfiguration().Configuration().Servers
+}
+
+// idAt names the member at a Raft address: by the configuration, else
+// (before raft runs or while joining) by the cluster file.
+func (n *Node) idAt(addr raft.ServerAddress) (string, bool) {
+	for _, s := range n.servers() {
+		if s.Address == addr {
+			return string(s.ID), true
+		}
+	}
+	for _, m := range n.cfg.File.Nodes {
+		if m.Raft == string(addr) {
+			return m.ID, true
+		}
+	}
+	return "", false
+}
+
+// mayConnect says whether a peer with this node id may connect (tls.go):
+// a member of the configuration; before raft runs, of the file; while this
+// node holds no configuration (it waits to be added), any node the CA
+// certified, since the leader adding it is the one that dials first.
+func (n *Node) mayConnect(id string) bool {
+	if n.live.Load() == nil {
+		_, ok := n.cfg.File.Member(id)
+		return ok
+	}
+	servers := n.servers()
+	if len(servers) == 0 {
+		return true
+	}
+	for _, s := range servers {
+		if string(s.ID) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// IsMember reports whether this node is a voter of the configuration it
+// holds. One that is not — started with --join and not added yet, or
+// removed — serves nothing (the gateway answers 503 and /readyz fails).
+func (n *Node) IsMember() bool {
+	for _, s := range n.servers() {
+		if string(s.ID) == n.self.ID {
+			return s.Suffrage == raft.Voter
+		}
+	}
+	return false
+}
+
+// DialPeer opens an HTTP connection to member m over the Raft port (mux.go):
+// mutual TLS when the node has it, checked against m's id.
+func (n *Node) DialPeer(m Member) (net.Conn, error) {
+	if n.mux == nil {
+		return nil, errors.New("cluster: this node has no Raft port (in-process transport)")
+	}
+	if id, ok := n.idAt(raft.ServerAddress(m.Raft)); !ok || id != m.ID {
+		return nil, fmt.Errorf("cluster: %s is not %s's raft address", m.Raft, m.ID)
+	}
+	return n.mux.dial(raft.ServerAddress(m.Raft), peerDialTimeout, protoHTTP)
+}
+
+// PeerListener is the HTTP side of the Raft port, which the gateway serves
+// (nil with an in-process transport). Closing it leaves Raft running.
+func (n *Node) PeerListener() net.Listener {
+	if n.peers == nil {
+		return nil
+	}
+	return n.peers
 }
 
 // NodeStatus is one node in the cluster status.
 type NodeStatus struct {
 	ID           string `json:"id"`
-	State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable
+	Raft         string `json:"raft"`  // its Raft address, as the configuration holds it
+	State        string `json:"state"` // leader, follower, candidate, shutdown, unreachable, not a member
 	AppliedIndex uint64 `json:"appliedIndex"`
 }
 
@@ -395,7 +480,11 @@ type Status struct {
 
 // LocalStatus is this node's own entry.
 func (n *Node) LocalStatus() NodeStatus {
-	return NodeStatus{ID: n.self.ID, State: strings.ToLower(n.raft.State().String()), AppliedIndex: n.raft.AppliedIndex()}
+	st := NodeStatus{ID: n.self.ID, Raft: n.self.Raft, State: strings.ToLower(n.raft.State().String()), AppliedIndex: n.raft.AppliedIndex()}
+	if !n.IsMember() {
+		st.State = "not a member" // Raft shuts down on a removed node (ShutdownOnRemove)
+	}
+	return st
 }
 
 // peerTimeout bounds the cluster status's question to each peer.
@@ -410,12 +499,14 @@ type PeerAsker func(ctx context.Context, m Member) (st NodeStatus, ok bool)
 // is "unreachable". The cluster package does no HTTP of its own: how a
 // peer is asked is the gateway's (it serves what is asked).
 func (n *Node) Status(ctx context.Context, ask PeerAsker) Status {
-	st := Status{Term: n.raft.CurrentTerm(), Nodes: make([]NodeStatus, len(n.cfg.File.Nodes))}
+	servers := n.servers()
+	st := Status{Term: n.raft.CurrentTerm(), Nodes: make([]NodeStatus, len(servers))}
 	if leader, ok := n.Leader(); ok {
 		st.Leader = &leader.ID
 	}
 	var wg sync.WaitGroup
-	for i, m := range n.cfg.File.Nodes {
+	for i, s := range servers {
+		m := Member{ID: string(s.ID), Raft: string(s.Address)}
 		if m.ID == n.self.ID {
 			st.Nodes[i] = n.LocalStatus()
 			continue
@@ -429,10 +520,14 @@ func (n *Node) Status(ctx context.Context, ask PeerAsker) Status {
 			if !ok || got.ID != m.ID {
 				got = NodeStatus{ID: m.ID, State: "unreachable"}
 			}
+			got.Raft = m.Raft
 			st.Nodes[i] = got
 		}()
 	}
 	wg.Wait()
+	if !n.IsMember() {
+		st.Nodes = append(st.Nodes, n.LocalStatus()) // a removed or joining node still shows itself
+	}
 	return st
 }
 
@@ -540,13 +635,26 @@ func (c *leaderCheck) run(r *raft.Raft) {
 	}
 }
 
-// ErrUnknownMember names an id that is not in the cluster file.
-var ErrUnknownMember = errors.New("cluster: no such member in the cluster file")
+// Membership errors.
+var (
+	ErrUnknownMember = errors.New("cluster: no such member in the cluster's configuration")
+	ErrReplaceLeader = errors.New("cluster: the leader cannot replace itself; stop it (another node takes over) and ask the new leader")
+	ErrMemberExists  = errors.New("cluster: a member has this id or this raft address already")
+	ErrClusterFull   = fmt.Errorf("cluster: a cluster has at most %d members", membersMax)
+	ErrLastMember    = errors.New("cluster: the last member cannot be removed")
+)
 
-// ErrReplaceLeader refuses to replace the node that leads.
-var ErrReplaceLeader = errors.New("cluster: the leader cannot replace itself; stop it (another node takes over) and ask the new leader")
+// member finds id in the configuration.
+func (n *Node) member(id string) (raft.Server, bool) {
+	for _, s := range n.servers() {
+		if string(s.ID) == id {
+			return s, true
+		}
+	}
+	return raft.Server{}, false
+}
 
-// Replace swaps member id for a fresh node at the same addresses: the
+// Replace swaps member id for a fresh node at the same address: the
 // leader removes it from the Raft configuration, then adds it back as a
 // voter; the fresh node (started with Join on an empty data dir) then
 // receives a snapshot and the log from the leader. This is how a member
@@ -554,19 +662,75 @@ var ErrReplaceLeader = errors.New("cluster: the leader cannot replace itself; st
 // could vote twice in one term, so it must first leave the configuration.
 // Only the leader replaces.
 func (n *Node) Replace(id string) error {
-	m, ok := n.cfg.File.Member(id)
+	s, ok := n.member(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
 	}
 	if id == n.self.ID {
 		return ErrReplaceLeader
 	}
-	if err := n.raft.RemoveServer(raft.ServerID(id), 0, barrierTimeout).Error(); err != nil {
+	if err := n.raft.RemoveServer(s.ID, 0, barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("cluster: removing %s: %w", id, err)
 	}
-	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(m.Raft), 0, barrierTimeout).Error(); err != nil {
+	if err := n.raft.AddVoter(s.ID, s.Address, 0, barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("cluster: adding %s back: %w", id, err)
 	}
-	n.cfg.Logger.Info("member replaced: removed and added back; it catches up from this leader", "node", id)
+	n.cfg.Logger.Info("member replaced: removed and added back; it catches up from this leader", "member", id)
+	return nil
+}
+
+// AddMember adds a voter with a new id at a Raft address (the node runs
+// with --join, a certificate of the cluster CA for id, and waits): the
+// configuration, carried in Raft's log, now names it, and the leader sends
+// it a snapshot and the log. Adding the member that is there already at
+// the same address changes nothing. Only the leader adds.
+func (n *Node) AddMember(id, raftAddr string) error {
+	if !idPattern.MatchString(id) {
+		return &BadMemberError{Field: "id", Problem: "must be 1 to 64 letters, digits, '-' or '_'"}
+	}
+	if err := checkAddr(raftAddr); err != nil {
+		return &BadMemberError{Field: "raft", Problem: err.Error()}
+	}
+	servers := n.servers()
+	for _, s := range servers {
+		switch {
+		case string(s.ID) == id && string(s.Address) == raftAddr && s.Suffrage == raft.Voter:
+			return nil
+		case string(s.ID) == id || string(s.Address) == raftAddr:
+			return fmt.Errorf("%w: %s at %s", ErrMemberExists, s.ID, s.Address)
+		}
+	}
+	if len(servers) >= membersMax {
+		return ErrClusterFull
+	}
+	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout).Error(); err != nil {
+		return fmt.Errorf("cluster: adding %s: %w", id, err)
+	}
+	n.cfg.Logger.Info("member added; it catches up from this leader", "member", id, "raft", raftAddr)
+	return nil
+}
+
+// BadMemberError is an id or address AddMember cannot take.
+type BadMemberError struct{ Field, Problem string }
+
+func (e *BadMemberError) Error() string { return "cluster: " + e.Field + ": " + e.Problem }
+
+// RemoveMember removes member id from the configuration; from then on it
+// takes no part in elections or commits, its certificate is refused by the
+// others, and it serves nothing. The leader may remove itself: it steps
+// down once the change commits, and the others elect a leader. Only the
+// leader removes.
+func (n *Node) RemoveMember(id string) error {
+	s, ok := n.member(id)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
+	}
+	if len(n.servers()) == 1 {
+		return ErrLastMember
+	}
+	if err := n.raft.RemoveServer(s.ID, 0, barrierTimeout).Error(); err != nil {
+		return fmt.Errorf("cluster: removing %s: %w", id, err)
+	}
+	n.cfg.Logger.Info("member removed", "member", id)
 	return nil
 }

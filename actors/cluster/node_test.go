@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -173,13 +175,19 @@ func clientNames(t *testing.T, n *testNode) map[string]bool {
 // converge waits until every node's replica has the same {seq, hash}.
 func (c *testCluster) converge() (uint64, string) {
 	c.t.Helper()
+	return c.convergeAmong(c.nodes)
+}
+
+// convergeAmong waits until the replicas of nodes have the same {seq, hash}.
+func (c *testCluster) convergeAmong(nodes []*testNode) (uint64, string) {
+	c.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	var states []string
 	for time.Now().Before(deadline) {
 		states = states[:0]
 		var seq uint64
 		var hash string
-		for _, n := range c.nodes {
+		for _, n := range nodes {
 			s, h, err := n.node.StateHash()
 			if err != nil {
 				c.t.Fatal(err)
@@ -188,7 +196,7 @@ func (c *testCluster) converge() (uint64, string) {
 			states = append(states, fmt.Sprintf("%s:%d:%s", n.id, s, h[:12]))
 		}
 		same := true
-		for _, n := range c.nodes {
+		for _, n := range nodes {
 			s, h, _ := n.node.StateHash()
 			same = same && s == seq && h == hash
 		}
@@ -429,5 +437,104 @@ func TestNewLeaderUsesTheConfiguredClock(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMembershipChanges: two voters with new ids join a cluster of three
+// (five members, the configuration carried in Raft), then a follower and
+// the leader itself are removed: each removed node knows it is no member
+// and serves nothing, the three left elect a leader and take writes, and
+// no acknowledged write is lost.
+func TestMembershipChanges(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader()
+	acked := c.createClients(leader, "three", 20)
+	for i, id := range []string{"n4", "n5"} {
+		n := &testNode{id: id, addr: raft.ServerAddress(fmt.Sprintf("10.0.0.%d:7000", 4+i)), fs: vfs.NewCrashableMem(), dir: t.TempDir()}
+		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: string(n.addr), Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
+		c.nodes = append(c.nodes, n)
+		c.join = n
+		c.open(n)
+		c.join = nil
+		if n.node.IsMember() {
+			t.Fatalf("%s is a member before it was added", id)
+		}
+		if err := leader.node.AddMember(id, string(n.addr)); err != nil {
+			t.Fatal(err)
+		}
+		if err := leader.node.AddMember(id, string(n.addr)); err != nil {
+			t.Fatalf("adding %s again at the same address: %v, want nothing changed", id, err)
+		}
+	}
+	if err := leader.node.AddMember("n4", "10.0.0.9:7000"); !errors.Is(err, ErrMemberExists) {
+		t.Fatalf("n4 at another address: %v", err)
+	}
+	var bad *BadMemberError
+	if err := leader.node.AddMember("n6", "0.0.0.0:7000"); !errors.As(err, &bad) || bad.Field != "raft" {
+		t.Fatalf("a wildcard address: %v", err)
+	}
+	acked = append(acked, c.createClients(leader, "five", 20)...)
+	c.converge()
+	c.requireAll("five members", acked)
+	unreachable := func(context.Context, Member) (NodeStatus, bool) { return NodeStatus{}, false }
+	if st := leader.node.Status(context.Background(), unreachable); len(st.Nodes) != 5 {
+		t.Fatalf("the status lists %d members, want 5: %+v", len(st.Nodes), st.Nodes)
+	}
+	for _, n := range c.nodes {
+		if !n.node.IsMember() {
+			t.Fatalf("%s is not a member of a cluster of five", n.id)
+		}
+	}
+
+	var follower *testNode
+	for _, n := range c.nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	if err := leader.node.RemoveMember(follower.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.node.RemoveMember(leader.id); err != nil {
+		t.Fatalf("the leader removing itself: %v", err)
+	}
+	if err := leader.node.RemoveMember("n9"); !errors.Is(err, ErrUnknownMember) {
+		t.Fatalf("removing a stranger: %v", err)
+	}
+	for _, n := range []*testNode{follower, leader} {
+		deadline := time.Now().Add(10 * time.Second)
+		for n.node.IsMember() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n.node.IsMember() {
+			t.Fatalf("removed %s still takes itself for a member", n.id)
+		}
+		if st := n.node.LocalStatus(); st.State != "not a member" {
+			t.Fatalf("removed %s says it is %q", n.id, st.State)
+		}
+	}
+	var left []*testNode
+	for _, n := range c.nodes {
+		if n != leader && n != follower {
+			left = append(left, n)
+		}
+	}
+	next := c.leader(leader, follower)
+	acked = append(acked, c.createClients(next, "after", 20)...)
+	if len(acked) != 60 {
+		t.Fatalf("%d of 60 writes acknowledged", len(acked))
+	}
+	c.convergeAmong(left)
+	for _, n := range left {
+		have := clientNames(t, n)
+		for _, name := range acked {
+			if !have[name] {
+				t.Fatalf("acknowledged client %s missing on %s", name, n.id)
+			}
+		}
+	}
+	if old := leader.node.System(); old != nil {
+		t.Fatal("the removed leader still runs its actors")
 	}
 }

@@ -14,15 +14,18 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/raft"
 )
 
 // Mutual TLS between nodes (contract §15.3): every Raft connection is TLS
 // 1.3, both ends present a certificate signed by the cluster's CA, and the
 // node id a certificate names (its Common Name) must be a member of the
-// cluster file — the one a node dials must be the member at that address.
+// cluster's Raft configuration (before a node has one: of the cluster file,
+// or, on a node that is joining, any id the CA signed, since the leader
+// adding it dials in first); the one a node dials must be the member at
+// that address. A removed member's certificate is refused from the moment
+// its removal is in the configuration.
 // A stranger who reaches a Raft port without such a certificate gets no
 // byte of Raft read: the handshake fails first.
 //
@@ -37,6 +40,17 @@ type NodeTLS struct {
 	cas  *x509.CertPool
 	file *File
 	self string
+	// member, once the node's Raft runs, says whether an id may connect
+	// (Node.mayConnect); until then, members of the file may.
+	member atomic.Pointer[func(id string) bool]
+}
+
+func (t *NodeTLS) allowed(id string) bool {
+	if f := t.member.Load(); f != nil {
+		return (*f)(id)
+	}
+	_, ok := t.file.Member(id)
+	return ok
 }
 
 // LoadTLS reads node self's certificate and the CA from dir.
@@ -80,7 +94,7 @@ func (t *NodeTLS) ServerConfig() *tls.Config {
 				return errors.New("cluster TLS: the peer presented no certificate")
 			}
 			id := cs.PeerCertificates[0].Subject.CommonName
-			if _, ok := t.file.Member(id); !ok {
+			if !t.allowed(id) {
 				return fmt.Errorf("cluster TLS: the peer's certificate names %q, not a member of the cluster", id)
 			}
 			return nil
@@ -119,45 +133,6 @@ func (t *NodeTLS) ClientConfig(id string) *tls.Config {
 	}
 }
 
-// tlsStream is a raft.StreamLayer over mutual TLS.
-type tlsStream struct {
-	net.Listener // TLS over TCP
-	advertise    net.Addr
-	t            *NodeTLS
-}
-
-func newTLSStream(bind string, t *NodeTLS) (*tlsStream, error) {
-	ln, err := net.Listen("tcp", bind)
-	if err != nil {
-		return nil, err
-	}
-	addr, ok := ln.Addr().(*net.TCPAddr)
-	if !ok || addr.IP == nil || addr.IP.IsUnspecified() {
-		_ = ln.Close()
-		return nil, fmt.Errorf("cluster: raft address %s is not one other nodes can reach", bind)
-	}
-	return &tlsStream{Listener: tls.NewListener(ln, t.ServerConfig()), advertise: addr, t: t}, nil
-}
-
-// Addr is the address advertised to peers.
-func (s *tlsStream) Addr() net.Addr { return s.advertise }
-
-// Dial connects to the member at address, refusing an address no member
-// has.
-func (s *tlsStream) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	id := ""
-	for _, m := range s.t.file.Nodes {
-		if m.Raft == string(address) {
-			id = m.ID
-		}
-	}
-	if id == "" {
-		return nil, fmt.Errorf("cluster TLS: %s is no member's raft address", address)
-	}
-	d := &tls.Dialer{NetDialer: &net.Dialer{Timeout: timeout}, Config: s.t.ClientConfig(id)}
-	return d.Dial("tcp", string(address))
-}
-
 // certValidity is how long `oja cluster certs` makes certificates last:
 // the CA ten years, a node's two (renew by running it again: the CA in the
 // directory signs the new ones).
@@ -166,11 +141,11 @@ const (
 	nodeValidity = 2 * 365 * 24 * time.Hour
 )
 
-// WriteCerts writes, in dir, a certificate for every member of file, signed
-// by the CA in dir (ca.pem, ca-key.pem), which it makes first when dir has
+// WriteCerts writes, in dir, a certificate for each of members, signed by
+// the CA in dir (ca.pem, ca-key.pem), which it makes first when dir has
 // none. Keys are ECDSA P-256, written with mode 0600. It returns the files
 // written.
-func WriteCerts(dir string, file *File, now time.Time) ([]string, error) {
+func WriteCerts(dir string, members []Member, now time.Time) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -185,7 +160,7 @@ func WriteCerts(dir string, file *File, now time.Time) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range file.Nodes {
+	for _, m := range members {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -27,6 +28,44 @@ func freeRaftAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// newTLSStream is the Raft side of a Raft port with n's TLS, its members
+// those of n's file.
+func newTLSStream(bind string, n *NodeTLS) (raftLayer, error) {
+	m, err := newMux(bind, n, fileIDs(n.file), slog.New(slog.DiscardHandler))
+	return raftLayer{m}, err
+}
+
+// tlsStream dials as a node with t's TLS would, for Raft.
+type tlsStream struct{ t *NodeTLS }
+
+func (s *tlsStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return (&mux{tls: s.t, idOf: fileIDs(s.t.file)}).dial(addr, timeout, protoRaft)
+}
+
+func fileIDs(f *File) func(raft.ServerAddress) (string, bool) {
+	return func(addr raft.ServerAddress) (string, bool) {
+		for _, m := range f.Nodes {
+			if m.Raft == string(addr) {
+				return m.ID, true
+			}
+		}
+		return "", false
+	}
+}
+
+// raftDial is a TLS dial with cfg that says it speaks Raft, as a node does.
+func raftDial(addr string, cfg *tls.Config) (net.Conn, error) {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Write([]byte{protoRaft}); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 func tlsFile(t *testing.T, ids ...string) *File {
@@ -78,7 +117,7 @@ func roundTrip(c net.Conn) bool {
 func TestRaftMutualTLS(t *testing.T) {
 	dir := t.TempDir()
 	file := tlsFile(t, "n1", "n2")
-	if _, err := WriteCerts(dir, file, time.Now()); err != nil {
+	if _, err := WriteCerts(dir, file.Nodes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"ca-key.pem", "n1-key.pem"} {
@@ -109,14 +148,14 @@ func TestRaftMutualTLS(t *testing.T) {
 
 	refused := func(what string, cfg *tls.Config) {
 		t.Helper()
-		c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", string(target), cfg)
+		c, err := raftDial(string(target), cfg)
 		if err == nil && roundTrip(c) {
 			t.Errorf("%s: talked to n1", what)
 		}
 	}
 	refused("no client certificate", &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
 	other := t.TempDir()
-	if _, err := WriteCerts(other, file, time.Now()); err != nil {
+	if _, err := WriteCerts(other, file.Nodes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	foreign, err := LoadTLS(other, file, "n2")
@@ -133,7 +172,7 @@ func TestRaftMutualTLS(t *testing.T) {
 		}
 	}
 	outsider := tlsFile(t, "n9")
-	if _, err := WriteCerts(stranger, outsider, time.Now()); err != nil {
+	if _, err := WriteCerts(stranger, outsider.Nodes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n9, err := LoadTLS(stranger, outsider, "n9")
@@ -187,7 +226,7 @@ func TestRaftMutualTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := WriteCerts(renewed, file, time.Now()); err != nil {
+	if _, err := WriteCerts(renewed, file.Nodes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	n2new, err := LoadTLS(renewed, file, "n2")
@@ -229,7 +268,7 @@ func TestRaftMutualTLS(t *testing.T) {
 	}
 	defer bridged.Close()
 	echo(t, bridged)
-	c, err = tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", bridged.Addr().String(), withBoth(other, "n2").ClientConfig("n1"))
+	c, err = raftDial(bridged.Addr().String(), withBoth(other, "n2").ClientConfig("n1"))
 	if err != nil || !roundTrip(c) {
 		t.Fatalf("the new CA's n2 to n1 on the old CA, both trusting both: %v", err)
 	}
@@ -240,7 +279,7 @@ func TestRaftMutualTLS(t *testing.T) {
 func TestLoadTLSRefuses(t *testing.T) {
 	dir := t.TempDir()
 	file := tlsFile(t, "n1", "n2")
-	if _, err := WriteCerts(dir, file, time.Now()); err != nil {
+	if _, err := WriteCerts(dir, file.Nodes, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(dir, "n2.pem"), filepath.Join(dir, "n1.pem")); err != nil {

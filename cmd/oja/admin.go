@@ -49,6 +49,8 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
                           --copy=false: a checkpoint, hard-linked to the store on the same file system)
   cluster                 (cluster mode: leader, term, each node's state)
   cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
+  cluster add NODE_ID RAFT_ADDRESS (cluster mode: a new voter, started with --join; see README)
+  cluster remove NODE_ID  (cluster mode: the member leaves the cluster and serves nothing)
 
 Every --mode defaults to sandbox, the mode where nothing real moves: pass
 --mode live for live money (pools list --mode all lists both).
@@ -463,6 +465,14 @@ func parseAdminCall(args []string) (adminCall, error) {
 	case args[0] == "cluster" && len(args) == 3 && args[1] == "replace":
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
 			return discard(a.ReplaceNode(ctx, args[2], o...))
+		}, nil
+	case args[0] == "cluster" && len(args) == 4 && args[1] == "add":
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.AddNode(ctx, args[2], args[3], o...))
+		}, nil
+	case args[0] == "cluster" && len(args) == 3 && args[1] == "remove":
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.RemoveNode(ctx, args[2], o...))
 		}, nil
 	case args[0] == "backup" && (len(args) < 2 || strings.HasPrefix(args[1], "-")):
 		return nil, errors.New("admin backup: give one DIR, the new backup directory")

@@ -91,6 +91,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	}
 	srv := gateway.New(gateway.Config{
 		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
+		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
 		Backup:     func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
 		Collectors: []prometheus.Collector{newClusterCollector(node)},
@@ -126,7 +127,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		if sys := node.System(); sys != nil {
 			sys.Maintain()
 		}
-	})
+	}, cfg.publicCert, cfg.adminCert)
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {

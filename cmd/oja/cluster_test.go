@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -79,13 +81,16 @@ func clusterNodes(t *testing.T, flags ...string) []*ojaServer {
 }
 
 type clusterView struct {
-	Leader *string `json:"leader"`
-	Term   uint64  `json:"term"`
-	Nodes  []struct {
-		ID           string `json:"id"`
-		State        string `json:"state"`
-		AppliedIndex uint64 `json:"appliedIndex"`
-	} `json:"nodes"`
+	Leader *string           `json:"leader"`
+	Term   uint64            `json:"term"`
+	Nodes  []clusterViewNode `json:"nodes"`
+}
+
+type clusterViewNode struct {
+	ID           string `json:"id"`
+	Raft         string `json:"raft"`
+	State        string `json:"state"`
+	AppliedIndex uint64 `json:"appliedIndex"`
 }
 
 // leaderOf asks s for the cluster status until it names a leader.
@@ -477,10 +482,14 @@ func TestClusterFencing(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost.extra = append(lost.extra, "--join")
+	lost.joining = true
 	if err := lost.startOnce(); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code = runOja(t, old.bin, childEnv("OJA_ADMIN_TOKEN="+crashAdminToken), "admin", "--addr", lost.adminURL(), "cluster", "replace", lostID)
+	// Asked of the leader: the fresh node knows none until the leader
+	// reaches it.
+	current := nodes[slices.IndexFunc(nodes, func(s *ojaServer) bool { return s != lost && fmt.Sprintf("n%d", slices.Index(nodes, s)+1) == *v.Leader })]
+	out, errOut, code = runOja(t, old.bin, childEnv("OJA_ADMIN_TOKEN="+crashAdminToken), "admin", "--addr", current.adminURL(), "cluster", "replace", lostID)
 	if code != 0 {
 		t.Fatalf("oja admin cluster replace %s: exit %d, %s %s", lostID, code, out, errOut)
 	}
@@ -758,4 +767,119 @@ func leaderFollowerKey(t *testing.T, client *http.Client, nodes []*ojaServer) (l
 		key = strings.TrimSpace(string(b))
 	}
 	return leader, follower, key
+}
+
+// clientOf is an HTTP client that trusts s's certificate (and speaks plain
+// HTTP to anyone).
+func clientOf(s *ojaServer) *http.Client {
+	c := newHTTPClient()
+	c.Transport.(*http.Transport).TLSClientConfig = s.tls
+	return c
+}
+
+// flagValue is the value after flag in args.
+func flagValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+// TestClusterMembership: a fourth and a fifth node with new ids join a
+// running cluster of three (each started with --join and a certificate
+// from `oja cluster certs --node`, then `oja admin cluster add`), catch up
+// to the same {seq, hash} and serve: a quote created through the newest
+// (its public listener on HTTPS, --tls-cert) is forwarded to the leader
+// over the mutual-TLS Raft port. Then a member is
+// removed (`oja admin cluster remove`): it answers 503 and its /readyz
+// fails, and the four left agree and take writes.
+func TestClusterMembership(t *testing.T) {
+	nodes := clusterNodes(t)
+	client := newHTTPClient()
+	defer func() { client.CloseIdleConnections() }()
+	_, _, key := leaderFollowerKey(t, client, nodes)
+	clusterFile, certs := flagValue(nodes[0].extra, "--cluster"), flagValue(nodes[0].extra, "--cluster-tls")
+	var file struct {
+		Nodes []map[string]string `json:"nodes"`
+	}
+	b, err := os.ReadFile(clusterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeJSON(t, b, &file)
+	env := childEnv("OJA_ADMIN_TOKEN=" + crashAdminToken)
+	create := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":16000,"rate":0.0006,"amountDirection":"source"}`)
+	for _, id := range []string{"n4", "n5"} {
+		m := map[string]string{"id": id, "raft": freeAddr(t), "public": freeAddr(t), "admin": freeAddr(t)}
+		file.Nodes = append(file.Nodes, m)
+		path := filepath.Join(filepath.Dir(clusterFile), id+".json")
+		b, _ := json.Marshal(file)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, errOut, code := runOja(t, nodes[0].bin, env, "cluster", "certs", "--cluster", path, "--out", certs, "--node", id); code != 0 || strings.TrimSpace(out) != id+".pem\n"+id+"-key.pem" {
+			t.Fatalf("oja cluster certs --node %s: exit %d, %q %s", id, code, out, errOut)
+		}
+		s := newOjaServer(t)
+		s.public, s.admin = m["public"], m["admin"]
+		s.extra = []string{"--cluster", path, "--node", id, "--demo", "--max-key-share", "1", "--cluster-tls", certs, "--join"}
+		s.starts, s.joining = 1, true
+		if id == "n5" {
+			certFile, keyFile, cert := writeCert(t, t.TempDir(), "n5-public")
+			s.extra = append(s.extra, "--tls-cert", certFile, "--tls-key", keyFile, "--admin-tls-cert", certFile, "--admin-tls-key", keyFile)
+			roots := x509.NewCertPool()
+			roots.AddCert(cert)
+			s.tls = &tls.Config{RootCAs: roots}
+			client = clientOf(s) // plain HTTP to the others, HTTPS to n5
+		}
+		if err := s.startOnce(); err != nil {
+			t.Fatal(err)
+		}
+		// Not added yet: it serves nothing.
+		if res, err := do(client, "POST", s.publicURL()+"/api/v1/partners/marketplace/intent", key, create); err != nil || res.status != http.StatusServiceUnavailable {
+			t.Fatalf("%s before it was added: %v %d %s", id, err, res.status, res.body)
+		}
+		// Asked of a follower, which forwards it to the leader.
+		out, errOut, code := runOja(t, nodes[0].bin, env, "admin", "--addr", nodes[1].adminURL(), "cluster", "add", id, m["raft"])
+		if code != 0 {
+			t.Fatalf("oja admin cluster add %s: exit %d, %s %s", id, code, out, errOut)
+		}
+		nodes = append(nodes, s)
+	}
+	sameState(t, client, nodes, 30*time.Second)
+	var v clusterView
+	decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", nodes[4].adminURL()+"/admin/v1/cluster", crashAdminToken, nil).body, &v)
+	if len(v.Nodes) != 5 || v.Leader == nil {
+		t.Fatalf("the cluster status on n5: %+v", v)
+	}
+	for _, n := range v.Nodes {
+		if n.State == "unreachable" || n.State == "not a member" {
+			t.Fatalf("the cluster status on n5: %s is %s (%+v)", n.ID, n.State, v)
+		}
+	}
+	var q map[string]any
+	decodeJSON(t, mustDo(t, client, http.StatusOK, "POST", nodes[4].publicURL()+"/api/v1/partners/marketplace/intent", key, create).body, &q)
+
+	// Remove n4 (a follower, or the leader: either must work).
+	removed := nodes[3]
+	if out, errOut, code := runOja(t, nodes[0].bin, env, "admin", "--addr", nodes[2].adminURL(), "cluster", "remove", "n4"); code != 0 {
+		t.Fatalf("oja admin cluster remove n4: exit %d, %s %s", code, out, errOut)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for readyz(client, removed.publicURL()) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if readyz(client, removed.publicURL()) {
+		t.Fatal("the removed n4 is still ready 10 s after its removal")
+	}
+	if res, err := do(client, "GET", removed.publicURL()+quotePath+str(q, "quoteId"), key, nil); err != nil || res.status != http.StatusServiceUnavailable || !strings.Contains(string(res.body), "not a member") {
+		t.Fatalf("the removed n4 answered %v %d %s, want 503 not a member", err, res.status, res.body)
+	}
+	left := slices.Delete(slices.Clone(nodes), 3, 4)
+	mustDo(t, client, http.StatusOK, "POST", left[0].publicURL()+"/api/v1/partners/marketplace/intent", key, create)
+	sameState(t, client, left, 30*time.Second)
+	decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", left[0].adminURL()+"/admin/v1/cluster", crashAdminToken, nil).body, &v)
+	if len(v.Nodes) != 4 || slices.ContainsFunc(v.Nodes, func(n clusterViewNode) bool { return n.ID == "n4" }) {
+		t.Fatalf("after removing n4 the status is %+v", v)
+	}
 }

@@ -14,15 +14,16 @@ import (
 // certificates of mutual TLS between nodes (actors/cluster/tls.go).
 func clusterCommand(args []string) error {
 	clusterUsage := func(w io.Writer) {
-		fmt.Fprint(w, `usage: oja cluster certs --cluster FILE --out DIR
+		fmt.Fprint(w, `usage: oja cluster certs --cluster FILE --out DIR [--node ID]
 
 Writes the certificates nodes use to talk to each other over mutual TLS
 (oja serve --cluster FILE --node ID --cluster-tls DIR): ca.pem and
 ca-key.pem (made when DIR has none; otherwise DIR's CA signs), and for
-every member of FILE <id>.pem and <id>-key.pem (ECDSA P-256, the node id as
-the certificate's Common Name; keys mode 0600). Run it again to renew the
-node certificates or after adding a member; copy ca.pem and each node's
-two files to that node, never ca-key.pem.
+every member of FILE (only member ID with --node) <id>.pem and
+<id>-key.pem (ECDSA P-256, the node id as the certificate's Common Name;
+keys mode 0600). Run it again to renew the node certificates; with --node
+for a member being added. Copy ca.pem and each node's two files to that
+node, never ca-key.pem.
 `)
 	}
 	if len(args) == 0 {
@@ -40,6 +41,7 @@ two files to that node, never ca-key.pem.
 	fs := flag.NewFlagSet("cluster certs", flag.ContinueOnError)
 	file := fs.String("cluster", "", "the cluster file (JSON) whose members get certificates")
 	out := fs.String("out", "", "the directory the certificates go to")
+	only := fs.String("node", "", "only this member's certificate (a member being added)")
 	if err := parseFlags(fs, args[1:], func(w io.Writer) {
 		clusterUsage(w)
 		fs.SetOutput(w)
@@ -48,13 +50,21 @@ two files to that node, never ca-key.pem.
 		return err
 	}
 	if fs.NArg() > 0 || *file == "" || *out == "" {
-		return usageErrorf("cluster certs: --cluster FILE and --out DIR, nothing else (oja cluster help)")
+		return usageErrorf("cluster certs: --cluster FILE and --out DIR (and --node ID), nothing else (oja cluster help)")
 	}
 	f, err := cluster.LoadFile(*file)
 	if err != nil {
 		return usageErrorf("cluster certs: %v", err)
 	}
-	written, err := cluster.WriteCerts(*out, f, time.Now())
+	members := f.Nodes
+	if *only != "" {
+		m, ok := f.Member(*only)
+		if !ok {
+			return usageErrorf("cluster certs: --node %q is not in %s", *only, *file)
+		}
+		members = []cluster.Member{m}
+	}
+	written, err := cluster.WriteCerts(*out, members, time.Now())
 	if err != nil {
 		return fmt.Errorf("cluster certs: %w", err)
 	}

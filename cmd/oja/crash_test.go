@@ -162,17 +162,29 @@ type ojaServer struct {
 	// tls, when set, is the client side of the listeners' HTTPS
 	// (--tls-cert): the URLs are https and readiness is asked over it.
 	tls *tls.Config
+	// joining: a cluster node started with --join, which is not ready
+	// until it is added; a start waits for it to be live only.
+	joining bool
 }
+
+// handedOut are the addresses freeAddr gave: the kernel may offer a port
+// again once its listener closed, and two members of one cluster file must
+// not share one.
+var handedOut sync.Map
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if _, seen := handedOut.LoadOrStore(addr, true); !seen {
+			return addr
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }
 
 // newOjaServer prepares a server on a fresh data dir; start runs it.
@@ -262,7 +274,7 @@ func (s *ojaServer) startOnce() error {
 			return fmt.Errorf("server exited before ready: %v", p.state)
 		default:
 		}
-		if readyz(client, s.publicURL()) && readyz(client, s.adminURL()) {
+		if s.joining && livez(client, s.adminURL()) || readyz(client, s.publicURL()) && readyz(client, s.adminURL()) {
 			return nil
 		}
 		time.Sleep(25 * time.Millisecond)
@@ -271,8 +283,11 @@ func (s *ojaServer) startOnce() error {
 	return fmt.Errorf("not ready within %v", readyTimeout)
 }
 
-func readyz(client *http.Client, base string) bool {
-	resp, err := client.Get(base + "/readyz")
+func readyz(client *http.Client, base string) bool { return probeOK(client, base+"/readyz") }
+func livez(client *http.Client, base string) bool  { return probeOK(client, base+"/livez") }
+
+func probeOK(client *http.Client, url string) bool {
+	resp, err := client.Get(url)
 	if err != nil {
 		return false
 	}

@@ -116,7 +116,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "public listener: the private key of --tls-cert (PEM)")
 	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
-	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster replace ID) instead of bootstrapping")
+	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -199,11 +199,6 @@ func checkServe(c *serveConfig) error {
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") || (c.adminTLSCert == "") != (c.adminTLSKey == "") {
 		return errors.New("--tls-cert and --tls-key go together, as do --admin-tls-cert and --admin-tls-key")
-	}
-	if c.cluster != "" && (c.tlsCert != "" || c.adminTLSCert != "") {
-		// Nodes forward to each other's listeners over plain HTTP: TLS
-		// between nodes is the cluster's own (not built yet).
-		return errors.New("--tls-cert and --admin-tls-cert are not supported with --cluster yet: terminate TLS in front of the nodes (README, \"TLS\")")
 	}
 	return nil
 }

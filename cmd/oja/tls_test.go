@@ -130,7 +130,6 @@ func TestListenerTLS(t *testing.T) {
 		{[]string{"--tls-cert", pubCert}, "--tls-cert and --tls-key go together"},
 		{[]string{"--admin-tls-key", admKey}, "--tls-cert and --tls-key go together"},
 		{[]string{"--tls-cert", pubCert, "--tls-key", admKey}, "--tls-cert: TLS certificate"},
-		{[]string{"--tls-cert", pubCert, "--tls-key", pubKey, "--cluster", "c.json", "--node", "n1", "--cluster-insecure"}, "not supported with --cluster"},
 	} {
 		_, stderr, code := runOja(t, bin, childEnv(), append([]string{"serve", "--data", t.TempDir()}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
