@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -41,14 +43,24 @@ func (r *replier) Stop(*actor.PID)                   {}
 type repliers struct {
 	registry *actor.ProcessRegistryValue
 	free     chan *replier
+	// stopped closes when the system has stopped: a request still waiting
+	// then gets no reply (its actor is gone, its write's outcome is
+	// unknown) and ends at once instead of at its timeout.
+	stopped   chan struct{}
+	closeOnce sync.Once
 }
+
+// errStopped ends a request the stopped system will never answer.
+var errStopped = errors.New("the system stopped before answering")
+
+func (rs *repliers) stop() { rs.closeOnce.Do(func() { close(rs.stopped) }) }
 
 // repliersFreeMax bounds the idle repliers kept: more requests in flight
 // than this register a replier each and remove it after.
 const repliersFreeMax = 1024
 
 func newRepliers(registry *actor.ProcessRegistryValue) *repliers {
-	return &repliers{registry: registry, free: make(chan *replier, repliersFreeMax)}
+	return &repliers{registry: registry, free: make(chan *replier, repliersFreeMax), stopped: make(chan struct{})}
 }
 
 func (rs *repliers) get() *replier {
@@ -92,5 +104,9 @@ func (rs *repliers) request(root *actor.RootContext, pid *actor.PID, msg any, ti
 	case <-r.timer.C:
 		rs.registry.Remove(r.pid) // abandoned: a late reply must reach no later request
 		return nil, actor.ErrTimeout
+	case <-rs.stopped:
+		r.timer.Stop()
+		rs.registry.Remove(r.pid)
+		return nil, errStopped
 	}
 }

@@ -121,3 +121,29 @@ func BenchmarkRequest(b *testing.B) {
 		})
 	})
 }
+
+// TestRepliersStop: a request whose reply will not come (its actor answers
+// only after the request would time out) ends as soon as the repliers stop,
+// with errStopped, not at its timeout; later requests end at once too.
+func TestRepliersStop(t *testing.T) {
+	sys, pid, _ := newEcho(t)
+	rs := newRepliers(sys.ProcessRegistry)
+	ended := make(chan error, 1)
+	go func() {
+		_, err := rs.request(sys.Root, pid, -1, time.Minute)
+		ended <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // the request is on its way
+	rs.stop()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, errStopped) {
+			t.Fatalf("the waiting request ended with %v, want errStopped", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting request did not end when the repliers stopped")
+	}
+	if _, err := rs.request(sys.Root, pid, -1, time.Minute); !errors.Is(err, errStopped) {
+		t.Fatalf("a request after the stop: %v", err)
+	}
+}

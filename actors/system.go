@@ -337,6 +337,7 @@ func (s *System) Stop() {
 	for _, f := range futures {
 		_ = f.Wait() // a stop that times out leaves nothing to undo
 	}
+	s.repliers.stop() // requests the stopped actors left unanswered end now (ErrUnavailable)
 	s.actors.Shutdown()
 	s.dispatcher.stop()
 }
