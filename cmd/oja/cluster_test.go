@@ -817,6 +817,9 @@ func TestClusterMembership(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		if _, errOut, code := runOja(t, nodes[0].bin, env, "cluster", "certs", "--cluster", path, "--out", certs, "--node", "n9"); code != 2 || !strings.Contains(errOut, `--node "n9" is not in`) {
+			t.Fatalf("oja cluster certs --node n9 (no such member): exit %d, %s", code, errOut)
+		}
 		if out, errOut, code := runOja(t, nodes[0].bin, env, "cluster", "certs", "--cluster", path, "--out", certs, "--node", id); code != 0 || strings.TrimSpace(out) != id+".pem\n"+id+"-key.pem" {
 			t.Fatalf("oja cluster certs --node %s: exit %d, %q %s", id, code, out, errOut)
 		}

@@ -35,7 +35,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"wal", "help"}, stdout: "verify"},
 		{args: []string{"help"}, stdout: "oja cluster certs --cluster FILE --out DIR"},
 		{args: []string{"cluster", "certs", "--cluster", "c.json", "--out", "certs", "--help"}, stdout: "ca-key.pem"},
-		{args: []string{"cluster", "certs"}, code: 2, stderr: "oja: cluster certs: --cluster FILE and --out DIR, nothing else (oja cluster help)"},
+		{args: []string{"cluster", "certs"}, code: 2, stderr: "oja: cluster certs: --cluster FILE and --out DIR (and --node ID), nothing else (oja cluster help)"},
 		{args: []string{"serve", "--cluster", "c.json", "--node", "n1"}, code: 2,
 			stderr: "oja: --cluster needs --cluster-tls DIR (mutual TLS between nodes; oja cluster certs makes the files), or --cluster-insecure to run Raft over plain TCP, where anyone who reaches a Raft port can write"},
 		{args: []string{"serve", "--cluster-insecure"}, code: 2, stderr: "oja: --cluster-tls and --cluster-insecure need --cluster"},
