@@ -31,6 +31,9 @@ type testCluster struct {
 	clock func() time.Time
 	// markets are the actors' markets (nil: the defaults)
 	markets *engine.MarketsConfig
+	// faults, when set, is the fault layer every node sends through
+	// (faults_test.go).
+	faults *faultNet
 }
 
 type testNode struct {
@@ -42,6 +45,8 @@ type testNode struct {
 	dir   string
 	trans *raft.InmemTransport
 	node  *Node
+	// disk, when set, is fs with slow syncs (faults_test.go).
+	disk *slowFS
 
 	mu  sync.Mutex
 	sys *actors.System
@@ -92,13 +97,24 @@ func (c *testCluster) open(n *testNode) {
 			o.trans.Connect(n.addr, n.trans)
 		}
 	}
+	var trans interface {
+		raft.Transport
+		Close() error
+	} = n.trans
+	if c.faults != nil {
+		trans = &faultTransport{InmemTransport: n.trans, net: c.faults, self: n.addr}
+	}
+	var fs vfs.FS = n.fs
+	if n.disk != nil {
+		fs = n.disk
+	}
 	node, err := Open(Config{
-		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: n.fs, Join: n == c.join,
+		File: c.file, Self: n.id, Dir: n.dir, Sync: true, FS: fs, Join: n == c.join,
 		Actors: actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute, Clock: c.clock,
 			Markets: c.markets},
 		HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, SnapshotEvery: testSnapshotEvery,
 		RaftLogLevel: hclog.Error,
-		transport:    n.trans,
+		transport:    trans,
 		tuneRaft: func(rc *raft.Config) {
 			rc.TrailingLogs = testTrailingLogs
 			rc.SnapshotInterval = 50 * time.Millisecond

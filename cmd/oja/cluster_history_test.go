@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,80 +12,9 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/oja-exchange/oja/internal/lincheck"
 )
-
-// A quote's lifecycle as the linearizability checker sees it: operations on
-// one Idempotency-Key's quote (create, get, cancel), through any node.
-type lifeInput struct {
-	key string
-	op  string // "create", "get", "cancel"
-}
-
-type lifeOutput struct {
-	unknown bool   // no answer, or 503: the write may or may not have happened
-	status  string // get: the quote's status; cancel: "ok" or "refused"
-}
-
-// quoteLifecycle models one quote: "" (not yet created), "pending",
-// "cancelled". An unanswered write may or may not have taken effect.
-var quoteLifecycle = porcupine.NondeterministicModel{
-	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		byKey := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			k := op.Input.(lifeInput).key
-			if _, ok := byKey[k]; !ok {
-				keys = append(keys, k)
-			}
-			byKey[k] = append(byKey[k], op)
-		}
-		out := make([][]porcupine.Operation, 0, len(keys))
-		for _, k := range keys {
-			out = append(out, byKey[k])
-		}
-		return out
-	},
-	Init: func() []any { return []any{""} },
-	Step: func(state, input, output any) []any {
-		s, in, out := state.(string), input.(lifeInput), output.(lifeOutput)
-		switch in.op {
-		case "create":
-			if s == "" {
-				if out.unknown {
-					return []any{"", "pending"}
-				}
-				return []any{"pending"}
-			}
-			return []any{s} // a replay returns the same quote
-		case "get":
-			if out.status == s || s == "" && out.status == "not found" {
-				return []any{s}
-			}
-			return nil
-		case "cancel":
-			switch {
-			case out.unknown:
-				if s == "pending" {
-					return []any{"pending", "cancelled"}
-				}
-				return []any{s}
-			case out.status == "ok" && (s == "pending" || s == "cancelled"):
-				return []any{"cancelled"} // cancelling a cancelled quote answers it again
-			case out.status == "refused" && s != "pending" && s != "cancelled" && s != "":
-				return []any{s}
-			}
-			return nil
-		}
-		return nil
-	},
-	DescribeOperation: func(input, output any) string {
-		in, out := input.(lifeInput), output.(lifeOutput)
-		if out.unknown {
-			return fmt.Sprintf("%s(%s) -> ?", in.op, in.key)
-		}
-		return fmt.Sprintf("%s(%s) -> %s", in.op, in.key, out.status)
-	},
-}
 
 // TestClusterLinearizable drives quote lifecycles through every node of a
 // three-node cluster while the leader is paused past an election and,
@@ -113,10 +41,10 @@ func TestClusterLinearizable(t *testing.T) {
 		history []porcupine.Operation
 		down    sync.Map // *ojaServer → true while killed
 	)
-	record := func(worker int, in lifeInput, call int64, out lifeOutput) {
+	record := func(worker int, in lincheck.Input, call int64, out lincheck.Output) {
 		ret := time.Now().UnixNano()
-		if out.unknown && in.op != "get" {
-			ret = math.MaxInt64 // it may take effect at any later time
+		if out.Unknown && in.Op != "get" {
+			ret = lincheck.Unanswered // it may take effect at any later time
 		}
 		mu.Lock()
 		history = append(history, porcupine.Operation{ClientId: worker, Input: in, Call: call, Output: out, Return: ret})
@@ -149,9 +77,9 @@ func TestClusterLinearizable(t *testing.T) {
 				for attempt := 0; id == "" && attempt < 200; attempt++ {
 					call := time.Now().UnixNano()
 					res, err := do(client, "POST", pick(rng).publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", idem)
-					in := lifeInput{idem, "create"}
+					in := lincheck.Input{Key: idem, Op: "create"}
 					if err != nil || res.status == 503 {
-						record(w, in, call, lifeOutput{unknown: true})
+						record(w, in, call, lincheck.Output{Unknown: true})
 						time.Sleep(30 * time.Millisecond)
 						continue
 					}
@@ -164,40 +92,40 @@ func TestClusterLinearizable(t *testing.T) {
 					}
 					decodeJSON(t, res.body, &q)
 					id = q.QuoteID
-					record(w, in, call, lifeOutput{status: "pending"})
+					record(w, in, call, lincheck.Output{Status: "pending"})
 				}
 				for i := 0; i < 4 && id != ""; i++ {
 					s := pick(rng)
 					call := time.Now().UnixNano()
 					if rng.IntN(3) == 0 {
 						res, err := do(client, "PUT", s.publicURL()+"/api/v1/partners/marketplace/quote/"+id+"/cancel", key, nil)
-						out := lifeOutput{unknown: err != nil || res.status == 503}
+						out := lincheck.Output{Unknown: err != nil || res.status == 503}
 						switch {
-						case out.unknown:
+						case out.Unknown:
 						case res.status == 200:
-							out.status = "ok"
+							out.Status = "ok"
 						case res.status == 409:
-							out.status = "refused"
+							out.Status = "refused"
 						default:
 							t.Errorf("cancel: %d %s", res.status, res.body)
 							return
 						}
-						record(w, lifeInput{idem, "cancel"}, call, out)
+						record(w, lincheck.Input{Key: idem, Op: "cancel"}, call, out)
 						continue
 					}
 					res, err := do(client, "GET", s.publicURL()+"/api/v1/partners/marketplace/quote/"+id, key, nil)
 					if err != nil || res.status == 503 {
 						continue // a read that was not answered says nothing
 					}
-					out := lifeOutput{status: "not found"}
+					out := lincheck.Output{Status: "not found"}
 					if res.status == 200 {
 						var q struct {
 							Status string `json:"status"`
 						}
 						decodeJSON(t, res.body, &q)
-						out.status = q.Status
+						out.Status = q.Status
 					}
-					record(w, lifeInput{idem, "get"}, call, out)
+					record(w, lincheck.Input{Key: idem, Op: "get"}, call, out)
 				}
 			}
 		}()
@@ -241,27 +169,9 @@ func TestClusterLinearizable(t *testing.T) {
 
 	t.Logf("load and faults done after %v", time.Since(began).Round(time.Millisecond))
 	checkStart := time.Now()
-	res, info := porcupine.CheckOperationsVerbose(quoteLifecycle.ToModel(), history, 60*time.Second)
-	t.Logf("%d operations over %d quotes: %s (checked in %v)", len(history), len(quoteLifecycle.Partition(history)), res, time.Since(checkStart).Round(time.Millisecond))
+	res, report := lincheck.Check(history, 60*time.Second, filepath.Join(t.TempDir(), "history.html"))
+	t.Logf("%d operations over %d quotes: %s (checked in %v)", len(history), len(lincheck.Model.Partition(history)), res, time.Since(checkStart).Round(time.Millisecond))
 	if res != porcupine.Ok {
-		path := filepath.Join(t.TempDir(), "history.html")
-		if f, err := os.Create(path); err == nil {
-			_ = porcupine.Visualize(quoteLifecycle.ToModel(), info, f)
-			f.Close()
-		}
-		for _, part := range quoteLifecycle.Partition(history) {
-			if porcupine.CheckOperations(quoteLifecycle.ToModel(), part) {
-				continue
-			}
-			for _, op := range part {
-				ret := "∞"
-				if op.Return != math.MaxInt64 {
-					ret = fmt.Sprint(op.Return - part[0].Call)
-				}
-				t.Logf("  worker %d [%d, %s] %s", op.ClientId, op.Call-part[0].Call, ret, quoteLifecycle.DescribeOperation(op.Input, op.Output))
-			}
-			break
-		}
-		t.Fatalf("the history is not linearizable (%s)", res)
+		t.Fatalf("the history is not linearizable (%s):\n%s", res, report)
 	}
 }
