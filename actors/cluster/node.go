@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -33,6 +34,13 @@ type Config struct {
 	// a member whose data was lost.
 	Join bool
 	FS   vfs.FS // the Raft store's filesystem; nil = disk
+	// FromBackup, on a first start (empty Raft dir, not Join), seeds the
+	// node from a backup instead of bootstrapping from the file: it
+	// returns the backup's state (engine.EncodeState) and the sequence of
+	// its last record, which become a Raft snapshot at index 1 whose
+	// configuration is this node alone. The others then join (AddMember)
+	// and receive the snapshot.
+	FromBackup func() (seq uint64, state []byte, err error)
 	// Actors configures the actors a leader runs.
 	Actors actors.Config
 	Logger *slog.Logger
@@ -179,7 +187,20 @@ func Open(cfg Config) (*Node, error) {
 	if !existing && cfg.Join {
 		cfg.Logger.Info("joining: waiting for the leader to add this node (oja admin cluster add " + self.ID + " " + self.Raft + ", or replace " + self.ID + " for a lost member)")
 	}
-	if !existing && !cfg.Join {
+	switch {
+	case cfg.Join && cfg.FromBackup != nil:
+		n.closeStores()
+		return nil, errors.New("cluster: a node either joins or is seeded from a backup, not both")
+	case existing && cfg.FromBackup != nil:
+		n.closeStores()
+		return nil, fmt.Errorf("cluster: %s holds a Raft log already: a backup seeds only a node whose data dir is empty (restart it without --from-backup)", cfg.Dir)
+	case !existing && cfg.FromBackup != nil:
+		if err := seedSnapshot(snaps, n.trans, self, cfg.FromBackup); err != nil {
+			n.closeStores()
+			return nil, err
+		}
+		cfg.Logger.Info("seeded from a backup: a cluster of this node alone; add the other members (oja admin cluster add)")
+	case !existing && !cfg.Join:
 		var servers []raft.Server
 		for _, m := range cfg.File.Nodes {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Raft)})
@@ -196,6 +217,26 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.live.Store(n.raft)
 	return n, nil
+}
+
+// seedSnapshot writes the state from backup as the node's first Raft
+// snapshot (index 1, term 1), in the FSM's snapshot format, with a
+// configuration of self alone.
+func seedSnapshot(snaps raft.SnapshotStore, trans raft.Transport, self Member, backup func() (uint64, []byte, error)) error {
+	seq, state, err := backup()
+	if err != nil {
+		return fmt.Errorf("cluster: the backup: %w", err)
+	}
+	config := raft.Configuration{Servers: []raft.Server{{Suffrage: raft.Voter, ID: raft.ServerID(self.ID), Address: raft.ServerAddress(self.Raft)}}}
+	sink, err := snaps.Create(raft.SnapshotVersionMax, 1, 1, config, 1, trans)
+	if err != nil {
+		return fmt.Errorf("cluster: seeding: %w", err)
+	}
+	if _, err := sink.Write(append(binary.BigEndian.AppendUint64(nil, seq), state...)); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("cluster: seeding: %w", err)
+	}
+	return sink.Close()
 }
 
 // Run starts serving: from now on, whenever this node leads, its actors

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -552,5 +553,63 @@ func TestMembershipChanges(t *testing.T) {
 	}
 	if old := leader.node.System(); old != nil {
 		t.Fatal("the removed leader still runs its actors")
+	}
+}
+
+// TestSeedFromBackup: a node started on an empty dir from a backup of a
+// cluster's replica leads a cluster of itself alone holding that state
+// (same {seq, hash}); restarted with the backup again, or asked to join
+// and seed at once, it refuses to start.
+func TestSeedFromBackup(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader()
+	acked := c.createClients(leader, "backed-up", 10)
+	seq, state, err := leader.node.Backup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wantHash, _ := leader.node.StateHash()
+	file := &File{Nodes: []Member{{ID: "s1", Raft: "s1", Public: "127.0.0.1:1", Admin: "127.0.0.1:1"}}}
+	dir, fs := t.TempDir(), vfs.NewMem()
+	open := func(join bool) (*Node, error) {
+		_, trans := raft.NewInmemTransport("s1")
+		return Open(Config{File: file, Self: "s1", Dir: dir, FS: fs, Join: join, RaftLogLevel: hclog.Error, Sync: true,
+			Actors: actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
+			HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, transport: trans,
+			FromBackup: func() (uint64, []byte, error) { return seq, state, nil }})
+	}
+	if _, err := open(true); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Fatalf("joining and seeding at once: %v", err)
+	}
+	n, err := open(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Run(nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for n.System() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n.System() == nil {
+		t.Fatal("the seeded node does not lead its cluster of one")
+	}
+	gotSeq, gotHash, err := n.StateHash()
+	if err != nil || gotSeq != seq || gotHash != wantHash {
+		t.Fatalf("the seeded replica is at {%d, %s}, the backup at {%d, %s} (%v)", gotSeq, gotHash, seq, wantHash, err)
+	}
+	have := clientNames(t, &testNode{node: n})
+	for _, name := range acked {
+		if !have[name] {
+			t.Fatalf("client %s of the backup is missing", name)
+		}
+	}
+	if st := n.Status(context.Background(), nil); len(st.Nodes) != 1 || st.Nodes[0].ID != "s1" {
+		t.Fatalf("the seeded cluster's members: %+v", st.Nodes)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := open(false); err == nil || !strings.Contains(err.Error(), "holds a Raft log already") {
+		t.Fatalf("seeding a dir that holds a log: %v", err)
 	}
 }

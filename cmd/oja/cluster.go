@@ -16,6 +16,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
+	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/webhook"
@@ -59,8 +60,19 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		return err
 	}
 	defer history.Close() // after the node, whose replica feeds it, has closed
+	var fromBackup func() (uint64, []byte, error)
+	if cfg.fromBackup != "" {
+		fromBackup = func() (uint64, []byte, error) {
+			state, seq, err := waltools.StateOf(cfg.fromBackup)
+			if err != nil {
+				return 0, nil, err
+			}
+			logger.Info("seeding from a backup", "backup", cfg.fromBackup, "seq", seq, "quotes", len(state.Quotes))
+			return seq, engine.EncodeState(state), nil
+		}
+	}
 	node, err := cluster.Open(cluster.Config{
-		Events: historySink(history), TLS: nodeTLS,
+		Events: historySink(history), TLS: nodeTLS, FromBackup: fromBackup,
 		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		Actors: actors.Config{

@@ -60,6 +60,7 @@ type serveConfig struct {
 	clusterInsecure bool
 	node            string // --node ID: this node's id in the cluster file
 	join            bool   // --join: a replacement node; do not bootstrap
+	fromBackup      string // --from-backup DIR: seed a new cluster's first node
 	// webhookRetryMin is the first retry delay of a failed webhook
 	// delivery (doubling to 1 h); webhookAllowPrivate lets webhook URLs
 	// point at private addresses (tests, on-premise receivers).
@@ -117,6 +118,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
+	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (README, \"Running a cluster\")")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -181,6 +183,9 @@ func checkServe(c *serveConfig) error {
 	}
 	if c.join && c.cluster == "" {
 		return errors.New("--join needs --cluster and --node")
+	}
+	if c.fromBackup != "" && (c.cluster == "" || c.join) {
+		return errors.New("--from-backup needs --cluster and --node, and excludes --join (a joining node gets the state from the leader)")
 	}
 	switch {
 	case c.cluster == "" && (c.clusterTLS != "" || c.clusterInsecure):

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/oja-exchange/oja/actors/cluster"
+	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/wal"
 )
 
@@ -146,6 +147,22 @@ const (
 
 // StoreDir is where the Pebble store lives inside a data dir.
 func StoreDir(data string) string { return filepath.Join(data, "store") }
+
+// StateOf is the state a stopped single node's data dir (a backup) holds
+// after its last record, and that record's sequence, read as `oja wal
+// replay` reads it; a damaged store is an error.
+func StateOf(data string) (*engine.State, uint64, error) {
+	dir := StoreDir(data)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, 0, fmt.Errorf("no single node's store in %s: %w", data, err)
+	}
+	log, err := wal.Open(dir, wal.Options{ReadOnly: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer log.Close()
+	return ReplayInto(log, nil)
+}
 
 // Run runs one wal tool, writing its report to stdout and notes to
 // stderr.
