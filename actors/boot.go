@@ -59,9 +59,15 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 		return nil, stats, err
 	}
 	stats.Snapshot, stats.LastSeq = seq, seq
+	// NB: a replica that forgets nothing: Start forgets what the
+	// service's retention allows, by the clock it serves with.
+	replica := NewReplica(state, seq, 0)
 	err = replayDecoded(log, stats.Snapshot, func(seq uint64, ev engine.Event) error {
-		if err := state.Apply(ev); err != nil {
-			return fmt.Errorf("actors: record %d: %w", seq, err)
+		if seq != replica.Seq()+1 {
+			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
+		}
+		if err := replica.ApplyEvent(ev); err != nil {
+			return fmt.Errorf("actors: %w", err)
 		}
 		stats.Events++
 		stats.LastSeq = seq

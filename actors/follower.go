@@ -48,10 +48,10 @@ type FollowerConfig struct {
 	// Retention: records older than it, and covered by a snapshot, are
 	// deleted (see retain). 0 keeps every record.
 	Retention time.Duration
-	// QuoteRetention: before each snapshot, the quotes that ended longer
-	// than this before the last applied event are forgotten
-	// (engine.State.ForgetEnded), as the service forgets them
-	// (--retention). 0 keeps every quote.
+	// QuoteRetention: every ForgetEvery records, the quotes that ended
+	// longer than this before the last applied event are forgotten (the
+	// Replica's rule), as the service forgets them (--retention). 0 keeps
+	// every quote.
 	QuoteRetention time.Duration
 	// Poll is how often Run looks for new durable records; 0 means
 	// followerPollDefault.
@@ -104,13 +104,12 @@ const milestonesPerRetention = 8
 // The state is the follower's alone: only the goroutine that calls CatchUp,
 // Maintain or Run may touch it.
 type Follower struct {
-	log    FollowLog
-	cfg    FollowerConfig
-	logger *slog.Logger
-	state  *engine.State
+	log     FollowLog
+	cfg     FollowerConfig
+	logger  *slog.Logger
+	replica *Replica // the state, and the one place records apply to it
 
 	buf        []byte // the last snapshot's encoding, reused by the next
-	applied    uint64 // last sequence applied to state
 	snapshotAt uint64 // sequence of the newest snapshot on disk (0: none)
 	// snapshotTimes are the state times (LastAt, unix ms) of the snapshots
 	// this follower saved or looked up, by sequence.
@@ -169,17 +168,17 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 			return nil, err
 		}
 	}
-	f.state, f.applied = state, seq
+	f.replica = NewReplica(state, seq, cfg.QuoteRetention)
 	// The history takes every record's events from the start; the
 	// dispatcher is seeded with what is owed once caught up, then takes
 	// the effects of later records.
-	f.state.CollectEffects(false, cfg.Events != nil)
+	f.replica.Collect(false, cfg.Events != nil)
 	if err := f.CatchUp(); err != nil {
 		return nil, err
 	}
 	if cfg.Webhooks != nil {
-		f.state.TellWebhooks(cfg.Webhooks)
-		f.state.CollectEffects(true, cfg.Events != nil)
+		f.replica.State().TellWebhooks(cfg.Webhooks)
+		f.replica.Collect(true, cfg.Events != nil)
 	}
 	return f, nil
 }
@@ -255,26 +254,28 @@ var errPastDurable = errors.New("past the durable records")
 // fault in the log (the live service decided it), so the follower stops.
 func (f *Follower) CatchUp() error {
 	durable := f.log.DurableSeq()
-	if durable <= f.applied {
+	if durable <= f.replica.Seq() {
 		return nil
 	}
-	err := replayDecoded(f.log, f.applied, func(seq uint64, ev engine.Event) error {
+	err := replayDecoded(f.log, f.replica.Seq(), func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
-		if err := f.state.Apply(ev); err != nil {
-			return fmt.Errorf("actors: record %d: %w", seq, err)
+		if seq != f.replica.Seq()+1 {
+			return fmt.Errorf("actors: record %d after %d: the log skips records", seq, f.replica.Seq())
 		}
-		f.applied = seq
-		f.handOut(seq)
+		if err := f.replica.ApplyEvent(ev); err != nil {
+			return fmt.Errorf("actors: %w", err)
+		}
+		f.replica.HandOut(f.cfg.Webhooks, f.cfg.Events)
 		return nil
 	})
-	f.stats.applied.Store(f.applied)
+	f.stats.applied.Store(f.replica.Seq())
 	if f.cfg.Events != nil {
-		f.cfg.Events.Applied(f.applied)
+		f.cfg.Events.Applied(f.replica.Seq())
 	}
 	switch {
 	case err == nil, errors.Is(err, errPastDurable):
@@ -285,54 +286,35 @@ func (f *Follower) CatchUp() error {
 	return fmt.Errorf("actors: follower: %w", err)
 }
 
-// handOut gives the effects of record seq to the event sink and the
-// webhook dispatcher, and clears them.
-func (f *Follower) handOut(seq uint64) {
-	effs := f.state.Effects()
-	if f.cfg.Events != nil {
-		for i := range effs.Events {
-			f.cfg.Events.Add(seq, &effs.Events[i])
-		}
-	}
-	if f.cfg.Webhooks != nil {
-		effs.Tell(f.cfg.Webhooks)
-	}
-	f.state.ClearEffects()
-}
-
 // Maintain saves a snapshot when SnapshotEvery events were applied since the
 // newest one, then applies the retention policy (retain).
 func (f *Follower) Maintain() error {
-	if f.cfg.SnapshotEvery == 0 || f.applied-f.snapshotAt < f.cfg.SnapshotEvery {
+	applied, state := f.replica.Seq(), f.replica.State()
+	if f.cfg.SnapshotEvery == 0 || applied-f.snapshotAt < f.cfg.SnapshotEvery {
 		return nil
 	}
 	start := time.Now()
-	if f.cfg.QuoteRetention > 0 {
-		// NB: judged by the state's own time (its last event's), not the
-		// wall clock: the same records forget the same quotes.
-		f.state.ForgetEnded(f.state.LastAt - f.cfg.QuoteRetention.Milliseconds())
-	}
 	if f.cfg.Events != nil {
 		// NB: a failed history does not stop snapshots (the log's own
 		// safety); the next start finds its watermark behind and derives
 		// the events again.
-		if err := f.cfg.Events.Sync(f.applied); err != nil {
-			f.logger.Error("partner event history not synced before a snapshot", "err", err, "seq", f.applied)
+		if err := f.cfg.Events.Sync(applied); err != nil {
+			f.logger.Error("partner event history not synced before a snapshot", "err", err, "seq", applied)
 		}
 	}
-	f.buf = engine.AppendState(f.buf[:0], f.state)
+	f.buf = engine.AppendState(f.buf[:0], state)
 	data := f.buf
-	if err := f.log.SaveSnapshot(f.applied, data); err != nil {
-		return fmt.Errorf("actors: follower: snapshot at seq %d: %w", f.applied, err)
+	if err := f.log.SaveSnapshot(applied, data); err != nil {
+		return fmt.Errorf("actors: follower: snapshot at seq %d: %w", applied, err)
 	}
 	took := time.Since(start)
-	f.snapshotAt = f.applied
-	f.snapshotTimes[f.applied] = f.state.LastAt
+	f.snapshotAt = applied
+	f.snapshotTimes[applied] = state.LastAt
 	f.stats.snapshots.Add(1)
-	f.stats.lastSnapshot.Store(f.applied)
+	f.stats.lastSnapshot.Store(applied)
 	f.stats.lastSnapshotNanos.Store(int64(took))
 	f.stats.lastSnapshotBytes.Store(int64(len(data)))
-	f.logger.Info("snapshot saved", "seq", f.applied, "bytes", len(data), "took", took.String())
+	f.logger.Info("snapshot saved", "seq", applied, "bytes", len(data), "took", took.String())
 	return f.retain()
 }
 
@@ -460,10 +442,10 @@ func (f *Follower) Run() error {
 }
 
 // Applied is the last sequence applied. Only for the follower's goroutine.
-func (f *Follower) Applied() uint64 { return f.applied }
+func (f *Follower) Applied() uint64 { return f.replica.Seq() }
 
 // State is the follower's state. Only for the follower's goroutine.
-func (f *Follower) State() *engine.State { return f.state }
+func (f *Follower) State() *engine.State { return f.replica.State() }
 
 // Stats returns what the follower has done so far.
 func (f *Follower) Stats() FollowerStats {

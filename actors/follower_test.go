@@ -105,10 +105,12 @@ func TestFollowerSnapshotsAndRetention(t *testing.T) {
 }
 
 // The follower's state, and the snapshots it saves, forget the quotes that
-// ended longer than the quote retention ago, as the service does: a server
+// ended longer than the quote retention ago (at the Replica's fixed records),
+// as the service does: a server
 // that runs for months holds and snapshots what it serves, not every quote
 // ever made. Open quotes and recent ended ones stay.
 func TestFollowerForgetsEndedQuotes(t *testing.T) {
+	defer actors.SetForgetEvery(1)() // every record, as if each were the ForgetEvery-th
 	clk := newClock()
 	n, ada, quote := followerMarket(t, clk)
 	sys := n.sys

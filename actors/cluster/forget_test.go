@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -43,7 +44,7 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 		recs = append(recs, engine.AppendEvent(nil, ev))
 	}
 	// Rate changes up to the first forgetting point, and a few past it.
-	for n := len(recs); n < forgetEvery+10; n++ {
+	for n := len(recs); n < actors.ForgetEvery+10; n++ {
 		recs = append(recs, engine.AppendEvent(nil, &engine.PoolRateSet{At: t0 + 2*time.Hour.Milliseconds(), Pool: pool.Pool,
 			Rate: engine.RateFromUnits(uint64(625_000_000_000_000 + n))}))
 	}

@@ -24,9 +24,8 @@ import (
 type fsm struct {
 	logger *slog.Logger
 
-	mu    sync.RWMutex
-	state *engine.State
-	seq   uint64 // last record applied
+	mu      sync.RWMutex
+	replica *actors.Replica // the state and the last record applied
 	// The snapshot base: the encoded state (engine.AppendState) at
 	// baseSeq (nil: the empty state) and the command entries applied
 	// since, so that a snapshot is taken without stopping applies
@@ -40,23 +39,12 @@ type fsm struct {
 	// observer is the leader's webhook dispatcher, handed each batch's
 	// effects once the lock is released (nil on a follower).
 	observer engine.WebhookObserver
-	// quoteRetention (ms) is the service's --retention: see applyRecord.
-	quoteRetention int64
+	// quoteRetention is the service's --retention (actors.Replica).
+	quoteRetention time.Duration
 	// events, when set, is this node's partner event history, fed the
 	// events of every record applied (every node keeps its own, so a new
 	// leader answers from it).
 	events actors.EventSink
-	// pending are the effects of the records applied under the lock, handed
-	// out after it (ApplyBatch): the dispatcher and the history are never
-	// called with the replica locked.
-	pendingHooks  engine.Effects
-	pendingEvents []seqEvent
-}
-
-// seqEvent is a partner event and the record that made it.
-type seqEvent struct {
-	seq uint64
-	e   engine.OwedEvent
 }
 
 // appliedEntry is a command entry applied after the snapshot base.
@@ -73,42 +61,17 @@ type applied struct {
 }
 
 func newFSM(logger *slog.Logger, quoteRetention time.Duration, events actors.EventSink) *fsm {
-	f := &fsm{logger: logger, state: engine.NewState(), quoteRetention: quoteRetention.Milliseconds(), events: events}
+	f := &fsm{logger: logger, quoteRetention: quoteRetention, events: events}
+	f.replica = actors.NewReplica(engine.NewState(), 0, quoteRetention)
 	f.collect()
 	return f
 }
 
-// collect sets what the state collects: webhook effects while a dispatcher
+// collect sets what the replica keeps: webhook effects while a dispatcher
 // observes, partner events while there is a history. REQUIRES: f.mu held
 // (or f not shared yet).
 func (f *fsm) collect() {
-	f.state.CollectEffects(f.observer != nil, f.events != nil)
-}
-
-// forgetEvery is how many records pass between two forgettings of ended
-// quotes (applyRecord): at fixed sequence numbers, so that every replica —
-// and a snapshot rebuilt beside one — forgets the same quotes at the same
-// record and their states stay equal.
-const forgetEvery = 1 << 16
-
-// applyRecord applies the record numbered seq to state, then, at every
-// forgetEvery-th record, forgets the quotes that ended longer than
-// quoteRetention (ms; 0: never) before the state's last event — what the
-// service forgets (--retention), so a replica that runs for months holds
-// what the service holds, not every quote ever made. The one apply of
-// the FSM and of its snapshots.
-func applyRecord(state *engine.State, rec []byte, seq uint64, quoteRetention int64) error {
-	ev, err := engine.DecodeEvent(rec)
-	if err == nil {
-		err = state.Apply(ev)
-	}
-	if err != nil {
-		return fmt.Errorf("record %d: %w", seq, err)
-	}
-	if quoteRetention > 0 && seq%forgetEvery == 0 {
-		state.ForgetEnded(state.LastAt - quoteRetention)
-	}
-	return nil
+	f.replica.Collect(f.observer != nil, f.events != nil)
 }
 
 var (
@@ -130,50 +93,32 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		out[i] = f.applyCommand(l)
 	}
-	hooks, events, observer, seq := f.pendingHooks, f.pendingEvents, f.observer, f.seq
-	f.pendingHooks, f.pendingEvents = engine.Effects{}, nil
+	effs, observer, seq := f.replica.TakeEffects(), f.observer, f.replica.Seq()
 	f.mu.Unlock()
 	// NB: Raft calls ApplyBatch from one goroutine, so batches are handed
 	// out in order; a dispatcher seeded meanwhile (observeWebhooks) may be
 	// told of an event twice, which it skips.
-	if observer != nil {
-		hooks.Tell(observer)
-	}
+	effs.HandOut(observer, f.events)
 	if f.events != nil {
-		for i := range events {
-			f.events.Add(events[i].seq, &events[i].e)
-		}
 		f.events.Applied(seq)
 	}
 	return out
 }
 
 func (f *fsm) applyCommand(l *raft.Log) applied {
-	res := applied{firstSeq: f.seq + 1}
+	res := applied{firstSeq: f.replica.Seq() + 1}
 	if f.failed != nil {
 		res.err = f.failed
 		return res
 	}
-	err := forEachRecord(l.Data, func(rec []byte) error {
-		if err := applyRecord(f.state, rec, f.seq+1, f.quoteRetention); err != nil {
-			return err
-		}
-		f.seq++
-		effs := f.state.Effects()
-		f.pendingHooks.Webhooks = append(f.pendingHooks.Webhooks, effs.Webhooks...)
-		for _, e := range effs.Events {
-			f.pendingEvents = append(f.pendingEvents, seqEvent{seq: f.seq, e: e})
-		}
-		f.state.ClearEffects()
-		return nil
-	})
+	err := forEachRecord(l.Data, f.replica.Apply)
 	if err != nil {
 		f.failed = fmt.Errorf("cluster: raft entry %d: %w", l.Index, err)
 		f.logger.Error("replica diverged: a committed record does not apply; this node refuses to serve", "err", f.failed)
 		res.err = f.failed
 		return res
 	}
-	f.since = append(f.since, appliedEntry{data: l.Data, lastSeq: f.seq})
+	f.since = append(f.since, appliedEntry{data: l.Data, lastSeq: f.replica.Seq()})
 	return res
 }
 
@@ -184,7 +129,7 @@ func (f *fsm) read(fn func(s *engine.State, seq uint64) error) error {
 	if f.failed != nil {
 		return f.failed
 	}
-	return fn(f.state, f.seq)
+	return fn(f.replica.State(), f.replica.Seq())
 }
 
 // Snapshot captures the state as of now without encoding it: the base and
@@ -198,7 +143,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
 	}
-	return &deltaSnapshot{f: f, base: f.base, baseSeq: f.baseSeq, entries: f.since[:len(f.since):len(f.since)], seq: f.seq}, nil
+	return &deltaSnapshot{f: f, base: f.base, baseSeq: f.baseSeq, entries: f.since[:len(f.since):len(f.since)], seq: f.replica.Seq()}, nil
 }
 
 // Restore replaces the state with a snapshot's (at start, or when this
@@ -219,7 +164,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	seq := binary.BigEndian.Uint64(data)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state, f.seq, f.failed = state, seq, nil
+	f.replica, f.failed = actors.NewReplica(state, seq, f.quoteRetention), nil
 	f.base, f.baseSeq, f.since = data[8:], seq, nil
 	f.collect()
 	if f.events != nil {
@@ -244,7 +189,7 @@ func (f *fsm) observeWebhooks(o engine.WebhookObserver) {
 	f.observer = o
 	f.collect()
 	if o != nil {
-		f.state.TellWebhooks(o)
+		f.replica.State().TellWebhooks(o)
 	}
 }
 
@@ -306,18 +251,16 @@ func (s *deltaSnapshot) encode() ([]byte, error) {
 			return nil, fmt.Errorf("cluster: snapshot base: %w", err)
 		}
 	}
-	seq := s.baseSeq
+	// The same replica rules as the live one: the same records forget the
+	// same quotes.
+	r := actors.NewReplica(state, s.baseSeq, s.f.quoteRetention)
 	for _, e := range s.entries {
-		err := forEachRecord(e.data, func(rec []byte) error {
-			seq++
-			return applyRecord(state, rec, seq, s.f.quoteRetention)
-		})
-		if err != nil {
+		if err := forEachRecord(e.data, r.Apply); err != nil {
 			return nil, fmt.Errorf("cluster: snapshot: %w", err)
 		}
 	}
-	if seq != s.seq {
-		return nil, fmt.Errorf("cluster: snapshot: rebuilt to record %d, want %d", seq, s.seq)
+	if r.Seq() != s.seq {
+		return nil, fmt.Errorf("cluster: snapshot: rebuilt to record %d, want %d", r.Seq(), s.seq)
 	}
 	data := binary.BigEndian.AppendUint64(make([]byte, 0, len(s.base)+len(s.base)/8+64), s.seq)
 	return engine.AppendState(data, state), nil

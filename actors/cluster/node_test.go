@@ -574,7 +574,7 @@ func TestSeedFromBackup(t *testing.T) {
 	open := func(join bool) (*Node, error) {
 		_, trans := raft.NewInmemTransport("s1")
 		return Open(Config{File: file, Self: "s1", Dir: dir, FS: fs, Join: join, RaftLogLevel: hclog.Error, Sync: true,
-			Actors: actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
+			Actors:           actors.Config{QuoteTTL: 300 * time.Second, PaymentWindow: 30 * time.Minute},
 			HeartbeatTimeout: testHeartbeat, ElectionTimeout: testHeartbeat, transport: trans,
 			FromBackup: func() (uint64, []byte, error) { return seq, state, nil }})
 	}

@@ -95,7 +95,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.quoteTTL, "quote-ttl", 300*time.Second, "time a pending quote may be accepted")
 	fs.DurationVar(&c.paymentWindow, "payment-window", 30*time.Minute, "time an accepted quote may be paid")
 	fs.DurationVar(&c.sseHeartbeat, "sse-heartbeat", 15*time.Second, "rate stream heartbeat interval")
-	fs.DurationVar(&c.retention, "retention", 168*time.Hour, "how long terminal quotes stay readable")
+	fs.DurationVar(&c.retention, "retention", waltools.RetentionDefault, "how long terminal quotes stay readable")
 	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 100000, "save a snapshot every N logged events, while serving (0 = never)")
 	fs.DurationVar(&c.logRetention, "log-retention", 168*time.Hour, "delete log records older than this once a snapshot covers them (0 = keep all)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 0, "requests per second per API key (0 = off)")

@@ -166,7 +166,7 @@ func stateAt(t *testing.T, data string, seq uint64) (*engine.State, uint64) {
 	if seq > 0 {
 		stop = func(s uint64, _ int64) bool { return s > seq }
 	}
-	state, last, err := waltools.ReplayInto(log, stop)
+	state, last, err := waltools.ReplayInto(log, stop, 0)
 	if err != nil {
 		t.Fatalf("replay %s: %v", data, err)
 	}

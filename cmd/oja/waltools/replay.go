@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
@@ -76,8 +77,12 @@ func (e *errBeforeRetention) Error() string {
 // ReplayInto rebuilds state from the log (from seq 1, or from the retained
 // log's base snapshot) up to a stop condition: stop(seq, at) is true for
 // the first record not to apply (at: its time, unix ms). A stop point
-// before the retained log's start is an error.
-func ReplayInto(log Source, stop func(seq uint64, at int64) bool) (*engine.State, uint64, error) {
+// before the retained log's start is an error. The records apply through
+// an actors.Replica, as on the live service: every ForgetEvery records it
+// forgets the quotes that ended longer than quoteRetention (the service's
+// --retention; 0 keeps every one) before, so the state is the one the
+// service's replica holds at that record.
+func ReplayInto(log Source, stop func(seq uint64, at int64) bool, quoteRetention time.Duration) (*engine.State, uint64, error) {
 	state, from, err := retainedStart(log)
 	if err != nil {
 		return nil, 0, err
@@ -92,6 +97,7 @@ func ReplayInto(log Source, stop func(seq uint64, at int64) bool) (*engine.State
 	p := newProgress(st.LastSeq)
 	errStop := errors.New("stop")
 	last := from
+	replica := actors.NewReplica(state, from, quoteRetention)
 	err = log.Replay(from, func(seq uint64, rec []byte) error {
 		p.tick(seq)
 		ev, err := engine.DecodeEvent(rec)
@@ -107,7 +113,10 @@ func ReplayInto(log Source, stop func(seq uint64, at int64) bool) (*engine.State
 			}
 			return errStop
 		}
-		if err := state.Apply(ev); err != nil {
+		if seq != replica.Seq()+1 {
+			return fmt.Errorf("wal: record at seq %d follows seq %d: the log skips records", seq, replica.Seq())
+		}
+		if err := replica.ApplyEvent(ev); err != nil {
 			return fmt.Errorf("wal: record at seq %d does not apply: %w", seq, err)
 		}
 		last = seq
@@ -135,12 +144,12 @@ func parseUntil(until string) (func(uint64, int64) bool, error) {
 	return nil, fmt.Errorf("wal replay: --until %q is neither a sequence number nor an RFC 3339 time", until)
 }
 
-func walReplay(log Source, out io.Writer, until string) error {
+func walReplay(log Source, out io.Writer, until string, quoteRetention time.Duration) error {
 	stop, err := parseUntil(until)
 	if err != nil {
 		return err
 	}
-	state, last, err := ReplayInto(log, stop)
+	state, last, err := ReplayInto(log, stop, quoteRetention)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func salvage(data, to string, verbose bool, stdout, stderr io.Writer) error {
 		return fmt.Errorf("wal salvage: the salvaged store does not open: %w", err)
 	}
 	defer log.Close()
-	state, last, err := ReplayInto(log, nil)
+	state, last, err := ReplayInto(log, nil, 0)
 	if err != nil {
 		return fmt.Errorf("wal salvage: the salvaged store does not replay: %w", err)
 	}

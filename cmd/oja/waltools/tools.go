@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
@@ -29,9 +30,13 @@ const walUsage = `usage: oja wal <command> [--data DIR] [flags]
                                 replay reaches at its sequence (State.Hash), and the ledger
                                 check (contract §3) of both modes; names the FIRST bad
                                 sequence ("FAIL: corrupt record at seq 42: checksum mismatch")
-  replay --until <seq|RFC3339>  the state as of that point: quotes by status, balances, pools,
+  replay --until <seq|RFC3339> [--retention D]
+                                the state as of that point: quotes by status, balances, pools,
                                 ledger check and the state hash; a point before the log's
-                                retention (--log-retention) is refused, naming the oldest kept
+                                retention (--log-retention) is refused, naming the oldest kept.
+                                The records apply as the service's replica applies them: every
+                                65,536 records, the quotes that ended longer than --retention
+                                (give the server's; default 168h, 0 keeps all) are forgotten
   salvage --to NEWDIR [--verbose]  for a damaged log: writes its intact prefix (records 1..N
                                 with no gap, and the snapshots up to N) into the new data dir
                                 NEWDIR and prints exactly what is lost: the sequences, the quotes
@@ -148,6 +153,9 @@ const (
 // StoreDir is where the Pebble store lives inside a data dir.
 func StoreDir(data string) string { return filepath.Join(data, "store") }
 
+// RetentionDefault is `oja serve --retention`'s default, and replay's.
+const RetentionDefault = 168 * time.Hour
+
 // StateOf is the state a stopped single node's data dir (a backup) holds
 // after its last record, and that record's sequence, read as `oja wal
 // replay` reads it; a damaged store is an error.
@@ -161,7 +169,7 @@ func StateOf(data string) (*engine.State, uint64, error) {
 		return nil, 0, err
 	}
 	defer log.Close()
-	return ReplayInto(log, nil)
+	return ReplayInto(log, nil, 0)
 }
 
 // Run runs one wal tool, writing its report to stdout and notes to
@@ -188,6 +196,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	limit := fs.Uint64("limit", 0, "dump: at most this many records (0 = all)")
 	asJSON := fs.Bool("json", false, "dump: one JSON object per line")
 	until := fs.String("until", "", "replay: last sequence number, or an RFC 3339 time")
+	retention := fs.Duration("retention", RetentionDefault, "replay: the service's --retention (its replica forgets the quotes that ended longer before every 65,536 records; 0 keeps every one)")
 	to := fs.String("to", "", "salvage: the new data dir to write the intact prefix to")
 	verbose := fs.Bool("verbose", false, "salvage: list each lost event, not only their counts by type")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -210,7 +219,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 	dir := StoreDir(*data)
 	if _, err := os.Stat(dir); err != nil {
 		if _, rerr := os.Stat(filepath.Join(*data, "raft", "log")); rerr == nil {
-			return runCluster(cmd, *data, *from, *limit, *asJSON, *until, stdout, stderr)
+			return runCluster(cmd, *data, *from, *limit, *asJSON, *until, *retention, stdout, stderr)
 		}
 		return fmt.Errorf("wal: no store in %s (neither a single node's store/ nor a cluster node's raft/): %w", *data, err)
 	}
@@ -253,13 +262,13 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return Verify(log, out, tail)
 	default:
 		writeTailNotes(stderr, tail)
-		return walReplay(log, out, *until)
+		return walReplay(log, out, *until, *retention)
 	}
 }
 
 // runCluster runs cmd on a stopped cluster node's Raft log
 // (cluster.LogSource): the same tools on the records its replica applies.
-func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string, stdout, stderr io.Writer) error {
+func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string, retention time.Duration, stdout, stderr io.Writer) error {
 	if cmd == "salvage" {
 		fmt.Fprintf(stderr, "oja wal salvage: refused: %s is a cluster node's; a node whose log is damaged is replaced, "+
 			"its replica copied from the others (README, \"Running a cluster\": oja admin cluster replace)\n", data)
@@ -289,6 +298,6 @@ func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string,
 	case "verify":
 		return Verify(log, out, nil)
 	default:
-		return walReplay(log, out, until)
+		return walReplay(log, out, until, retention)
 	}
 }

@@ -1,0 +1,9 @@
+package actors
+
+// SetForgetEvery makes replicas forget ended quotes every n records instead
+// of every ForgetEvery, until the returned func restores it: a test sees
+// the rule on a few records.
+func SetForgetEvery(n uint64) (restore func()) {
+	old := forgetEvery.Swap(n)
+	return func() { forgetEvery.Store(old) }
+}
