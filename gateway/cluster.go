@@ -141,9 +141,7 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		if s.sys.Load() != nil {
 			// A read is answered here only once this node is known to
 			// still lead: a paused or partitioned leader that has not
-			// noticed its successor must not serve what it holds. A
-			// write needs no check: it is acknowledged only once
-			// committed in this leader's term.
+			// noticed its successor must not serve what it holds.
 			if ctx.IsGet() && string(ctx.Path()) != ratesStreamPath {
 				if err := s.cfg.Cluster.VerifyLeader(); err != nil {
 					s.writeErrorByPath(ctx, errNoLeader)
@@ -151,6 +149,25 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 				}
 			}
 			next(ctx)
+			// A write's answer is checked after it: one that committed is
+			// fenced by its term already, but a refusal (404, 409…), an
+			// idempotent replay or a repeated cancel is decided from what
+			// this node holds, which a deposed leader holds stale. A
+			// majority answering a heartbeat after the answer was decided
+			// proves no later term had begun: the answer stands.
+			// Otherwise it becomes 503 (the outcome unknown; the client
+			// retries with its Idempotency-Key, as after any 503). NB:
+			// every write is checked, the committed ones too: only the
+			// handler could tell them apart, and the rounds are shared by
+			// concurrent requests.
+			if !ctx.IsGet() && !ctx.IsHead() && ctx.Response.StatusCode() < 500 {
+				if err := s.cfg.Cluster.VerifyLeader(); err != nil {
+					id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
+					ctx.Response.Reset()
+					ctx.Response.Header.SetBytesV("X-Request-Id", id)
+					s.writeErrorByPath(ctx, errNoLeader)
+				}
+			}
 			return
 		}
 		s.forward(ctx)
