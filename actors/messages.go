@@ -60,6 +60,10 @@ type QuoteReply struct {
 	Bounds      engine.PairSpec          // on ResultOutsidePairBounds: the pair and its bounds
 	Funding     *engine.Funding          // on ResultInsufficientFunds: what the wallet can spend
 	Replayed    bool                     // an Idempotency-Key replay
+	// Durable: the answer follows this request's own append, made durable
+	// (in a cluster, committed in this leader's term: fenced by it, so the
+	// gateway need not confirm the leadership again).
+	Durable bool
 	Err         error                    // an operating failure (storage, shutdown): 503
 }
 

@@ -209,7 +209,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
 			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, q)
 	}
-	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q})
+	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q, Durable: true})
 }
 
 func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {

@@ -175,7 +175,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		}
 		var reply *QuoteReply
 		if msg.replyTo != nil {
-			reply = &QuoteReply{Result: engine.ResultOK, Quote: view}
+			reply = &QuoteReply{Result: engine.ResultOK, Quote: view, Durable: true}
 		}
 		if acc, ok := msg.event.(*engine.QuoteAccepted); ok && acc.PayIn != nil {
 			sys.payIns.byID.Store(acc.PayIn.Address, view.ID)

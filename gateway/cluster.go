@@ -46,7 +46,7 @@ type ClusterNode interface {
 	// DialPeer connects to member m for HTTP (mutual TLS when the cluster
 	// has it); PeerListener is where peers' connections to this node
 	// arrive (nil: none), served like the public and admin listeners.
-	DialPeer(m cluster.Member) (net.Conn, error)
+	DialPeer(m cluster.Member, timeout time.Duration) (net.Conn, error)
 	PeerListener() net.Listener
 }
 
@@ -99,7 +99,10 @@ func (f *forwarder) client(node ClusterNode, m cluster.Member) *fasthttp.HostCli
 			ReadTimeout: forwardTimeout, WriteTimeout: forwardTimeout,
 			MaxConns: connectionsMax, MaxIdleConnDuration: idleTimeout,
 			DisableHeaderNamesNormalizing: false, DisablePathNormalizing: true,
-			Dial: func(string) (net.Conn, error) { return node.DialPeer(m) },
+			// NB: DialTimeout, not Dial, so that a request's timeout
+			// bounds the dial and TLS handshake too (a paused peer
+			// accepts the TCP connection and never answers).
+			DialTimeout: func(_ string, timeout time.Duration) (net.Conn, error) { return node.DialPeer(m, timeout) },
 		}
 		f.clients[m] = c
 	}
@@ -156,11 +159,10 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 			// majority answering a heartbeat after the answer was decided
 			// proves no later term had begun: the answer stands.
 			// Otherwise it becomes 503 (the outcome unknown; the client
-			// retries with its Idempotency-Key, as after any 503). NB:
-			// every write is checked, the committed ones too: only the
-			// handler could tell them apart, and the rounds are shared by
-			// concurrent requests.
-			if !ctx.IsGet() && !ctx.IsHead() && ctx.Response.StatusCode() < 500 {
+			// retries with its Idempotency-Key, as after any 503). An
+			// answer its handler marked fenced (markFenced: it follows
+			// this request's own commit) skips the round.
+			if !ctx.IsGet() && !ctx.IsHead() && ctx.Response.StatusCode() < 500 && ctx.UserValue(fencedValue{}) == nil {
 				if err := s.cfg.Cluster.VerifyLeader(); err != nil {
 					id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 					ctx.Response.Reset()
@@ -171,6 +173,17 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 			return
 		}
 		s.forward(ctx)
+	}
+}
+
+// fencedValue is the user-value key a handler sets (markFenced) when its
+// answer follows the request's own durable append: in a cluster that
+// append committed in this leader's term, which fences the answer.
+type fencedValue struct{}
+
+func markFenced(ctx *fasthttp.RequestCtx, durable bool) {
+	if durable {
+		ctx.SetUserValue(fencedValue{}, true)
 	}
 }
 

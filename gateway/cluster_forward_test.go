@@ -29,8 +29,8 @@ func (n *followerNode) AddMember(string, string) error { return cluster.ErrMembe
 func (n *followerNode) RemoveMember(string) error      { return cluster.ErrUnknownMember }
 func (n *followerNode) IsMember() bool                 { return true }
 func (n *followerNode) PeerListener() net.Listener     { return n.peers }
-func (n *followerNode) DialPeer(m cluster.Member) (net.Conn, error) {
-	return net.DialTimeout("tcp", m.Raft, 5*time.Second)
+func (n *followerNode) DialPeer(m cluster.Member, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("tcp", m.Raft, timeout)
 }
 
 func (n *followerNode) Self() cluster.Member { return n.self }

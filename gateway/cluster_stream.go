@@ -61,8 +61,8 @@ func (p *streamProxy) client(node ClusterNode, m cluster.Member) *fasthttp.HostC
 			Addr: m.ID, Name: "oja-relay", NoDefaultUserAgentHeader: true,
 			StreamResponseBody: true, MaxConns: sseSubscribersMax, MaxIdleConnDuration: time.Second,
 			WriteTimeout: forwardTimeout, DisablePathNormalizing: true,
-			Dial: func(string) (net.Conn, error) {
-				conn, err := node.DialPeer(m)
+			DialTimeout: func(_ string, timeout time.Duration) (net.Conn, error) {
+				conn, err := node.DialPeer(m, timeout)
 				if err != nil {
 					return nil, err
 				}

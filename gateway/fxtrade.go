@@ -36,6 +36,7 @@ func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		now = reply.Quote.CreatedAt
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
 	}
+	markFenced(ctx, reply.Durable)
 	s.writeXML(ctx, fasthttp.StatusOK, s.fxInstructionResponse(reply.Quote, now))
 }
 

@@ -1290,7 +1290,7 @@ func (fixedCluster) Leader() (cluster.Member, bool) {
 }
 func (fixedCluster) IsMember() bool             { return true }
 func (fixedCluster) PeerListener() net.Listener { return nil }
-func (fixedCluster) DialPeer(cluster.Member) (net.Conn, error) {
+func (fixedCluster) DialPeer(cluster.Member, time.Duration) (net.Conn, error) {
 	return nil, errors.New("fixedCluster: no peers")
 }
 func (fixedCluster) AddMember(id, raft string) error {

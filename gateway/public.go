@@ -294,6 +294,7 @@ func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply 
 		now = reply.Quote.CreatedAt
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
 	}
+	markFenced(ctx, reply.Durable)
 	s.writeQuote(ctx, reply.Quote, now)
 }
 

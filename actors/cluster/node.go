@@ -484,15 +484,20 @@ func (n *Node) IsMember() bool {
 }
 
 // DialPeer opens an HTTP connection to member m over the Raft port (mux.go):
-// mutual TLS when the node has it, checked against m's id.
-func (n *Node) DialPeer(m Member) (net.Conn, error) {
+// mutual TLS when the node has it, checked against m's id; the dial and
+// the handshake within timeout (at most peerDialTimeout; a paused peer
+// accepts the TCP connection but never answers the handshake).
+func (n *Node) DialPeer(m Member, timeout time.Duration) (net.Conn, error) {
 	if n.mux == nil {
 		return nil, errors.New("cluster: this node has no Raft port (in-process transport)")
 	}
 	if id, ok := n.idAt(raft.ServerAddress(m.Raft)); !ok || id != m.ID {
 		return nil, fmt.Errorf("cluster: %s is not %s's raft address", m.Raft, m.ID)
 	}
-	return n.mux.dial(raft.ServerAddress(m.Raft), peerDialTimeout, protoHTTP)
+	if timeout <= 0 || timeout > peerDialTimeout {
+		timeout = peerDialTimeout
+	}
+	return n.mux.dial(raft.ServerAddress(m.Raft), timeout, protoHTTP)
 }
 
 // PeerListener is the HTTP side of the Raft port, which the gateway serves
