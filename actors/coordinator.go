@@ -40,6 +40,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.updateWebhook(ctx, msg)
 		case *RotateWebhookSecret:
 			a.rotateWebhookSecret(ctx, msg)
+		case *CreateOperator, *RevokeOperator, *RecordAudit, *operatorDurable:
+			a.operatorCommand(ctx, msg)
 		case *structuralDurable:
 			reply := &AdminReply{Err: msg.err}
 			if msg.err == nil {

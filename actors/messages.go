@@ -64,7 +64,7 @@ type QuoteReply struct {
 	// (in a cluster, committed in this leader's term: fenced by it, so the
 	// gateway need not confirm the leadership again).
 	Durable bool
-	Err         error                    // an operating failure (storage, shutdown): 503
+	Err     error // an operating failure (storage, shutdown): 503
 }
 
 // PoolCommand asks a pair actor to change one of its pools. Exactly one of

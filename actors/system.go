@@ -91,8 +91,10 @@ type System struct {
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
 
-	directory directory        // clients and API keys (auth.go)
-	webhooks  webhookDirectory // webhook endpoints (webhooks.go)
+	directory directory         // clients and API keys (auth.go)
+	operators operatorDirectory // named operators (operators.go)
+	audit     auditTrail        // the audit trail kept (operators.go)
+	webhooks  webhookDirectory  // webhook endpoints (webhooks.go)
 	quotes    quoteRegistry
 	listing   quoteIndex // each client and mode's quotes in creation order (listing.go)
 	pools     sync.Map   // engine.PoolID → *poolRef
@@ -186,6 +188,8 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	s.repliers = newRepliers(s.actors.ProcessRegistry)
 
 	s.directory.init(state)
+	s.operators.init(state.Operators)
+	s.audit.init(state.Audit)
 	s.webhooks.init(state)
 	for _, m := range engine.Modes {
 		t := state.Treasuries[m]

@@ -288,6 +288,20 @@ func AppendEvent(dst []byte, ev Event) []byte {
 			e.id(u.Key)
 			e.varint(u.At)
 		}
+	case *OperatorCreated:
+		e.id(ev.Operator)
+		e.str(ev.Name)
+		e.byte1(uint8(ev.Role))
+		e.hash(ev.Hash)
+	case *OperatorRevoked:
+		e.id(ev.Operator)
+	case *OperatorActed:
+		e.id(ev.Audit)
+		e.str(ev.Operator)
+		e.id(ev.OperatorID)
+		e.str(ev.Action)
+		e.str(ev.Target)
+		e.uvarint(uint64(ev.Status))
 	case *PoolCreated:
 		e.id(ev.Pool)
 		e.byte1(uint8(ev.Mode))
@@ -429,6 +443,18 @@ func DecodeEvent(b []byte) (Event, error) {
 		e := &KeysUsed{At: at, Uses: make([]KeyUse, 0, n)}
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			e.Uses = append(e.Uses, KeyUse{Key: d.id(), At: d.varint()})
+		}
+		ev = e
+	case EventOperatorCreated:
+		ev = &OperatorCreated{At: at, Operator: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash()}
+	case EventOperatorRevoked:
+		ev = &OperatorRevoked{At: at, Operator: d.id()}
+	case EventOperatorActed:
+		e := &OperatorActed{At: at, Audit: d.id(), Operator: d.str(), OperatorID: d.id(), Action: d.str(), Target: d.str()}
+		if st := d.uvarint(); st <= 999 {
+			e.Status = uint16(st)
+		} else {
+			d.fail()
 		}
 		ev = e
 	case EventPoolCreated:

@@ -62,6 +62,12 @@ func codecSamples() []struct {
 		{"key rolled", &engine.KeyRolled{At: 9, Old: codecID(3), Key: codecID(11), Hash: sha256.Sum256([]byte("oja_live_y")), ExpiresAt: 9 + 86_400_000}},
 		{"key rolled at once", &engine.KeyRolled{At: math.MinInt64, Old: codecID(3), Key: codecID(12), ExpiresAt: math.MinInt64}},
 		{"keys used", &engine.KeysUsed{At: 9, Uses: []engine.KeyUse{{Key: codecID(3), At: 8}, {Key: codecID(11), At: math.MaxInt64}}}},
+		{"operator", &engine.OperatorCreated{At: 10, Operator: codecID(13), Name: "Ngozi Eze", Role: engine.RoleOperator, Hash: sha256.Sum256([]byte("oja_op_x"))}},
+		{"viewer", &engine.OperatorCreated{At: math.MinInt64, Operator: codecID(14), Name: "v", Role: engine.RoleViewer}},
+		{"operator revoked", &engine.OperatorRevoked{At: 11, Operator: codecID(13)}},
+		{"operator acted", &engine.OperatorActed{At: 12, Audit: codecID(15), Operator: "Ngozi Eze", OperatorID: codecID(13),
+			Action: "POST /admin/v1/pools/{poolId}/rate", Target: "/admin/v1/pools/00000000-0000-0000-0000-000000000005/rate", Status: 200}},
+		{"root acted", &engine.OperatorActed{At: math.MaxInt64, Audit: codecID(16), Operator: "root", Action: "DELETE /admin/v1/operators/{operatorId}", Status: 999}},
 		{"pool owned", &engine.PoolCreated{At: 7, Pool: codecID(5), Mode: engine.ModeLive, Name: "Lagos Desk 1", Pair: pairNGNUSDT,
 			Rate: engine.RateFromUnits(625_000_000_000_000), Owner: codecID(1), LiquidityAccount: codecID(6), ProceedsAccount: codecID(7)}},
 		{"pool marketplace", &engine.PoolCreated{At: math.MinInt64, Pool: codecID(8), Mode: engine.ModeSandbox, Name: long, Pair: pairNGNGHS,
@@ -144,6 +150,7 @@ func TestCodecTags(t *testing.T) {
 		"PoolStatusSet": 6, "PoolDeposited": 7, "PoolWithdrawn": 8, "AccountDeposited": 9, "QuoteCreated": 10,
 		"QuoteAccepted": 11, "QuoteCancelled": 12, "QuoteExpired": 13, "QuoteCompleted": 14, "QuoteCancelledByOperator": 15,
 		"WebhookCreated": 16, "WebhookDeleted": 17, "WebhookSettled": 18, "KeyRolled": 26, "WebhookSecretRotated": 27, "WebhookUpdated": 28, "KeysUsed": 29,
+		"OperatorCreated": 30, "OperatorRevoked": 31, "OperatorActed": 32,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)

@@ -57,7 +57,11 @@ const (
 	// EventKeysUsed: when API keys were last used (a key's lastUsedAt),
 	// recorded about once a minute for the keys used since.
 	EventKeysUsed EventType = 29
-	eventTypeEnd  EventType = 30
+	// Named operators and the audit trail (operator.go).
+	EventOperatorCreated EventType = 30
+	EventOperatorRevoked EventType = 31
+	EventOperatorActed   EventType = 32
+	eventTypeEnd         EventType = 33
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -90,6 +94,9 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventWebhookSecretRotated:     "WebhookSecretRotated",
 	EventWebhookUpdated:           "WebhookUpdated",
 	EventKeysUsed:                 "KeysUsed",
+	EventOperatorCreated:          "OperatorCreated",
+	EventOperatorRevoked:          "OperatorRevoked",
+	EventOperatorActed:            "OperatorActed",
 }
 
 func (t EventType) String() string {
@@ -373,6 +380,9 @@ func (*KeyCreated) Type() EventType       { return EventKeyCreated }
 func (*KeyRevoked) Type() EventType       { return EventKeyRevoked }
 func (*KeyRolled) Type() EventType        { return EventKeyRolled }
 func (*KeysUsed) Type() EventType         { return EventKeysUsed }
+func (*OperatorCreated) Type() EventType  { return EventOperatorCreated }
+func (*OperatorRevoked) Type() EventType  { return EventOperatorRevoked }
+func (*OperatorActed) Type() EventType    { return EventOperatorActed }
 func (*PoolCreated) Type() EventType      { return EventPoolCreated }
 func (*PoolRateSet) Type() EventType      { return EventPoolRateSet }
 func (*PoolStatusSet) Type() EventType    { return EventPoolStatusSet }
@@ -405,6 +415,9 @@ func (e *KeyCreated) Time() int64       { return e.At }
 func (e *KeyRevoked) Time() int64       { return e.At }
 func (e *KeyRolled) Time() int64        { return e.At }
 func (e *KeysUsed) Time() int64         { return e.At }
+func (e *OperatorCreated) Time() int64  { return e.At }
+func (e *OperatorRevoked) Time() int64  { return e.At }
+func (e *OperatorActed) Time() int64    { return e.At }
 func (e *PoolCreated) Time() int64      { return e.At }
 func (e *PoolRateSet) Time() int64      { return e.At }
 func (e *PoolStatusSet) Time() int64    { return e.At }

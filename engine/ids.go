@@ -24,17 +24,27 @@ type KeyID [16]byte
 // AllocationID identifies one slice of a quote's allocation.
 type AllocationID [16]byte
 
+// OperatorID identifies a named operator (never its token).
+type OperatorID [16]byte
+
+// AuditID identifies one line of the audit trail.
+type AuditID [16]byte
+
 func (id QuoteID) String() string      { return uuid.UUID(id).String() }
 func (id PoolID) String() string       { return uuid.UUID(id).String() }
 func (id ClientID) String() string     { return uuid.UUID(id).String() }
 func (id AccountID) String() string    { return uuid.UUID(id).String() }
 func (id KeyID) String() string        { return uuid.UUID(id).String() }
 func (id AllocationID) String() string { return uuid.UUID(id).String() }
+func (id OperatorID) String() string   { return uuid.UUID(id).String() }
+func (id AuditID) String() string      { return uuid.UUID(id).String() }
 
-func (id QuoteID) IsZero() bool   { return id == QuoteID{} }
-func (id PoolID) IsZero() bool    { return id == PoolID{} }
-func (id ClientID) IsZero() bool  { return id == ClientID{} }
-func (id AccountID) IsZero() bool { return id == AccountID{} }
+func (id QuoteID) IsZero() bool    { return id == QuoteID{} }
+func (id PoolID) IsZero() bool     { return id == PoolID{} }
+func (id ClientID) IsZero() bool   { return id == ClientID{} }
+func (id AccountID) IsZero() bool  { return id == AccountID{} }
+func (id OperatorID) IsZero() bool { return id == OperatorID{} }
+func (id AuditID) IsZero() bool    { return id == AuditID{} }
 
 // ParseUUID parses the canonical 36-character textual form only (no braces,
 // no "urn:uuid:" prefix), so that one id has exactly one spelling on the wire.

@@ -44,6 +44,10 @@ const (
 	// (no deposit key for a token source's chain, no collection account
 	// for a fiat source): its accept is refused and it stays pending (409).
 	ResultPayInUnavailable
+	// ResultOperatorNotFound: no named operator with that id (404).
+	ResultOperatorNotFound
+	// ResultOperatorExists: a working operator has that name (409).
+	ResultOperatorExists
 	resultCount
 )
 
@@ -86,4 +90,6 @@ var resultNames = [resultCount]string{
 	ResultReceiptConflict:       "ReceiptConflict",
 	ResultCreditInUse:           "CreditInUse",
 	ResultPayInUnavailable:      "PayInUnavailable",
+	ResultOperatorNotFound:      "OperatorNotFound",
+	ResultOperatorExists:        "OperatorExists",
 }

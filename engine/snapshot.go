@@ -23,8 +23,9 @@ import (
 // they had none). Version 5 adds, at the end, the expiry of each rolled
 // key (KeyRolled) and each rotated webhook's previous secret
 // (WebhookSecretRotated); earlier versions had none. Version 6 adds, at
-// the end, each key's recorded last use (KeysUsed).
-const snapshotVersion = 6
+// the end, each key's recorded last use (KeysUsed); version 7 the named
+// operators and the audit trail kept (operator.go).
+const snapshotVersion = 7
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -169,6 +170,27 @@ func AppendState(buf []byte, s *State) []byte {
 	}
 	// Version 6: when each key was last used, of those recorded.
 	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.LastUsedAt })
+	// Version 7: the operators, then the audit trail kept, oldest first.
+	e.uvarint(uint64(len(s.Operators)))
+	for _, id := range sortedKeys(s.Operators) {
+		o := s.Operators[id]
+		e.id(o.ID)
+		e.str(o.Name)
+		e.byte1(uint8(o.Role))
+		e.hash(o.Hash)
+		e.varint(o.CreatedAt)
+		e.varint(o.RevokedAt)
+	}
+	e.uvarint(uint64(len(s.Audit)))
+	for _, a := range s.Audit {
+		e.id(a.ID)
+		e.varint(a.At)
+		e.str(a.Operator)
+		e.id(a.OperatorID)
+		e.str(a.Action)
+		e.str(a.Target)
+		e.uvarint(uint64(a.Status))
+	}
 	return e.buf
 }
 
@@ -523,6 +545,31 @@ func DecodeState(b []byte) (*State, error) {
 				break
 			}
 			k.LastUsedAt = at
+		}
+	}
+	if version >= 7 {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			o := &Operator{ID: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash(), CreatedAt: d.varint(), RevokedAt: d.varint()}
+			if _, dup := s.Operators[o.ID]; dup || o.ID.IsZero() || (o.Role != RoleViewer && o.Role != RoleOperator) {
+				d.fail()
+				break
+			}
+			s.Operators[o.ID] = o
+		}
+		n := count()
+		if n > AuditKeptMax+auditTrimSlack {
+			d.fail()
+			n = 0
+		}
+		s.Audit = make([]AuditEntry, 0, n)
+		for ; n > 0 && d.err == nil; n-- {
+			a := AuditEntry{ID: d.id(), At: d.varint(), Operator: d.str(), OperatorID: d.id(), Action: d.str(), Target: d.str()}
+			st := d.uvarint()
+			if st > 999 {
+				d.fail()
+			}
+			a.Status = uint16(st)
+			s.Audit = append(s.Audit, a)
 		}
 	}
 	if d.err != nil {

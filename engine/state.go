@@ -31,6 +31,10 @@ type State struct {
 	Quotes      map[QuoteID]*Quote
 	Idempotency map[IdempotencyScope]IdempotencyRecord
 	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
+	// Operators are the named operators; Audit the newest AuditKeptMax
+	// lines of the audit trail, oldest first (operator.go).
+	Operators map[OperatorID]*Operator
+	Audit     []AuditEntry
 	// Markets are the markets in force: DefaultMarkets until a MarketsSet.
 	Markets *Markets
 	// PayIns indexes the quotes' crypto pay-ins by address id; PayInNext
@@ -73,6 +77,7 @@ func NewState() *State {
 		Quotes:      make(map[QuoteID]*Quote),
 		Idempotency: make(map[IdempotencyScope]IdempotencyRecord),
 		Webhooks:    make(map[WebhookID]*Webhook),
+		Operators:   make(map[OperatorID]*Operator),
 		webhooksOf:  make(map[ClientID][]*Webhook),
 		accountPool: make(map[AccountID]PoolID),
 		Markets:     DefaultMarkets(),
@@ -199,6 +204,8 @@ func (s *State) apply(ev Event) error {
 		s.applyWebhook(ev)
 	case *MarketsSet:
 		s.applyMarkets(ev)
+	case *OperatorCreated, *OperatorRevoked, *OperatorActed:
+		s.applyOperator(ev)
 	}
 	return nil
 }
@@ -206,6 +213,10 @@ func (s *State) apply(ev Event) error {
 // check decides whether ev fits the state, without changing anything: after
 // it returns nil, applying ev cannot fail or trip an assertion.
 func (s *State) check(ev Event) error {
+	switch ev.(type) {
+	case *OperatorCreated, *OperatorRevoked, *OperatorActed:
+		return s.checkOperator(ev)
+	}
 	switch ev := ev.(type) {
 	case *ClientCreated:
 		if _, dup := s.Clients[ev.Client]; dup || ev.Client.IsZero() {

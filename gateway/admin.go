@@ -36,6 +36,7 @@ func (s *Server) adminRouter() *router.Router {
 	s.registerLookups(r)
 	s.registerPayIns(r)
 	s.registerFunds(r)
+	s.registerOperators(r)
 	s.registerAdminOpenAPI(r)
 	return r
 }

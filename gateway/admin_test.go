@@ -625,11 +625,16 @@ func TestAdminBackup(t *testing.T) {
 	live := syncTreasury(t, s, "sandbox")
 
 	dir := filepath.Join(t.TempDir(), "backup")
+	// NB: what the log holds before the backup; the backup's own audit
+	// line is written after it (answered once both are done).
+	records := s.Log.LastSeq()
 	r := admin(t, s, http.MethodPost, "/admin/v1/backup", map[string]any{"dir": dir})
 	if got := wantOK(t, r); got["dir"] != dir {
 		t.Errorf("dir: got %v, want %s", got["dir"], dir)
 	}
-	records := s.Log.LastSeq()
+	if after := s.Log.LastSeq(); after != records+1 {
+		t.Errorf("the log went from %d to %d records over the backup, want its audit line only", records, after)
+	}
 
 	copyLog, err := wal.Open(dir, wal.Options{ReadOnly: true})
 	if err != nil {

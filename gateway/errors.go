@@ -45,6 +45,9 @@ var resultErrors = [engine.ResultCount]struct {
 		"the wallet already uses more credit than the new limit allows; fund it first"},
 	engine.ResultPayInUnavailable: {fasthttp.StatusConflict, codeConflict,
 		"no payment instructions can be issued for this quote: no deposit key for its token and chain, or no collection account for its currency, is configured; the quote stays pending"},
+	engine.ResultOperatorNotFound: {fasthttp.StatusNotFound, codeNotFound, "operator not found"},
+	engine.ResultOperatorExists: {fasthttp.StatusConflict, codeConflict,
+		"a working operator has this name; revoke it first or choose another"},
 	engine.ResultTooManyWebhooks: {fasthttp.StatusUnprocessableEntity, "WEBHOOK_LIMIT",
 		"a client may register at most 16 webhooks (both modes); delete one first"},
 }

@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -1122,6 +1123,35 @@ func TestOpenAPIDocument(t *testing.T) {
 		c.run(t, oapiCall{name: "single node " + path, base: adm, method: "GET", path: path, template: path, token: tok, want: 404})
 		c.run(t, oapiCall{name: "cluster node " + path, base: "http://" + node.AdminAddr(), method: "GET", path: path, template: path, token: tok, want: 200})
 	}
+
+	// Named operators and the audit trail; a viewer's write is 403 on every
+	// admin write route the document lists.
+	ops, opAt, auditPath := "/admin/v1/operators", "/admin/v1/operators/{operatorId}", "/admin/v1/audit"
+	viewer := c.run(t, oapiCall{name: "create a viewer", base: adm, method: "POST", path: ops, template: ops, token: tok,
+		body: `{"name":"Openapi Viewer","role":"viewer"}`, want: 201}).(map[string]any)
+	c.run(t, oapiCall{name: "create a viewer twice", base: adm, method: "POST", path: ops, template: ops, token: tok,
+		body: `{"name":"Openapi Viewer","role":"operator"}`, want: 409})
+	c.run(t, oapiCall{name: "list operators", base: adm, method: "GET", path: ops, template: ops, token: tok, want: 200})
+	c.run(t, oapiCall{name: "audit", base: adm, method: "GET", path: auditPath + "?limit=5", template: auditPath, token: tok, want: 200})
+	viewerToken := viewer["token"].(string)
+	var writes []string
+	for path, item := range whole.root["paths"].(map[string]any) {
+		for method := range item.(map[string]any) {
+			if strings.HasPrefix(path, "/admin/") && (method == "post" || method == "put" || method == "delete" || method == "patch") {
+				writes = append(writes, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	sort.Strings(writes)
+	param := regexp.MustCompile(`\{[^}]+\}`)
+	for _, w := range writes {
+		method, template, _ := strings.Cut(w, " ")
+		c.run(t, oapiCall{name: "a viewer's " + w, base: adm, method: method, template: template, token: viewerToken,
+			path: param.ReplaceAllString(template, "6f1c1f43-0000-4000-8000-000000000000"), body: `{}`, want: 403})
+	}
+	oa := func(id string) string { return strings.Replace(opAt, "{operatorId}", id, 1) }
+	c.run(t, oapiCall{name: "revoke an unknown operator", base: adm, method: "DELETE", path: oa("6f1c1f43-0000-4000-8000-000000000000"), template: opAt, token: tok, want: 404})
+	c.run(t, oapiCall{name: "revoke the viewer", base: adm, method: "DELETE", path: oa(viewer["operatorId"].(string)), template: opAt, token: tok, want: 200})
 
 	// ---- Coverage: every documented response was seen, but for those no
 	// test can provoke (500).

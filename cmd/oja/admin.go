@@ -51,6 +51,10 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
   cluster add NODE_ID RAFT_ADDRESS (cluster mode: a new voter, started with --join; see README)
   cluster remove NODE_ID  (cluster mode: the member leaves the cluster and serves nothing)
+  operators create NAME --role viewer|operator   (root only: a named operator; its token is shown once)
+  operators list          (named operators, revoked ones too)
+  operators revoke OPERATOR_ID   (root only: its token fails from the next request on)
+  audit [--limit N] [--starting-after AUDIT_ID]   (every operator write, who made it, newest first)
 
 Every --mode defaults to sandbox, the mode where nothing real moves: pass
 --mode live for live money (pools list --mode all lists both).
@@ -233,6 +237,32 @@ func parseAdminCall(args []string) (adminCall, error) {
 	case "clients get":
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
 			return discard(a.GetClient(ctx, id, o...))
+		})
+	case "operators create":
+		if len(args) < 3 || strings.HasPrefix(args[2], "-") {
+			return nil, errors.New("admin operators create: give the operator's NAME, then --role viewer|operator")
+		}
+		fs := flag.NewFlagSet("operators create", flag.ContinueOnError)
+		role := fs.String("role", "", "viewer (reads only) or operator (reads and acts)")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *role != "viewer" && *role != "operator" {
+			return nil, errors.New("admin operators create: --role viewer or --role operator")
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.CreateOperator(ctx, args[2], *role, o...))
+		}, nil
+	case "operators list":
+		if len(args) != 2 {
+			return nil, errors.New("admin operators list: no arguments")
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.Operators(ctx, o...))
+		}, nil
+	case "operators revoke":
+		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
+			return discard(a.RevokeOperator(ctx, id, o...))
 		})
 	case "quotes get":
 		return idCall(args, func(ctx context.Context, a *client.Admin, id string, o ...client.CallOption) error {
@@ -473,6 +503,19 @@ func parseAdminCall(args []string) (adminCall, error) {
 	case args[0] == "cluster" && len(args) == 3 && args[1] == "remove":
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
 			return discard(a.RemoveNode(ctx, args[2], o...))
+		}, nil
+	case args[0] == "audit":
+		fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+		limit := fs.Int("limit", 0, "entries per page, 1 to 500 (default 50)")
+		after := fs.String("starting-after", "", "the last entry id of the previous page")
+		if err := parseSub(fs, args[1:]); err != nil {
+			return nil, err
+		}
+		if *limit < 0 {
+			return nil, errors.New("admin audit: --limit must be from 1 to 500")
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.Audit(ctx, *limit, *after, o...))
 		}, nil
 	case args[0] == "backup" && (len(args) < 2 || strings.HasPrefix(args[1], "-")):
 		return nil, errors.New("admin backup: give one DIR, the new backup directory")

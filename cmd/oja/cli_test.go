@@ -94,6 +94,34 @@ func TestAdminCLI(t *testing.T) {
 	if keys, _ := detail["keys"].([]any); len(keys) != 2 || strings.Contains(fmt.Sprint(detail), liveKey) {
 		t.Fatalf("clients get: %v", detail)
 	}
+	// Named operators: a viewer reads with its own token but cannot act;
+	// the audit trail names who made each write.
+	var viewer map[string]any
+	adminOK(t, srv, &viewer, "operators", "create", "Ada Eze", "--role", "viewer")
+	if !strings.HasPrefix(str(viewer, "token"), "oja_op_") || str(viewer, "role") != "viewer" {
+		t.Fatalf("operators create: %v", viewer)
+	}
+	asViewer := func(args ...string) (string, string, int) {
+		return runOja(t, srv.bin, childEnv(), append([]string{"admin", "--addr", srv.adminURL(), "--token", str(viewer, "token")}, args...)...)
+	}
+	if out, errOut, code := asViewer("clients", "get", clientID); code != 0 || !strings.Contains(out, clientID) {
+		t.Fatalf("a viewer's read: exit %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := asViewer("clients", "create", "Not Allowed"); code == 0 || !strings.Contains(errOut, "FORBIDDEN") {
+		t.Fatalf("a viewer's write: exit %d %s", code, errOut)
+	}
+	var trail map[string]any
+	adminOK(t, srv, &trail, "audit", "--limit", "2")
+	if data, _ := trail["data"].([]any); len(data) != 2 || str(data[0].(map[string]any), "action") != "POST /admin/v1/operators" ||
+		str(data[0].(map[string]any), "operator") != "root" || trail["hasMore"] != true {
+		t.Fatalf("audit --limit 2: %v", trail)
+	}
+	adminOK(t, srv, nil, "operators", "revoke", str(viewer, "operatorId"))
+	if _, errOut, code := asViewer("pools", "list"); code == 0 || !strings.Contains(errOut, "UNAUTHORIZED") {
+		t.Fatalf("a revoked operator's read: exit %d %s", code, errOut)
+	}
+	adminFails(t, srv, "VALIDATION_ERROR", "operators", "create", "root", "--role", "viewer")
+
 	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "get", "6f1c1f43-0000-4000-8000-000000000000")
 	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "cancel", "6f1c1f43-0000-4000-8000-000000000000")
 	adminFails(t, srv, "VALIDATION_ERROR", "keys", "create", clientID, "--mode", "staging")

@@ -75,6 +75,14 @@ type dumpEvent struct {
 	WalletID            string            `json:"walletId,omitempty"`
 	SimulatedAmount     *int64            `json:"simulatedAmount,omitempty"`
 	Limit               *int64            `json:"limit,omitempty"`
+	OperatorID          string            `json:"operatorId,omitempty"`
+	Role                string            `json:"role,omitempty"`
+	TokenHash           string            `json:"tokenHash,omitempty"`
+	AuditID             string            `json:"auditId,omitempty"`
+	Operator            string            `json:"operator,omitempty"`
+	Action              string            `json:"action,omitempty"`
+	Target              *string           `json:"target,omitempty"`
+	HTTPStatus          int               `json:"httpStatus,omitempty"`
 }
 
 // dumpPayIn is the crypto pay-in an acceptance issued.
@@ -212,6 +220,15 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 			uses[i] = dumpKeyUse{KeyID: u.Key.String(), LastUsedAt: fmtMillis(u.At)}
 		}
 		d.Keys = &uses
+	case *engine.OperatorCreated:
+		d.OperatorID, d.Name, d.Role, d.TokenHash = ev.Operator.String(), &ev.Name, ev.Role.String(), hex.EncodeToString(ev.Hash[:])
+	case *engine.OperatorRevoked:
+		d.OperatorID = ev.Operator.String()
+	case *engine.OperatorActed:
+		d.AuditID, d.Operator, d.Action, d.Target, d.HTTPStatus = ev.Audit.String(), ev.Operator, ev.Action, &ev.Target, int(ev.Status)
+		if !ev.OperatorID.IsZero() {
+			d.OperatorID = ev.OperatorID.String()
+		}
 	case *engine.KeyRolled:
 		d.OldKeyID, d.KeyID, d.KeyHash = ev.Old.String(), ev.Key.String(), hex.EncodeToString(ev.Hash[:])
 		d.ExpiresAt = fmtMillis(ev.ExpiresAt)

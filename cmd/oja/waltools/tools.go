@@ -69,7 +69,8 @@ dump --json: one object per record; the shape is stable (fields are added, never
          QuoteAccepted, QuoteAcceptedWithPayIn, QuoteCancelled, QuoteCancelledByOperator,
          QuoteExpired, QuoteCompleted, QuoteCompletedFunded, PayInSeen, PaymentReceived,
          AccountWithdrawn, CreditLimitSet, WebhookCreated, WebhookDeleted, WebhookSettled,
-         MarketsSet, KeyRolled, WebhookSecretRotated, WebhookUpdated, KeysUsed
+         MarketsSet, KeyRolled, WebhookSecretRotated, WebhookUpdated, KeysUsed, OperatorCreated,
+         OperatorRevoked, OperatorActed
   at     when it happened, RFC 3339 UTC with milliseconds
   event  its fields, lower camel case. Ids are UUID strings. Amounts are integers in minor
          units of their currency (NGN and GHS: 2 places, USDT: 6), e.g. 150000 = 1500.00 NGN.
@@ -81,6 +82,10 @@ dump --json: one object per record; the shape is stable (fields are added, never
     KeyRevoked        keyId
     KeyRolled         oldKeyId, keyId (the new key), keyHash, expiresAt (when oldKeyId stops working)
     KeysUsed          keys: [{keyId, lastUsedAt}] (each key's last authenticated request, to the minute)
+    OperatorCreated   operatorId, name, role ("viewer" or "operator"), tokenHash (hex SHA-256; never the token)
+    OperatorRevoked   operatorId
+    OperatorActed     auditId, operator (the name; "root" for the admin token), operatorId? (absent for
+                      root), action ("METHOD /route/{param}"), target (the path), httpStatus
     PoolCreated       poolId, mode, name, pair, source, destination, rate, ownerClientId?,
                       poolAccountId, proceedsAccountId
     PoolRateSet       poolId, rate

@@ -1,0 +1,239 @@
+package actors
+
+import (
+	"crypto/sha256"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Named operators and the audit trail (engine/operator.go): the read
+// models the gateway consults on every admin request, and the coordinator's
+// commands that change them.
+
+// operatorTokenChars is the number of random base62 characters of an
+// operator token (~238 bits), after the prefix "oja_op_".
+const operatorTokenChars = 40
+
+// operatorDirectory is the named operators by token hash and by id: an
+// immutable snapshot swapped whole on each (rare) change, so that an admin
+// request's authentication is one map read.
+type operatorDirectory struct {
+	view atomic.Pointer[operatorView]
+}
+
+type operatorView struct {
+	byHash map[[32]byte]*engine.Operator
+	byID   map[engine.OperatorID]*engine.Operator
+}
+
+func (d *operatorDirectory) init(ops map[engine.OperatorID]*engine.Operator) {
+	v := &operatorView{byHash: map[[32]byte]*engine.Operator{}, byID: map[engine.OperatorID]*engine.Operator{}}
+	for id, o := range ops {
+		c := *o
+		v.byID[id], v.byHash[o.Hash] = &c, &c
+	}
+	d.view.Store(v)
+}
+
+// put publishes o (new, or revoked). Only the coordinator writes.
+func (d *operatorDirectory) put(o engine.Operator) {
+	old := d.view.Load()
+	v := &operatorView{byHash: make(map[[32]byte]*engine.Operator, len(old.byHash)+1), byID: make(map[engine.OperatorID]*engine.Operator, len(old.byID)+1)}
+	for k, x := range old.byHash {
+		v.byHash[k] = x
+	}
+	for k, x := range old.byID {
+		v.byID[k] = x
+	}
+	v.byID[o.ID], v.byHash[o.Hash] = &o, &o
+	d.view.Store(v)
+}
+
+// AuthenticateOperator resolves a named operator's token: its operator
+// while the token works (not revoked).
+func (s *System) AuthenticateOperator(token string) (engine.Operator, bool) {
+	if !strings.HasPrefix(token, "oja_op_") {
+		return engine.Operator{}, false
+	}
+	o, ok := s.operators.view.Load().byHash[sha256.Sum256([]byte(token))]
+	if !ok || o.RevokedAt != 0 {
+		return engine.Operator{}, false
+	}
+	return *o, true
+}
+
+// Operators lists the named operators, revoked ones too, oldest first.
+func (s *System) Operators() []engine.Operator {
+	v := s.operators.view.Load()
+	out := make([]engine.Operator, 0, len(v.byID))
+	for _, o := range v.byID {
+		out = append(out, *o)
+	}
+	slices.SortFunc(out, func(a, b engine.Operator) int {
+		if a.CreatedAt != b.CreatedAt {
+			return int(a.CreatedAt - b.CreatedAt)
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	return out
+}
+
+// auditTrail is the audit entries kept (engine.AuditKeptMax), oldest first,
+// appended by the coordinator once each is durable.
+type auditTrail struct {
+	mu      sync.RWMutex
+	entries []engine.AuditEntry
+}
+
+func (a *auditTrail) init(entries []engine.AuditEntry) { a.entries = slices.Clone(entries) }
+
+// AuditPage is GET /admin/v1/audit: newest first, up to limit entries
+// older than the entry after (zero: from the newest); found false when
+// after is not an entry kept.
+func (s *System) AuditPage(after engine.AuditID, limit int) (page []engine.AuditEntry, more, found bool) {
+	s.audit.mu.RLock()
+	defer s.audit.mu.RUnlock()
+	return engine.AuditPage(s.audit.entries, after, limit)
+}
+
+// Operator commands (coordinator). Reply: *OperatorReply.
+type (
+	CreateOperator struct {
+		Name string
+		Role engine.Role
+	}
+	RevokeOperator struct{ Operator engine.OperatorID }
+	// RecordAudit records an operator's write (engine.OperatorActed).
+	RecordAudit struct {
+		Operator   string
+		OperatorID engine.OperatorID
+		Action     string
+		Target     string
+		Status     uint16
+	}
+)
+
+// OperatorReply answers the operator commands.
+type OperatorReply struct {
+	Result   engine.Result
+	Operator engine.Operator
+	Token    string // CreateOperator: the token, shown once
+	Err      error
+}
+
+// Failure is the reply as one error.
+func (r *OperatorReply) Failure() error { return replyFailure(r.Err, r.Result) }
+
+// OperatorCommand runs a CreateOperator, RevokeOperator or RecordAudit
+// through the coordinator, durably.
+func (s *System) OperatorCommand(cmd any) *OperatorReply {
+	if err := s.writable(); err != nil {
+		return &OperatorReply{Err: err}
+	}
+	res, err := s.request(s.coordinator, cmd)
+	if err != nil {
+		return &OperatorReply{Err: err}
+	}
+	return res.(*OperatorReply)
+}
+
+// operatorDurable is the coordinator's own message once an operator record
+// is durable (or failed).
+type operatorDurable struct {
+	onDurable func() *OperatorReply
+	replyTo   *actor.PID
+	err       error
+}
+
+func (a *coordinatorActor) commitOperator(ctx actor.Context, ev engine.Event, onDurable func() *OperatorReply) {
+	replyTo, self := ctx.Sender(), ctx.Self()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return self, &operatorDurable{onDurable: onDurable, replyTo: replyTo, err: err}
+	}, ev)
+}
+
+func (a *coordinatorActor) operatorCommand(ctx actor.Context, msg any) bool {
+	sys := a.sys
+	switch cmd := msg.(type) {
+	case *CreateOperator:
+		// NB: what the engine's check refuses is refused here first: a
+		// logged record must apply on every replica.
+		if cmd.Name == "" || len(cmd.Name) > engine.OperatorNameMax || cmd.Name == engine.RootOperator ||
+			(cmd.Role != engine.RoleViewer && cmd.Role != engine.RoleOperator) ||
+			len(sys.operators.view.Load().byID) >= engine.OperatorsCountMax {
+			ctx.Respond(&OperatorReply{Result: engine.ResultValidation})
+			return true
+		}
+		for _, o := range sys.operators.view.Load().byID {
+			if o.Name == cmd.Name && o.RevokedAt == 0 {
+				ctx.Respond(&OperatorReply{Result: engine.ResultOperatorExists})
+				return true
+			}
+		}
+		token := a.newSecret("oja_op_", operatorTokenChars)
+		ev := &engine.OperatorCreated{At: sys.nowMillis(), Operator: engine.OperatorID(sys.ids.UUID()), Name: cmd.Name,
+			Role: cmd.Role, Hash: sha256.Sum256([]byte(token))}
+		a.commitOperator(ctx, ev, func() *OperatorReply {
+			o := engine.Operator{ID: ev.Operator, Name: ev.Name, Role: ev.Role, Hash: ev.Hash, CreatedAt: ev.At}
+			sys.operators.put(o)
+			return &OperatorReply{Result: engine.ResultOK, Operator: o, Token: token}
+		})
+	case *RevokeOperator:
+		o, ok := sys.operators.view.Load().byID[cmd.Operator]
+		if !ok {
+			ctx.Respond(&OperatorReply{Result: engine.ResultOperatorNotFound})
+			return true
+		}
+		if o.RevokedAt != 0 { // revoking twice answers the revocation again
+			ctx.Respond(&OperatorReply{Result: engine.ResultOK, Operator: *o})
+			return true
+		}
+		ev := &engine.OperatorRevoked{At: sys.nowMillis(), Operator: cmd.Operator}
+		a.commitOperator(ctx, ev, func() *OperatorReply {
+			r := *o
+			r.RevokedAt = ev.At
+			sys.operators.put(r)
+			return &OperatorReply{Result: engine.ResultOK, Operator: r}
+		})
+	case *RecordAudit:
+		if cmd.Operator == "" || cmd.Action == "" {
+			ctx.Respond(&OperatorReply{Result: engine.ResultValidation})
+			return true
+		}
+		ev := &engine.OperatorActed{At: sys.nowMillis(), Audit: engine.AuditID(sys.ids.UUID()), Operator: truncate(cmd.Operator, engine.OperatorNameMax),
+			OperatorID: cmd.OperatorID, Action: truncate(cmd.Action, engine.AuditActionMax),
+			Target: truncate(cmd.Target, engine.AuditTargetMax), Status: cmd.Status}
+		a.commitOperator(ctx, ev, func() *OperatorReply {
+			sys.audit.mu.Lock()
+			sys.audit.entries = engine.AppendAudit(sys.audit.entries, engine.AuditEntryOf(ev))
+			sys.audit.mu.Unlock()
+			return &OperatorReply{Result: engine.ResultOK}
+		})
+	case *operatorDurable:
+		reply := &OperatorReply{Err: cmd.err}
+		if cmd.err == nil {
+			reply = cmd.onDurable()
+		}
+		ctx.Send(cmd.replyTo, reply)
+	default:
+		return false
+	}
+	return true
+}
+
+// truncate cuts s to at most n bytes, on a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

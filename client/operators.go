@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Operator is a named operator (contract §15.2): a person with a token of
+// their own on the admin API. Role is "viewer" (reads only) or "operator"
+// (reads and acts).
+type Operator struct {
+	OperatorID string     `json:"operatorId"`
+	Name       string     `json:"name"`
+	Role       string     `json:"role"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	RevokedAt  *time.Time `json:"revokedAt,omitempty"` // nil while the token works
+	// Token is set only in CreateOperator's answer: it is shown once.
+	Token string `json:"token,omitempty"`
+}
+
+// OperatorList is GET /admin/v1/operators.
+type OperatorList struct {
+	Data []Operator `json:"data"`
+}
+
+// AuditEntry is one operator write in the audit trail.
+type AuditEntry struct {
+	ID        string    `json:"id"`
+	Operator  string    `json:"operator"` // the name; "root" for the admin token
+	Action    string    `json:"action"`   // "METHOD /admin/v1/route/{param}"
+	Target    string    `json:"target"`   // the path
+	Status    int       `json:"status"`   // the HTTP status it was answered with
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// AuditPage is one page of GET /admin/v1/audit, newest first.
+type AuditPage struct {
+	Data    []AuditEntry `json:"data"`
+	HasMore bool         `json:"hasMore"`
+}
+
+// CreateOperator makes a named operator with role "viewer" or "operator"
+// (root only; POST /admin/v1/operators; oja admin operators create). The
+// answer's Token is shown once.
+func (a *Admin) CreateOperator(ctx context.Context, name, role string, opts ...CallOption) (Operator, error) {
+	var out Operator
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/operators", map[string]string{"name": name, "role": role}, opts), &out)
+	return out, err
+}
+
+// Operators lists the named operators, revoked ones too, oldest first (GET
+// /admin/v1/operators; oja admin operators list).
+func (a *Admin) Operators(ctx context.Context, opts ...CallOption) (OperatorList, error) {
+	var out OperatorList
+	_, err := a.t.do(ctx, newCall(http.MethodGet, "/operators", nil, opts), &out)
+	return out, err
+}
+
+// RevokeOperator revokes an operator's token (root only; DELETE
+// /admin/v1/operators/{id}; oja admin operators revoke).
+func (a *Admin) RevokeOperator(ctx context.Context, operatorID string, opts ...CallOption) (Operator, error) {
+	var out Operator
+	_, err := a.t.do(ctx, newCall(http.MethodDelete, "/operators/"+url.PathEscape(operatorID), nil, opts), &out)
+	return out, err
+}
+
+// Audit lists the audit trail newest first, limit per page (0: the
+// service's default, 50), after the entry startingAfter ("" = from the
+// newest) (GET /admin/v1/audit; oja admin audit).
+func (a *Admin) Audit(ctx context.Context, limit int, startingAfter string, opts ...CallOption) (AuditPage, error) {
+	call := newCall(http.MethodGet, "/audit", nil, opts)
+	call.query = url.Values{}
+	if limit > 0 {
+		call.query.Set("limit", strconv.Itoa(limit))
+	}
+	if startingAfter != "" {
+		call.query.Set("startingAfter", startingAfter)
+	}
+	var out AuditPage
+	_, err := a.t.do(ctx, call, &out)
+	return out, err
+}
