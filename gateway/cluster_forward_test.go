@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -162,4 +163,75 @@ func forwardedCount(t *testing.T, srv *gateway.Server) int {
 		total += n
 	}
 	return total
+}
+
+// TestRelayEndsOnLeaderChange: a follower relays the leader's rate stream;
+// told that another node leads now (a term ended), it ends the stream at
+// once, so the client reconnects to whoever serves, instead of hearing a
+// deposed leader's silence until relayIdleMax; told of the same leader
+// again, it keeps it.
+func TestRelayEndsOnLeaderChange(t *testing.T) {
+	leader := gatewaytest.Start(t, gatewaytest.Options{SSEHeartbeat: 50 * time.Millisecond})
+	p := leader.NewPartner(t, "relayed")
+	follower, node := startFollower(t, "n2")
+	// The leader is a single server: its public listener stands for its
+	// Raft port (only the stream is asked here).
+	n1 := cluster.Member{ID: "n1", Raft: strings.TrimPrefix(leader.URL, "http://")}
+	node.leader.Store(&n1)
+	req, err := http.NewRequest(http.MethodGet, "http://"+follower.Addr()+streamPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.SandboxKey)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := streamHTTP(t).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("relayed stream: %d", resp.StatusCode)
+	}
+	lines := make(chan string, 1024)
+	ended := make(chan error, 1)
+	go func() {
+		r := bufio.NewReader(resp.Body)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				ended <- err
+				return
+			}
+			lines <- line
+		}
+	}()
+	// heartbeat waits for the next heartbeat event the leader sends
+	// through the relay (every 50 ms): the stream is alive.
+	heartbeat := func(what string) {
+		t.Helper()
+		for deadline := time.After(5 * time.Second); ; {
+			select {
+			case l := <-lines:
+				if strings.HasPrefix(l, "event: heartbeat") {
+					return
+				}
+			case err := <-ended:
+				t.Fatalf("%s: the stream ended (%v)", what, err)
+			case <-deadline:
+				t.Fatalf("%s: no heartbeat within 5 s", what)
+			}
+		}
+	}
+	heartbeat("relayed")
+	follower.LeaderChanged(n1, true)
+	for range len(lines) {
+		<-lines // what came before the notice
+	}
+	heartbeat("told of the same leader")
+	follower.LeaderChanged(cluster.Member{ID: "n3", Raft: "127.0.0.1:1"}, true)
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the relayed stream did not end within 5 s of the leader change")
+	}
 }

@@ -33,7 +33,8 @@ const relayIdleMax = 60 * time.Second
 // relayConn is a connection to the leader that bounds each read.
 type relayConn struct {
 	net.Conn
-	p *streamProxy
+	p      *streamProxy
+	leader cluster.Member // the leader it relays from
 }
 
 func (c *relayConn) Read(b []byte) (int, error) {
@@ -66,7 +67,7 @@ func (p *streamProxy) client(node ClusterNode, m cluster.Member) *fasthttp.HostC
 				if err != nil {
 					return nil, err
 				}
-				rc := &relayConn{Conn: conn, p: p}
+				rc := &relayConn{Conn: conn, p: p, leader: m}
 				p.mu.Lock()
 				p.conns[rc] = struct{}{}
 				p.mu.Unlock()
@@ -79,15 +80,32 @@ func (p *streamProxy) client(node ClusterNode, m cluster.Member) *fasthttp.HostC
 }
 
 // closeAll ends every relayed stream (at Shutdown).
-func (p *streamProxy) closeAll() {
+func (p *streamProxy) closeAll() { p.closeFrom(func(cluster.Member) bool { return true }) }
+
+// closeFrom ends the relayed streams whose leader matches.
+func (p *streamProxy) closeFrom(match func(cluster.Member) bool) int {
 	p.mu.Lock()
 	conns := make([]*relayConn, 0, len(p.conns))
 	for c := range p.conns {
-		conns = append(conns, c)
+		if match(c.leader) {
+			conns = append(conns, c)
+		}
 	}
 	p.mu.Unlock()
 	for _, c := range conns {
 		_ = c.Conn.Close()
+	}
+	return len(conns)
+}
+
+// LeaderChanged is told of every change of the cluster's leader (ok false:
+// none known). A term has ended: the streams relayed from any other leader
+// end now, so their clients reconnect and are served by the new one,
+// instead of waiting relayIdleMax for a deposed leader's silence (a
+// partitioned one never closes them itself).
+func (s *Server) LeaderChanged(leader cluster.Member, ok bool) {
+	if n := s.relay.closeFrom(func(m cluster.Member) bool { return !ok || m != leader }); n > 0 {
+		s.cfg.Logger.Info("the leader changed: relayed rate streams ended", "streams", n, "leader", leader.ID)
 	}
 }
 

@@ -105,9 +105,13 @@ type Node struct {
 
 	check         leaderCheck
 	leaderChanges atomic.Uint64
-	onSystem      func(*actors.System) // Run's argument
-	quit, done    chan struct{}
-	running       bool
+	// observer tells onLeader of every leader change Raft observes.
+	observer   *raft.Observer
+	obs        chan raft.Observation
+	onLeader   atomic.Pointer[func(Member, bool)]
+	onSystem   func(*actors.System) // Run's argument
+	quit, done chan struct{}
+	running    bool
 }
 
 // WebhookDispatcher delivers webhook events (*webhook.Dispatcher).
@@ -216,7 +220,32 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	n.live.Store(n.raft)
+	n.obs = make(chan raft.Observation, 16)
+	n.observer = raft.NewObserver(n.obs, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(n.observer)
+	go n.observeLeaders()
 	return n, nil
+}
+
+// OnLeaderChange makes fn be told of every change of the leader this node
+// observes (ok false: none known), on a goroutine of the node's.
+func (n *Node) OnLeaderChange(fn func(leader Member, ok bool)) { n.onLeader.Store(&fn) }
+
+func (n *Node) observeLeaders() {
+	for {
+		select {
+		case <-n.quit:
+			return
+		case o := <-n.obs:
+			lo := o.Data.(raft.LeaderObservation)
+			if fn := n.onLeader.Load(); fn != nil {
+				(*fn)(Member{ID: string(lo.LeaderID), Raft: string(lo.LeaderAddr)}, lo.LeaderID != "")
+			}
+		}
+	}
 }
 
 // seedSnapshot writes the state from backup as the node's first Raft
@@ -406,6 +435,7 @@ func (n *Node) Close() error {
 	if n.running {
 		<-n.done
 	}
+	n.raft.DeregisterObserver(n.observer)
 	err := n.raft.Shutdown().Error()
 	return errors.Join(err, n.trans.Close(), n.store.Close())
 }

@@ -111,6 +111,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
 	})
 	srvRef.Store(srv)
+	node.OnLeaderChange(srv.LeaderChanged)
 	if err := srv.Start(); err != nil {
 		_ = node.Close()
 		return err
