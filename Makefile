@@ -10,7 +10,7 @@ TORTURE ?= 10m
 # proxy into the module cache without touching go.mod.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run cluster test promtool build bench bench-engine fuzz torture clean
+.PHONY: run cluster test promtool chromium screenshots build bench bench-engine fuzz torture clean
 
 ## run: serve with the embedded store and sandbox demo data in $(DATA)
 ##      (more flags: make run ARGS="--webhook-allow-private --markets markets.example.json")
@@ -35,7 +35,7 @@ cluster: build
 ##       module (client/, its own go.mod), then the engine and actors
 ##       again built with -tags invariants (with -race too: the actors'
 ##       concurrency tests are tuned to its pace)
-test: promtool
+test: promtool chromium
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change:" $$unformatted; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
@@ -51,6 +51,21 @@ promtool:
 		{ apt-get install -y -qq prometheus >/dev/null 2>&1 || \
 		  { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq prometheus >/dev/null 2>&1; }; }; } || \
 		echo "promtool not installed: the /metrics test checks with the Go parser only"
+
+## chromium: install Debian's chromium when it is missing, for the console's
+##           browser tests (chromedp); without it (no root, no apt) they are
+##           skipped outside CI and fail in CI
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		{ DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		  { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1; }; }; } || \
+		echo "chromium not installed: the console's browser tests are skipped"
+
+## screenshots: the README's console screenshots (docs/console/*.png), taken
+##              by the browser test in Debian's chromium
+screenshots: chromium
+	@mkdir -p docs/console
+	OJA_SCREENSHOTS=$(CURDIR)/docs/console $(GO) test -count=1 -run '^TestConsoleBrowser$$' ./gateway/
 
 ## build: the oja binary in ./bin, stamped with its commit (oja version)
 build:

@@ -38,6 +38,7 @@ func (s *Server) adminRouter() *router.Router {
 	s.registerFunds(r)
 	s.registerOperators(r)
 	s.registerAdminOpenAPI(r)
+	s.registerConsole(r)
 	return r
 }
 

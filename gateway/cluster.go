@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -79,6 +80,14 @@ var localRoutes = map[string]bool{
 	adminBase + "/backup": true,
 }
 
+// consoleLocal: the console's files, and its live rates, which a node
+// without the leader's system refuses at once (a forwarded stream would
+// be held whole until the forward's timeout); its pages are forwarded
+// like the admin API, sessions included (they live on the leader).
+func consoleLocal(path []byte) bool {
+	return bytes.HasPrefix(path, []byte(consoleBase+"/static/")) || string(path) == consoleBase+"/rates"
+}
+
 // forwarder keeps one connection pool per peer (id and Raft address),
 // each connection opened through the cluster's Raft port (DialPeer).
 type forwarder struct {
@@ -130,7 +139,7 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		if mark := ctx.Request.Header.Peek(forwardedHeader); len(mark) > 0 && !s.validForwardMark(mark, ctx.Request.Header.Peek("X-Request-Id")) {
 			ctx.Request.Header.Del(forwardedHeader)
 		}
-		if localRoutes[string(ctx.Path())] {
+		if localRoutes[string(ctx.Path())] || admin && consoleLocal(ctx.Path()) {
 			next(ctx)
 			return
 		}

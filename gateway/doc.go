@@ -1,5 +1,7 @@
 // Package gateway is Oja's fasthttp front end: the public JSON API for
-// partners and the admin API for operators, each on its own listener. It
+// partners and the admin API for operators, each on its own listener, and
+// the operator console (console.go: HTML pages at /console/ on the admin
+// listener, whose refusals are pages, not JSON). It
 // translates requests into actor messages (at most one actor request per
 // request) and results into the contract's JSON; it holds no business rule
 // of its own beyond input validation.
@@ -53,6 +55,9 @@
 //	clientsPageSizeMax     100      GET /admin/v1/clients page size (default 20)
 //	quotesPageSizeMax      100      GET /api/v1/partners/marketplace/quotes page size (default 20)
 //	statementPageSizeMax   100      a wallet statement's page size (default 20)
+//	consoleSessionTTL      12 h     a console session, from its login
+//	consoleSessionsMax     10000    console sessions held (past it the oldest ends)
+//	consolePageSize        50       rows of a console list page
 //	keyRollHoursMax        720      expiresInHours of a key roll (the old key works at most 30 days more)
 //	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
 //	                       140/34/35 bytes: account name, number, bank code (XML accept)

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"net"
 	"strconv"
@@ -85,6 +86,9 @@ type Server struct {
 	metrics *metrics
 	fwd     forwarder   // requests forwarded to the cluster's leader
 	relay   streamProxy // rate streams relayed from the cluster's leader
+
+	consoleSessions consoleSessions // the operator console's (console.go)
+	consoleTmpl     map[string]*template.Template
 }
 
 // New builds a server; Start listens.
@@ -108,7 +112,7 @@ func New(cfg Config) *Server {
 		// its own authentication, as if they had come to that listener.
 		s.peer = s.newFastHTTP("peer", nil)
 		s.peer.Handler = func(ctx *fasthttp.RequestCtx) {
-			if bytes.HasPrefix(ctx.Path(), []byte(adminBase+"/")) {
+			if bytes.HasPrefix(ctx.Path(), []byte(adminBase+"/")) || bytes.HasPrefix(ctx.Path(), []byte(consoleBase+"/")) {
 				s.admin.Handler(ctx)
 				return
 			}

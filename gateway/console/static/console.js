@@ -1,0 +1,69 @@
+// Oja console: the overview's live rate chart. The page carries the rate
+// history in data-chart (JSON: [{pair, points: [[unix ms, rate × 1e8]]}]);
+// an EventSource on data-stream adds each rate_update. Rates are decimal
+// strings on the wire; they become numbers here only to be drawn.
+(function () {
+  "use strict";
+  var el = document.getElementById("rates");
+  if (!el || typeof uPlot === "undefined") {
+    return;
+  }
+  var status = document.getElementById("rates-status");
+  var history = JSON.parse(el.getAttribute("data-chart") || "[]");
+  var names = history.map(function (s) { return s.pair; });
+  var last = names.map(function () { return null; });
+  var rows = [];
+  history.forEach(function (s, i) {
+    s.points.forEach(function (p) { rows.push({ t: p[0] / 1000, i: i, v: p[1] / 1e8 }); });
+  });
+  rows.sort(function (a, b) { return a.t - b.t; });
+  var data = [[]].concat(names.map(function () { return []; }));
+  function push(t) {
+    data[0].push(t);
+    for (var k = 0; k < names.length; k++) {
+      data[k + 1].push(last[k]);
+    }
+  }
+  rows.forEach(function (r) { last[r.i] = r.v; push(r.t); });
+  var colours = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
+  var opts = {
+    width: Math.max(320, el.clientWidth || 800),
+    height: 260,
+    scales: { x: { time: true } },
+    series: [{}].concat(names.map(function (n, i) {
+      return { label: n, stroke: colours[i % colours.length], width: 2, spanGaps: true, scale: n };
+    })),
+    axes: [{}].concat(names.map(function (n, i) {
+      return {
+        scale: n, side: i % 2 === 0 ? 3 : 1, grid: { show: i === 0 }, size: 80,
+        stroke: colours[i % colours.length],
+        values: function (u, ticks) {
+          return ticks.map(function (v) { return v === null ? "" : String(+v.toPrecision(6)); });
+        }
+      };
+    }))
+  };
+  var chart = new uPlot(opts, data, el);
+  window.addEventListener("resize", function () {
+    chart.setSize({ width: Math.max(320, el.clientWidth), height: 260 });
+  });
+  var source = new EventSource(el.getAttribute("data-stream"));
+  source.addEventListener("open", function () { status.textContent = "live"; });
+  source.addEventListener("error", function () {
+    status.textContent = "the live rates are not reaching this page; retrying…";
+  });
+  source.addEventListener("rate_update", function (ev) {
+    var u = JSON.parse(ev.data);
+    var i = names.indexOf(u.from + "/" + u.to);
+    if (i < 0) {
+      return;
+    }
+    last[i] = parseFloat(u.rate);
+    push(Date.now() / 1000);
+    if (data[0].length > 2000) {
+      data = data.map(function (col) { return col.slice(-2000); });
+    }
+    chart.setData(data);
+    status.textContent = "live · " + u.from + "/" + u.to + " " + u.rate;
+  });
+})();

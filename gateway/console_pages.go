@@ -1,0 +1,461 @@
+package gateway
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// The console's pages: what each reads from the system, and the writes,
+// which run the admin API's own handlers (validation, answer, audit).
+
+// parseConsoleTemplates parses each page with the layout (every page
+// defines "title" and "content"; one that htmx refreshes defines
+// "partial").
+func parseConsoleTemplates() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"amount": func(a engine.Amount, c engine.Currency) string { return string(engine.AppendAmount(nil, a, c)) },
+		"rate":   func(r engine.Rate) string { return string(engine.AppendRate(nil, r)) },
+		"when":   consoleTime,
+		"id":     uuidText,
+		"viewer": func(p *principal) bool { return p != nil && p.role == engine.RoleViewer },
+	}
+	pages, err := fs.Glob(consoleTemplates, "console/templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	out := make(map[string]*template.Template, len(pages))
+	for _, p := range pages {
+		name := strings.TrimSuffix(strings.TrimPrefix(p, "console/templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(consoleTemplates,
+			"console/templates/layout.html", p))
+	}
+	return out
+}
+
+// uuidText is an id's canonical text.
+func uuidText(id [16]byte) string { return string(appendUUID(nil, id)[1:37]) }
+
+func consoleTime(ms int64) string {
+	if ms == 0 {
+		return "—"
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// ---- Overview --------------------------------------------------------------
+
+type overviewPool struct {
+	Pool     *engine.Pool
+	Reserved engine.Amount
+}
+
+type overviewPair struct {
+	Pair      engine.Pair
+	Ticker    *engine.Ticker // nil: no consensus yet
+	Liquidity engine.Amount
+	Reserved  engine.Amount
+	Pools     []overviewPool
+}
+
+type statusCount struct {
+	Status string
+	Count  int
+}
+
+type overview struct {
+	Pairs  []overviewPair
+	Counts []statusCount
+	Open   int
+	Ledger engine.LedgerReport
+	// LedgerErr is why the ledger could not be checked.
+	LedgerErr string
+	// Chart is the rate history drawn before the stream adds to it (JSON
+	// in a data attribute: no inline script).
+	Chart   string
+	Streams int
+}
+
+func (s *Server) consoleOverview(r *consoleRequest) {
+	mode := consoleMode(r.ctx)
+	sys := r.sys
+	ov := &overview{Streams: s.Streams()}
+	byPair := map[engine.Pair]int{}
+	type series struct {
+		Pair   string     `json:"pair"`
+		Points [][2]int64 `json:"points"` // unix ms, rate × 10^8
+	}
+	var chart []series
+	for _, p := range sys.Markets().PairList() {
+		op := overviewPair{Pair: p}
+		if t := sys.Ticker(mode, p); t != nil && t.HasConsensus {
+			op.Ticker = t
+		}
+		byPair[p] = len(ov.Pairs)
+		ov.Pairs = append(ov.Pairs, op)
+		sr := series{Pair: p.String(), Points: [][2]int64{}}
+		if op.Ticker != nil {
+			for _, smp := range op.Ticker.ConsensusPast.Samples() {
+				sr.Points = append(sr.Points, [2]int64{smp.At, rateUnits(smp.Rate)})
+			}
+			sr.Points = append(sr.Points, [2]int64{op.Ticker.ConsensusAt, rateUnits(op.Ticker.Consensus)})
+		}
+		chart = append(chart, sr)
+	}
+	pools := sys.Pools(mode)
+	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(sys.Markets(), a, b) })
+	for _, p := range pools {
+		i, ok := byPair[p.Pair]
+		if !ok {
+			continue
+		}
+		op := &ov.Pairs[i]
+		op.Liquidity += p.Liquidity.Balance
+		op.Reserved += p.Liquidity.Held
+		op.Pools = append(op.Pools, overviewPool{Pool: p, Reserved: p.Liquidity.Held})
+	}
+	counts := sys.QuoteCounts()[mode]
+	for _, st := range engine.Statuses {
+		ov.Counts = append(ov.Counts, statusCount{Status: st.String(), Count: counts[st]})
+		if st.Open() {
+			ov.Open += counts[st]
+		}
+	}
+	if rep, err := sys.LedgerCheck(mode); err != nil {
+		ov.LedgerErr = err.Error()
+	} else {
+		ov.Ledger = rep
+	}
+	b, _ := json.Marshal(chart)
+	ov.Chart = string(b)
+	s.page(r, "overview", "Overview", mode, ov)
+}
+
+// rateUnits is a rate as an integer of 10^-8 (the chart's scale; the page
+// divides, for drawing only).
+func rateUnits(r engine.Rate) int64 {
+	text := string(engine.AppendRate(nil, r))
+	whole, frac, _ := strings.Cut(text, ".")
+	frac = (frac + "00000000")[:8]
+	var n int64
+	for _, c := range whole + frac {
+		if c >= '0' && c <= '9' {
+			n = n*10 + int64(c-'0')
+		}
+	}
+	return n
+}
+
+// consoleRates is the overview's live rates: the rate stream of the mode's
+// pairs, for an operator's session.
+func (s *Server) consoleRates(r *consoleRequest) {
+	mode := consoleMode(r.ctx)
+	who := actors.Principal{Mode: mode}
+	// Each session is its own "key" for the per-key stream bound.
+	copy(who.Key[:], r.key[:16])
+	sub, e := s.streams.subscribe(r.sys, who, r.sys.Markets().PairList(), r.ctx.Conn())
+	if e != nil {
+		s.writeError(r.ctx, e)
+		return
+	}
+	r.ctx.SetStatusCode(fasthttp.StatusOK)
+	r.ctx.Response.Header.SetContentType("text/event-stream")
+	r.ctx.Response.Header.Set("X-Accel-Buffering", "no")
+	r.ctx.SetBodyStream(sub, -1)
+}
+
+// ---- Pools -----------------------------------------------------------------
+
+func (s *Server) consolePools(r *consoleRequest) {
+	mode := consoleMode(r.ctx)
+	pools := r.sys.Pools(mode)
+	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(r.sys.Markets(), a, b) })
+	s.page(r, "pools", "Pools", mode, pools)
+}
+
+// consolePoolAction is POST /console/pools/{poolId}/{rate|status|deposit|
+// withdraw}, through the admin API's pool command.
+func (s *Server) consolePoolAction(r *consoleRequest) {
+	action, _ := r.ctx.UserValue("action").(string)
+	form := r.ctx.PostArgs()
+	var parse poolParser
+	var body []byte
+	switch action {
+	case "rate":
+		parse, body = parseRate, jsonBody("rate", string(form.Peek("rate")), true)
+	case "status":
+		parse, body = parseStatus, jsonBody("status", string(form.Peek("status")), false)
+	case "deposit", "withdraw":
+		parse, body = parseMove(action == "deposit"), jsonBody("amount", string(form.Peek("amount")), true)
+	default:
+		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No such pool action.")
+		return
+	}
+	back := consoleBase + "/pools?mode=" + string(form.Peek("mode"))
+	msg, ok := s.viaAPI(r, s.poolCommand(parse), body)
+	if ok {
+		msg = "Pool " + action + " done."
+	}
+	s.done(r, back, msg, !ok)
+}
+
+var jsonNumber = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
+
+// jsonBody is {"member": value}: value as a JSON number when number and it
+// is one, else as a string (which a number member refuses with the API's
+// own message).
+func jsonBody(member, value string, number bool) []byte {
+	w := jsonWriter{}
+	w.open("")
+	value = strings.TrimSpace(value)
+	if number && jsonNumber.MatchString(value) {
+		w.key(member)
+		w.b = append(w.b, value...)
+	} else {
+		w.str(member, value)
+	}
+	w.close()
+	return w.b
+}
+
+// viaAPI runs an admin API handler for a console write, with body as its
+// JSON body: it reports the API's error message, or ok. A success is
+// audited as the console route the operator used.
+func (s *Server) viaAPI(r *consoleRequest, h operatorHandler, body []byte) (string, bool) {
+	ctx := r.ctx
+	if body != nil {
+		ctx.Request.SetBody(body)
+		ctx.Request.Header.SetContentType("application/json")
+	}
+	h(ctx, r.sys)
+	status := ctx.Response.StatusCode()
+	var answer struct {
+		Message string         `json:"message"`
+		Details map[string]any `json:"details"`
+	}
+	ok := status < 300
+	if ok {
+		s.audit(ctx, r.op)
+	} else if err := json.Unmarshal(ctx.Response.Body(), &answer); err != nil || answer.Message == "" {
+		answer.Message = fmt.Sprintf("refused (%d)", status)
+	}
+	ctx.Response.ResetBody()
+	ctx.Response.Header.Del("Content-Type")
+	msg := answer.Message
+	if len(answer.Details) > 0 {
+		keys := make([]string, 0, len(answer.Details))
+		for k := range answer.Details {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "; %s: %v", k, answer.Details[k])
+		}
+		msg += b.String()
+	}
+	return msg, ok
+}
+
+// ---- Quotes ----------------------------------------------------------------
+
+type quoteSearch struct {
+	Q       string
+	Problem string
+	Client  *engine.Client
+	Quotes  []*engine.Quote
+	More    bool
+	Next    string // startingAfter of the next page
+}
+
+// consoleQuotes is GET /console/quotes?q=: a quote id or a pay-in
+// reference opens that quote; a client id lists the client's quotes of
+// the mode, newest first, a page at a time.
+func (s *Server) consoleQuotes(r *consoleRequest) {
+	mode := consoleMode(r.ctx)
+	q := strings.TrimSpace(string(r.ctx.QueryArgs().Peek("q")))
+	res := &quoteSearch{Q: q}
+	if q != "" {
+		if id, ok := engine.ParseUUID(q); ok {
+			if quote, found := r.sys.AnyQuote(engine.QuoteID(id)); found {
+				s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
+				return
+			}
+			if c, found := r.sys.Client(engine.ClientID(id)); found {
+				res.Client = c
+				f := actors.QuoteFilter{Limit: consolePageSize}
+				if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
+					after, _ := engine.ParseUUID(string(raw))
+					f.StartingAfter = after
+				}
+				quotes, more, err := r.sys.ListQuotes(c.ID, mode, f)
+				if err != nil {
+					res.Problem = err.Error()
+				}
+				res.Quotes, res.More = quotes, more
+				if more && len(quotes) > 0 {
+					res.Next = quotes[len(quotes)-1].ID.String()
+				}
+			} else {
+				res.Problem = "No quote or client has that id (a quote ended longer ago than --retention is no longer held)."
+			}
+		} else if quote, found := r.sys.QuoteByReference(q); found {
+			s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
+			return
+		} else {
+			res.Problem = "No quote has that pay-in reference, and it is not an id."
+		}
+	}
+	s.page(r, "quotes", "Quotes", mode, res)
+}
+
+// consoleGo sends the operator to target: htmx navigates there
+// (HX-Redirect), a plain request is redirected.
+func (s *Server) consoleGo(r *consoleRequest, target string) {
+	if len(r.ctx.Request.Header.Peek("HX-Request")) > 0 {
+		r.ctx.Response.Header.Set("HX-Redirect", target)
+		r.ctx.SetStatusCode(fasthttp.StatusNoContent)
+		return
+	}
+	r.ctx.Redirect(target, fasthttp.StatusSeeOther)
+}
+
+type quoteView struct {
+	Quote    *engine.Quote
+	Client   *engine.Client
+	Receipts []*engine.PaymentReceived
+	Received engine.Amount
+}
+
+func (s *Server) consoleQuote(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("quoteId").(string)
+	id, ok := engine.ParseUUID(raw)
+	var q *engine.Quote
+	if ok {
+		q, ok = r.sys.AnyQuote(engine.QuoteID(id))
+	}
+	if !ok {
+		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No quote is held with that id.")
+		return
+	}
+	v := &quoteView{Quote: q, Receipts: r.sys.Receipts(q.ID)}
+	v.Client, _ = r.sys.Client(q.Client)
+	for _, rc := range v.Receipts {
+		v.Received += rc.Amount
+	}
+	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
+}
+
+// consoleCancel is POST /console/quotes/{quoteId}/cancel, the admin API's
+// operator cancel.
+func (s *Server) consoleCancel(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("quoteId").(string)
+	msg, ok := s.viaAPI(r, s.operatorCancel, nil)
+	if ok {
+		msg = "Quote cancelled."
+	}
+	back := consoleBase + "/quotes"
+	if _, valid := engine.ParseUUID(raw); valid {
+		back += "/" + raw
+	}
+	s.done(r, back, msg, !ok)
+}
+
+// ---- Clients ---------------------------------------------------------------
+
+type clientList struct {
+	Clients []*engine.Client
+	Next    string
+}
+
+func (s *Server) consoleClients(r *consoleRequest) {
+	clients := r.sys.Clients()
+	slices.SortFunc(clients, func(a, b *engine.Client) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
+	})
+	start := 0
+	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
+		id, _ := engine.ParseUUID(string(raw))
+		start = slices.IndexFunc(clients, func(c *engine.Client) bool { return c.ID == engine.ClientID(id) }) + 1
+	}
+	page := clients[start:min(start+consolePageSize, len(clients))]
+	l := &clientList{Clients: page}
+	if start+len(page) < len(clients) {
+		l.Next = page[len(page)-1].ID.String()
+	}
+	s.page(r, "clients", "Clients", consoleMode(r.ctx), l)
+}
+
+type clientAccounts struct {
+	Mode     engine.Mode
+	Accounts []*engine.Account
+}
+
+type clientView struct {
+	Client   *engine.Client
+	Keys     []engine.Key
+	Accounts []clientAccounts
+}
+
+func (s *Server) consoleClient(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("clientId").(string)
+	id, ok := engine.ParseUUID(raw)
+	var c *engine.Client
+	if ok {
+		c, ok = r.sys.Client(engine.ClientID(id))
+	}
+	if !ok {
+		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No client has that id.")
+		return
+	}
+	v := &clientView{Client: c, Keys: r.sys.ClientKeys(c.ID)}
+	for _, m := range engine.Modes {
+		v.Accounts = append(v.Accounts, clientAccounts{Mode: m, Accounts: r.sys.ClientAccounts(c.ID, m)})
+	}
+	s.page(r, "client", c.Name, consoleMode(r.ctx), v)
+}
+
+// ---- Audit -----------------------------------------------------------------
+
+type auditView struct {
+	Entries []engine.AuditEntry
+	Next    string
+	Problem string
+}
+
+func (s *Server) consoleAudit(r *consoleRequest) {
+	var after engine.AuditID
+	v := &auditView{}
+	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
+		id, ok := engine.ParseUUID(string(raw))
+		if !ok {
+			v.Problem = "That is not an audit entry's id."
+		}
+		after = id
+	}
+	page, more, found := r.sys.AuditPage(after, consolePageSize)
+	if !found {
+		v.Problem = "That audit entry is no longer kept (the newest 100,000 are)."
+	}
+	v.Entries = page
+	if more && len(page) > 0 {
+		v.Next = uuidText(page[len(page)-1].ID)
+	}
+	s.page(r, "audit", "Audit", consoleMode(r.ctx), v)
+}
