@@ -168,6 +168,9 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 	} else {
 		previous := a.ref.view.Swap(view)
 		sys.countQuote(view.Mode, previous.Status, view.Status)
+		if previous.Status != view.Status {
+			sys.activity.note(view.Mode, view.Status, view.UpdatedAt)
+		}
 		if !view.Status.Open() {
 			sys.expiry.disarm(a.ref)
 			a.ref.pid.Store(nil)

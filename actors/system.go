@@ -106,6 +106,7 @@ type System struct {
 	// treasuries; references finds a quote by its bank reference (funds.go).
 	receipts   receiptViews
 	references referenceIndex
+	activity   activity // quotes per minute by status, for the console (console.go)
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable

@@ -212,6 +212,11 @@ func (s *Server) registerConsole(r *router.Router) {
 	r.POST(consoleBase+"/quotes/{quoteId}/cancel", s.console("quotes", s.consoleCancel))
 	r.GET(consoleBase+"/clients", s.console("clients", s.consoleClients))
 	r.GET(consoleBase+"/clients/{clientId}", s.console("clients", s.consoleClient))
+	r.POST(consoleBase+"/quotes/{quoteId}/complete", s.console("quotes", s.consoleComplete))
+	r.GET(consoleBase+"/payins", s.console("payins", s.consolePayIns))
+	r.POST(consoleBase+"/payins/bank", s.console("payins", s.consoleBankReceipt))
+	r.GET(consoleBase+"/webhooks", s.console("webhooks", s.consoleWebhooks))
+	r.GET(consoleBase+"/cluster", s.console("cluster", s.consoleSystem))
 	r.GET(consoleBase+"/audit", s.console("audit", s.consoleAudit))
 }
 

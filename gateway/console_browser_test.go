@@ -86,7 +86,10 @@ func TestConsoleBrowser(t *testing.T) {
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.GHSUSDT, "Accra Makers", "0.082", "90000")
 	q := mustCreateQuote(t, s, p.SandboxKey, `{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1500000,"rate":0.00063,"amountDirection":"source"}`)
 	quoteID := getString(t, q, "quoteId")
-	mustCreateQuote(t, s, p.SandboxKey, `{"sourceCurrency":"GHS","destinationCurrency":"USDT","amount":20000,"rate":0.08,"amountDirection":"source"}`)
+	ghs := mustCreateQuote(t, s, p.SandboxKey, `{"sourceCurrency":"GHS","destinationCurrency":"USDT","amount":20000,"rate":0.08,"amountDirection":"source"}`)
+	mustAccept(t, s, p.SandboxKey, ghs)
+	ghsID := getString(t, ghs, "quoteId")
+	ghsQuote, _ := s.Sys.AnyQuote(quoteIDOf(t, ghsID))
 	r := do(t, http.MethodPost, s.Admin+"/admin/v1/operators", gatewaytest.AdminToken, map[string]any{"name": "Ngozi Okafor", "role": "operator"})
 	wantStatus(t, r, http.StatusCreated)
 	token := getString(t, object(t, r), "token")
@@ -143,7 +146,7 @@ func TestConsoleBrowser(t *testing.T) {
 		_, err := chromedp.Poll[bool](`document.getElementById("rates-status").textContent.startsWith("live ·")`,
 			chromedp.WithPollingTimeout(20*time.Second))(ctx, target)
 		return err
-	}), shot("overview"))
+	}))
 	step("pools", click(`nav a[href^="/console/pools"]`), visible(`form[action$="/rate"]`), shot("pools"))
 	// Find the quote by its id (htmx's search navigates to its page).
 	step("find the quote", click(`nav a[href^="/console/quotes"]`), visible("#q"),
@@ -163,9 +166,26 @@ func TestConsoleBrowser(t *testing.T) {
 	if audit := text("#audit tbody tr"); !strings.Contains(audit, "Ngozi Okafor") || !strings.Contains(audit, want) || !strings.Contains(audit, quoteID) {
 		t.Fatalf("newest audit line %q, want Ngozi Okafor's %s of %s", audit, want, quoteID)
 	}
-	if shots != "" {
-		step("clients", click(`nav a[href^="/console/clients"]`), visible("table"), shot("clients"))
+	// The money waiting: the accepted quote is listed; a bank transfer
+	// with its reference is recorded; the quote is completed.
+	step("pay-ins", click(`nav a[href^="/console/payins"]`), visible("#awaiting"))
+	if rows := text("#awaiting tbody"); !strings.Contains(rows, ghsID) {
+		t.Fatalf("pay-ins awaiting: %q lacks %s", rows, ghsID)
 	}
+	step("record a bank transfer", chromedp.SendKeys(chromedp.CSS("#bank-reference"), ghsQuote.Reference),
+		chromedp.SendKeys(chromedp.CSS("#bank-amount"), "20000"), chromedp.SendKeys(chromedp.CSS("#bank-tx"), "GTB-0001"),
+		click("#record-bank"), visible("#flash"), shot("payins"))
+	if flash := text("#flash"); flash != "Bank receipt recorded for "+ghsQuote.Reference+"." {
+		t.Fatalf("bank receipt: %q", flash)
+	}
+	step("complete", chromedp.Navigate(s.Admin+"/console/quotes/"+ghsID), visible("#complete"), click("#complete"), visible("#flash"))
+	if flash, st := text("#flash"), text("#quote-status"); flash != "Quote completed." || st != "completed" {
+		t.Fatalf("after complete: flash %q, status %q", flash, st)
+	}
+	step("webhooks", click(`nav a[href^="/console/webhooks"]`), visible("#webhooks"), shot("webhooks"))
+	step("log", click(`nav a[href^="/console/cluster"]`), visible("#figures"), shot("log"))
+	step("clients", click(`nav a[href^="/console/clients"]`), visible("table"), shot("clients"))
+	step("overview again", click(`nav a[href^="/console/?"]`), visible("#activity canvas"), shot("overview"))
 	if ps := problems(); len(ps) > 0 {
 		t.Fatalf("the pages reported %d problem(s):\n%s", len(ps), strings.Join(ps, "\n"))
 	}

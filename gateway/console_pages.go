@@ -90,7 +90,15 @@ type overview struct {
 	// in a data attribute: no inline script).
 	Chart   string
 	Streams int
+	// Activity is the quotes per minute by status (JSON, for the chart).
+	Activity  string
+	Exposures []actors.KeyExposure
+	Figures   []figure
+	Cluster   *clusterView
 }
+
+// overviewFigures are the log figures the overview shows.
+var overviewFigures = []string{"oja_wal_last_seq", "oja_wal_durable_seq", "oja_snapshot_last_seq", "oja_webhook_backlog_events"}
 
 func (s *Server) consoleOverview(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
@@ -144,6 +152,29 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	}
 	b, _ := json.Marshal(chart)
 	ov.Chart = string(b)
+	type minute struct {
+		At     int64          `json:"t"` // unix seconds
+		Counts map[string]int `json:"c"`
+	}
+	var act []minute
+	for _, m := range sys.Activity(mode) {
+		row := minute{At: m.Minute * 60, Counts: map[string]int{}}
+		for st, n := range m.Counts {
+			row.Counts[st.String()] = n
+		}
+		act = append(act, row)
+	}
+	b, _ = json.Marshal(act)
+	ov.Activity = string(b)
+	ov.Exposures = sys.LargestExposures(mode, 10)
+	ov.Figures = s.figures(overviewFigures)
+	if s.cfg.Cluster != nil {
+		leader, ok := s.cfg.Cluster.Leader()
+		ov.Cluster = &clusterView{Clustered: true, Self: s.cfg.Cluster.Self().ID}
+		if ok {
+			ov.Cluster.Leader = leader.ID
+		}
+	}
 	s.page(r, "overview", "Overview", mode, ov)
 }
 
@@ -198,11 +229,11 @@ func (s *Server) consolePoolAction(r *consoleRequest) {
 	var body []byte
 	switch action {
 	case "rate":
-		parse, body = parseRate, jsonBody("rate", string(form.Peek("rate")), true)
+		parse, body = parseRate, jsonForm(formMember{name: "rate", value: string(form.Peek("rate")), number: true})
 	case "status":
-		parse, body = parseStatus, jsonBody("status", string(form.Peek("status")), false)
+		parse, body = parseStatus, jsonForm(formMember{name: "status", value: string(form.Peek("status"))})
 	case "deposit", "withdraw":
-		parse, body = parseMove(action == "deposit"), jsonBody("amount", string(form.Peek("amount")), true)
+		parse, body = parseMove(action == "deposit"), jsonForm(formMember{name: "amount", value: string(form.Peek("amount")), number: true})
 	default:
 		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No such pool action.")
 		return
@@ -216,23 +247,6 @@ func (s *Server) consolePoolAction(r *consoleRequest) {
 }
 
 var jsonNumber = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
-
-// jsonBody is {"member": value}: value as a JSON number when number and it
-// is one, else as a string (which a number member refuses with the API's
-// own message).
-func jsonBody(member, value string, number bool) []byte {
-	w := jsonWriter{}
-	w.open("")
-	value = strings.TrimSpace(value)
-	if number && jsonNumber.MatchString(value) {
-		w.key(member)
-		w.b = append(w.b, value...)
-	} else {
-		w.str(member, value)
-	}
-	w.close()
-	return w.b
-}
 
 // viaAPI runs an admin API handler for a console write, with body as its
 // JSON body: it reports the API's error message, or ok. A success is
@@ -370,11 +384,7 @@ func (s *Server) consoleCancel(r *consoleRequest) {
 	if ok {
 		msg = "Quote cancelled."
 	}
-	back := consoleBase + "/quotes"
-	if _, valid := engine.ParseUUID(raw); valid {
-		back += "/" + raw
-	}
-	s.done(r, back, msg, !ok)
+	s.done(r, quoteBack(raw), msg, !ok)
 }
 
 // ---- Clients ---------------------------------------------------------------

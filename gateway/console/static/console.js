@@ -1,11 +1,37 @@
-// Oja console: the overview's live rate chart. The page carries the rate
-// history in data-chart (JSON: [{pair, points: [[unix ms, rate × 1e8]]}]);
-// an EventSource on data-stream adds each rate_update. Rates are decimal
-// strings on the wire; they become numbers here only to be drawn.
+// Oja console: the overview's charts, drawn with uPlot from what the page
+// carries in data attributes (no inline script: the CSP forbids it).
+//
+// #rates: the rate history in data-chart (JSON: [{pair, points: [[unix
+// ms, rate × 1e8]]}]); an EventSource on data-stream adds each
+// rate_update. Rates are decimal strings on the wire; they become numbers
+// here only to be drawn.
+//
+// #activity: quotes per minute by the status they reached (JSON: [{t: unix
+// seconds, c: {status: count}}]).
 (function () {
   "use strict";
+  if (typeof uPlot === "undefined") {
+    return;
+  }
+  var colours = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
+  var act = document.getElementById("activity");
+  if (act) {
+    var minutes = JSON.parse(act.getAttribute("data-chart") || "[]");
+    var statuses = ["pending", "awaiting_payment", "completed", "cancelled", "expired"];
+    var cols = [minutes.map(function (m) { return m.t; })].concat(statuses.map(function (st) {
+      return minutes.map(function (m) { return m.c[st] || 0; });
+    }));
+    new uPlot({
+      width: Math.max(320, act.clientWidth || 800),
+      height: 200,
+      scales: { x: { time: true } },
+      series: [{}].concat(statuses.map(function (st, i) {
+        return { label: st, stroke: colours[i % colours.length], width: 2 };
+      }))
+    }, cols, act);
+  }
   var el = document.getElementById("rates");
-  if (!el || typeof uPlot === "undefined") {
+  if (!el) {
     return;
   }
   var status = document.getElementById("rates-status");
@@ -25,7 +51,6 @@
     }
   }
   rows.forEach(function (r) { last[r.i] = r.v; push(r.t); });
-  var colours = ["#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2"];
   var opts = {
     width: Math.max(320, el.clientWidth || 800),
     height: 260,

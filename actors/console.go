@@ -1,0 +1,141 @@
+package actors
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// Read models for the operator console: what happened to quotes minute by
+// minute, which keys hold the most open quotes, which quotes wait for
+// money. Each is read off what the system already keeps; only the minute
+// counts are new, and they are in memory only (since this system started
+// serving: a restart or a new cluster leader starts them again).
+
+// ActivityMinutes is how many minutes of quote activity are kept.
+const ActivityMinutes = 60
+
+// activity counts, per minute, the quotes that reached each status (a
+// creation is "pending") through this system's own writes.
+type activity struct {
+	mu      sync.Mutex
+	minutes [ActivityMinutes]activityMinute
+}
+
+type activityMinute struct {
+	minute int64 // unix minutes; 0: unused
+	counts [2][6]uint32
+}
+
+// note counts one quote of mode m reaching status at (unix ms).
+func (a *activity) note(m engine.Mode, status engine.Status, at int64) {
+	mi, si := modeIndex(m), int(status)
+	if mi < 0 || si <= 0 || si >= 6 {
+		return
+	}
+	minute := at / 60_000
+	a.mu.Lock()
+	b := &a.minutes[minute%ActivityMinutes]
+	if b.minute != minute {
+		*b = activityMinute{minute: minute}
+	}
+	b.counts[mi][si]++
+	a.mu.Unlock()
+}
+
+func modeIndex(m engine.Mode) int {
+	for i, x := range engine.Modes {
+		if x == m {
+			return i
+		}
+	}
+	return -1
+}
+
+// MinuteActivity is one minute of a mode's quote activity.
+type MinuteActivity struct {
+	Minute int64                 // unix minutes
+	Counts map[engine.Status]int // quotes that reached each status
+}
+
+// Activity is the last ActivityMinutes minutes of mode m's quote activity,
+// oldest first, ending with the current minute (minutes without any are
+// there, with zero counts).
+func (s *System) Activity(m engine.Mode) []MinuteActivity {
+	mi := modeIndex(m)
+	now := s.cfg.Clock().UnixMilli() / 60_000
+	out := make([]MinuteActivity, 0, ActivityMinutes)
+	s.activity.mu.Lock()
+	defer s.activity.mu.Unlock()
+	for minute := now - ActivityMinutes + 1; minute <= now; minute++ {
+		row := MinuteActivity{Minute: minute, Counts: make(map[engine.Status]int, len(engine.Statuses))}
+		b := &s.activity.minutes[((minute%ActivityMinutes)+ActivityMinutes)%ActivityMinutes]
+		for _, st := range engine.Statuses {
+			if b.minute == minute && mi >= 0 {
+				row.Counts[st] = int(b.counts[mi][st])
+			} else {
+				row.Counts[st] = 0
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// KeyExposure is an API key's open quotes.
+type KeyExposure struct {
+	Key    engine.Key
+	Client *engine.Client
+	Open   int
+}
+
+// LargestExposures is the n keys of mode m with the most open quotes, most
+// first.
+func (s *System) LargestExposures(m engine.Mode, n int) []KeyExposure {
+	var out []KeyExposure
+	s.open.Range(func(k, v any) bool {
+		open := int(v.(*atomic.Int64).Load())
+		if open <= 0 {
+			return true
+		}
+		ref, ok := s.directory.key(k.(engine.KeyID))
+		if !ok || ref.key.Mode != m {
+			return true
+		}
+		c, _ := s.directory.client(ref.key.Client)
+		out = append(out, KeyExposure{Key: ref.key, Client: c, Open: open})
+		return true
+	})
+	slices.SortFunc(out, func(a, b KeyExposure) int {
+		return cmp.Or(cmp.Compare(b.Open, a.Open), slices.Compare(a.Key.ID[:], b.Key.ID[:]))
+	})
+	return out[:min(n, len(out))]
+}
+
+// AwaitingPayment is a page of mode m's quotes awaiting payment, the
+// soonest to expire first, after the quote after (zero: from the first),
+// and whether more follow. It walks every quote held: for an operator's
+// page, not a hot path.
+func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int) ([]*engine.Quote, bool) {
+	var all []*engine.Quote
+	s.quotes.Range(func(_ engine.QuoteID, ref *quoteRef) bool {
+		if ref.mode == m {
+			if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment {
+				all = append(all, q)
+			}
+		}
+		return true
+	})
+	slices.SortFunc(all, func(a, b *engine.Quote) int {
+		return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), slices.Compare(a.ID[:], b.ID[:]))
+	})
+	start := 0
+	if !after.IsZero() {
+		start = slices.IndexFunc(all, func(q *engine.Quote) bool { return q.ID == after }) + 1
+	}
+	end := min(start+limit, len(all))
+	return all[start:end], end < len(all)
+}

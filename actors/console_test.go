@@ -1,0 +1,78 @@
+package actors_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/engine"
+)
+
+// TestConsoleReadModels: the console's minute counts record each quote
+// reaching a status in the minute it did (creations as pending); the
+// largest exposures are the keys with the most open quotes, of the mode
+// asked, none with zero; the quotes awaiting payment come soonest-expiring
+// first, a page at a time.
+func TestConsoleReadModels(t *testing.T) {
+	clk := newClock()
+	sys := newNode(t, testConfig(clk)).sys
+	ada, bayo := newClient(t, sys, "ada"), newClient(t, sys, "bayo")
+	adaKey := admin(t, sys, &actors.CreateKey{Client: ada.ID, Mode: engine.ModeSandbox}).Key.ID
+	bayoKey := admin(t, sys, &actors.CreateKey{Client: bayo.ID, Mode: engine.ModeSandbox}).Key.ID
+	newPool(t, sys, engine.ModeSandbox, pairNGNUSDT, "lagos", "0.000625", "100000")
+	create := func(c *engine.Client, key engine.KeyID) *engine.Quote {
+		return mustQuote(t, sys, &actors.CreateQuote{Key: key, Client: c.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
+			Direction: engine.DirectionDestination, Amount: amount(t, "10", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
+			Chain: engine.ChainTron})
+	}
+	a1, a2, a3 := create(ada, adaKey), create(ada, adaKey), create(ada, adaKey)
+	b1 := create(bayo, bayoKey)
+	clk.Advance(time.Second)
+	a2 = mustTransition(t, sys, a2, jsonAccept(t, ada, a2))
+	clk.Advance(time.Second)
+	a1 = mustTransition(t, sys, a1, jsonAccept(t, ada, a1))
+	mustTransition(t, sys, b1, cancelOp)
+	clk.Advance(2 * time.Minute)
+	mustTransition(t, sys, a3, cancelOp)
+
+	act := sys.Activity(engine.ModeSandbox)
+	if len(act) != actors.ActivityMinutes {
+		t.Fatalf("%d minutes of activity", len(act))
+	}
+	now, then := act[len(act)-1], act[len(act)-3]
+	if now.Minute != clk.Millis()/60_000 || then.Minute != now.Minute-2 {
+		t.Fatalf("minutes %d and %d at %d", then.Minute, now.Minute, clk.Millis()/60_000)
+	}
+	want := map[engine.Status]int{engine.StatusPending: 4, engine.StatusAwaitingPayment: 2, engine.StatusCancelled: 1}
+	for _, st := range engine.Statuses {
+		if then.Counts[st] != want[st] {
+			t.Errorf("first minute %s: %d, want %d", st, then.Counts[st], want[st])
+		}
+		if w := map[engine.Status]int{engine.StatusCancelled: 1}[st]; now.Counts[st] != w {
+			t.Errorf("last minute %s: %d, want %d", st, now.Counts[st], w)
+		}
+	}
+	if live := sys.Activity(engine.ModeLive); live[len(live)-3].Counts[engine.StatusPending] != 0 {
+		t.Fatalf("live activity counted sandbox quotes: %v", live[len(live)-3])
+	}
+
+	ex := sys.LargestExposures(engine.ModeSandbox, 10)
+	if len(ex) != 1 || ex[0].Key.ID != adaKey || ex[0].Open != 2 || ex[0].Client.Name != "ada" {
+		t.Fatalf("exposures %+v: want ada's key with its 2 open quotes only", ex)
+	}
+	if ex := sys.LargestExposures(engine.ModeLive, 10); len(ex) != 0 {
+		t.Fatalf("live exposures %+v", ex)
+	}
+
+	page, more := sys.AwaitingPayment(engine.ModeSandbox, engine.QuoteID{}, 1)
+	if len(page) != 1 || page[0].ID != a2.ID || !more {
+		t.Fatalf("first page %v more %v: want a2 (accepted first, expires first)", page, more)
+	}
+	page, more = sys.AwaitingPayment(engine.ModeSandbox, page[0].ID, 1)
+	if len(page) != 1 || page[0].ID != a1.ID || more {
+		t.Fatalf("second page %v more %v: want a1, last", page, more)
+	}
+	if page, _ := sys.AwaitingPayment(engine.ModeLive, engine.QuoteID{}, 10); len(page) != 0 {
+		t.Fatalf("live awaiting %v", page)
+	}
+}
