@@ -79,7 +79,7 @@ func browser(t *testing.T) (context.Context, func() []string) {
 // OJA_SCREENSHOTS=DIR it saves each page there (make screenshots).
 func TestConsoleBrowser(t *testing.T) {
 	ctx, problems := browser(t)
-	s := gatewaytest.Start(t, gatewaytest.Options{})
+	s := gatewaytest.Start(t, gatewaytest.Options{History: true})
 	p := s.NewPartner(t, "Kora Payments")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Lagos OTC", "0.00065", "250000")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Ikeja Desk", "0.00064", "120000")

@@ -3,7 +3,10 @@ package gateway
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
@@ -251,4 +254,119 @@ func (s *Server) consoleSystem(r *consoleRequest) {
 		}
 	}
 	s.page(r, "cluster", "Cluster and log", consoleMode(r.ctx), v)
+}
+
+// ---- Clients, keys, credit, pools ------------------------------------------
+
+// consoleCreateClient is POST /console/clients: the admin API's client
+// creation; the operator lands on the new client's page.
+func (s *Server) consoleCreateClient(r *consoleRequest) {
+	f := r.ctx.PostArgs()
+	msg, ok, made := s.viaAPIAnswer(r, s.createClient, jsonForm(formMember{name: "name", value: string(f.Peek("name"))}))
+	if !ok {
+		s.done(r, consoleBase+"/clients", msg, true)
+		return
+	}
+	id, _ := made["clientId"].(string)
+	s.done(r, consoleBase+"/clients/"+id, "Client created.", false)
+}
+
+// consoleCreateKey is POST /console/clients/{clientId}/keys: a new API
+// key, whose secret the next page shows once (the flash, kept in the
+// session only until then).
+func (s *Server) consoleCreateKey(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("clientId").(string)
+	f := r.ctx.PostArgs()
+	msg, ok, made := s.viaAPIAnswer(r, s.createKey, jsonForm(formMember{name: "mode", value: string(f.Peek("mode"))}))
+	if ok {
+		key, _ := made["key"].(string)
+		msg = "API key created: " + key + " — give it to the client now; it is not shown again."
+	}
+	s.done(r, clientBack(raw), msg, !ok)
+}
+
+// consoleRevokeKey is POST /console/keys/{keyId}/revoke, the admin API's
+// DELETE /admin/v1/keys/{keyId}.
+func (s *Server) consoleRevokeKey(r *consoleRequest) {
+	msg, ok := s.viaAPI(r, s.revokeKey, nil)
+	if ok {
+		msg = "API key revoked."
+	}
+	s.done(r, clientBack(string(r.ctx.PostArgs().Peek("client"))), msg, !ok)
+}
+
+// consoleCredit is POST /console/clients/{clientId}/credit, the admin
+// API's credit limit.
+func (s *Server) consoleCredit(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("clientId").(string)
+	f := r.ctx.PostArgs()
+	msg, ok := s.viaAPI(r, s.setCredit, jsonForm(
+		formMember{name: "mode", value: string(f.Peek("mode"))},
+		formMember{name: "currency", value: string(f.Peek("currency"))},
+		formMember{name: "limit", value: string(f.Peek("limit")), number: true}))
+	if ok {
+		msg = "Credit limit set."
+	}
+	s.done(r, clientBack(raw), msg, !ok)
+}
+
+func clientBack(raw string) string {
+	if _, valid := engine.ParseUUID(raw); valid {
+		return consoleBase + "/clients/" + raw
+	}
+	return consoleBase + "/clients"
+}
+
+// consoleCreatePool is POST /console/pools, the admin API's pool
+// creation.
+func (s *Server) consoleCreatePool(r *consoleRequest) {
+	f := r.ctx.PostArgs()
+	msg, ok := s.viaAPI(r, s.createPool, jsonForm(
+		formMember{name: "mode", value: string(f.Peek("mode"))},
+		formMember{name: "name", value: string(f.Peek("name"))},
+		formMember{name: "source", value: string(f.Peek("source"))},
+		formMember{name: "destination", value: string(f.Peek("destination"))},
+		formMember{name: "rate", value: string(f.Peek("rate")), number: true}))
+	if ok {
+		msg = "Pool created (no liquidity yet: deposit some)."
+	}
+	s.done(r, consoleBase+"/pools?mode="+string(f.Peek("mode")), msg, !ok)
+}
+
+type statementView struct {
+	Account  *engine.Account
+	Client   *engine.Client
+	Postings []engine.Posting
+	Next     string
+	Problem  string
+}
+
+// consoleStatement is GET /console/accounts/{accountId}?after=: a
+// wallet's postings, newest first, a page at a time.
+func (s *Server) consoleStatement(r *consoleRequest) {
+	raw, _ := r.ctx.UserValue("accountId").(string)
+	id, ok := engine.ParseUUID(raw)
+	var a *engine.Account
+	if ok {
+		a, ok = r.sys.Account(engine.AccountID(id))
+	}
+	if !ok || a.Kind != engine.AccountWallet {
+		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No wallet has that id.")
+		return
+	}
+	v := &statementView{Account: a}
+	v.Client, _ = r.sys.Client(engine.ClientID(a.Owner))
+	after := r.ctx.QueryArgs().GetUintOrZero("after")
+	st := r.sys.Statement(a.ID, uint64(max(after, 0)), consolePageSize)
+	switch {
+	case st.Err != nil:
+		v.Problem = st.Err.Error()
+	case !st.Known && after > 0:
+		v.Problem = "That posting is no longer kept (older than the retention)."
+	}
+	v.Postings = st.Postings
+	if st.More && len(st.Postings) > 0 {
+		v.Next = strconv.FormatUint(st.Postings[len(st.Postings)-1].Seq, 10)
+	}
+	s.page(r, "statement", "Statement", a.Mode, v)
 }

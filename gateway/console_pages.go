@@ -252,6 +252,12 @@ var jsonNumber = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
 // JSON body: it reports the API's error message, or ok. A success is
 // audited as the console route the operator used.
 func (s *Server) viaAPI(r *consoleRequest, h operatorHandler, body []byte) (string, bool) {
+	msg, ok, _ := s.viaAPIAnswer(r, h, body)
+	return msg, ok
+}
+
+// viaAPIAnswer is viaAPI that also returns a success's JSON answer.
+func (s *Server) viaAPIAnswer(r *consoleRequest, h operatorHandler, body []byte) (string, bool, map[string]any) {
 	ctx := r.ctx
 	if body != nil {
 		ctx.Request.SetBody(body)
@@ -264,8 +270,10 @@ func (s *Server) viaAPI(r *consoleRequest, h operatorHandler, body []byte) (stri
 		Details map[string]any `json:"details"`
 	}
 	ok := status < 300
+	var made map[string]any
 	if ok {
 		s.audit(ctx, r.op)
+		_ = json.Unmarshal(ctx.Response.Body(), &made) // 204 has none
 	} else if err := json.Unmarshal(ctx.Response.Body(), &answer); err != nil || answer.Message == "" {
 		answer.Message = fmt.Sprintf("refused (%d)", status)
 	}
@@ -284,7 +292,7 @@ func (s *Server) viaAPI(r *consoleRequest, h operatorHandler, body []byte) (stri
 		}
 		msg += b.String()
 	}
-	return msg, ok
+	return msg, ok, made
 }
 
 // ---- Quotes ----------------------------------------------------------------
@@ -355,7 +363,22 @@ type quoteView struct {
 	Client   *engine.Client
 	Receipts []*engine.PaymentReceived
 	Received engine.Amount
+	// Events is the quote's history as its partner's events record it
+	// (the event log), oldest first; HistoryNote says what limits it.
+	Events      []engine.OwedEvent
+	HistoryNote string
+	Webhooks    []webhookRow // the client's endpoints of the quote's mode
 }
+
+// quoteHistory is the event history's look-up of one quote's events
+// (*eventlog.Store has it).
+type quoteHistory interface {
+	QuoteEvents(client engine.ClientID, mode engine.Mode, quote engine.QuoteID, since int64, scanMax int) ([]engine.OwedEvent, bool, error)
+}
+
+// consoleHistoryScanMax bounds the client's events a quote page reads to
+// find the quote's own (a page stays fast whatever the client's volume).
+const consoleHistoryScanMax = 5000
 
 func (s *Server) consoleQuote(r *consoleRequest) {
 	raw, _ := r.ctx.UserValue("quoteId").(string)
@@ -372,6 +395,28 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	v.Client, _ = r.sys.Client(q.Client)
 	for _, rc := range v.Receipts {
 		v.Received += rc.Amount
+	}
+	if h, ok := s.cfg.Events.(quoteHistory); ok {
+		events, truncated, err := h.QuoteEvents(q.Client, q.Mode, q.ID, q.CreatedAt, consoleHistoryScanMax)
+		switch {
+		case err != nil:
+			v.HistoryNote = "The event history could not be read: " + err.Error()
+		case truncated:
+			v.HistoryNote = fmt.Sprintf("Only the client's first %d events from this quote's creation were read; later ones of this quote are not shown.", consoleHistoryScanMax)
+		}
+		v.Events = events
+	} else {
+		v.HistoryNote = "This server keeps no event history."
+	}
+	for _, h := range r.sys.Webhooks(q.Client) {
+		if h.Mode == q.Mode {
+			row := webhookRow{Client: v.Client, Webhook: h}
+			if s.cfg.Webhooks != nil {
+				row.Status = s.cfg.Webhooks.Status(h.ID)
+				row.Failing = row.Status.Last.Error != ""
+			}
+			v.Webhooks = append(v.Webhooks, row)
+		}
 	}
 	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
 }

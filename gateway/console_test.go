@@ -132,7 +132,7 @@ func strictPage(t *testing.T, what string, a consoleAnswer) {
 // and revoking the operator end the session; a login's "next" never leaves
 // the console.
 func TestConsoleSecurity(t *testing.T) {
-	s := gatewaytest.Start(t, gatewaytest.Options{})
+	s := gatewaytest.Start(t, gatewaytest.Options{History: true})
 	p := s.NewPartner(t, "Kora Payments")
 	pool := s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Lagos OTC", "0.00065", "250000")
 	q := mustCreateQuote(t, s, p.SandboxKey, `{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":100000,"rate":0.00063,"amountDirection":"source"}`)
@@ -231,6 +231,19 @@ func TestConsoleSecurity(t *testing.T) {
 	}
 	wantHeld(t, s, quoteID, engine.StatusCancelled)
 	wantConsole(t, "cancelled quote", op.do(http.MethodGet, "/console/quotes/"+quoteID, nil), http.StatusOK, "Quote cancelled.")
+	// Its page shows its history from the event log (written a few
+	// milliseconds behind the log by its follower).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		page := op.do(http.MethodGet, "/console/quotes/"+quoteID, nil).body
+		created, cancelled := strings.Index(page, "<code>quote.created</code>"), strings.Index(page, "<code>quote.cancelled</code>")
+		if created >= 0 && cancelled > created {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the quote page's history lacks created then cancelled:\n%s", page)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	// The trail: the operator's rate change and cancel (not the refused
 	// rate, nor the viewer's or the cross-site attempts), newest first,
 	// after root's two operator creations.
@@ -286,5 +299,86 @@ func wantHeld(t *testing.T, s *gatewaytest.Server, id string, want engine.Status
 	q, ok := s.Sys.AnyQuote(quoteIDOf(t, id))
 	if !ok || q.Status != want {
 		t.Fatalf("quote %s: %v, want %s", id, q, want)
+	}
+}
+
+// TestConsoleClientsAndPools: an operator creates a client, gives it an
+// API key (shown once, and working), revokes it (401 after), sets a credit
+// limit, creates a pool and reads a wallet's statement — each through the
+// admin API's own rules and in the audit trail.
+func TestConsoleClientsAndPools(t *testing.T) {
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	op := newConsoleBrowser(t, s.Admin)
+	op.login(gatewaytest.AdminToken)
+
+	a := op.do(http.MethodPost, "/console/clients", url.Values{"name": {"Chipper Remit"}})
+	page := location(t, a)
+	if !strings.HasPrefix(page, "/console/clients/") {
+		t.Fatalf("create client went to %q", page)
+	}
+	clientID := strings.TrimPrefix(page, "/console/clients/")
+	wantConsole(t, "client page", op.do(http.MethodGet, page, nil), http.StatusOK, "Client created.")
+	// An empty name: the API's refusal, shown; nothing made.
+	location(t, op.do(http.MethodPost, "/console/clients", url.Values{"name": {"  "}}))
+	wantConsole(t, "empty name", op.do(http.MethodGet, "/console/clients", nil), http.StatusOK, "must not be empty")
+	if n := len(s.Sys.Clients()); n != 1 {
+		t.Fatalf("%d clients", n)
+	}
+
+	location(t, op.do(http.MethodPost, page+"/keys", url.Values{"mode": {"sandbox"}}))
+	shown := op.do(http.MethodGet, page, nil).body
+	secret := regexp.MustCompile(`oja_sandbox_[A-Za-z0-9_-]+`).FindString(shown)
+	if secret == "" {
+		t.Fatalf("the new key's secret is not shown:\n%s", shown)
+	}
+	if again := op.do(http.MethodGet, page, nil).body; strings.Contains(again, secret) {
+		t.Fatal("the key's secret is shown twice")
+	}
+	wantStatus(t, do(t, http.MethodGet, s.URL+balancesPath, secret, nil, "x-service-source", "console-test"), http.StatusOK)
+	keyID := regexp.MustCompile(`/console/keys/([0-9a-f-]{36})/revoke`).FindStringSubmatch(op.do(http.MethodGet, page, nil).body)
+	if keyID == nil {
+		t.Fatal("no revoke form for the key")
+	}
+	if got := location(t, op.do(http.MethodPost, "/console/keys/"+keyID[1]+"/revoke", url.Values{"client": {clientID}})); got != page {
+		t.Fatalf("revoke went to %q", got)
+	}
+	wantConsole(t, "revoked", op.do(http.MethodGet, page, nil), http.StatusOK, "API key revoked.")
+	wantStatus(t, do(t, http.MethodGet, s.URL+balancesPath, secret, nil, "x-service-source", "console-test"), http.StatusUnauthorized)
+
+	location(t, op.do(http.MethodPost, page+"/credit", url.Values{"mode": {"live"}, "currency": {"NGN"}, "limit": {"50000"}}))
+	wantConsole(t, "credit", op.do(http.MethodGet, page, nil), http.StatusOK, "Credit limit set.")
+	location(t, op.do(http.MethodPost, page+"/credit", url.Values{"mode": {"live"}, "currency": {"XYZ"}, "limit": {"5"}}))
+	wantConsole(t, "bad credit", op.do(http.MethodGet, page, nil), http.StatusOK, "must be a currency")
+
+	location(t, op.do(http.MethodPost, "/console/pools", url.Values{"mode": {"sandbox"}, "name": {"Kano Desk"},
+		"source": {"NGN"}, "destination": {"USDT"}, "rate": {"0.00064"}}))
+	wantConsole(t, "pool created", op.do(http.MethodGet, "/console/pools?mode=sandbox", nil), http.StatusOK, "Kano Desk")
+	if pools := s.Sys.Pools(engine.ModeSandbox); len(pools) != 1 || pools[0].Name != "Kano Desk" {
+		t.Fatalf("pools %v", pools)
+	}
+
+	// A wallet's statement: a deposit is its first posting.
+	id, _ := engine.ParseUUID(clientID)
+	var wallet string
+	for _, acc := range s.Sys.ClientAccounts(engine.ClientID(id), engine.ModeSandbox) {
+		if acc.Currency == engine.CurrencyNGN {
+			wallet = acc.ID.String()
+		}
+	}
+	wantStatus(t, do(t, http.MethodPost, s.Admin+"/admin/v1/accounts/"+wallet+"/deposit", gatewaytest.AdminToken, map[string]any{"amount": 125000}), http.StatusOK)
+	st := op.do(http.MethodGet, "/console/accounts/"+wallet, nil)
+	wantConsole(t, "statement", st, http.StatusOK, "125000")
+	strictPage(t, "statement", st)
+	wantConsole(t, "not a wallet", op.do(http.MethodGet, "/console/accounts/"+clientID, nil), http.StatusNotFound, "No wallet")
+
+	trail := object(t, do(t, http.MethodGet, s.Admin+"/admin/v1/audit", gatewaytest.AdminToken, nil))["data"].([]any)
+	var actions []string
+	for _, e := range trail {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	want := []string{"POST /admin/v1/accounts/{accountId}/deposit", "POST /console/pools", "POST /console/clients/{clientId}/credit",
+		"POST /console/keys/{keyId}/revoke", "POST /console/clients/{clientId}/keys", "POST /console/clients"}
+	if strings.Join(actions, "|") != strings.Join(want, "|") {
+		t.Fatalf("audit actions %v, want %v", actions, want)
 	}
 }

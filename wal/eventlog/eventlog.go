@@ -481,6 +481,44 @@ func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) 
 	return events, false, nil
 }
 
+// QuoteEvents returns the events of one quote of client and mode, oldest
+// first: it reads the client's events from the quote's creation (since,
+// Unix ms) on, at most scanMax of them, and reports whether it stopped
+// there before the newest (the quote's later events may be past it).
+func (s *Store) QuoteEvents(client engine.ClientID, mode engine.Mode, quote engine.QuoteID, since int64, scanMax int) (events []engine.OwedEvent, truncated bool, err error) {
+	if err := s.Failed(); err != nil {
+		return nil, false, err
+	}
+	owner := append(client[:], byte(mode))
+	prefix := key('e', owner)
+	upper := bytes.Clone(prefix)
+	upper[len(upper)-1]++
+	lower := binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(max(since, 0)))
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, false, fmt.Errorf("eventlog: read: %w", err)
+	}
+	defer it.Close()
+	scanned := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if scanned == scanMax {
+			return events, true, nil
+		}
+		scanned++
+		e, err := engine.DecodeEventRecord(it.Value())
+		if err != nil {
+			return nil, false, fmt.Errorf("eventlog: %w", err)
+		}
+		if e.Quote.ID == quote {
+			events = append(events, e)
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, false, fmt.Errorf("eventlog: read: %w", err)
+	}
+	return events, false, nil
+}
+
 // failLogger is the store's pebble.Logger: Pebble's Fatalf (a failed WAL
 // or MANIFEST write) fails the store instead of exiting the process — the
 // history is derived data, the service keeps serving without it.

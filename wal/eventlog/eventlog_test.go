@@ -230,3 +230,47 @@ func TestOpenRefusesDamage(t *testing.T) {
 		t.Fatalf("damaged store opened: %v", err)
 	}
 }
+
+// TestQuoteEvents: a quote's events come oldest first, none of another
+// quote's, another client's or another mode's; reading starts at since;
+// a scan bound that stops short says so.
+func TestQuoteEvents(t *testing.T) {
+	clk := &clock{now: time.UnixMilli(1_800_000_000_000)}
+	s := open(t, t.TempDir(), clk)
+	defer s.Close()
+	alice, bob := engine.ClientID{1}, engine.ClientID{2}
+	base := clk.Now().UnixMilli()
+	kinds := []engine.WebhookEvents{engine.WebhookQuoteCreated, engine.WebhookQuoteAccepted, engine.WebhookQuoteCompleted}
+	seq := uint64(0)
+	var want []string // quote 5's
+	for i := range 30 {
+		seq++
+		n := i % 10 // ten quotes, three events each, interleaved
+		e := event(alice, engine.ModeLive, kinds[i/10], n, base+int64(i))
+		s.Add(seq, e)
+		if n == 5 {
+			want = append(want, e.ID.String())
+		}
+		s.Add(seq, event(bob, engine.ModeLive, kinds[i/10], n, base+int64(i)))
+		s.Add(seq, event(alice, engine.ModeSandbox, kinds[i/10], n, base+int64(i)))
+	}
+	if err := s.Sync(seq); err != nil {
+		t.Fatal(err)
+	}
+	var q engine.QuoteID
+	q[0] = 5
+	got, truncated, err := s.QuoteEvents(alice, engine.ModeLive, q, base+5, 100)
+	if err != nil || truncated || !slices.Equal(ids(t, got), want) {
+		t.Fatalf("quote 5: %v truncated %v %v; want %v", ids(t, got), truncated, err, want)
+	}
+	// From its creation on, 10 records reach only its first event.
+	got, truncated, err = s.QuoteEvents(alice, engine.ModeLive, q, base+5, 10)
+	if err != nil || !truncated || !slices.Equal(ids(t, got), want[:1]) {
+		t.Fatalf("bounded: %v truncated %v %v", ids(t, got), truncated, err)
+	}
+	// Reading from after its creation misses the creation.
+	got, _, _ = s.QuoteEvents(alice, engine.ModeLive, q, base+6, 100)
+	if !slices.Equal(ids(t, got), want[1:]) {
+		t.Fatalf("since after creation: %v", ids(t, got))
+	}
+}
