@@ -115,20 +115,45 @@ func (s *System) LargestExposures(m engine.Mode, n int) []KeyExposure {
 	return out[:min(n, len(out))]
 }
 
+// awaitingIndex is the set of quotes awaiting payment (a quote enters it
+// when accepted and leaves it when completed, cancelled or expired).
+type awaitingIndex struct {
+	mu   sync.Mutex
+	refs map[*quoteRef]struct{}
+}
+
+// moved notes ref's move from status from to status to.
+func (x *awaitingIndex) moved(ref *quoteRef, from, to engine.Status) {
+	if from != engine.StatusAwaitingPayment && to != engine.StatusAwaitingPayment {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if to == engine.StatusAwaitingPayment {
+		if x.refs == nil {
+			x.refs = make(map[*quoteRef]struct{})
+		}
+		x.refs[ref] = struct{}{}
+	} else {
+		delete(x.refs, ref)
+	}
+}
+
 // AwaitingPayment is a page of mode m's quotes awaiting payment, the
 // soonest to expire first, after the quote after (zero: from the first),
-// and whether more follow. It walks every quote held: for an operator's
-// page, not a hot path.
+// and whether more follow. It sorts every awaiting quote: for an
+// operator's page, not a hot path.
 func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int) ([]*engine.Quote, bool) {
 	var all []*engine.Quote
-	s.quotes.Range(func(_ engine.QuoteID, ref *quoteRef) bool {
+	s.awaiting.mu.Lock()
+	for ref := range s.awaiting.refs {
 		if ref.mode == m {
 			if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment {
 				all = append(all, q)
 			}
 		}
-		return true
-	})
+	}
+	s.awaiting.mu.Unlock()
 	slices.SortFunc(all, func(a, b *engine.Quote) int {
 		return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), slices.Compare(a.ID[:], b.ID[:]))
 	})

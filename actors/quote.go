@@ -170,6 +170,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		sys.countQuote(view.Mode, previous.Status, view.Status)
 		if previous.Status != view.Status {
 			sys.activity.note(view.Mode, view.Status, view.UpdatedAt)
+			sys.awaiting.moved(a.ref, previous.Status, view.Status)
 		}
 		if !view.Status.Open() {
 			sys.expiry.disarm(a.ref)

@@ -106,7 +106,8 @@ type System struct {
 	// treasuries; references finds a quote by its bank reference (funds.go).
 	receipts   receiptViews
 	references referenceIndex
-	activity   activity // quotes per minute by status, for the console (console.go)
+	activity   activity      // quotes per minute by status, for the console (console.go)
+	awaiting   awaitingIndex // the quotes awaiting payment, for the console (console.go)
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable
@@ -238,6 +239,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		ref.view.Store(q)
 		s.quotes.Store(id, ref)
 		s.countQuote(q.Mode, 0, q.Status)
+		s.awaiting.moved(ref, 0, q.Status)
 		if open {
 			s.openCounter(q.Key).Add(1)
 			s.armExpiry(ref, q.ExpiresAt)

@@ -17,13 +17,13 @@ import (
 // redirects (the test reads each), sending the headers a same-origin
 // browser form sends unless told otherwise.
 type consoleBrowser struct {
-	t      *testing.T
+	t      testing.TB
 	base   string
 	cookie string // the session cookie's value
 	client *http.Client
 }
 
-func newConsoleBrowser(t *testing.T, base string) *consoleBrowser {
+func newConsoleBrowser(t testing.TB, base string) *consoleBrowser {
 	return &consoleBrowser{t: t, base: base, client: &http.Client{
 		Timeout:       10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
