@@ -213,11 +213,24 @@ func (s *Server) consoleRates(r *consoleRequest) {
 
 // ---- Pools -----------------------------------------------------------------
 
+type poolsView struct {
+	Pools []*engine.Pool
+	Next  int // the next page's offset; 0: none
+}
+
+// consolePools is GET /console/pools?mode=&from=: the mode's pools by pair
+// and price-time priority, a page at a time.
 func (s *Server) consolePools(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	pools := r.sys.Pools(mode)
 	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(r.sys.Markets(), a, b) })
-	s.page(r, "pools", "Pools", mode, pools)
+	from := min(max(0, r.ctx.QueryArgs().GetUintOrZero("from")), len(pools))
+	end := min(from+consolePageSize, len(pools))
+	v := &poolsView{Pools: pools[from:end]}
+	if end < len(pools) {
+		v.Next = end
+	}
+	s.page(r, "pools", "Pools", mode, v)
 }
 
 // consolePoolAction is POST /console/pools/{poolId}/{rate|status|deposit|
