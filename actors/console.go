@@ -2,6 +2,7 @@ package actors
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -85,34 +86,86 @@ func (s *System) Activity(m engine.Mode) []MinuteActivity {
 	return out
 }
 
-// KeyExposure is an API key's open quotes.
+// KeyExposure is what one API key's open quotes reserve in a book.
 type KeyExposure struct {
-	Key    engine.Key
-	Client *engine.Client
-	Open   int
+	Key      engine.Key
+	Client   *engine.Client
+	Reserved engine.Amount // in the pair's destination currency
+	Share    uint32        // of all the book's open quotes reserve, in parts per million
+	Open     int           // the key's open quotes, every pair
 }
 
-// LargestExposures is the n keys of mode m with the most open quotes, most
-// first.
-func (s *System) LargestExposures(m engine.Mode, n int) []KeyExposure {
-	var out []KeyExposure
-	s.open.Range(func(k, v any) bool {
-		open := int(v.(*atomic.Int64).Load())
-		if open <= 0 {
-			return true
-		}
-		ref, ok := s.directory.key(k.(engine.KeyID))
-		if !ok || ref.key.Mode != m {
-			return true
-		}
-		c, _ := s.directory.client(ref.key.Client)
-		out = append(out, KeyExposure{Key: ref.key, Client: c, Open: open})
-		return true
+// BookExposures is a book's largest key reservations.
+type BookExposures struct {
+	Pair  engine.Pair
+	Total engine.Amount // all its open quotes reserve
+	Keys  []KeyExposure
+}
+
+// readExposures asks a pair actor for its n largest key reservations.
+type readExposures struct{ n int }
+
+// exposuresRead answers readExposures.
+type exposuresRead struct {
+	top   []keyReserved
+	total engine.Amount
+}
+
+type keyReserved struct {
+	key      engine.KeyID
+	reserved engine.Amount
+}
+
+// largest is the n keys reserving the most, most first.
+func (x *exposure) largest(n int) *exposuresRead {
+	out := &exposuresRead{total: x.total}
+	for k, v := range x.byKey {
+		out.top = append(out.top, keyReserved{key: k, reserved: v})
+	}
+	slices.SortFunc(out.top, func(a, b keyReserved) int {
+		return cmp.Or(cmp.Compare(b.reserved, a.reserved), slices.Compare(a.key[:], b.key[:]))
 	})
-	slices.SortFunc(out, func(a, b KeyExposure) int {
-		return cmp.Or(cmp.Compare(b.Open, a.Open), slices.Compare(a.Key.ID[:], b.Key.ID[:]))
-	})
-	return out[:min(n, len(out))]
+	out.top = out.top[:min(n, len(out.top))]
+	return out
+}
+
+// LargestExposures is, for each pair of mode m in the markets' order, the
+// n keys whose open quotes reserve the most of it (each pair actor's own
+// figures, the ones --max-key-share is decided on).
+func (s *System) LargestExposures(m engine.Mode, n int) ([]BookExposures, error) {
+	var out []BookExposures
+	for _, p := range s.markets.PairList() {
+		pid, ok := s.pairs[engine.BookKey{Mode: m, Pair: p}]
+		if !ok {
+			continue
+		}
+		res, err := s.request(pid, &readExposures{n: n})
+		if err != nil {
+			return nil, err
+		}
+		read := res.(*exposuresRead)
+		book := BookExposures{Pair: p, Total: read.total}
+		for _, kr := range read.top {
+			x := KeyExposure{Reserved: kr.reserved}
+			if ref, ok := s.directory.key(kr.key); ok {
+				x.Key = ref.key
+				x.Client, _ = s.directory.client(ref.key.Client)
+			} else {
+				x.Key.ID = kr.key
+			}
+			if read.total > 0 && kr.reserved > 0 && kr.reserved <= read.total {
+				hi, lo := bits.Mul64(uint64(kr.reserved), ShareScale)
+				share, _ := bits.Div64(hi, lo, uint64(read.total)) // hi < total: the share is at most ShareScale
+				x.Share = uint32(share)
+			}
+			if v, ok := s.open.Load(kr.key); ok {
+				x.Open = int(v.(*atomic.Int64).Load())
+			}
+			book.Keys = append(book.Keys, x)
+		}
+		out = append(out, book)
+	}
+	return out, nil
 }
 
 // awaitingIndex is the set of quotes awaiting payment (a quote enters it

@@ -56,12 +56,42 @@ func TestConsoleReadModels(t *testing.T) {
 		t.Fatalf("live activity counted sandbox quotes: %v", live[len(live)-3])
 	}
 
-	ex := sys.LargestExposures(engine.ModeSandbox, 10)
-	if len(ex) != 1 || ex[0].Key.ID != adaKey || ex[0].Open != 2 || ex[0].Client.Name != "ada" {
-		t.Fatalf("exposures %+v: want ada's key with its 2 open quotes only", ex)
+	// ada's two open quotes reserve 20 USDT of NGN/USDT, all of it; bayo
+	// holds nothing (cancelled), so is not listed.
+	books, err := sys.LargestExposures(engine.ModeSandbox, 10)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ex := sys.LargestExposures(engine.ModeLive, 10); len(ex) != 0 {
-		t.Fatalf("live exposures %+v", ex)
+	var ngn actors.BookExposures
+	for _, b := range books {
+		if b.Pair == pairNGNUSDT {
+			ngn = b
+		} else if len(b.Keys) != 0 || b.Total != 0 {
+			t.Fatalf("%s exposures %+v", b.Pair, b)
+		}
+	}
+	twenty := amount(t, "20", engine.CurrencyUSDT)
+	if ngn.Total != twenty || len(ngn.Keys) != 1 {
+		t.Fatalf("NGN/USDT exposures %+v", ngn)
+	}
+	if k := ngn.Keys[0]; k.Key.ID != adaKey || k.Client.Name != "ada" || k.Reserved != twenty || k.Share != actors.ShareScale || k.Open != 2 {
+		t.Fatalf("ada's exposure %+v: want 20 USDT, all of the book's, 2 open", k)
+	}
+	// A second key's quote: the shares split, the larger first.
+	create(bayo, bayoKey)
+	books, _ = sys.LargestExposures(engine.ModeSandbox, 10)
+	for _, b := range books {
+		if b.Pair == pairNGNUSDT {
+			if len(b.Keys) != 2 || b.Keys[0].Key.ID != adaKey || b.Keys[0].Share != 666_666 || b.Keys[1].Share != 333_333 {
+				t.Fatalf("after bayo's quote: %+v", b.Keys)
+			}
+		}
+	}
+	live, _ := sys.LargestExposures(engine.ModeLive, 10)
+	for _, b := range live {
+		if len(b.Keys) != 0 {
+			t.Fatalf("live exposures %+v", b)
+		}
 	}
 
 	page, more := sys.AwaitingPayment(engine.ModeSandbox, engine.QuoteID{}, 1)

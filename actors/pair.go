@@ -87,6 +87,8 @@ func (a *pairActor) Receive(ctx actor.Context) {
 			if o.BookDelta != 0 {
 				a.observe()
 			}
+		case *readExposures:
+			ctx.Respond(a.exposure.largest(msg.n))
 		case *budgetDeposited:
 			if msg.err == nil {
 				a.book.AddAvailable(msg.pool, msg.amount)

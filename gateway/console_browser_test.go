@@ -141,6 +141,10 @@ func TestConsoleBrowser(t *testing.T) {
 	if l := text("#ledger"); l != "balanced" {
 		t.Fatalf("overview ledger: %q", l)
 	}
+	// Kora's key holds every open quote of NGN/USDT and GHS/USDT.
+	if ex := text("#exposures"); !strings.Contains(ex, "Kora Payments") || !strings.Contains(ex, "975") || !strings.Contains(ex, "100.0 %") {
+		t.Fatalf("overview exposures: %q", ex)
+	}
 	// The chart's EventSource opened the rate stream and drew from it.
 	step("live rates", visible("#rates canvas"), chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := chromedp.Poll[bool](`document.getElementById("rates-status").textContent.startsWith("live ·")`,

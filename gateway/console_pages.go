@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ func parseConsoleTemplates() map[string]*template.Template {
 		"when":   consoleTime,
 		"id":     uuidText,
 		"viewer": func(p *principal) bool { return p != nil && p.role == engine.RoleViewer },
+		"ppm":    percentOfPPM,
 	}
 	pages, err := fs.Glob(consoleTemplates, "console/templates/*.html")
 	if err != nil {
@@ -47,6 +49,13 @@ func parseConsoleTemplates() map[string]*template.Template {
 			"console/templates/layout.html", p))
 	}
 	return out
+}
+
+// percentOfPPM renders parts per million as a percentage with one decimal
+// (integers only: 666,666 ppm is "66.6 %").
+func percentOfPPM(ppm uint32) string {
+	tenths := ppm / 1000
+	return strconv.FormatUint(uint64(tenths/10), 10) + "." + strconv.FormatUint(uint64(tenths%10), 10) + " %"
 }
 
 // uuidText is an id's canonical text.
@@ -91,10 +100,11 @@ type overview struct {
 	Chart   string
 	Streams int
 	// Activity is the quotes per minute by status (JSON, for the chart).
-	Activity  string
-	Exposures []actors.KeyExposure
-	Figures   []figure
-	Cluster   *clusterView
+	Activity     string
+	Exposures    []actors.BookExposures
+	ExposuresErr string
+	Figures      []figure
+	Cluster      *clusterView
 }
 
 // overviewFigures are the log figures the overview shows.
@@ -166,7 +176,11 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	}
 	b, _ = json.Marshal(act)
 	ov.Activity = string(b)
-	ov.Exposures = sys.LargestExposures(mode, 10)
+	if ex, err := sys.LargestExposures(mode, 5); err != nil {
+		ov.ExposuresErr = err.Error()
+	} else {
+		ov.Exposures = ex
+	}
 	ov.Figures = s.figures(overviewFigures)
 	if s.cfg.Cluster != nil {
 		leader, ok := s.cfg.Cluster.Leader()
