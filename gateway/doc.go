@@ -58,6 +58,7 @@
 //	consoleSessionTTL      12 h     a console session, from its login
 //	consoleSessionsMax     10000    console sessions held (past it the oldest ends)
 //	consolePageSize        50       rows of a console list page
+//	consoleHistoryScanMax  5000     a client's events a console quote page reads to find the quote's
 //	keyRollHoursMax        720      expiresInHours of a key roll (the old key works at most 30 days more)
 //	bankAccountNameBytesMax, bankAccountNumberBytesMax, bankCodeBytesMax
 //	                       140/34/35 bytes: account name, number, bank code (XML accept)
