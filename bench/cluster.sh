@@ -18,7 +18,7 @@
 # Traffic stays on 127.0.0.1; every process is stopped at the end.
 # Nodes talk over mutual TLS (oja cluster certs); CLUSTER_INSECURE=1 runs
 # them with --cluster-insecure instead (plain TCP), to measure what TLS
-# costs.
+# costs. RAFT_TIMEOUT (below) sets --raft-timeout.
 set -euo pipefail
 rounds=${1:-3}
 seconds=${2:-8}
@@ -55,6 +55,9 @@ echo "{\"nodes\":[$nodes]}" >"$work/cluster.json"
 "$work/oja" cluster certs --cluster "$work/cluster.json" --out "$work/certs" >/dev/null
 nodeflags=(--cluster-tls "$work/certs")
 [ "${CLUSTER_INSECURE:-}" = 1 ] && nodeflags=(--cluster-insecure)
+# RAFT_TIMEOUT=1s runs the nodes with --raft-timeout 1s (Raft's own
+# default) instead of the LAN default (500ms), to compare failover.
+[ -n "${RAFT_TIMEOUT:-}" ] && nodeflags+=(--raft-timeout "$RAFT_TIMEOUT")
 public() { echo "http://127.0.0.1:$((port + 10 * $1 + 1))"; }
 admin() { echo "http://127.0.0.1:$((port + 10 * $1 + 2))"; }
 start() {

@@ -68,8 +68,10 @@ type Config struct {
 	// SnapshotEvery is how many Raft entries pass between snapshots (0 =
 	// Raft's default, 8192); the log is compacted behind each one.
 	SnapshotEvery uint64
-	// HeartbeatTimeout and ElectionTimeout are Raft's (0 = 1 s each).
-	HeartbeatTimeout, ElectionTimeout time.Duration
+	// HeartbeatTimeout, ElectionTimeout and LeaderLeaseTimeout are Raft's
+	// (0 = Raft's defaults: 1 s, 1 s, 500 ms; the lease is at most the
+	// heartbeat timeout).
+	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout time.Duration
 
 	// In-process tests: a transport instead of TCP on Member.Raft, and
 	// changes to Raft's configuration.
@@ -173,6 +175,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.ElectionTimeout > 0 {
 		rc.ElectionTimeout = cfg.ElectionTimeout
+	}
+	if cfg.LeaderLeaseTimeout > 0 {
+		rc.LeaderLeaseTimeout = cfg.LeaderLeaseTimeout
 	}
 	if rc.LeaderLeaseTimeout > rc.HeartbeatTimeout {
 		rc.LeaderLeaseTimeout = rc.HeartbeatTimeout

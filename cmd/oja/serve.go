@@ -54,6 +54,9 @@ type serveConfig struct {
 	logFormat     string
 	accessLog     bool
 	cluster       string // --cluster FILE: run as one node of a replicated cluster
+	// raftTimeout is --raft-timeout: Raft's heartbeat and election
+	// timeout (cluster.go).
+	raftTimeout time.Duration
 	// clusterTLS is --cluster-tls DIR (mutual TLS between nodes);
 	// clusterInsecure is --cluster-insecure (plain TCP, stated).
 	clusterTLS      string
@@ -117,6 +120,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "public listener: the private key of --tls-cert (PEM)")
 	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
+	fs.DurationVar(&c.raftTimeout, "raft-timeout", raftTimeoutLAN, "with --cluster: Raft's heartbeat and election timeout (the leader lease is half): 500ms suits a LAN; on a WAN set several round trips plus a slow fsync, e.g. 2s")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
 	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (README, \"Running a cluster\")")
 	var envErr error
@@ -188,6 +192,8 @@ func checkServe(c *serveConfig) error {
 		return errors.New("--from-backup needs --cluster and --node, and excludes --join (a joining node gets the state from the leader)")
 	}
 	switch {
+	case c.raftTimeout < raftTimeoutMin || c.raftTimeout > raftTimeoutMax:
+		return fmt.Errorf("--raft-timeout %s: must be from %s to %s", c.raftTimeout, raftTimeoutMin, raftTimeoutMax)
 	case c.cluster == "" && (c.clusterTLS != "" || c.clusterInsecure):
 		return errors.New("--cluster-tls and --cluster-insecure need --cluster")
 	case c.cluster != "" && c.clusterTLS != "" && c.clusterInsecure:

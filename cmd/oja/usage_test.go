@@ -43,6 +43,7 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"serve", "--bogus"}, code: 2, stderr: "oja: serve: flag provided but not defined: -bogus (oja serve --help)"},
 		{args: []string{"serve", "--quote-ttl", "1ms"}, code: 2, stderr: "oja: --quote-ttl must be a whole number of seconds, at least 1s"},
 		{args: []string{"serve", "--join"}, code: 2, stderr: "oja: --join needs --cluster and --node"},
+		{args: []string{"serve", "--raft-timeout", "10ms"}, code: 2, stderr: "oja: --raft-timeout 10ms: must be from 100ms to 1m0s"},
 		{args: []string{"admin"}, code: 2, stderr: "oja: admin: missing command (oja admin help)"},
 		{args: []string{"admin", "backup"}, code: 2, stderr: "oja: admin backup: give one DIR, the new backup directory (oja admin help)"},
 		{args: []string{"admin", "pools", "create", "--mode", "live"}, code: 2,
