@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/webhook"
@@ -92,24 +90,6 @@ func (s *Server) consoleBankReceipt(r *consoleRequest) {
 		msg = "Bank receipt recorded for " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 	}
 	s.done(r, consoleBase+"/payins?mode="+string(f.Peek("mode")), msg, !ok)
-}
-
-// consoleComplete is POST /console/quotes/{quoteId}/complete, the admin
-// API's operator completion.
-func (s *Server) consoleComplete(r *consoleRequest) {
-	raw, _ := r.ctx.UserValue("quoteId").(string)
-	msg, ok := s.viaAPI(r, s.operatorComplete, nil)
-	if ok {
-		msg = "Quote completed."
-	}
-	s.done(r, quoteBack(raw), msg, !ok)
-}
-
-func quoteBack(raw string) string {
-	if _, valid := engine.ParseUUID(raw); valid {
-		return consoleBase + "/quotes/" + raw
-	}
-	return consoleBase + "/quotes"
 }
 
 // ---- Webhooks --------------------------------------------------------------
@@ -282,7 +262,7 @@ func (s *Server) consoleCreateKey(r *consoleRequest) {
 		key, _ := made["key"].(string)
 		msg = "API key created: " + key + " — give it to the client now; it is not shown again."
 	}
-	s.done(r, clientBack(raw), msg, !ok)
+	s.done(r, consoleBack("clients", raw), msg, !ok)
 }
 
 // consoleRevokeKey is POST /console/keys/{keyId}/revoke, the admin API's
@@ -292,7 +272,7 @@ func (s *Server) consoleRevokeKey(r *consoleRequest) {
 	if ok {
 		msg = "API key revoked."
 	}
-	s.done(r, clientBack(string(r.ctx.PostArgs().Peek("client"))), msg, !ok)
+	s.done(r, consoleBack("clients", string(r.ctx.PostArgs().Peek("client"))), msg, !ok)
 }
 
 // consoleCredit is POST /console/clients/{clientId}/credit, the admin
@@ -307,14 +287,7 @@ func (s *Server) consoleCredit(r *consoleRequest) {
 	if ok {
 		msg = "Credit limit set."
 	}
-	s.done(r, clientBack(raw), msg, !ok)
-}
-
-func clientBack(raw string) string {
-	if _, valid := engine.ParseUUID(raw); valid {
-		return consoleBase + "/clients/" + raw
-	}
-	return consoleBase + "/clients"
+	s.done(r, consoleBack("clients", raw), msg, !ok)
 }
 
 // consoleCreatePool is POST /console/pools, the admin API's pool
@@ -344,14 +317,11 @@ type statementView struct {
 // consoleStatement is GET /console/accounts/{accountId}?after=: a
 // wallet's postings, newest first, a page at a time.
 func (s *Server) consoleStatement(r *consoleRequest) {
-	raw, _ := r.ctx.UserValue("accountId").(string)
-	id, ok := engine.ParseUUID(raw)
-	var a *engine.Account
-	if ok {
-		a, ok = r.sys.Account(engine.AccountID(id))
-	}
-	if !ok || a.Kind != engine.AccountWallet {
-		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No wallet has that id.")
+	a, ok := byPathID(s, r, "accountId", "No wallet has that id.", func(id [16]byte) (*engine.Account, bool) {
+		a, ok := r.sys.Account(engine.AccountID(id))
+		return a, ok && a.Kind == engine.AccountWallet
+	})
+	if !ok {
 		return
 	}
 	v := &statementView{Account: a}

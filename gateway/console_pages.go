@@ -407,15 +407,35 @@ type quoteHistory interface {
 // find the quote's own (a page stays fast whatever the client's volume).
 const consoleHistoryScanMax = 5000
 
-func (s *Server) consoleQuote(r *consoleRequest) {
-	raw, _ := r.ctx.UserValue("quoteId").(string)
-	id, ok := engine.ParseUUID(raw)
-	var q *engine.Quote
-	if ok {
-		q, ok = r.sys.AnyQuote(engine.QuoteID(id))
+// byPathID is what find finds by the id in the path's member name; when
+// the id is malformed or finds nothing, the request is answered 404 with
+// notFound and ok is false.
+func byPathID[T any](s *Server, r *consoleRequest, name, notFound string, find func(id [16]byte) (T, bool)) (v T, ok bool) {
+	raw, _ := r.ctx.UserValue(name).(string)
+	id, valid := engine.ParseUUID(raw)
+	if valid {
+		v, ok = find(id)
 	}
 	if !ok {
-		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No quote is held with that id.")
+		s.consoleError(r.ctx, fasthttp.StatusNotFound, notFound)
+	}
+	return v, ok
+}
+
+// consoleBack is the page of the collection's item raw (a path's id), or
+// the collection's when raw is not an id.
+func consoleBack(collection, raw string) string {
+	if _, valid := engine.ParseUUID(raw); valid {
+		return consoleBase + "/" + collection + "/" + raw
+	}
+	return consoleBase + "/" + collection
+}
+
+func (s *Server) consoleQuote(r *consoleRequest) {
+	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
+		return r.sys.AnyQuote(engine.QuoteID(id))
+	})
+	if !ok {
 		return
 	}
 	v := &quoteView{Quote: q, Receipts: r.sys.Receipts(q.ID)}
@@ -448,15 +468,17 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
 }
 
-// consoleCancel is POST /console/quotes/{quoteId}/cancel, the admin API's
-// operator cancel.
-func (s *Server) consoleCancel(r *consoleRequest) {
-	raw, _ := r.ctx.UserValue("quoteId").(string)
-	msg, ok := s.viaAPI(r, s.operatorCancel, nil)
-	if ok {
-		msg = "Quote cancelled."
+// quoteAction is POST /console/quotes/{quoteId}/cancel and /complete: the
+// admin API's operator cancel or completion (h); made says so.
+func (s *Server) quoteAction(h operatorHandler, made string) consoleHandler {
+	return func(r *consoleRequest) {
+		raw, _ := r.ctx.UserValue("quoteId").(string)
+		msg, ok := s.viaAPI(r, h, nil)
+		if ok {
+			msg = made
+		}
+		s.done(r, consoleBack("quotes", raw), msg, !ok)
 	}
-	s.done(r, quoteBack(raw), msg, !ok)
 }
 
 // ---- Clients ---------------------------------------------------------------
@@ -496,14 +518,10 @@ type clientView struct {
 }
 
 func (s *Server) consoleClient(r *consoleRequest) {
-	raw, _ := r.ctx.UserValue("clientId").(string)
-	id, ok := engine.ParseUUID(raw)
-	var c *engine.Client
-	if ok {
-		c, ok = r.sys.Client(engine.ClientID(id))
-	}
+	c, ok := byPathID(s, r, "clientId", "No client has that id.", func(id [16]byte) (*engine.Client, bool) {
+		return r.sys.Client(engine.ClientID(id))
+	})
 	if !ok {
-		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No client has that id.")
 		return
 	}
 	v := &clientView{Client: c, Keys: r.sys.ClientKeys(c.ID)}
