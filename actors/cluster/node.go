@@ -323,6 +323,7 @@ func (n *Node) startActors() error {
 	if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
+	barrier := time.Since(began)
 	var encoded []byte
 	if err := n.fsm.read(func(s *engine.State, _ uint64) error {
 		encoded = engine.EncodeState(s)
@@ -334,6 +335,7 @@ func (n *Node) startActors() error {
 	if err != nil {
 		return err
 	}
+	copied := time.Since(began) - barrier
 	// The configured clock (tests set one), as recovery on a single node
 	// is given its now.
 	now := time.Now
@@ -355,6 +357,7 @@ func (n *Node) startActors() error {
 		return err
 	}
 	quotes := len(state.Quotes) // Start takes the state over
+	startedAt := time.Now()
 	sys, err := actors.Start(state, log, n.cfg.Actors)
 	if err != nil {
 		log.close()
@@ -376,8 +379,12 @@ func (n *Node) startActors() error {
 		n.hooks = hooks
 		n.mu.Unlock()
 	}
+	// The parts of the start, for the failover's cost: the barrier (the
+	// entries of earlier terms applied), the copy of the replica
+	// (encoded and decoded), and the actors' start.
 	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
-		"quotes", quotes, "start_duration", time.Since(began).String())
+		"quotes", quotes, "start_duration", time.Since(began).String(), "barrier_duration", barrier.String(),
+		"copy_duration", copied.String(), "actors_duration", time.Since(startedAt).String())
 	if n.onSystem != nil {
 		n.onSystem(sys)
 	}
