@@ -217,3 +217,25 @@ func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int)
 	end := min(start+limit, len(all))
 	return all[start:end], end < len(all)
 }
+
+// RecentReceipts is a page of mode m's payments received (bank and
+// crypto), newest first, from offset on, and whether more follow: the
+// receipts the treasuries keep (within --retention). It sorts them all: for
+// an operator's page, not a hot path.
+func (s *System) RecentReceipts(m engine.Mode, offset, limit int) ([]*engine.PaymentReceived, bool) {
+	var all []*engine.PaymentReceived
+	s.receipts.m.Range(func(_, v any) bool {
+		for _, r := range v.([]*engine.PaymentReceived) {
+			if a, ok := s.Account(r.Account); ok && a.Mode == m {
+				all = append(all, r)
+			}
+		}
+		return true
+	})
+	slices.SortFunc(all, func(a, b *engine.PaymentReceived) int {
+		return cmp.Or(cmp.Compare(b.At, a.At), slices.Compare(a.Quote[:], b.Quote[:]), cmp.Compare(a.Reference, b.Reference))
+	})
+	start := min(max(offset, 0), len(all))
+	end := min(start+limit, len(all))
+	return all[start:end], end < len(all)
+}

@@ -105,4 +105,23 @@ func TestConsoleReadModels(t *testing.T) {
 	if page, _ := sys.AwaitingPayment(engine.ModeLive, engine.QuoteID{}, 10); len(page) != 0 {
 		t.Fatalf("live awaiting %v", page)
 	}
+
+	// Payments received, newest first, a page at a time, of the mode.
+	for i, q := range []*engine.Quote{a2, a1} {
+		clk.Advance(time.Second)
+		if r := sys.RecordBankReceipt(q.Reference, amount(t, "1000", engine.CurrencyNGN), "tx-"+string(rune('a'+i))); r.Err != nil || r.Result != engine.ResultOK {
+			t.Fatalf("bank receipt for %s: %v %s", q.Reference, r.Err, r.Result)
+		}
+	}
+	got, more := sys.RecentReceipts(engine.ModeSandbox, 0, 1)
+	if len(got) != 1 || got[0].Quote != a1.ID || !more {
+		t.Fatalf("newest receipt %v more %v: want a1's", got, more)
+	}
+	got, more = sys.RecentReceipts(engine.ModeSandbox, 1, 1)
+	if len(got) != 1 || got[0].Quote != a2.ID || more {
+		t.Fatalf("second receipt %v more %v: want a2's, last", got, more)
+	}
+	if got, _ := sys.RecentReceipts(engine.ModeLive, 0, 10); len(got) != 0 {
+		t.Fatalf("live receipts %v", got)
+	}
 }

@@ -182,6 +182,9 @@ func TestConsoleBrowser(t *testing.T) {
 	if flash := text("#flash"); flash != "Bank receipt recorded for "+ghsQuote.Reference+"." {
 		t.Fatalf("bank receipt: %q", flash)
 	}
+	if received := text("#received tbody"); !strings.Contains(received, "GTB-0001") || !strings.Contains(received, "20000") || !strings.Contains(received, ghsID) {
+		t.Fatalf("pay-ins received: %q", received)
+	}
 	step("complete", chromedp.Navigate(s.Admin+"/console/quotes/"+ghsID), visible("#complete"), click("#complete"), visible("#flash"))
 	if flash, st := text("#flash"), text("#quote-status"); flash != "Quote completed." || st != "completed" {
 		t.Fatalf("after complete: flash %q, status %q", flash, st)

@@ -50,11 +50,22 @@ type payInRow struct {
 type payInsView struct {
 	Rows []payInRow
 	Next string
+	// Received is a page of the payments received, newest first;
+	// ReceivedNext the next page's offset (0: none).
+	Received     []receivedRow
+	ReceivedNext int
 }
 
-// consolePayIns is GET /console/payins?mode=&after=: the quotes awaiting
-// payment, soonest to expire first, with what was received for each; and
-// the form that records a bank transfer.
+// receivedRow is a payment received, in its wallet's currency.
+type receivedRow struct {
+	*engine.PaymentReceived
+	Currency engine.Currency
+}
+
+// consolePayIns is GET /console/payins?mode=&after=&received=: the quotes
+// awaiting payment, soonest to expire first, with what was received for
+// each; the payments received, newest first; and the form that records a
+// bank transfer.
 func (s *Server) consolePayIns(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	var after engine.QuoteID
@@ -74,6 +85,18 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 	}
 	if more && len(quotes) > 0 {
 		v.Next = quotes[len(quotes)-1].ID.String()
+	}
+	from := r.ctx.QueryArgs().GetUintOrZero("received")
+	received, more := r.sys.RecentReceipts(mode, from, consolePageSize)
+	for _, rc := range received {
+		row := receivedRow{PaymentReceived: rc}
+		if a, ok := r.sys.Account(rc.Account); ok {
+			row.Currency = a.Currency
+		}
+		v.Received = append(v.Received, row)
+	}
+	if more {
+		v.ReceivedNext = max(from, 0) + len(received)
 	}
 	s.page(r, "payins", "Pay-ins", mode, v)
 }
