@@ -2,6 +2,7 @@ package actors
 
 import (
 	"cmp"
+	"container/heap"
 	"math/bits"
 	"slices"
 	"sync"
@@ -11,10 +12,11 @@ import (
 )
 
 // Read models for the operator console: what happened to quotes minute by
-// minute, which keys hold the most open quotes, which quotes wait for
-// money. Each is read off what the system already keeps; only the minute
-// counts are new, and they are in memory only (since this system started
-// serving: a restart or a new cluster leader starts them again).
+// minute, what each key's open quotes reserve, which quotes wait for
+// money, what was received. The minute counts and the index of quotes
+// awaiting payment are kept as quotes move, in memory only (a restart or
+// a new cluster leader starts them again); the rest is read off what the
+// system already keeps.
 
 // ActivityMinutes is how many minutes of quote activity are kept.
 const ActivityMinutes = 60
@@ -28,13 +30,13 @@ type activity struct {
 
 type activityMinute struct {
 	minute int64 // unix minutes; 0: unused
-	counts [2][6]uint32
+	// counts[mode][status], shaped as System.quoteCounts.
+	counts [engine.ModeSandbox + 1][engine.StatusExpired + 1]uint32
 }
 
 // note counts one quote of mode m reaching status at (unix ms).
 func (a *activity) note(m engine.Mode, status engine.Status, at int64) {
-	mi, si := modeIndex(m), int(status)
-	if mi < 0 || si <= 0 || si >= 6 {
+	if m > engine.ModeSandbox || status > engine.StatusExpired {
 		return
 	}
 	minute := at / 60_000
@@ -43,42 +45,31 @@ func (a *activity) note(m engine.Mode, status engine.Status, at int64) {
 	if b.minute != minute {
 		*b = activityMinute{minute: minute}
 	}
-	b.counts[mi][si]++
+	b.counts[m][status]++
 	a.mu.Unlock()
-}
-
-func modeIndex(m engine.Mode) int {
-	for i, x := range engine.Modes {
-		if x == m {
-			return i
-		}
-	}
-	return -1
 }
 
 // MinuteActivity is one minute of a mode's quote activity.
 type MinuteActivity struct {
 	Minute int64                 // unix minutes
-	Counts map[engine.Status]int // quotes that reached each status
+	Counts map[engine.Status]int // quotes that reached each status (absent: none)
 }
 
 // Activity is the last ActivityMinutes minutes of mode m's quote activity,
-// oldest first, ending with the current minute (minutes without any are
-// there, with zero counts).
+// oldest first, ending with the current minute (a minute without any is
+// there, with no counts).
 func (s *System) Activity(m engine.Mode) []MinuteActivity {
-	mi := modeIndex(m)
 	now := s.cfg.Clock().UnixMilli() / 60_000
 	out := make([]MinuteActivity, 0, ActivityMinutes)
 	s.activity.mu.Lock()
 	defer s.activity.mu.Unlock()
 	for minute := now - ActivityMinutes + 1; minute <= now; minute++ {
 		row := MinuteActivity{Minute: minute, Counts: make(map[engine.Status]int, len(engine.Statuses))}
-		b := &s.activity.minutes[((minute%ActivityMinutes)+ActivityMinutes)%ActivityMinutes]
-		for _, st := range engine.Statuses {
-			if b.minute == minute && mi >= 0 {
-				row.Counts[st] = int(b.counts[mi][st])
-			} else {
-				row.Counts[st] = 0
+		if b := &s.activity.minutes[minute%ActivityMinutes]; b.minute == minute && m <= engine.ModeSandbox {
+			for _, st := range engine.Statuses {
+				if n := b.counts[m][st]; n > 0 {
+					row.Counts[st] = int(n)
+				}
 			}
 		}
 		out = append(out, row)
@@ -192,50 +183,102 @@ func (x *awaitingIndex) moved(ref *quoteRef, from, to engine.Status) {
 	}
 }
 
-// AwaitingPayment is a page of mode m's quotes awaiting payment, the
-// soonest to expire first, after the quote after (zero: from the first),
-// and whether more follow. It sorts every awaiting quote: for an
-// operator's page, not a hot path.
-func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int) ([]*engine.Quote, bool) {
-	var all []*engine.Quote
-	s.awaiting.mu.Lock()
-	for ref := range s.awaiting.refs {
-		if ref.mode == m {
-			if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment {
-				all = append(all, q)
-			}
-		}
+// firstN keeps the n first of the items offered, in the order cmp gives
+// (a max-heap of n): a page of a long list costs O(items·log n), not a
+// sort of every item.
+type firstN[T any] struct {
+	n     int
+	cmp   func(a, b T) int
+	items []T
+}
+
+func (f *firstN[T]) Len() int           { return len(f.items) }
+func (f *firstN[T]) Less(i, j int) bool { return f.cmp(f.items[i], f.items[j]) > 0 }
+func (f *firstN[T]) Swap(i, j int)      { f.items[i], f.items[j] = f.items[j], f.items[i] }
+func (f *firstN[T]) Push(x any)         { f.items = append(f.items, x.(T)) }
+func (f *firstN[T]) Pop() any {
+	x := f.items[len(f.items)-1]
+	f.items = f.items[:len(f.items)-1]
+	return x
+}
+
+func (f *firstN[T]) offer(x T) {
+	switch {
+	case len(f.items) < f.n:
+		heap.Push(f, x)
+	case f.n > 0 && f.cmp(x, f.items[0]) < 0:
+		f.items[0] = x
+		heap.Fix(f, 0)
 	}
-	s.awaiting.mu.Unlock()
-	slices.SortFunc(all, func(a, b *engine.Quote) int {
-		return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), slices.Compare(a.ID[:], b.ID[:]))
-	})
-	start := 0
-	if !after.IsZero() {
-		start = slices.IndexFunc(all, func(q *engine.Quote) bool { return q.ID == after }) + 1
-	}
+}
+
+// sorted is what was kept, in order.
+func (f *firstN[T]) sorted() []T {
+	slices.SortFunc(f.items, f.cmp)
+	return f.items
+}
+
+// page is rows [start, start+limit) of the kept (n = start+limit+1), and
+// whether more follow.
+func (f *firstN[T]) page(start, limit int) ([]T, bool) {
+	all := f.sorted()
+	start = min(start, len(all))
 	end := min(start+limit, len(all))
 	return all[start:end], end < len(all)
 }
 
+// byExpiry orders quotes soonest to expire first (ties by id).
+func byExpiry(a, b *engine.Quote) int {
+	return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), slices.Compare(a.ID[:], b.ID[:]))
+}
+
+// AwaitingPayment is a page of mode m's quotes awaiting payment, the
+// soonest to expire first, after the quote after (zero, or a quote no
+// longer awaiting payment: from the first), and whether more follow. It
+// walks every awaiting quote: for an operator's page, not a hot path.
+func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int) ([]*engine.Quote, bool) {
+	var cursor *engine.Quote
+	if !after.IsZero() {
+		if ref, ok := s.quoteRef(after); ok {
+			if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment {
+				cursor = q
+			}
+		}
+	}
+	first := &firstN[*engine.Quote]{n: limit + 1, cmp: byExpiry}
+	s.awaiting.mu.Lock()
+	for ref := range s.awaiting.refs {
+		if ref.mode != m {
+			continue
+		}
+		// NB: a quote's view moves before the index does.
+		if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment && (cursor == nil || byExpiry(q, cursor) > 0) {
+			first.offer(q)
+		}
+	}
+	s.awaiting.mu.Unlock()
+	return first.page(0, limit)
+}
+
+// newestReceipt orders receipts newest first.
+func newestReceipt(a, b *engine.PaymentReceived) int {
+	return cmp.Or(cmp.Compare(b.At, a.At), slices.Compare(a.Quote[:], b.Quote[:]), cmp.Compare(a.Reference, b.Reference))
+}
+
 // RecentReceipts is a page of mode m's payments received (bank and
 // crypto), newest first, from offset on, and whether more follow: the
-// receipts the treasuries keep (within --retention). It sorts them all: for
-// an operator's page, not a hot path.
+// receipts the treasuries keep (within --retention). It walks them all:
+// for an operator's page, not a hot path.
 func (s *System) RecentReceipts(m engine.Mode, offset, limit int) ([]*engine.PaymentReceived, bool) {
-	var all []*engine.PaymentReceived
+	offset = max(offset, 0)
+	first := &firstN[*engine.PaymentReceived]{n: offset + limit + 1, cmp: newestReceipt}
 	s.receipts.m.Range(func(_, v any) bool {
 		for _, r := range v.([]*engine.PaymentReceived) {
 			if a, ok := s.Account(r.Account); ok && a.Mode == m {
-				all = append(all, r)
+				first.offer(r)
 			}
 		}
 		return true
 	})
-	slices.SortFunc(all, func(a, b *engine.PaymentReceived) int {
-		return cmp.Or(cmp.Compare(b.At, a.At), slices.Compare(a.Quote[:], b.Quote[:]), cmp.Compare(a.Reference, b.Reference))
-	})
-	start := min(max(offset, 0), len(all))
-	end := min(start+limit, len(all))
-	return all[start:end], end < len(all)
+	return first.page(offset, limit)
 }

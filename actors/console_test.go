@@ -10,9 +10,10 @@ import (
 
 // TestConsoleReadModels: the console's minute counts record each quote
 // reaching a status in the minute it did (creations as pending); the
-// largest exposures are the keys with the most open quotes, of the mode
-// asked, none with zero; the quotes awaiting payment come soonest-expiring
-// first, a page at a time.
+// largest exposures are what each key's open quotes reserve per pair, of
+// the mode asked, none with nothing reserved, the larger first with their
+// shares; the quotes awaiting payment come soonest-expiring first, and the
+// payments received newest first, a page at a time.
 func TestConsoleReadModels(t *testing.T) {
 	clk := newClock()
 	sys := newNode(t, testConfig(clk)).sys

@@ -13,8 +13,9 @@ import (
 )
 
 // BenchmarkConsolePages serves each console page of a marketplace holding
-// 100,000 quotes (200 clients × 500; one in five awaiting payment, one in
-// five cancelled), through a real admin listener on loopback: an
+// 100,000 quotes (200 clients × 500; one in five awaiting payment, each
+// with a bank receipt for part of it; one in five cancelled), through a
+// real admin listener on loopback: an
 // iteration is one whole request, so its time bounds the server's. The
 // issue's bound is 100 ms a page.
 //
@@ -70,6 +71,11 @@ func BenchmarkConsolePages(b *testing.B) {
 							Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: wallet}}})
 					if a.Err != nil || a.Result != engine.ResultOK {
 						b.Errorf("accept: %v %s", a.Err, a.Result)
+						return
+					}
+					// Part of it paid: the pay-ins page lists every receipt.
+					if rc := s.Sys.RecordBankReceipt(a.Quote.Reference, 10_000_00, "tx-"+a.Quote.ID.String()); rc.Err != nil || rc.Result != engine.ResultOK {
+						b.Errorf("bank receipt: %v %s", rc.Err, rc.Result)
 						return
 					}
 					mu.Lock()
