@@ -68,6 +68,16 @@ func (s *System) AuthenticateOperator(token string) (engine.Operator, bool) {
 	return *o, true
 }
 
+// Operator is the named operator id while it is not revoked (one map
+// read, like AuthenticateOperator).
+func (s *System) Operator(id engine.OperatorID) (engine.Operator, bool) {
+	o, ok := s.operators.view.Load().byID[id]
+	if !ok || o.RevokedAt != 0 {
+		return engine.Operator{}, false
+	}
+	return *o, true
+}
+
 // Operators lists the named operators, revoked ones too, oldest first.
 func (s *System) Operators() []engine.Operator {
 	v := s.operators.view.Load()

@@ -80,10 +80,10 @@ var localRoutes = map[string]bool{
 	adminBase + "/backup": true,
 }
 
-// consoleLocal: the console's files, and its live rates, which a node
-// without the leader's system refuses at once (a forwarded stream would
-// be held whole until the forward's timeout); its pages are forwarded
-// like the admin API, sessions included (they live on the leader).
+// consoleLocal: the console's files, and its live rates, which a follower
+// refuses at once (it holds no session, they live on the leader, and a
+// forwarded stream would be held whole until the forward's timeout); the
+// pages are forwarded like the admin API.
 func consoleLocal(path []byte) bool {
 	return bytes.HasPrefix(path, []byte(consoleBase+"/static/")) || string(path) == consoleBase+"/rates"
 }

@@ -182,7 +182,7 @@ type consolePage struct {
 	Operator *principal
 	Mode     engine.Mode
 	Modes    []engine.Mode
-	Query    string // the current path and query, for the mode switch
+	Query    string // the current path, for the mode switch
 	Flash    string
 	FlashBad bool
 	Cluster  bool
@@ -308,15 +308,11 @@ func (s *Server) currentOperator(p principal) *principal {
 	if sys == nil {
 		return nil
 	}
-	for _, o := range sys.Operators() {
-		if o.ID == p.id {
-			if o.RevokedAt != 0 {
-				return nil
-			}
-			return &principal{name: o.Name, id: o.ID, role: o.Role}
-		}
+	o, ok := sys.Operator(p.id)
+	if !ok {
+		return nil
 	}
-	return nil
+	return &principal{name: o.Name, id: o.ID, role: o.Role}
 }
 
 func (s *Server) consoleLoginPage(ctx *fasthttp.RequestCtx) {
@@ -354,16 +350,7 @@ func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
 		s.consoleError(ctx, fasthttp.StatusInternalServerError, "No session could be made: "+err.Error())
 		return
 	}
-	c := fasthttp.AcquireCookie()
-	defer fasthttp.ReleaseCookie(c)
-	c.SetKey(consoleCookie)
-	c.SetValue(cookie)
-	c.SetPath(consoleBase + "/")
-	c.SetHTTPOnly(true)
-	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-	c.SetSecure(ctx.IsTLS())
-	c.SetMaxAge(int(consoleSessionTTL / time.Second))
-	ctx.Response.Header.SetCookie(c)
+	setSessionCookie(ctx, cookie)
 	s.cfg.Logger.Info("console login", "operator", p.name, "role", p.role.String())
 	ctx.Redirect(safeNext(next), fasthttp.StatusSeeOther)
 }
@@ -372,15 +359,28 @@ func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) {
 	if _, key, ok := s.consoleSessions.get(ctx.Request.Header.Cookie(consoleCookie), time.Now()); ok {
 		s.consoleSessions.end(key)
 	}
+	setSessionCookie(ctx, "")
+	ctx.Redirect(consoleBase+"/login", fasthttp.StatusSeeOther)
+}
+
+// setSessionCookie sets the session cookie to value for consoleSessionTTL,
+// or deletes it (value ""): HttpOnly, SameSite=Strict, the console's path
+// only, Secure over HTTPS.
+func setSessionCookie(ctx *fasthttp.RequestCtx, value string) {
 	c := fasthttp.AcquireCookie()
 	defer fasthttp.ReleaseCookie(c)
 	c.SetKey(consoleCookie)
+	c.SetValue(value)
 	c.SetPath(consoleBase + "/")
 	c.SetHTTPOnly(true)
 	c.SetSameSite(fasthttp.CookieSameSiteStrictMode)
-	c.SetExpire(fasthttp.CookieExpireDelete)
+	c.SetSecure(ctx.IsTLS())
+	if value == "" {
+		c.SetExpire(fasthttp.CookieExpireDelete)
+	} else {
+		c.SetMaxAge(int(consoleSessionTTL / time.Second))
+	}
 	ctx.Response.Header.SetCookie(c)
-	ctx.Redirect(consoleBase+"/login", fasthttp.StatusSeeOther)
 }
 
 // consoleAsset serves the embedded static files (long-cached: their
