@@ -434,11 +434,7 @@ func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) 
 	if q.Limit < 1 || q.Limit > PageSizeMax {
 		return nil, false, fmt.Errorf("eventlog: limit %d not in 1..%d", q.Limit, PageSizeMax)
 	}
-	owner := append(q.Client[:], byte(q.Mode))
-	prefix := key('e', owner)
-	// NB: the prefix ends in a mode byte, never 0xff.
-	upper := bytes.Clone(prefix)
-	upper[len(upper)-1]++
+	prefix, upper := ownerRange(q.Client, q.Mode)
 	if q.After != (engine.EventID{}) {
 		v, closer, err := s.db.Get(key('i', q.After[:]))
 		if errors.Is(err, pebble.ErrNotFound) {
@@ -481,6 +477,16 @@ func (s *Store) List(q Query) (events []engine.OwedEvent, more bool, err error) 
 	return events, false, nil
 }
 
+// ownerRange is the key range of client's events in mode: their prefix,
+// and the first key past them.
+func ownerRange(client engine.ClientID, mode engine.Mode) (prefix, upper []byte) {
+	prefix = key('e', client[:], []byte{byte(mode)})
+	// NB: the prefix ends in a mode byte, never 0xff.
+	upper = bytes.Clone(prefix)
+	upper[len(upper)-1]++
+	return prefix, upper
+}
+
 // QuoteEvents returns the events of one quote of client and mode, oldest
 // first: it reads the client's events from the quote's creation (since,
 // Unix ms) on, at most scanMax of them, and reports whether it stopped
@@ -489,10 +495,7 @@ func (s *Store) QuoteEvents(client engine.ClientID, mode engine.Mode, quote engi
 	if err := s.Failed(); err != nil {
 		return nil, false, err
 	}
-	owner := append(client[:], byte(mode))
-	prefix := key('e', owner)
-	upper := bytes.Clone(prefix)
-	upper[len(upper)-1]++
+	prefix, upper := ownerRange(client, mode)
 	lower := binary.BigEndian.AppendUint64(bytes.Clone(prefix), uint64(max(since, 0)))
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
