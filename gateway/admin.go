@@ -230,9 +230,7 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 		mode = m
 	}
-	pools := sys.Pools(mode)
-	markets := sys.Markets()
-	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(markets, a, b) })
+	pools := sortedPools(sys, mode)
 	b := []byte{'['}
 	for i, p := range pools {
 		if i > 0 {
@@ -241,6 +239,14 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		b = appendPool(b, p)
 	}
 	s.writeJSON(ctx, fasthttp.StatusOK, append(b, ']'))
+}
+
+// sortedPools is mode's pools (ModeNone: both) in comparePools' order.
+func sortedPools(sys *actors.System, mode engine.Mode) []*engine.Pool {
+	pools := sys.Pools(mode)
+	markets := sys.Markets()
+	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(markets, a, b) })
+	return pools
 }
 
 // comparePools orders pools by mode, pair (in the markets' order; pairs no

@@ -40,10 +40,7 @@ func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	}
 	f := fxFields{}
 	limit := pageLimit(&f, q, clientsPageSizeDefault, clientsPageSizeMax)
-	clients := sys.Clients()
-	slices.SortFunc(clients, func(a, b *engine.Client) int {
-		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
-	})
+	clients := clientsNewestFirst(sys)
 	start := 0
 	if raw, ok := q["startingAfter"]; ok {
 		id, valid := engine.ParseUUID(raw)
@@ -72,6 +69,16 @@ func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.boolean("hasMore", start+len(page) < len(clients))
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// clientsNewestFirst is every client, newest first (ties by id): the
+// order both client lists page through.
+func clientsNewestFirst(sys *actors.System) []*engine.Client {
+	clients := sys.Clients()
+	slices.SortFunc(clients, func(a, b *engine.Client) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
+	})
+	return clients
 }
 
 func appendClient(w *jsonWriter, c *engine.Client) {
@@ -147,11 +154,7 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	b := s.appendQuote(make([]byte, 0, 2048), q, sys.Now().UnixMilli())
 	w := jsonWriter{b: b[:len(b)-1], comma: true}
 	receipts := sys.Receipts(q.ID)
-	var received engine.Amount
-	for _, r := range receipts {
-		received += r.Amount
-	}
-	w.amount("receivedAmount", received, q.Pair.Source)
+	w.amount("receivedAmount", receivedTotal(receipts), q.Pair.Source)
 	w.openArray("receipts")
 	for _, r := range receipts {
 		appendReceipt(&w, "", r, q)
@@ -159,6 +162,15 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.closeArray()
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// receivedTotal is what the receipts of one quote add up to.
+func receivedTotal(receipts []*engine.PaymentReceived) engine.Amount {
+	var total engine.Amount
+	for _, r := range receipts {
+		total += r.Amount
+	}
+	return total
 }
 
 // operatorCancel is POST /admin/v1/quotes/{quoteId}/cancel: an operator

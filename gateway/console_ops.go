@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/webhook"
@@ -76,11 +77,8 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 	quotes, more := r.sys.AwaitingPayment(mode, after, consolePageSize)
 	v := &payInsView{}
 	for _, q := range quotes {
-		row := payInRow{Quote: q}
+		row := payInRow{Quote: q, Received: receivedTotal(r.sys.Receipts(q.ID))}
 		row.Client, _ = r.sys.Client(q.Client)
-		for _, rc := range r.sys.Receipts(q.ID) {
-			row.Received += rc.Amount
-		}
 		v.Rows = append(v.Rows, row)
 	}
 	if more && len(quotes) > 0 {
@@ -137,17 +135,7 @@ func (s *Server) consoleWebhooks(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	v := &webhooksView{Dispatching: s.cfg.Webhooks != nil}
 	for _, c := range r.sys.Clients() {
-		for _, h := range r.sys.Webhooks(c.ID) {
-			if h.Mode != mode {
-				continue
-			}
-			row := webhookRow{Client: c, Webhook: h}
-			if s.cfg.Webhooks != nil {
-				row.Status = s.cfg.Webhooks.Status(h.ID)
-				row.Failing = row.Status.Last.Error != ""
-			}
-			v.Rows = append(v.Rows, row)
-		}
+		v.Rows = s.webhookRows(r.sys, c, mode, v.Rows)
 	}
 	slices.SortFunc(v.Rows, func(a, b webhookRow) int {
 		switch {
@@ -161,14 +149,29 @@ func (s *Server) consoleWebhooks(r *consoleRequest) {
 		}
 		return strings.Compare(a.Webhook.URL, b.Webhook.URL)
 	})
-	from := max(0, r.ctx.QueryArgs().GetUintOrZero("from"))
-	from = min(from, len(v.Rows))
-	end := min(from+consolePageSize, len(v.Rows))
-	if end < len(v.Rows) {
-		v.Next = end
-	}
-	v.Rows = v.Rows[from:end]
+	start, end, next := offsetPage(r.ctx, "from", len(v.Rows))
+	v.Rows, v.Next = v.Rows[start:end], next
 	s.page(r, "webhooks", "Webhooks", mode, v)
+}
+
+// webhookRows appends client c's endpoints of mode m to rows, each with
+// its backlog and last attempt when this server delivers webhooks.
+func (s *Server) webhookRows(sys *actors.System, c *engine.Client, m engine.Mode, rows []webhookRow) []webhookRow {
+	if c == nil {
+		return rows
+	}
+	for _, h := range sys.Webhooks(c.ID) {
+		if h.Mode != m {
+			continue
+		}
+		row := webhookRow{Client: c, Webhook: h}
+		if s.cfg.Webhooks != nil {
+			row.Status = s.cfg.Webhooks.Status(h.ID)
+			row.Failing = row.Status.Last.Error != ""
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 // ---- Cluster and log -------------------------------------------------------

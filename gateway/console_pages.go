@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -70,17 +68,12 @@ func consoleTime(ms int64) string {
 
 // ---- Overview --------------------------------------------------------------
 
-type overviewPool struct {
-	Pool     *engine.Pool
-	Reserved engine.Amount
-}
-
 type overviewPair struct {
 	Pair      engine.Pair
 	Ticker    *engine.Ticker // nil: no consensus yet
 	Liquidity engine.Amount
-	Reserved  engine.Amount
-	Pools     []overviewPool
+	Reserved  engine.Amount // what its pools hold for open quotes
+	Pools     []*engine.Pool
 }
 
 type statusCount struct {
@@ -115,10 +108,13 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	sys := r.sys
 	ov := &overview{Streams: s.Streams()}
 	byPair := map[engine.Pair]int{}
+	// A point is [unix ms, the rate as its decimal text]: the page parses
+	// it for drawing only, as it does the stream's rate_update.
 	type series struct {
-		Pair   string     `json:"pair"`
-		Points [][2]int64 `json:"points"` // unix ms, rate × 10^8
+		Pair   string   `json:"pair"`
+		Points [][2]any `json:"points"`
 	}
+	point := func(at int64, r engine.Rate) [2]any { return [2]any{at, string(engine.AppendRate(nil, r))} }
 	var chart []series
 	for _, p := range sys.Markets().PairList() {
 		op := overviewPair{Pair: p}
@@ -127,18 +123,16 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		}
 		byPair[p] = len(ov.Pairs)
 		ov.Pairs = append(ov.Pairs, op)
-		sr := series{Pair: p.String(), Points: [][2]int64{}}
+		sr := series{Pair: p.String(), Points: [][2]any{}}
 		if op.Ticker != nil {
 			for _, smp := range op.Ticker.ConsensusPast.Samples() {
-				sr.Points = append(sr.Points, [2]int64{smp.At, rateUnits(smp.Rate)})
+				sr.Points = append(sr.Points, point(smp.At, smp.Rate))
 			}
-			sr.Points = append(sr.Points, [2]int64{op.Ticker.ConsensusAt, rateUnits(op.Ticker.Consensus)})
+			sr.Points = append(sr.Points, point(op.Ticker.ConsensusAt, op.Ticker.Consensus))
 		}
 		chart = append(chart, sr)
 	}
-	pools := sys.Pools(mode)
-	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(sys.Markets(), a, b) })
-	for _, p := range pools {
+	for _, p := range sortedPools(sys, mode) {
 		i, ok := byPair[p.Pair]
 		if !ok {
 			continue
@@ -146,7 +140,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		op := &ov.Pairs[i]
 		op.Liquidity += p.Liquidity.Balance
 		op.Reserved += p.Liquidity.Held
-		op.Pools = append(op.Pools, overviewPool{Pool: p, Reserved: p.Liquidity.Held})
+		op.Pools = append(op.Pools, p)
 	}
 	counts := sys.QuoteCounts()[mode]
 	for _, st := range engine.Statuses {
@@ -192,21 +186,6 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	s.page(r, "overview", "Overview", mode, ov)
 }
 
-// rateUnits is a rate as an integer of 10^-8 (the chart's scale; the page
-// divides, for drawing only).
-func rateUnits(r engine.Rate) int64 {
-	text := string(engine.AppendRate(nil, r))
-	whole, frac, _ := strings.Cut(text, ".")
-	frac = (frac + "00000000")[:8]
-	var n int64
-	for _, c := range whole + frac {
-		if c >= '0' && c <= '9' {
-			n = n*10 + int64(c-'0')
-		}
-	}
-	return n
-}
-
 // consoleRates is the overview's live rates: the rate stream of the mode's
 // pairs, for an operator's session.
 func (s *Server) consoleRates(r *consoleRequest) {
@@ -219,13 +198,22 @@ func (s *Server) consoleRates(r *consoleRequest) {
 		s.writeError(r.ctx, e)
 		return
 	}
-	r.ctx.SetStatusCode(fasthttp.StatusOK)
-	r.ctx.Response.Header.SetContentType("text/event-stream")
-	r.ctx.Response.Header.Set("X-Accel-Buffering", "no")
-	r.ctx.SetBodyStream(sub, -1)
+	serveStream(r.ctx, sub)
 }
 
 // ---- Pools -----------------------------------------------------------------
+
+// offsetPage is the page of a list of n rows that the query parameter
+// param (an offset) asks for: rows [start, end), and the next page's
+// offset (0: none).
+func offsetPage(ctx *fasthttp.RequestCtx, param string, n int) (start, end, next int) {
+	start = min(max(0, ctx.QueryArgs().GetUintOrZero(param)), n)
+	end = min(start+consolePageSize, n)
+	if end < n {
+		next = end
+	}
+	return start, end, next
+}
 
 type poolsView struct {
 	Pools []*engine.Pool
@@ -236,15 +224,9 @@ type poolsView struct {
 // and price-time priority, a page at a time.
 func (s *Server) consolePools(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
-	pools := r.sys.Pools(mode)
-	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(r.sys.Markets(), a, b) })
-	from := min(max(0, r.ctx.QueryArgs().GetUintOrZero("from")), len(pools))
-	end := min(from+consolePageSize, len(pools))
-	v := &poolsView{Pools: pools[from:end]}
-	if end < len(pools) {
-		v.Next = end
-	}
-	s.page(r, "pools", "Pools", mode, v)
+	pools := sortedPools(r.sys, mode)
+	start, end, next := offsetPage(r.ctx, "from", len(pools))
+	s.page(r, "pools", "Pools", mode, &poolsView{Pools: pools[start:end], Next: next})
 }
 
 // consolePoolAction is POST /console/pools/{poolId}/{rate|status|deposit|
@@ -440,9 +422,7 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	}
 	v := &quoteView{Quote: q, Receipts: r.sys.Receipts(q.ID)}
 	v.Client, _ = r.sys.Client(q.Client)
-	for _, rc := range v.Receipts {
-		v.Received += rc.Amount
-	}
+	v.Received = receivedTotal(v.Receipts)
 	if h, ok := s.cfg.Events.(quoteHistory); ok {
 		events, truncated, err := h.QuoteEvents(q.Client, q.Mode, q.ID, q.CreatedAt, consoleHistoryScanMax)
 		switch {
@@ -455,16 +435,7 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	} else {
 		v.HistoryNote = "This server keeps no event history."
 	}
-	for _, h := range r.sys.Webhooks(q.Client) {
-		if h.Mode == q.Mode {
-			row := webhookRow{Client: v.Client, Webhook: h}
-			if s.cfg.Webhooks != nil {
-				row.Status = s.cfg.Webhooks.Status(h.ID)
-				row.Failing = row.Status.Last.Error != ""
-			}
-			v.Webhooks = append(v.Webhooks, row)
-		}
-	}
+	v.Webhooks = s.webhookRows(r.sys, v.Client, q.Mode, nil)
 	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
 }
 
@@ -489,10 +460,7 @@ type clientList struct {
 }
 
 func (s *Server) consoleClients(r *consoleRequest) {
-	clients := r.sys.Clients()
-	slices.SortFunc(clients, func(a, b *engine.Client) int {
-		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
-	})
+	clients := clientsNewestFirst(r.sys)
 	start := 0
 	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
 		id, _ := engine.ParseUUID(string(raw))

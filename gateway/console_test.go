@@ -196,6 +196,12 @@ func TestConsoleSecurity(t *testing.T) {
 			t.Errorf("%s offers a viewer a write", page)
 		}
 	}
+	// The overview carries the rate history for its chart as the rates'
+	// decimal text (HTML-escaped in the data attribute).
+	if ov := viewer.do(http.MethodGet, "/console/?mode=sandbox", nil).body; !strings.Contains(ov, `data-chart="[{&#34;pair&#34;:&#34;NGN/USDT&#34;,&#34;points&#34;:[[`) ||
+		!strings.Contains(ov, `,&#34;0.00065&#34;]`) {
+		t.Fatalf("the overview's chart data:\n%.3000s", ov)
+	}
 	wantConsole(t, "viewer cancel", viewer.do(http.MethodPost, "/console/quotes/"+quoteID+"/cancel", nil), http.StatusForbidden, "reads only")
 	wantHeld(t, s, quoteID, engine.StatusPending)
 

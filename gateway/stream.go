@@ -166,6 +166,12 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 			s.cfg.Logger.Debug("rate stream resumed", "last_event_id", id)
 		}
 	}
+	serveStream(ctx, sub)
+}
+
+// serveStream answers ctx with sub's events (the partners' rate stream,
+// and the console's live rates).
+func serveStream(ctx *fasthttp.RequestCtx, sub *streamSubscriber) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	h := &ctx.Response.Header
 	h.SetContentType("text/event-stream")

@@ -2,9 +2,9 @@
 // carries in data attributes (no inline script: the CSP forbids it).
 //
 // #rates: the rate history in data-chart (JSON: [{pair, points: [[unix
-// ms, rate × 1e8]]}]); an EventSource on data-stream adds each
-// rate_update. Rates are decimal strings on the wire; they become numbers
-// here only to be drawn.
+// ms, "rate"]]}]); an EventSource on data-stream adds each rate_update.
+// Rates are decimal strings in both; they become numbers here only to be
+// drawn.
 //
 // #activity: quotes per minute by the status they reached (JSON: [{t: unix
 // seconds, c: {status: count}}]).
@@ -40,7 +40,7 @@
   var last = names.map(function () { return null; });
   var rows = [];
   history.forEach(function (s, i) {
-    s.points.forEach(function (p) { rows.push({ t: p[0] / 1000, i: i, v: p[1] / 1e8 }); });
+    s.points.forEach(function (p) { rows.push({ t: p[0] / 1000, i: i, v: parseFloat(p[1]) }); });
   });
   rows.sort(function (a, b) { return a.t - b.t; });
   var data = [[]].concat(names.map(function () { return []; }));
