@@ -290,7 +290,7 @@ func (r *run) startInProcess() (*target, error) {
 	if err := srv.Start(); err != nil {
 		return nil, errors.Join(err, m.stop())
 	}
-	srv.SetSystem(sys)
+	srv.SetTerm(actors.NewTerm(sys, nil, nil)) // m.stop stops sys
 	stop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), stopMax)
 		defer cancel()

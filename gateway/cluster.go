@@ -146,11 +146,11 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		// A node that is no member serves partners nothing; its admin
 		// listener still forwards, so that an operator can ask the node
 		// just started with --join to have itself added or replaced.
-		if !admin && s.sys.Load() == nil && !s.cfg.Cluster.IsMember() {
+		if !admin && s.served() == nil && !s.cfg.Cluster.IsMember() {
 			s.writeErrorByPath(ctx, errNotMember)
 			return
 		}
-		if s.sys.Load() != nil {
+		if s.served() != nil {
 			// A read is answered here only once this node is known to
 			// still lead: a paused or partitioned leader that has not
 			// noticed its successor must not serve what it holds.
@@ -237,7 +237,7 @@ func (s *Server) clusterReady() bool {
 }
 
 // otherLeader is the cluster's leader when one is known and it is not this
-// node (a node that leads but holds no system yet is still starting).
+// node (a node that leads but serves no term yet is still starting).
 // forwardMark is forwardedHeader's value on a request this node forwards:
 // "<node id> <hex HMAC-SHA256>", the MAC over the node id and the request
 // id under a key derived from the admin token, which every node of a

@@ -284,7 +284,7 @@ func (s *Server) console(nav string, h consoleHandler) fasthttp.RequestHandler {
 			s.consoleError(ctx, fasthttp.StatusForbidden, errForbidden.message)
 			return
 		}
-		sys := s.sys.Load()
+		sys := s.served()
 		if sys == nil || s.closing.Load() {
 			s.consoleError(ctx, fasthttp.StatusServiceUnavailable, "This node serves no marketplace now (starting, stopping, or a cluster follower without a leader): retry shortly.")
 			return
@@ -304,7 +304,7 @@ func (s *Server) currentOperator(p principal) *principal {
 		}
 		return rootPrincipal
 	}
-	sys := s.sys.Load()
+	sys := s.served()
 	if sys == nil {
 		return nil
 	}

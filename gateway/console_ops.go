@@ -133,7 +133,7 @@ type webhooksView struct {
 // backlog.
 func (s *Server) consoleWebhooks(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
-	v := &webhooksView{Dispatching: s.cfg.Webhooks != nil}
+	v := &webhooksView{Dispatching: s.webhooks() != nil}
 	for _, c := range r.sys.Clients() {
 		v.Rows = s.webhookRows(r.sys, c, mode, v.Rows)
 	}
@@ -160,13 +160,14 @@ func (s *Server) webhookRows(sys *actors.System, c *engine.Client, m engine.Mode
 	if c == nil {
 		return rows
 	}
+	d := s.webhooks()
 	for _, h := range sys.Webhooks(c.ID) {
 		if h.Mode != m {
 			continue
 		}
 		row := webhookRow{Client: c, Webhook: h}
-		if s.cfg.Webhooks != nil {
-			row.Status = s.cfg.Webhooks.Status(h.ID)
+		if d != nil {
+			row.Status = d.Status(h.ID)
 			row.Failing = row.Status.Last.Error != ""
 		}
 		rows = append(rows, row)

@@ -94,18 +94,20 @@
 //
 //  1. New(cfg) and Start(): both listeners serve at once; the public API
 //     and /readyz answer 503 UNAVAILABLE until
-//  2. SetSystem(sys) once recovery has finished;
+//  2. SetTerm(term) once recovery has finished (actors.Term: the actors
+//     and the webhook dispatcher, served until the term ends);
 //  3. Shutdown(ctx) on SIGTERM: stop accepting, finish in-flight requests.
 //
-// With Config.Cluster (a node of a cluster, cluster.go), SetSystem is
-// called when the node starts leading and SetSystem(nil) when it stops;
-// meanwhile every request but health, metrics and the cluster routes is
-// forwarded to the leader, and rate streams are relayed from it
-// (cluster_stream.go), all over the cluster's Raft port (ClusterNode.DialPeer:
-// mutual TLS when the cluster has it); a third server serves what peers
-// send there (ClusterNode.PeerListener), admin routes to the admin handler
-// and the rest to the public one. A node that is not a member of the
-// configuration it holds (removed, or waiting to be added) answers 503.
-// The rate streams opened on a system end when it stops being served
-// (streamHub.endSystem): their clients reconnect.
+// With Config.Cluster (a node of a cluster, cluster.go), SetTerm is called
+// with each leadership term, and the node ends the term when it stops
+// leading; while no term is served, every request but health, metrics and
+// the cluster routes is forwarded to the leader, and rate streams are
+// relayed from it (cluster_stream.go), all over the cluster's Raft port
+// (ClusterNode.DialPeer: mutual TLS when the cluster has it); a third
+// server serves what peers send there (ClusterNode.PeerListener), admin
+// routes to the admin handler and the rest to the public one. A node that
+// is not a member of the configuration it holds (removed, or waiting to be
+// added) answers 503. The rate streams opened during a term end when it
+// ends or another term is set (streamHub.endTerm): their clients
+// reconnect.
 package gateway

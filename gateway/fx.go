@@ -184,7 +184,7 @@ func (s *Server) writeFXError(ctx *fasthttp.RequestCtx, e *apiError) {
 
 // now is the engine's clock once the system runs, else the wall clock.
 func (s *Server) now() time.Time {
-	if sys := s.sys.Load(); sys != nil {
+	if sys := s.served(); sys != nil {
 		return sys.Now()
 	}
 	return time.Now()

@@ -219,7 +219,7 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 		ready = 1
 	}
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, ready)
-	sys := c.s.sys.Load()
+	sys := c.s.served()
 	if sys == nil {
 		return
 	}

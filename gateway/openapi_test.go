@@ -40,6 +40,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
@@ -1095,8 +1096,10 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "replace single node", base: adm, method: "POST", path: rp("n3"), template: replace, token: tok, want: 404})
 	c.run(t, oapiCall{name: "replace unready", base: unreadyAdm, method: "POST", path: rp("n3"), template: replace, token: tok, want: 503})
 	c.run(t, oapiCall{name: "replace no token", base: adm, method: "POST", path: rp("n3"), template: replace, want: 401})
-	// The fixed node "leads" here: the server holds a system, as a leader's does.
-	node.SetSystem(s.Sys)
+	// The fixed node "leads" here: the server serves a term, as a leader's
+	// does (another server's actors: ending the term stops them).
+	lead := actors.NewTerm(gatewaytest.Start(t, gatewaytest.Options{}).Sys, nil, nil)
+	node.SetTerm(lead)
 	c.run(t, oapiCall{name: "replace", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n3"), template: replace, token: tok, want: 200})
 	c.run(t, oapiCall{name: "replace the leader", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n2"), template: replace, token: tok, want: 409})
 	c.run(t, oapiCall{name: "replace unknown", base: "http://" + node.AdminAddr(), method: "POST", path: rp("n9"), template: replace, token: tok, want: 404})
@@ -1115,7 +1118,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "remove", base: fixed, method: "DELETE", path: na("n3"), template: nodeAt, token: tok, want: 200})
 	c.run(t, oapiCall{name: "remove the last", base: fixed, method: "DELETE", path: na("last"), template: nodeAt, token: tok, want: 409})
 	c.run(t, oapiCall{name: "remove unknown", base: fixed, method: "DELETE", path: na("n9"), template: nodeAt, token: tok, want: 404})
-	node.SetSystem(nil)
+	lead.End() // the leadership lost
 	// A follower forwards them; its leader unreachable, it answers 503.
 	c.run(t, oapiCall{name: "add, no leader", base: fixed, method: "POST", path: nodes, template: nodes, token: tok, body: `{"id":"n4","raft":"10.0.0.4:7000"}`, want: 503})
 	c.run(t, oapiCall{name: "remove, no leader", base: fixed, method: "DELETE", path: na("n3"), template: nodeAt, token: tok, want: 503})
@@ -1365,6 +1368,8 @@ func (fixedCluster) Replace(id string) error {
 // acceptingDeliveries is a webhook dispatcher's gateway view that accepts
 // every test delivery and knows no backlog.
 type acceptingDeliveries struct{}
+
+func (acceptingDeliveries) Stop() {}
 
 func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
 	return webhook.EndpointStatus{Unknown: true}

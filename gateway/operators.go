@@ -44,7 +44,7 @@ func (s *Server) adminPrincipal(token string) *principal {
 	if want := s.cfg.AdminToken; want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1 {
 		return rootPrincipal
 	}
-	if sys := s.sys.Load(); sys != nil {
+	if sys := s.served(); sys != nil {
 		if o, ok := sys.AuthenticateOperator(token); ok {
 			return &principal{name: o.Name, id: o.ID, role: o.Role}
 		}
@@ -57,7 +57,7 @@ func isWrite(ctx *fasthttp.RequestCtx) bool { return !ctx.IsGet() && !ctx.IsHead
 
 // audit records the write just answered, as its operator made it.
 func (s *Server) audit(ctx *fasthttp.RequestCtx, p *principal) {
-	sys := s.sys.Load()
+	sys := s.served()
 	if sys == nil {
 		return // nothing can be written here; the write itself was refused (503)
 	}

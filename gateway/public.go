@@ -56,7 +56,7 @@ func (s *Server) authenticated(fail func(*fasthttp.RequestCtx, *apiError), h par
 			fail(ctx, errUnauthorized)
 			return
 		}
-		sys := s.sys.Load()
+		sys := s.served()
 		if sys == nil || s.closing.Load() {
 			fail(ctx, errUnavailable)
 			return
@@ -617,7 +617,7 @@ func appendBalance(w *jsonWriter, a *engine.Account) {
 
 // received reports whether a deposit to q's pay-in was credited.
 func (s *Server) received(q *engine.Quote) bool {
-	sys := s.sys.Load()
+	sys := s.served()
 	return q.PayIn != nil && sys != nil && len(sys.Receipts(q.ID)) > 0
 }
 

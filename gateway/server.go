@@ -52,15 +52,12 @@ type Config struct {
 	// private and link-local addresses (--webhook-allow-private: tests and
 	// on-premise receivers); otherwise they are refused (SSRF).
 	WebhookAllowPrivate bool
-	// Webhooks, when set, is the webhook dispatcher: its backlog is shown
-	// to operators and its figures on /metrics.
-	Webhooks WebhookDeliveries
 	// Events, when set, is the partners' event history that GET
 	// /api/v1/partners/events reads (503 without it).
 	Events EventHistory
 	// Cluster, when set, makes this server one node of a replicated
-	// cluster (cluster.go): it forwards to the leader while it holds no
-	// system, and serves the cluster's admin routes.
+	// cluster (cluster.go): it forwards to the leader while it serves no
+	// term, and serves the cluster's admin routes.
 	Cluster ClusterNode
 	// TLS and AdminTLS, when set, make the public and the admin listener
 	// serve HTTPS (--tls-cert, --admin-tls-cert).
@@ -71,7 +68,7 @@ type Config struct {
 // admin listener for operators.
 type Server struct {
 	cfg     Config
-	sys     atomic.Pointer[actors.System]
+	term    atomic.Pointer[actors.Term] // the term served (SetTerm)
 	limiter *rateLimiter
 	public  *fasthttp.Server
 	admin   *fasthttp.Server
@@ -99,9 +96,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, limiter: newRateLimiter(cfg.RateLimit), metrics: newMetrics()}
 	s.metrics.registry.MustRegister(newSystemCollector(s))
 	s.metrics.registry.MustRegister(cfg.Collectors...)
-	if cfg.Webhooks != nil {
-		s.metrics.registry.MustRegister(newWebhookCollector(cfg.Webhooks))
-	}
+	s.metrics.registry.MustRegister(newWebhookCollector(s.webhooks))
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))
@@ -153,7 +148,7 @@ func (f fasthttpLogger) Printf(format string, args ...any) {
 	f.l.Debug(fmt.Sprintf(format, args...), "component", "fasthttp")
 }
 
-// Start opens both listeners and serves in the background. Until SetSystem
+// Start opens both listeners and serves in the background. Until SetTerm
 // is called, the public API answers 503 and /readyz is 503.
 func (s *Server) Start() error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
@@ -201,17 +196,45 @@ func (s *Server) Start() error {
 func (s *Server) Addr() string      { return s.ln.Addr().String() }
 func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 
-// SetSystem makes the server ready with a recovered system.
-//
-// A cluster node calls it with each leadership term's system and with nil
-// when it stops leading: the rate streams opened on a system the server no
-// longer serves end (their clients reconnect to whoever serves now), so no
-// stream is left carrying heartbeats only.
-func (s *Server) SetSystem(sys *actors.System) {
-	s.streams.serving.Store(sys)
-	if old := s.sys.Swap(sys); old != nil && old != sys {
-		s.streams.endSystem(old)
+// SetTerm makes the server serve t: its actors answer, its webhook
+// dispatcher (when it implements WebhookDeliveries) shows its backlog to
+// operators and its figures on /metrics. The server serves t until t ends
+// (actors.Term.End) or another term is set: from then on it answers as a
+// node that serves nothing (a cluster node forwards to the leader), and
+// every rate stream opened during t ends, so its client reconnects to
+// whoever serves now instead of being left with heartbeats only.
+func (s *Server) SetTerm(t *actors.Term) {
+	s.streams.serve(t)
+	if old := s.term.Swap(t); old != nil && old != t {
+		s.streams.endTerm(old)
 	}
+	go func() {
+		select {
+		case <-t.Done():
+			s.streams.endTerm(t)
+		case <-s.streams.closed:
+		}
+	}()
+}
+
+// served is the actors of the term served, nil while none is (before the
+// first, and once it has ended).
+func (s *Server) served() *actors.System {
+	if t := s.term.Load(); t != nil && !t.Ended() {
+		return t.System()
+	}
+	return nil
+}
+
+// webhooks is the webhook dispatcher of the term served, nil while none
+// is or the term has none.
+func (s *Server) webhooks() WebhookDeliveries {
+	if t := s.term.Load(); t != nil && !t.Ended() {
+		if d, ok := t.Webhooks().(WebhookDeliveries); ok {
+			return d
+		}
+	}
+	return nil
 }
 
 // defaultMarkets are what markets answers before a system is set.
@@ -219,7 +242,7 @@ var defaultMarkets = engine.DefaultMarkets()
 
 // markets are the markets in force: the system's.
 func (s *Server) markets() *engine.Markets {
-	if sys := s.sys.Load(); sys != nil {
+	if sys := s.served(); sys != nil {
 		return sys.Markets()
 	}
 	return defaultMarkets
@@ -430,7 +453,7 @@ func (s *Server) operatingRefusal(ctx *fasthttp.RequestCtx, err error) *apiError
 
 // system returns the running system, or answers 503 while recovering.
 func (s *Server) system(ctx *fasthttp.RequestCtx) *actors.System {
-	sys := s.sys.Load()
+	sys := s.served()
 	if sys == nil || s.closing.Load() {
 		s.writeError(ctx, errUnavailable)
 		return nil
@@ -497,7 +520,7 @@ func (s *Server) isReady() bool {
 	if s.closing.Load() {
 		return false
 	}
-	sys := s.sys.Load()
+	sys := s.served()
 	if sys == nil {
 		return s.clusterReady()
 	}

@@ -56,10 +56,10 @@ type streamHub struct {
 	// closed is closed when the hub shuts down; writers watch it.
 	closed  chan struct{}
 	closing atomic.Bool
-	// serving is the system the server serves (Server.SetSystem): a stream
-	// opened on another one is refused, and the streams of a system that
-	// stops being served are ended (endSystem).
-	serving atomic.Pointer[actors.System]
+	// serving is the term the server serves (Server.SetTerm): a stream
+	// opened on another one's system, or once it has ended, is refused,
+	// and the streams of a term that ends are ended (endTerm).
+	serving atomic.Pointer[actors.Term]
 
 	// mu guards the registry below. The fan-out holds it for reading while
 	// it marks subscribers; subscribe and remove hold it briefly for writing.
@@ -211,8 +211,9 @@ func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	sub.term = h.serving.Load()
 	switch {
-	case h.closing.Load() || h.serving.Load() != sys:
+	case h.closing.Load() || sub.term == nil || sub.term.System() != sys || sub.term.Ended():
 		return nil, errUnavailable
 	case h.total >= sseSubscribersMax:
 		return nil, errStreamsFull
@@ -298,25 +299,30 @@ func (h *streamHub) close(ctx context.Context) error {
 	}
 }
 
-// endSystem ends every stream opened on sys, which the server no longer
-// serves (a cluster node that lost its leadership: its rates stop, and a
-// stream left open would carry heartbeats only, forever), and forgets the
-// rates sys delivered, so that streams on the next system start from its
-// own. Each ended stream finishes its current write and returns: its
-// client reconnects (retry: 3000) to whoever serves now.
-//
-// REQUIRES: serving no longer holds sys (set first, so that a stream
-// subscribing meanwhile is either seen here or refused).
-func (h *streamHub) endSystem(sys *actors.System) {
+// serve makes t the term served. The rates the previous one delivered are
+// forgotten, so that streams on t start from its own.
+func (h *streamHub) serve(t *actors.Term) {
+	h.serving.Store(t)
 	for i := range h.latest {
 		h.latest[i].Store(nil)
 		h.rendered[i].Store(nil)
 	}
+}
+
+// endTerm ends every stream opened during t, which the server no longer
+// serves (a cluster node lost its leadership: its rates stop, and a stream
+// left open would carry heartbeats only, forever). Each ended stream
+// finishes its current write and returns: its client reconnects (retry:
+// 3000) to whoever serves now.
+//
+// REQUIRES: t has ended or serving no longer holds it (so that a stream
+// subscribing meanwhile is either seen here or refused).
+func (h *streamHub) endTerm(t *actors.Term) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	for i := range h.subscribers {
 		for sub := range h.subscribers[i] {
-			if sub.sys == sys {
+			if sub.term == t {
 				sub.retiredOnce.Do(func() { close(sub.retired) })
 			}
 		}
@@ -374,6 +380,7 @@ func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []b
 type streamSubscriber struct {
 	hub  *streamHub
 	sys  *actors.System
+	term *actors.Term // the term sys serves; the stream ends with it
 	key  engine.KeyID
 	conn net.Conn
 	mask uint64 // key indexes followed
@@ -394,9 +401,9 @@ type streamSubscriber struct {
 	deadlineMu sync.Mutex
 	armedUntil time.Time // the write deadline the writer last set
 	removed    atomic.Bool
-	// retired is closed when the system the stream was opened on is no
-	// longer the server's (a cluster node lost its leadership): the stream
-	// ends, so its client reconnects to whoever serves now (endSystem).
+	// retired is closed when the term the stream was opened in ends (a
+	// cluster node lost its leadership): the stream ends, so its client
+	// reconnects to whoever serves now (endTerm).
 	retired     chan struct{}
 	retiredOnce sync.Once
 }

@@ -81,6 +81,7 @@ func TestAppendRateData(t *testing.T) {
 func newTestHub(t *testing.T, heartbeat time.Duration) *streamHub {
 	t.Helper()
 	h := newStreamHub(heartbeat, 0, slog.New(slog.DiscardHandler))
+	h.serve(actors.NewTerm(nil, nil, nil)) // streams on no system (subscribe(nil, …)), never ending
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

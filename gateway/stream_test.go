@@ -787,35 +787,45 @@ func TestRateStreamShutdownEndsStreams(t *testing.T) {
 	}
 }
 
-// TestRateStreamEndsWhenItsSystemStopsServing: a cluster node that loses
-// its leadership gets SetSystem(nil); the streams it opened must end (a
-// clean EOF, within a bound), not carry heartbeats forever — their clients
-// reconnect to whoever serves now; a stream asked for meanwhile is refused
-// (503, the client retries) and, once a system serves again, opens on it.
-func TestRateStreamEndsWhenItsSystemStopsServing(t *testing.T) {
+// TestRateStreamEndsWithItsTerm: a cluster node that loses its
+// leadership ends its term; the streams opened during the term must end
+// (a clean EOF, within a bound), not carry heartbeats forever — their
+// clients reconnect to whoever serves now. A term replaced by another ends
+// its streams too; a stream asked for once the term has ended is refused
+// (503, the client retries).
+func TestRateStreamEndsWithItsTerm(t *testing.T) {
 	s := streamServer(t)
 	p := s.NewPartner(t, "streamer")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "A", "0.000625", "1000")
 	client := streamHTTP(t)
-	var streams []*sseClient
-	for range 3 {
-		c := openStream(t, client, s, p.SandboxKey, "from=NGN&to=USDT")
-		c.opening(gatewaytest.NGNUSDT)
-		streams = append(streams, c)
+	open := func(n int) []*sseClient {
+		var streams []*sseClient
+		for range n {
+			c := openStream(t, client, s, p.SandboxKey, "from=NGN&to=USDT")
+			c.opening(gatewaytest.NGNUSDT)
+			streams = append(streams, c)
+		}
+		return streams
 	}
-	s.SetSystem(nil) // leadership lost
-	for i, c := range streams {
-		if err := c.ended(5 * time.Second); err != io.EOF {
-			t.Fatalf("stream %d after the system stopped serving: %v, want a clean EOF", i, err)
+	ended := func(what string, streams []*sseClient) {
+		t.Helper()
+		for i, c := range streams {
+			if err := c.ended(5 * time.Second); err != io.EOF {
+				t.Fatalf("stream %d %s: %v, want a clean EOF", i, what, err)
+			}
 		}
 	}
+	first := open(3)
+	next := actors.NewTerm(s.Sys, nil, nil) // the same actors, as a new term
+	s.SetTerm(next)
+	ended("after its term was replaced", first)
+	second := open(2)
+	next.End() // leadership lost
+	ended("after its term ended", second)
 	if resp := streamRequest(t, client, s, p.SandboxKey, "from=NGN&to=USDT"); resp.StatusCode != http.StatusServiceUnavailable {
 		resp.Body.Close()
-		t.Fatalf("a stream while no system serves: %d, want 503", resp.StatusCode)
+		t.Fatalf("a stream once the term has ended: %d, want 503", resp.StatusCode)
 	} else {
 		resp.Body.Close()
 	}
-	s.SetSystem(s.Sys) // leading again
-	c := openStream(t, client, s, p.SandboxKey, "from=NGN&to=USDT")
-	c.opening(gatewaytest.NGNUSDT)
 }

@@ -274,7 +274,8 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, resultError(engine.ResultWebhookNotFound))
 		return
 	}
-	if s.cfg.Webhooks == nil {
+	hooks := s.webhooks()
+	if hooks == nil {
 		s.writeError(ctx, errWebhookNotReady)
 		return
 	}
@@ -293,7 +294,7 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 	body.id("webhookId", hook.ID)
 	body.close()
 	body.close()
-	switch err := s.cfg.Webhooks.Test(hook.ID, hook.URL, event, body.b); {
+	switch err := hooks.Test(hook.ID, hook.URL, event, body.b); {
 	case errors.Is(err, webhook.ErrTestInFlight):
 		s.writeError(ctx, errWebhookTestInFlight)
 		return
@@ -325,7 +326,7 @@ func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
 	}
-	hooks := sys.Webhooks(engine.ClientID(id))
+	hooks, d := sys.Webhooks(engine.ClientID(id)), s.webhooks()
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
@@ -337,8 +338,8 @@ func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		w.str("url", h.URL)
 		w.value("events", h.Events.Names())
 		w.time("createdAt", h.CreatedAt)
-		if s.cfg.Webhooks != nil {
-			appendBacklog(&w, s.cfg.Webhooks.Status(h.ID))
+		if d != nil {
+			appendBacklog(&w, d.Status(h.ID))
 		}
 		w.close()
 	}
@@ -412,12 +413,12 @@ func RenderEvent(e *engine.OwedEvent) []byte {
 
 // webhookCollector exposes the dispatcher's figures on /metrics.
 type webhookCollector struct {
-	d                            WebhookDeliveries
+	d                            func() WebhookDeliveries // the term's; nil: no figures
 	deliveries, dropped, backlog *prometheus.Desc
 	endpoints                    *prometheus.Desc
 }
 
-func newWebhookCollector(d WebhookDeliveries) *webhookCollector {
+func newWebhookCollector(d func() WebhookDeliveries) *webhookCollector {
 	return &webhookCollector{d: d,
 		deliveries: prometheus.NewDesc("oja_webhook_deliveries_total",
 			"Webhook delivery attempts since start, by result: delivered (2xx), failed (retried later), abandoned (the failed last attempt of an event whose 72 h window ended).",
@@ -437,7 +438,11 @@ func (c *webhookCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *webhookCollector) Collect(ch chan<- prometheus.Metric) {
-	n := c.d.Counters()
+	d := c.d()
+	if d == nil {
+		return
+	}
+	n := d.Counters()
 	for _, r := range []struct {
 		label string
 		v     uint64

@@ -8,8 +8,9 @@
 // entry and done runs once the entry is committed on a majority (each
 // member fsync'd it in its wal.RaftStore) and applied here. On gaining
 // leadership a node commits a barrier, starts the actors from a copy of its
-// replica and hands the system to the gateway; on losing it, it stops them,
-// and the gateway forwards to the new leader.
+// replica and a webhook dispatcher fed from it, and hands the two to the
+// gateway as one actors.Term (Run's callback); on losing it, it ends the
+// term, which stops them, and the gateway forwards to the new leader.
 //
 // A deposed leader cannot acknowledge a write the cluster lacks: its
 // entries commit only with a majority in its term, and once a new term has

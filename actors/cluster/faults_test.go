@@ -261,10 +261,7 @@ func lifecycles(t *testing.T, c *testCluster, m market, workers int, stop <-chan
 	serving := func(rng *rand.Rand) (*testNode, *actors.System) {
 		for range 400 {
 			n := c.nodes[rng.IntN(len(c.nodes))]
-			n.mu.Lock()
-			sys := n.sys
-			n.mu.Unlock()
-			if sys != nil {
+			if sys := n.system(); sys != nil {
 				return n, sys
 			}
 			select {

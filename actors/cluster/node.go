@@ -100,10 +100,8 @@ type Node struct {
 	mux   *mux          // the Raft port (nil with an in-process transport)
 	peers *peerListener // its HTTP side
 
-	mu    sync.Mutex // guards sys, log and hooks
-	sys   *actors.System
-	log   *raftLog
-	hooks WebhookDispatcher
+	mu   sync.Mutex   // guards term
+	term *actors.Term // this leadership term's service, nil while not leading
 
 	check         leaderCheck
 	leaderChanges atomic.Uint64
@@ -111,7 +109,7 @@ type Node struct {
 	observer   *raft.Observer
 	obs        chan raft.Observation
 	onLeader   atomic.Pointer[func(Member, bool)]
-	onSystem   func(*actors.System) // Run's argument
+	onTerm     func(*actors.Term) // Run's argument
 	quit, done chan struct{}
 	running    bool
 }
@@ -274,10 +272,11 @@ func seedSnapshot(snaps raft.SnapshotStore, trans raft.Transport, self Member, b
 }
 
 // Run starts serving: from now on, whenever this node leads, its actors
-// run and onSystem is told of them (and of nil when they stop). Leadership
+// run, and onTerm is given each leadership term once it serves (the term
+// ends — its Done closes — as soon as the leadership is lost). Leadership
 // gained before Run is not missed (Raft keeps the latest change).
-func (n *Node) Run(onSystem func(*actors.System)) {
-	n.onSystem = onSystem
+func (n *Node) Run(onTerm func(*actors.Term)) {
+	n.onTerm = onTerm
 	n.running = true
 	go n.watch()
 }
@@ -363,21 +362,24 @@ func (n *Node) startActors() error {
 		log.close()
 		return err
 	}
+	var hooks WebhookDispatcher // nil converts to a nil TermWebhooks
+	if n.cfg.Webhooks != nil {
+		hooks = n.cfg.Webhooks(sys)
+	}
+	term := actors.NewTerm(sys, hooks, log.close)
 	n.mu.Lock()
-	n.sys, n.log = sys, log
+	n.term = term
 	n.mu.Unlock()
 	if n.cfg.Seed != nil {
 		if err := n.cfg.Seed(sys); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 	}
-	if n.cfg.Webhooks != nil {
-		hooks := n.cfg.Webhooks(sys)
+	if hooks != nil {
+		// Every endpoint and owed event the replica holds, then every
+		// change as entries apply (until stopActors).
 		n.fsm.observeWebhooks(hooks)
 		hooks.Start()
-		n.mu.Lock()
-		n.hooks = hooks
-		n.mu.Unlock()
 	}
 	// The parts of the start, for the failover's cost: the barrier (the
 	// entries of earlier terms applied), the copy of the replica
@@ -385,8 +387,8 @@ func (n *Node) startActors() error {
 	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
 		"quotes", quotes, "start_duration", time.Since(began).String(), "barrier_duration", barrier.String(),
 		"copy_duration", copied.String(), "actors_duration", time.Since(startedAt).String())
-	if n.onSystem != nil {
-		n.onSystem(sys)
+	if n.onTerm != nil {
+		n.onTerm(term)
 	}
 	return nil
 }
@@ -405,27 +407,21 @@ func (n *Node) writeFailed(err error) {
 	}()
 }
 
-// stopActors ends this node's service as leader: the gateway forwards
-// from now on, the actors stop, and writes still pending end (committed,
-// or failed with the lost leadership: never acknowledged unless a
-// majority holds them).
+// stopActors ends this node's leadership term (actors.Term.End): the
+// gateway forwards from now on and ends the term's streams, the
+// dispatcher and the actors stop, and writes still pending end (committed,
+// or failed with the lost leadership: never acknowledged unless a majority
+// holds them).
 func (n *Node) stopActors() {
 	n.mu.Lock()
-	sys, log, hooks := n.sys, n.log, n.hooks
-	n.sys, n.log, n.hooks = nil, nil, nil
+	term := n.term
+	n.term = nil
 	n.mu.Unlock()
-	if hooks != nil {
-		n.fsm.observeWebhooks(nil)
-		hooks.Stop() // before the system: the settlements made are recorded
-	}
-	if sys == nil {
+	if term == nil {
 		return
 	}
-	if n.onSystem != nil {
-		n.onSystem(nil)
-	}
-	sys.Stop()
-	log.close()
+	n.fsm.observeWebhooks(nil)
+	term.End()
 	n.cfg.Logger.Info("not leading: actors stopped")
 }
 
@@ -433,7 +429,10 @@ func (n *Node) stopActors() {
 func (n *Node) System() *actors.System {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.sys
+	if n.term == nil {
+		return nil
+	}
+	return n.term.System()
 }
 
 // Close stops the actors, leaves Raft and closes the store.

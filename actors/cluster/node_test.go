@@ -49,8 +49,18 @@ type testNode struct {
 	// disk, when set, is fs with slow syncs (faults_test.go).
 	disk *slowFS
 
-	mu  sync.Mutex
-	sys *actors.System
+	mu   sync.Mutex
+	term *actors.Term // the node's latest leadership term
+}
+
+// system is n's running actors while its term lasts, else nil.
+func (n *testNode) system() *actors.System {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.term == nil || n.term.Ended() {
+		return nil
+	}
+	return n.term.System()
 }
 
 const (
@@ -126,9 +136,9 @@ func (c *testCluster) open(n *testNode) {
 		c.t.Fatal(err)
 	}
 	n.node = node
-	node.Run(func(sys *actors.System) {
+	node.Run(func(term *actors.Term) {
 		n.mu.Lock()
-		n.sys = sys
+		n.term = term
 		n.mu.Unlock()
 	})
 }
@@ -145,10 +155,7 @@ func (c *testCluster) leader(except ...*testNode) *testNode {
 					continue nodes
 				}
 			}
-			n.mu.Lock()
-			sys := n.sys
-			n.mu.Unlock()
-			if sys != nil && sys.Ready() == nil && n.node.raft.State() == raft.Leader {
+			if sys := n.system(); sys != nil && sys.Ready() == nil && n.node.raft.State() == raft.Leader {
 				return n
 			}
 		}
@@ -161,9 +168,7 @@ func (c *testCluster) leader(except ...*testNode) *testNode {
 // createClients writes count clients through n's actors and returns the
 // names acknowledged (a failed write is not acknowledged).
 func (c *testCluster) createClients(n *testNode, prefix string, count int) []string {
-	n.mu.Lock()
-	sys := n.sys
-	n.mu.Unlock()
+	sys := n.system()
 	var acked []string
 	for i := 0; i < count && sys != nil; i++ {
 		name := fmt.Sprintf("%s-%d", prefix, i)
@@ -267,9 +272,7 @@ func TestPartitionedLeader(t *testing.T) {
 	if len(acked) != 20 {
 		t.Fatalf("healthy cluster acknowledged %d of 20", len(acked))
 	}
-	old.mu.Lock()
-	oldSys := old.sys
-	old.mu.Unlock()
+	oldSys := old.system()
 	c.isolate(old)
 	// Writes to the isolated leader's actors: none may be acknowledged (it
 	// cannot reach a majority; it steps down after its lease).
@@ -307,7 +310,7 @@ func TestPowerLossOfTwo(t *testing.T) {
 		_ = n.node.Close()
 		n.node, n.fs = nil, crashed
 		n.mu.Lock()
-		n.sys = nil
+		n.term = nil
 		n.mu.Unlock()
 	}
 	for _, n := range []*testNode{leader, follower} {

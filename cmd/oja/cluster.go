@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
-	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
 // serveCluster is `oja serve --cluster FILE --node ID`: one node of a
@@ -55,7 +53,6 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	}
 
 	var srvRef atomic.Pointer[gateway.Server]
-	var hooks clusterWebhooks // this term's dispatcher while leading
 	history, err := openHistory(cfg, logger)
 	if err != nil {
 		return err
@@ -87,9 +84,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 			},
 		},
 		Webhooks: func(sys *actors.System) cluster.WebhookDispatcher {
-			d := newDispatcher(cfg, logger, func() *actors.System { return sys })
-			hooks.current.Store(d)
-			return d
+			return newDispatcher(cfg, logger, func() *actors.System { return sys })
 		},
 		// --demo seeds once, through the first leader (its data dir gets
 		// demo.key); later leaders find the demo client and leave it be.
@@ -107,10 +102,10 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:     func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
-		Collectors: []prometheus.Collector{newClusterCollector(node)},
-		Cluster:    node,
-		Webhooks:   &hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
+		Backup:              func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
+		Collectors:          []prometheus.Collector{newClusterCollector(node)},
+		Cluster:             node,
+		WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
 	})
 	srvRef.Store(srv)
 	node.OnLeaderChange(srv.LeaderChanged)
@@ -120,21 +115,16 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	}
 	logger.Info("cluster node listening", "public", srv.Addr(), "admin", srv.AdminAddr(), "raft", self.Raft, "data", cfg.data)
 
-	var mu sync.Mutex // guards simulator
-	var simulator *marketSimulator
-	node.Run(func(sys *actors.System) {
-		if sys == nil {
-			hooks.current.Store(nil)
-		}
-		srv.SetSystem(sys)
-		mu.Lock()
-		defer mu.Unlock()
-		if simulator != nil {
-			simulator.Stop()
-			simulator = nil
-		}
-		if sys != nil && cfg.demo {
-			simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
+	// Each leadership term is served until it ends; with --demo, the
+	// market simulator runs for as long as the term does.
+	node.Run(func(term *actors.Term) {
+		srv.SetTerm(term)
+		if cfg.demo {
+			simulator := startMarketSimulator(term.System(), simulatorSeed, simulatorInterval, logger)
+			go func() {
+				<-term.Done()
+				simulator.Stop()
+			}()
 		}
 	})
 
@@ -230,32 +220,4 @@ func (c *clusterCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.appliedIndex, float64(m.AppliedIndex))
 	gauge(c.lastIndex, float64(m.LastIndex))
 	gauge(c.lastContact, m.LastContact.Seconds())
-}
-
-// clusterWebhooks is the gateway's view of the webhook dispatcher of the
-// term this node leads (none while it follows: nothing is delivered from
-// here, and admin requests are forwarded to the leader).
-type clusterWebhooks struct {
-	current atomic.Pointer[webhook.Dispatcher]
-}
-
-func (c *clusterWebhooks) Status(id engine.WebhookID) webhook.EndpointStatus {
-	if d := c.current.Load(); d != nil {
-		return d.Status(id)
-	}
-	return webhook.EndpointStatus{Unknown: true}
-}
-
-func (c *clusterWebhooks) Test(id engine.WebhookID, url string, event engine.EventID, body []byte) error {
-	if d := c.current.Load(); d != nil {
-		return d.Test(id, url, event, body)
-	}
-	return webhook.ErrNotReady
-}
-
-func (c *clusterWebhooks) Counters() webhook.Counters {
-	if d := c.current.Load(); d != nil {
-		return d.Counters()
-	}
-	return webhook.Counters{}
 }

@@ -293,9 +293,9 @@ func serve(args []string) error {
 	srv = gateway.New(gateway.Config{
 		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
 		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:     func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
-		Collectors: []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
-		Webhooks:   hooks, WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
+		Backup:              func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
+		Collectors:          []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
+		WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
 		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
 	})
 	if err := srv.Start(); err != nil {
@@ -353,7 +353,9 @@ func serve(args []string) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	srv.SetSystem(sys)
+	// A single node's one term: it ends at shutdown.
+	term := actors.NewTerm(sys, hooks, nil)
+	srv.SetTerm(term)
 	logger.Info("ready")
 	close(ready)
 	var simulator *marketSimulator
@@ -365,14 +367,15 @@ func serve(args []string) error {
 	if simulator != nil {
 		simulator.Stop()
 	}
-	hooks.Stop() // before the system: settlements made are recorded
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	// Shutdown ends the rate streams first, then stops the listeners.
+	// Shutdown ends the rate streams first, then stops the listeners and
+	// lets the requests in flight finish; then the term ends (the
+	// dispatcher, then the actors) and the follower stops.
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown: connections cut", "err", err)
 	}
-	sys.Stop()
+	term.End()
 	stopFollower()
 	if err := log.Close(); err != nil {
 		return fmt.Errorf("closing log: %w", err)

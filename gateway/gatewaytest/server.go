@@ -46,9 +46,12 @@ type Options struct {
 	// WebhookAllowPrivate is --webhook-allow-private (webhook URLs on
 	// 127.0.0.1 are refused without it).
 	WebhookAllowPrivate bool
-	// Webhooks is the gateway's view of a webhook dispatcher (backlog,
-	// metrics); nil: none.
-	Webhooks gateway.WebhookDeliveries
+	// Webhooks is the term's webhook dispatcher (backlog, metrics; the
+	// term stops it); nil: none.
+	Webhooks interface {
+		gateway.WebhookDeliveries
+		actors.TermWebhooks
+	}
 	// Markets is --markets; nil: the default markets.
 	Markets *engine.MarketsConfig
 	// History keeps the partners' event history (GET /partners/events) in
@@ -66,6 +69,7 @@ func WideMarkets() *engine.MarketsConfig { return engine.DefaultMarketsConfig().
 type Server struct {
 	*gateway.Server
 	Sys     *actors.System
+	Term    *actors.Term // Sys's term, served until Stop (or a test ends it)
 	Log     *wal.Log
 	Dir     string
 	URL     string // public base, e.g. http://127.0.0.1:41234
@@ -134,7 +138,6 @@ func Start(t testing.TB, opts Options) *Server {
 		RateLimit: opts.RateLimit, Backup: log.Backup,
 		SSEHeartbeat: opts.SSEHeartbeat, SSEStallMax: opts.SSEStallMax,
 		Logger: opts.Logger, AccessLog: opts.AccessLog, WebhookAllowPrivate: opts.WebhookAllowPrivate,
-		Webhooks: opts.Webhooks,
 	}
 	if history != nil {
 		cfg.Events = history
@@ -153,8 +156,9 @@ func Start(t testing.TB, opts Options) *Server {
 		log.Close()
 		t.Fatalf("gatewaytest: listen: %v", err)
 	}
-	srv.SetSystem(sys)
-	s := &Server{Server: srv, Sys: sys, Log: log, Dir: opts.Dir, history: history,
+	term := actors.NewTerm(sys, opts.Webhooks, nil)
+	srv.SetTerm(term)
+	s := &Server{Server: srv, Sys: sys, Term: term, Log: log, Dir: opts.Dir, history: history,
 		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew, clock: clock}
 	if history != nil {
 		s.stopFollower = follow(t, log, history, clock)
@@ -190,7 +194,7 @@ func (s *Server) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = s.Shutdown(ctx) // a test that cares checks Shutdown itself
-	s.Sys.Stop()
+	s.Term.End()
 	if s.stopFollower != nil {
 		s.stopFollower()
 		_ = s.history.Close()

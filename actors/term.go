@@ -1,0 +1,74 @@
+package actors
+
+import "sync"
+
+// Term is one term of service: the right to write, held by one process at
+// a time. It bundles what serves during it — the actors (System), the
+// webhook dispatcher fed from the same records, and what the actors write
+// to — so that they start together, are handed to the gateway together,
+// and end together.
+//
+// A single node makes one term once recovery has finished; it ends at
+// shutdown. A cluster node makes one each time it gains the leadership and
+// ends it as soon as it loses it (actors/cluster). The gateway serves the
+// term it was last given until that term's Done closes: from then on it
+// answers as a node that does not lead (forwarding, or 503), and every
+// rate stream opened during the term ends, so its client reconnects to
+// whoever serves now.
+type Term struct {
+	sys     *System
+	hooks   TermWebhooks
+	release func()
+	done    chan struct{}
+	end     sync.Once
+}
+
+// TermWebhooks is the webhook dispatcher of a term, as the term stops it
+// (*webhook.Dispatcher; the gateway reads more of it).
+type TermWebhooks interface{ Stop() }
+
+// NewTerm makes the term served by sys and hooks (nil: no dispatcher).
+// release, when set, runs last when the term ends, once the actors have
+// stopped: it frees what the term's maker gave the actors (a cluster
+// leader's Raft log writer).
+func NewTerm(sys *System, hooks TermWebhooks, release func()) *Term {
+	return &Term{sys: sys, hooks: hooks, release: release, done: make(chan struct{})}
+}
+
+// System is the term's actors. Once the term has ended they refuse
+// writes (ErrUnavailable).
+func (t *Term) System() *System { return t.sys }
+
+// Webhooks is the term's webhook dispatcher, nil if it has none.
+func (t *Term) Webhooks() TermWebhooks { return t.hooks }
+
+// Done is closed when the term starts ending.
+func (t *Term) Done() <-chan struct{} { return t.done }
+
+// Ended reports whether the term has started ending.
+func (t *Term) Ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// End ends the term, once, in this order: Done closes (the gateway stops
+// serving it and ends its streams), the dispatcher stops (before the
+// actors: the settlements it made are recorded through them), the actors
+// stop (writes still pending end, committed or failed, never acknowledged
+// otherwise), and release runs. Other calls wait until it has ended.
+func (t *Term) End() {
+	t.end.Do(func() {
+		close(t.done)
+		if t.hooks != nil {
+			t.hooks.Stop()
+		}
+		t.sys.Stop()
+		if t.release != nil {
+			t.release()
+		}
+	})
+}
