@@ -551,7 +551,7 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 		t.Errorf("repeated complete after restart: %s", r.Result)
 	}
 	if r := transition(t, sys, cancelled, completeOp); r.Result != engine.ResultInvalidState ||
-		!slices.Equal(r.AllowedFrom, engine.CompleteAllowedFrom) {
+		!slices.Equal(r.AllowedFrom, engine.Completing.From) {
 		t.Errorf("complete of a cancelled quote after restart: %s %v", r.Result, r.AllowedFrom)
 	}
 	clk.Advance(time.Minute)
@@ -646,7 +646,7 @@ func TestRecoveryExpiresOverdueQuotes(t *testing.T) {
 		t.Errorf("expired at recovery: updated %d ttl %d", q.UpdatedAt, q.SecondsLeft(clk.Millis()))
 	}
 	if r := transition(t, n.sys, pending, jsonAccept(t, ada, pending)); r.Result != engine.ResultInvalidState ||
-		!slices.Equal(r.AllowedFrom, engine.AcceptAllowedFrom) {
+		!slices.Equal(r.AllowedFrom, engine.Accepting.From) {
 		t.Errorf("accept of a quote expired at recovery: %s %v", r.Result, r.AllowedFrom)
 	}
 
@@ -762,20 +762,20 @@ func TestTransitionsThroughSystem(t *testing.T) {
 		{engine.StatusPending, "accept", engine.ResultOK, engine.StatusAwaitingPayment, nil},
 		{engine.StatusPending, "accept foreign account", engine.ResultInvalidAccount, engine.StatusPending, nil},
 		{engine.StatusPending, "cancel", engine.ResultOK, engine.StatusCancelled, nil},
-		{engine.StatusPending, "complete", engine.ResultInvalidState, engine.StatusPending, engine.CompleteAllowedFrom},
+		{engine.StatusPending, "complete", engine.ResultInvalidState, engine.StatusPending, engine.Completing.From},
 		{engine.StatusAwaitingPayment, "accept", engine.ResultOK, engine.StatusAwaitingPayment, nil},
-		{engine.StatusAwaitingPayment, "accept foreign account", engine.ResultInvalidState, engine.StatusAwaitingPayment, engine.AcceptAllowedFrom},
+		{engine.StatusAwaitingPayment, "accept foreign account", engine.ResultInvalidState, engine.StatusAwaitingPayment, engine.Accepting.From},
 		{engine.StatusAwaitingPayment, "cancel", engine.ResultOK, engine.StatusCancelled, nil},
 		{engine.StatusAwaitingPayment, "complete", engine.ResultOK, engine.StatusCompleted, nil},
-		{engine.StatusCompleted, "accept", engine.ResultInvalidState, engine.StatusCompleted, engine.AcceptAllowedFrom},
-		{engine.StatusCompleted, "cancel", engine.ResultInvalidState, engine.StatusCompleted, engine.CancelAllowedFrom},
+		{engine.StatusCompleted, "accept", engine.ResultInvalidState, engine.StatusCompleted, engine.Accepting.From},
+		{engine.StatusCompleted, "cancel", engine.ResultInvalidState, engine.StatusCompleted, engine.Cancelling.From},
 		{engine.StatusCompleted, "complete", engine.ResultOK, engine.StatusCompleted, nil},
-		{engine.StatusCancelled, "accept", engine.ResultInvalidState, engine.StatusCancelled, engine.AcceptAllowedFrom},
+		{engine.StatusCancelled, "accept", engine.ResultInvalidState, engine.StatusCancelled, engine.Accepting.From},
 		{engine.StatusCancelled, "cancel", engine.ResultOK, engine.StatusCancelled, nil},
-		{engine.StatusCancelled, "complete", engine.ResultInvalidState, engine.StatusCancelled, engine.CompleteAllowedFrom},
-		{engine.StatusExpired, "accept", engine.ResultInvalidState, engine.StatusExpired, engine.AcceptAllowedFrom},
-		{engine.StatusExpired, "cancel", engine.ResultInvalidState, engine.StatusExpired, engine.CancelAllowedFrom},
-		{engine.StatusExpired, "complete", engine.ResultInvalidState, engine.StatusExpired, engine.CompleteAllowedFrom},
+		{engine.StatusCancelled, "complete", engine.ResultInvalidState, engine.StatusCancelled, engine.Completing.From},
+		{engine.StatusExpired, "accept", engine.ResultInvalidState, engine.StatusExpired, engine.Accepting.From},
+		{engine.StatusExpired, "cancel", engine.ResultInvalidState, engine.StatusExpired, engine.Cancelling.From},
+		{engine.StatusExpired, "complete", engine.ResultInvalidState, engine.StatusExpired, engine.Completing.From},
 	}
 	for _, tc := range tests {
 		t.Run(tc.status.String()+"/"+tc.op, func(t *testing.T) {

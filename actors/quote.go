@@ -278,16 +278,16 @@ func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int6
 	switch cmd.Operation {
 	case OperationAccept:
 		res, ev := q.Accept(cmd.Accept, now, paymentWindowMillis)
-		return res, asEvent(ev), engine.AcceptAllowedFrom
+		return res, asEvent(ev), engine.Accepting.From
 	case OperationCancel:
 		res, ev := q.Cancel(now)
 		if ev != nil {
 			ev.ByOperator = cmd.ByOperator
 		}
-		return res, asEvent(ev), engine.CancelAllowedFrom
+		return res, asEvent(ev), engine.Cancelling.From
 	case OperationComplete:
 		res, ev := q.Complete(now)
-		return res, asEvent(ev), engine.CompleteAllowedFrom
+		return res, asEvent(ev), engine.Completing.From
 	}
 	return engine.ResultValidation, nil, nil
 }

@@ -33,12 +33,51 @@ func (s Status) Open() bool { return s == StatusPending || s == StatusAwaitingPa
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{StatusPending, StatusAwaitingPayment, StatusCompleted, StatusCancelled, StatusExpired}
 
-// Which transitions are allowed from which statuses (the 409 details).
+// Transition is one row of the quote lifecycle's table (contract §4): the
+// statuses an operation moves a quote from, and the status it moves it to.
+// A quote already in To takes the same request again as a safe repeat (no
+// event; an accept only with the same input). The table below is the one
+// statement of the lifecycle: the decisions (Accept, Cancel, Complete,
+// ExpireIfDue), Apply's checks, replay's (State.Apply) and the 409 details
+// (the statuses an operation is allowed from) all read it.
+type Transition struct {
+	From []Status
+	To   Status
+}
+
+// Allows reports whether the operation moves a quote in status s.
+func (t *Transition) Allows(s Status) bool {
+	for _, f := range t.From {
+		if f == s {
+			return true
+		}
+	}
+	return false
+}
+
+// The quote lifecycle.
 var (
-	AcceptAllowedFrom   = []Status{StatusPending}
-	CancelAllowedFrom   = []Status{StatusPending, StatusAwaitingPayment}
-	CompleteAllowedFrom = []Status{StatusAwaitingPayment}
+	Accepting  = Transition{From: []Status{StatusPending}, To: StatusAwaitingPayment}
+	Cancelling = Transition{From: []Status{StatusPending, StatusAwaitingPayment}, To: StatusCancelled}
+	Completing = Transition{From: []Status{StatusAwaitingPayment}, To: StatusCompleted}
+	// Expiring is the deadline's: every open status (Status.Open).
+	Expiring = Transition{From: []Status{StatusPending, StatusAwaitingPayment}, To: StatusExpired}
 )
+
+// transitionOf is the row of a lifecycle event; nil for any other event.
+func transitionOf(ev Event) *Transition {
+	switch ev.(type) {
+	case *QuoteAccepted:
+		return &Accepting
+	case *QuoteCancelled:
+		return &Cancelling
+	case *QuoteCompleted:
+		return &Completing
+	case *QuoteExpired:
+		return &Expiring
+	}
+	return nil
+}
 
 // Quote is one quote (= one XML trade). After creation its immutable part
 // (ids, amounts, allocations) never changes; the transitions below change
@@ -137,7 +176,7 @@ func (q *Quote) HasPoolAccount(id AccountID) bool {
 
 // ExpireIfDue returns the expiry event when the deadline has passed.
 func (q *Quote) ExpireIfDue(now int64) *QuoteExpired {
-	if q.Status.Open() && now >= q.ExpiresAt {
+	if Expiring.Allows(q.Status) && now >= q.ExpiresAt {
 		return &QuoteExpired{At: now, Quote: q.ID}
 	}
 	return nil
@@ -160,8 +199,8 @@ type AcceptQuote struct {
 // Accept decides an accept at time now (REQUIRES: ExpireIfDue was applied).
 // A repeat with the same input returns ResultOK and no event.
 func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result, *QuoteAccepted) {
-	switch q.Status {
-	case StatusPending:
+	switch {
+	case Accepting.Allows(q.Status):
 		if p := CheckSettlement(q, cmd.Settlement, cmd.OwnerWallets); p != SettlementLegal {
 			return p.Result(), nil
 		}
@@ -170,20 +209,18 @@ func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result,
 		}
 		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,
 			Settlement: cmd.Settlement, ExpiresAt: now + paymentWindowMillis}
-	case StatusAwaitingPayment:
-		if cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.Settlement {
-			return ResultOK, nil
-		}
+	case q.Status == Accepting.To && cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.Settlement:
+		return ResultOK, nil
 	}
 	return ResultInvalidState, nil
 }
 
 // Cancel decides a cancel. Cancelling a cancelled quote is a safe repeat.
 func (q *Quote) Cancel(now int64) (Result, *QuoteCancelled) {
-	switch q.Status {
-	case StatusPending, StatusAwaitingPayment:
+	switch {
+	case Cancelling.Allows(q.Status):
 		return ResultOK, &QuoteCancelled{At: now, Quote: q.ID}
-	case StatusCancelled:
+	case q.Status == Cancelling.To:
 		return ResultOK, nil
 	}
 	return ResultInvalidState, nil
@@ -192,10 +229,10 @@ func (q *Quote) Cancel(now int64) (Result, *QuoteCancelled) {
 // Complete decides a completion. Completing a completed quote is a safe
 // repeat.
 func (q *Quote) Complete(now int64) (Result, *QuoteCompleted) {
-	switch q.Status {
-	case StatusAwaitingPayment:
+	switch {
+	case Completing.Allows(q.Status):
 		return ResultOK, &QuoteCompleted{At: now, Quote: q.ID}
-	case StatusCompleted:
+	case q.Status == Completing.To:
 		return ResultOK, nil
 	}
 	return ResultInvalidState, nil
@@ -205,28 +242,26 @@ func (q *Quote) Complete(now int64) (Result, *QuoteCompleted) {
 // the quote's holds must now be released (cancel, expiry).
 // REQUIRES: the event was decided by the methods above on this state.
 func (q *Quote) Apply(ev Event) (release bool) {
-	switch ev := ev.(type) {
-	case *PayInSeen:
+	if ev, ok := ev.(*PayInSeen); ok {
 		seen := *q.PayIn
 		seen.SeenAmount, seen.SeenTx, seen.SeenAt = ev.Amount, ev.TxHash, ev.At
 		q.PayIn, q.UpdatedAt = &seen, ev.At
+		return false
+	}
+	t := transitionOf(ev)
+	assert(t != nil, "quote cannot apply %T", ev)
+	assert(t.Allows(q.Status), "%T from %s", ev, q.Status)
+	q.Status = t.To
+	switch ev := ev.(type) {
 	case *QuoteAccepted:
-		assert(q.Status == StatusPending, "accept from %s", q.Status)
-		q.Status, q.UpdatedAt, q.AcceptedAt, q.ExpiresAt = StatusAwaitingPayment, ev.At, ev.At, ev.ExpiresAt
+		q.UpdatedAt, q.AcceptedAt, q.ExpiresAt = ev.At, ev.At, ev.ExpiresAt
 		q.PoolAccount, q.Settlement, q.PayIn = ev.PoolAccount, ev.Settlement, ev.PayIn
 	case *QuoteCancelled:
-		assert(q.Status.Open(), "cancel from %s", q.Status)
-		q.Status, q.UpdatedAt = StatusCancelled, ev.At
-		return true
+		q.UpdatedAt = ev.At
 	case *QuoteExpired:
-		assert(q.Status.Open(), "expire from %s", q.Status)
-		q.Status, q.UpdatedAt = StatusExpired, ev.At
-		return true
+		q.UpdatedAt = ev.At
 	case *QuoteCompleted:
-		assert(q.Status == StatusAwaitingPayment, "complete from %s", q.Status)
-		q.Status, q.UpdatedAt = StatusCompleted, ev.At
-	default:
-		assert(false, "quote cannot apply %T", ev)
+		q.UpdatedAt = ev.At
 	}
-	return false
+	return t == &Cancelling || t == &Expiring
 }

@@ -301,12 +301,48 @@ func TestQuoteAllowedFrom(t *testing.T) {
 			made    bool
 			allowed []engine.Status
 		}{
-			{"accept", accept != nil, engine.AcceptAllowedFrom},
-			{"cancel", cancel != nil, engine.CancelAllowedFrom},
-			{"complete", complete != nil, engine.CompleteAllowedFrom},
+			{"accept", accept != nil, engine.Accepting.From},
+			{"cancel", cancel != nil, engine.Cancelling.From},
+			{"complete", complete != nil, engine.Completing.From},
 		} {
 			if got, want := tc.made, slices.Contains(tc.allowed, st); got != want {
 				t.Errorf("%s from %s: made an event %v, allowed-from says %v", tc.op, st, got, want)
+			}
+		}
+	}
+}
+
+// TestLifecycleTable pins the lifecycle's one table to contract §4, written
+// out here independently: which statuses each operation moves a quote from,
+// and to which status Apply then moves it.
+func TestLifecycleTable(t *testing.T) {
+	P, A := engine.StatusPending, engine.StatusAwaitingPayment
+	for _, tc := range []struct {
+		name  string
+		row   engine.Transition
+		from  []engine.Status
+		to    engine.Status
+		event func(q *engine.Quote) engine.Event
+	}{
+		{"accept", engine.Accepting, []engine.Status{P}, A, func(q *engine.Quote) engine.Event { return acceptedEvent(q) }},
+		{"cancel", engine.Cancelling, []engine.Status{P, A}, engine.StatusCancelled,
+			func(q *engine.Quote) engine.Event { return &engine.QuoteCancelled{At: decisionTime(q), Quote: q.ID} }},
+		{"complete", engine.Completing, []engine.Status{A}, engine.StatusCompleted,
+			func(q *engine.Quote) engine.Event { return &engine.QuoteCompleted{At: decisionTime(q), Quote: q.ID} }},
+		{"expire", engine.Expiring, []engine.Status{P, A}, engine.StatusExpired,
+			func(q *engine.Quote) engine.Event { return &engine.QuoteExpired{At: q.ExpiresAt, Quote: q.ID} }},
+	} {
+		if !slices.Equal(tc.row.From, tc.from) || tc.row.To != tc.to {
+			t.Errorf("%s: table says %v → %s, contract §4 %v → %s", tc.name, tc.row.From, tc.row.To, tc.from, tc.to)
+		}
+		for _, st := range tc.from {
+			q := newTestQuote(t, st)
+			release := q.Apply(tc.event(q))
+			if q.Status != tc.to {
+				t.Errorf("%s from %s: Apply moved the quote to %s, want %s", tc.name, st, q.Status, tc.to)
+			}
+			if want := tc.to == engine.StatusCancelled || tc.to == engine.StatusExpired; release != want {
+				t.Errorf("%s from %s: Apply says release %v, want %v", tc.name, st, release, want)
 			}
 		}
 	}
@@ -411,10 +447,10 @@ func TestQuoteApplyAsserts(t *testing.T) {
 		"created":  func(q *engine.Quote) engine.Event { return &engine.QuoteCreated{Quote: q.ID} },
 	}
 	allowed := map[string][]engine.Status{
-		"accept":   engine.AcceptAllowedFrom,
-		"cancel":   engine.CancelAllowedFrom,
-		"expire":   {engine.StatusPending, engine.StatusAwaitingPayment},
-		"complete": engine.CompleteAllowedFrom,
+		"accept":   engine.Accepting.From,
+		"cancel":   engine.Cancelling.From,
+		"expire":   engine.Expiring.From,
+		"complete": engine.Completing.From,
 	}
 	for _, st := range engine.Statuses {
 		for name, event := range events {

@@ -305,7 +305,7 @@ func (s *scenario) run(line string) string {
 		if ev != nil {
 			w.apply(ev)
 		}
-		return s.transition("accept", q, res, ev != nil, engine.AcceptAllowedFrom)
+		return s.transition("accept", q, res, ev != nil, engine.Accepting.From)
 	case "complete":
 		need(1)
 		q := s.quote(args[0])
@@ -313,7 +313,7 @@ func (s *scenario) run(line string) string {
 		if ev != nil {
 			w.apply(ev)
 		}
-		text := s.transition("complete", q, res, ev != nil, engine.CompleteAllowedFrom)
+		text := s.transition("complete", q, res, ev != nil, engine.Completing.From)
 		if ev != nil && q.Settlement.Kind == engine.SettlementWallet {
 			text += "\n" + s.walletLines(q.Client, q.Mode)
 		}
@@ -326,7 +326,7 @@ func (s *scenario) run(line string) string {
 		if ev != nil {
 			w.apply(ev)
 		}
-		text := s.transition("settle", q, res, ev != nil, engine.CompleteAllowedFrom)
+		text := s.transition("settle", q, res, ev != nil, engine.Completing.From)
 		switch {
 		case res == engine.ResultInsufficientFunds:
 			text += fmt.Sprintf(" (required %s, available %s, credit %s)", amountText(f.Required, q.Pair.Source),
@@ -406,7 +406,7 @@ func (s *scenario) run(line string) string {
 		if ev != nil {
 			w.apply(ev)
 		}
-		return s.transition("cancel", q, res, ev != nil, engine.CancelAllowedFrom)
+		return s.transition("cancel", q, res, ev != nil, engine.Cancelling.From)
 	case "tick":
 		need(1)
 		d, err := time.ParseDuration(args[0])

@@ -499,21 +499,14 @@ func (s *State) applyLifecycle(ev Event) {
 
 // lifecycleFits checks that ev is a transition q's status allows.
 func lifecycleFits(q *Quote, ev Event) error {
-	var from []Status
 	switch ev := ev.(type) {
-	case *QuoteAccepted:
-		from = AcceptAllowedFrom
-	case *QuoteCancelled, *QuoteExpired:
-		from = CancelAllowedFrom
-	case *QuoteCompleted:
-		from = CompleteAllowedFrom
 	case *PayInSeen:
 		if res, decided := q.RecordPayIn(ev.Amount, ev.TxHash, ev.At); res != ResultOK || decided == nil {
 			return fmt.Errorf("quote %s takes no deposit report (%s)", q.ID, res)
 		}
 		return nil
 	}
-	if !slices.Contains(from, q.Status) {
+	if t := transitionOf(ev); t == nil || !t.Allows(q.Status) {
 		return fmt.Errorf("quote %s is %s", q.ID, q.Status)
 	}
 	return nil
