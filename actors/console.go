@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/oja-exchange/oja/engine"
 )
@@ -149,9 +148,7 @@ func (s *System) LargestExposures(m engine.Mode, n int) ([]BookExposures, error)
 				share, _ := bits.Div64(hi, lo, uint64(read.total)) // hi < total: the share is at most ShareScale
 				x.Share = uint32(share)
 			}
-			if v, ok := s.open.Load(kr.key); ok {
-				x.Open = int(v.(*atomic.Int64).Load())
-			}
+			x.Open = s.open.count(kr.key)
 			book.Keys = append(book.Keys, x)
 		}
 		out = append(out, book)

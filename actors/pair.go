@@ -84,6 +84,9 @@ func (a *pairActor) Receive(ctx actor.Context) {
 			o := msg.outcome
 			a.book.ApplyOutcome(o)
 			a.exposure.add(o.Key, engine.Amount(o.KeyDelta)*o.Reserved)
+			if o.KeyDelta < 0 {
+				a.sys.open.release(o.Key)
+			}
 			if o.BookDelta != 0 {
 				a.observe()
 			}
@@ -104,10 +107,23 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		ctx.Respond(&QuoteReply{Err: err})
 		return
 	}
+	if !a.sys.open.claim(cmd.Key) {
+		ctx.Respond(&QuoteReply{Result: engine.ResultTooManyOpenQuotes})
+		return
+	}
+	if !a.reserve(ctx, cmd) {
+		a.sys.open.release(cmd.Key) // refused: no quote
+	}
+}
+
+// reserve decides cmd and, when it allocates, reserves its liquidity and
+// appends its QuoteCreated; it reports whether it did (else it answered
+// the refusal).
+func (a *pairActor) reserve(ctx actor.Context, cmd *CreateQuote) bool {
 	spec := a.spec
 	if !a.inForce {
 		ctx.Respond(&QuoteReply{Result: engine.ResultInvalidCurrencyPair})
-		return
+		return false
 	}
 	var listingRate engine.Rate
 	listing := cmd.Listing
@@ -115,7 +131,7 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 		e, ok := a.book.Entry(listing)
 		if !ok {
 			ctx.Respond(&QuoteReply{Result: engine.ResultValidation, Field: "listingId"})
-			return
+			return false
 		}
 		listingRate = e.Rate
 	} else if cmd.Chat != nil {
@@ -127,24 +143,24 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 	}
 	if cmd.Direction == engine.DirectionSource && !spec.Within(cmd.Amount) {
 		ctx.Respond(&QuoteReply{Result: engine.ResultOutsidePairBounds, Bounds: spec})
-		return
+		return false
 	}
 	alloc := a.book.Allocate(engine.AllocationRequest{
 		Direction: cmd.Direction, Amount: cmd.Amount, MinRate: cmd.Rate, Only: listing,
 	}, a.slice[:0])
 	if alloc.Result != engine.ResultOK {
 		ctx.Respond(&QuoteReply{Result: alloc.Result, Allocation: alloc})
-		return
+		return false
 	}
 	reserved := alloc.TotalDestination
 	if !spec.Within(alloc.TotalSource) {
 		ctx.Respond(&QuoteReply{Result: engine.ResultOutsidePairBounds, Bounds: spec})
-		return
+		return false
 	}
 	if a.exposure.refuse(cmd.Key, reserved, a.book) {
 		ctx.Respond(&QuoteReply{Result: engine.ResultExposureLimit, Exposure: &ExposureLimit{
 			Pair: a.key.Pair, MaxShare: a.exposure.maxShare, Reserved: a.exposure.byKey[cmd.Key], Requested: reserved}})
-		return
+		return false
 	}
 	now := a.sys.nowMillis()
 	ids := a.sys.ids
@@ -175,6 +191,7 @@ func (a *pairActor) createQuote(ctx actor.Context, cmd *CreateQuote) {
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
 		return self, &quoteRecorded{event: ev, replyTo: replyTo, err: err}
 	}, ev)
+	return true
 }
 
 // quoteRecorded finishes a create once its event is durable: holds go to the
@@ -189,6 +206,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 			reserved += ev.Allocations[i].Destination
 		}
 		a.exposure.add(ev.Key, -reserved)
+		a.sys.open.release(ev.Key)
 		ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
 		return
 	}

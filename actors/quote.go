@@ -175,7 +175,6 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		if !view.Status.Open() {
 			sys.expiry.disarm(a.ref)
 			a.ref.pid.Store(nil)
-			sys.openCounter(view.Key).Add(-1)
 		}
 		var reply *QuoteReply
 		if msg.replyTo != nil {

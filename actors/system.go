@@ -99,7 +99,7 @@ type System struct {
 	listing   quoteIndex // each client and mode's quotes in creation order (listing.go)
 	pools     sync.Map   // engine.PoolID → *poolRef
 	accounts  sync.Map   // engine.AccountID → *accountRef
-	open      sync.Map   // engine.KeyID → *atomic.Int64, open quotes per API key
+	open      openQuotes // open quotes per API key (limits.go)
 	idem      idempotencyIndex
 	payIns    payIns // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
 	// receipts are each quote's payments received, published by the
@@ -163,6 +163,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		tickers:    make(map[engine.BookKey]*atomic.Pointer[engine.Ticker]),
 		treasuries: make(map[engine.Mode]*actor.PID),
 	}
+	s.open.max = int64(cfg.MaxOpenQuotes)
 	if err := s.payIns.init(state); err != nil {
 		return nil, err
 	}
@@ -241,7 +242,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 		s.countQuote(q.Mode, 0, q.Status)
 		s.awaiting.moved(ref, 0, q.Status)
 		if open {
-			s.openCounter(q.Key).Add(1)
+			s.open.counter(q.Key).Add(1)
 			s.armExpiry(ref, q.ExpiresAt)
 		}
 	}
@@ -367,16 +368,6 @@ func (s *System) setFault(err error) {
 
 func (s *System) nowMillis() int64 { return s.cfg.Clock().UnixMilli() }
 
-// openCounter counts the open quotes of one API key (contract §13
-// --max-open-quotes: a partner cannot hoard the liquidity).
-func (s *System) openCounter(key engine.KeyID) *atomic.Int64 {
-	if v, ok := s.open.Load(key); ok {
-		return v.(*atomic.Int64)
-	}
-	v, _ := s.open.LoadOrStore(key, new(atomic.Int64))
-	return v.(*atomic.Int64)
-}
-
 func (s *System) quoteRef(id engine.QuoteID) (*quoteRef, bool) {
 	return s.quotes.Load(id)
 }
@@ -477,21 +468,11 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 		}
 		defer s.idem.release(scope)
 	}
-	counter := s.openCounter(cmd.Key)
-	if n := counter.Add(1); s.cfg.MaxOpenQuotes > 0 && n > int64(s.cfg.MaxOpenQuotes) {
-		counter.Add(-1)
-		return &QuoteReply{Result: engine.ResultTooManyOpenQuotes}
-	}
 	res, err := s.request(pid, cmd)
 	if err != nil {
-		counter.Add(-1)
 		return &QuoteReply{Err: err}
 	}
-	reply := res.(*QuoteReply)
-	if reply.Result != engine.ResultOK || reply.Err != nil {
-		counter.Add(-1)
-	}
-	return reply
+	return res.(*QuoteReply)
 }
 
 // Quote returns the caller's quote. Another client's or mode's quote is
