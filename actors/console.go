@@ -129,11 +129,10 @@ func (s *System) LargestExposures(m engine.Mode, n int) ([]BookExposures, error)
 		if !ok {
 			continue
 		}
-		res, err := s.request(pid, &readExposures{n: n})
+		read, err := ask[*exposuresRead](s, pid, &readExposures{n: n})
 		if err != nil {
 			return nil, err
 		}
-		read := res.(*exposuresRead)
 		book := BookExposures{Pair: p, Total: read.total}
 		for _, kr := range read.top {
 			x := KeyExposure{Reserved: kr.reserved}

@@ -283,11 +283,10 @@ func (a *treasuryActor) forget(cutoff int64) {
 // actor; the treasury never waits on a quote actor, so this cannot
 // deadlock).
 func (s *System) fundCompletion(q *engine.Quote) (*fundingReply, error) {
-	res, err := s.request(s.treasuries[q.Mode], &fundCompletion{quote: q})
+	reply, err := ask[*fundingReply](s, s.treasuries[q.Mode], &fundCompletion{quote: q})
 	if err != nil {
 		return nil, err
 	}
-	reply := res.(*fundingReply)
 	if reply.err != nil {
 		return nil, reply.err
 	}
@@ -313,11 +312,11 @@ func (s *System) WithdrawAccount(cmd *WithdrawAccount) *AccountReply {
 	if err := s.writable(); err != nil {
 		return &AccountReply{Err: err}
 	}
-	res, err := s.request(pid, cmd)
+	reply, err := ask[*AccountReply](s, pid, cmd)
 	if err != nil {
 		return &AccountReply{Err: err}
 	}
-	return res.(*AccountReply)
+	return reply
 }
 
 // SetCreditLimit sets the credit limit of a client's wallet in a mode and
@@ -330,11 +329,11 @@ func (s *System) SetCreditLimit(client engine.ClientID, m engine.Mode, c engine.
 	if err := s.writable(); err != nil {
 		return &CreditReply{Err: err}
 	}
-	res, err := s.request(s.treasuries[m], &SetCreditLimit{Account: wallet, Limit: limit})
+	reply, err := ask[*CreditReply](s, s.treasuries[m], &SetCreditLimit{Account: wallet, Limit: limit})
 	if err != nil {
 		return &CreditReply{Err: err}
 	}
-	return res.(*CreditReply)
+	return reply
 }
 
 // wallet finds a client's wallet in mode m and currency c.
@@ -357,11 +356,11 @@ func (s *System) CreditLimit(wallet engine.AccountID) (engine.Amount, error) {
 	if !ok {
 		return 0, nil
 	}
-	res, err := s.request(pid, &treasurySnapshot{})
+	t, err := ask[*engine.Treasury](s, pid, &treasurySnapshot{})
 	if err != nil {
 		return 0, err
 	}
-	return res.(*engine.Treasury).CreditLimit(wallet), nil
+	return t.CreditLimit(wallet), nil
 }
 
 // RecordCryptoReceipt credits a deposit seen on chain to a pay-in
@@ -404,11 +403,11 @@ func (s *System) recordReceipt(cmd *recordReceipt) *ReceiptReply {
 	if err := s.writable(); err != nil {
 		return &ReceiptReply{Err: err}
 	}
-	res, err := s.request(s.treasuries[cmd.quote.Mode], cmd)
+	reply, err := ask[*ReceiptReply](s, s.treasuries[cmd.quote.Mode], cmd)
 	if err != nil {
 		return &ReceiptReply{Err: err}
 	}
-	return res.(*ReceiptReply)
+	return reply
 }
 
 // Receipts returns the payments received for a quote, oldest first.
@@ -421,11 +420,11 @@ func (s *System) Statement(wallet engine.AccountID, after uint64, limit int) *St
 	if !ok {
 		return &StatementReply{}
 	}
-	res, err := s.request(pid, &readStatement{account: wallet, after: after, limit: limit})
+	reply, err := ask[*StatementReply](s, pid, &readStatement{account: wallet, after: after, limit: limit})
 	if err != nil {
 		return &StatementReply{Err: err}
 	}
-	return res.(*StatementReply)
+	return reply
 }
 
 // OperatorComplete completes any client's quote for an operator, under

@@ -20,7 +20,7 @@ func (s *System) guard(ctx actor.Context, handle func()) {
 			err := fmt.Errorf("%w: panic handling %T: %v", ErrFault, ctx.Message(), r)
 			s.setFault(err)
 			if ctx.Sender() != nil {
-				// The error itself: System.request returns an error reply
+				// The error itself: ask returns an error reply
 				// as its error, whatever reply type the request expects,
 				// so no list of request types can miss one.
 				ctx.Respond(err)

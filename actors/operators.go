@@ -142,15 +142,15 @@ func (r *OperatorReply) Failure() error { return replyFailure(r.Err, r.Result) }
 
 // OperatorCommand runs a CreateOperator, RevokeOperator or RecordAudit
 // through the coordinator, durably.
-func (s *System) OperatorCommand(cmd any) *OperatorReply {
+func (s *System) OperatorCommand(cmd Request[*OperatorReply]) *OperatorReply {
 	if err := s.writable(); err != nil {
 		return &OperatorReply{Err: err}
 	}
-	res, err := s.request(s.coordinator, cmd)
+	reply, err := ask(s, s.coordinator, cmd)
 	if err != nil {
 		return &OperatorReply{Err: err}
 	}
-	return res.(*OperatorReply)
+	return reply
 }
 
 // operatorDurable is the coordinator's own message once an operator record

@@ -372,22 +372,32 @@ func (s *System) quoteRef(id engine.QuoteID) (*quoteRef, bool) {
 	return s.quotes.Load(id)
 }
 
-// request sends msg to pid and waits for the reply. A reply that is an
-// error (what guard sends when handling msg panicked) is returned as the
-// error, so a caller's type assertion only ever sees the reply type it
-// expects.
-func (s *System) request(pid *actor.PID, msg any) (any, error) {
+// Request is a request message whose reply has type R. Each request type
+// states its reply with a method (its only use is its type), so that ask
+// and the methods taking a Request get, checked when compiling, the reply
+// the actor answers that request with.
+type Request[R any] interface{ answeredWith(R) }
+
+// ask sends msg to pid and waits for its reply. A reply that is an error
+// (what guard sends when handling msg panicked) is returned as the error,
+// so a caller only ever sees the reply type msg declares.
+func ask[R any](s *System, pid *actor.PID, msg Request[R]) (R, error) {
+	var none R
 	if s.stopped.Load() {
-		return nil, ErrUnavailable
+		return none, ErrUnavailable
 	}
 	res, err := s.repliers.request(s.root, pid, msg, requestTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return none, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	if err, ok := res.(error); ok {
-		return nil, err // a guarded actor's fault (guard.go)
+	switch res := res.(type) {
+	case error:
+		return none, res // a guarded actor's fault (guard.go)
+	case R:
+		return res, nil
+	default:
+		return none, fmt.Errorf("%w: %T answered with %T", ErrFault, msg, res)
 	}
-	return res, nil
 }
 
 // eventBytesTypical sizes an event's encoding buffer: a QuoteCreated with
@@ -468,11 +478,11 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 		}
 		defer s.idem.release(scope)
 	}
-	res, err := s.request(pid, cmd)
+	reply, err := ask[*QuoteReply](s, pid, cmd)
 	if err != nil {
 		return &QuoteReply{Err: err}
 	}
-	return res.(*QuoteReply)
+	return reply
 }
 
 // Quote returns the caller's quote. Another client's or mode's quote is
@@ -520,9 +530,9 @@ func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id en
 		return &QuoteReply{Err: err}
 	}
 	if pid := s.activate(ref); pid != nil {
-		res, err := s.request(pid, cmd)
+		reply, err := ask[*QuoteReply](s, pid, cmd)
 		if err == nil {
-			return res.(*QuoteReply)
+			return reply
 		}
 		if !errors.Is(err, actor.ErrDeadLetter) || ref.pid.Load() != nil {
 			return &QuoteReply{Err: err}
@@ -636,11 +646,11 @@ func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
 	if cmd.Deposit > 0 {
 		target = v.(*poolRef).pid
 	}
-	res, err := s.request(target, cmd)
+	reply, err := ask[*PoolReply](s, target, cmd)
 	if err != nil {
 		return &PoolReply{Err: err}
 	}
-	return res.(*PoolReply)
+	return reply
 }
 
 // DepositAccount credits a wallet from clearing (operator).
@@ -652,23 +662,23 @@ func (s *System) DepositAccount(cmd *DepositAccount) *AccountReply {
 	if err := s.writable(); err != nil {
 		return &AccountReply{Err: err}
 	}
-	res, err := s.request(s.treasuries[a.Mode], cmd)
+	reply, err := ask[*AccountReply](s, s.treasuries[a.Mode], cmd)
 	if err != nil {
 		return &AccountReply{Err: err}
 	}
-	return res.(*AccountReply)
+	return reply
 }
 
 // LedgerCheck checks contract §3 for mode m over the live sub-ledgers. Each
 // sub-ledger is read consistently from its owner; since each sums to zero
 // on its own, their total is exact whatever moves between the reads.
 func (s *System) LedgerCheck(m engine.Mode) (engine.LedgerReport, error) {
-	res, err := s.request(s.treasuries[m], &treasurySnapshot{})
+	t, err := ask[*engine.Treasury](s, s.treasuries[m], &treasurySnapshot{})
 	if err != nil {
 		return engine.LedgerReport{}, err
 	}
 	var acc engine.LedgerAccumulator
-	acc.AddTreasury(res.(*engine.Treasury))
+	acc.AddTreasury(t)
 	for _, p := range s.Pools(m) {
 		acc.AddPool(p)
 	}
@@ -677,11 +687,11 @@ func (s *System) LedgerCheck(m engine.Mode) (engine.LedgerReport, error) {
 
 // ClearingBalance is the balance of the clearing account of (m, c).
 func (s *System) ClearingBalance(m engine.Mode, c engine.Currency) (engine.Amount, error) {
-	res, err := s.request(s.treasuries[m], &treasurySnapshot{})
+	t, err := ask[*engine.Treasury](s, s.treasuries[m], &treasurySnapshot{})
 	if err != nil {
 		return 0, err
 	}
-	sum := res.(*engine.Treasury).Clearing[c]
+	sum := t.Clearing[c]
 	for _, p := range s.Pools(m) {
 		sum += p.ClearingShard(c)
 	}
@@ -689,15 +699,15 @@ func (s *System) ClearingBalance(m engine.Mode, c engine.Currency) (engine.Amoun
 }
 
 // Admin calls the coordinator.
-func (s *System) Admin(cmd any) *AdminReply {
+func (s *System) Admin(cmd Request[*AdminReply]) *AdminReply {
 	if err := s.writable(); err != nil {
 		return &AdminReply{Err: err}
 	}
-	res, err := s.request(s.coordinator, cmd)
+	reply, err := ask(s, s.coordinator, cmd)
 	if err != nil {
 		return &AdminReply{Err: err}
 	}
-	return res.(*AdminReply)
+	return reply
 }
 
 func cloneAccount(a *engine.Account) *engine.Account { c := *a; return &c }

@@ -578,7 +578,7 @@ func (w *tortureWorker) step() {
 	}
 }
 
-func (w *tortureWorker) admin(cmd any) {
+func (w *tortureWorker) admin(cmd actors.Request[*actors.AdminReply]) {
 	r := w.sys.Admin(cmd)
 	if r.Err != nil || r.Result != engine.ResultOK {
 		return
