@@ -21,6 +21,16 @@
 //     limits — and receipts (funds.go).
 //   - coordinator: clients, API keys, new pools and webhook endpoints.
 //
+// The pair actor also decides a key's limits with each reservation: its
+// open quotes (--max-open-quotes) and its share of the pair's liquidity
+// (--max-key-share), both released by it when the quote ends (limits.go).
+//
+// How the package is laid out: Start builds a System in steps (build.go);
+// every request type states its reply type (requests.go), asked with ask;
+// the read models the actors publish are one registry (reads.go); a Term
+// (term.go) bundles a System with its webhook dispatcher for as long as
+// this process may write.
+//
 // How a write flows:
 //
 //  1. The gateway sends one request to the owning actor; its reply comes
@@ -47,7 +57,8 @@
 //     rebuilds the actors from what is durable.
 //
 // Reads (GET quote, balances, pools) never message an actor: each actor
-// publishes immutable views through atomic pointers in the registry. A
+// publishes immutable views through atomic pointers in the read models
+// (reads.go). A
 // partner's quote listing reads a per-(client, mode) index of those views
 // in creation order (listing.go), built on its first listing.
 //
