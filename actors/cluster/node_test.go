@@ -155,7 +155,7 @@ func (c *testCluster) leader(except ...*testNode) *testNode {
 					continue nodes
 				}
 			}
-			if sys := n.system(); sys != nil && sys.Ready() == nil && n.node.raft.State() == raft.Leader {
+			if n.serves() {
 				return n
 			}
 		}
@@ -167,16 +167,57 @@ func (c *testCluster) leader(except ...*testNode) *testNode {
 
 // createClients writes count clients through n's actors and returns the
 // names acknowledged (a failed write is not acknowledged).
+// createClients creates count clients named prefix-0… through n's actors
+// and returns the names acknowledged. A write refused because the
+// leadership moved meanwhile (ErrUnavailable: not acknowledged) is asked
+// again of whichever node serves now, for up to 20 s, so that a healthy
+// majority acknowledges every one even when the 150 ms Raft timeouts of
+// these tests elect a new leader on a loaded machine. (A write that failed
+// after it committed may then exist twice: names need not be unique.)
 func (c *testCluster) createClients(n *testNode, prefix string, count int) []string {
+	c.t.Helper()
 	sys := n.system()
+	if sys == nil {
+		return nil
+	}
+	deadline := time.Now().Add(20 * time.Second)
 	var acked []string
-	for i := 0; i < count && sys != nil; i++ {
+	for i := 0; i < count; i++ {
 		name := fmt.Sprintf("%s-%d", prefix, i)
-		if r := sys.Admin(&actors.CreateClient{Name: name}); r.Err == nil && r.Result == engine.ResultOK {
-			acked = append(acked, name)
+		for {
+			r := sys.Admin(&actors.CreateClient{Name: name})
+			if r.Err == nil && r.Result == engine.ResultOK {
+				acked = append(acked, name)
+				break
+			}
+			if !errors.Is(r.Err, actors.ErrUnavailable) || time.Now().After(deadline) {
+				break
+			}
+			if next := c.serving(); next != nil {
+				sys = next
+			} else {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 	}
 	return acked
+}
+
+// serving is the system of a node whose actors serve and whose Raft leads
+// now, nil if none does.
+func (c *testCluster) serving() *actors.System {
+	for _, n := range c.nodes {
+		if n.serves() {
+			return n.system()
+		}
+	}
+	return nil
+}
+
+// serves reports whether n's actors serve and its Raft leads.
+func (n *testNode) serves() bool {
+	sys := n.system()
+	return n.node != nil && sys != nil && sys.Ready() == nil && n.node.raft.State() == raft.Leader
 }
 
 // clientNames reads the client names of n's replica.
