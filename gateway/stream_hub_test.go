@@ -220,8 +220,10 @@ func TestStreamHubCaps(t *testing.T) {
 	// Closing waits for every subscriber, and refuses new ones.
 	closed := make(chan error, 1)
 	go func() { closed <- h.close(context.Background()) }()
-	for !h.closing.Load() {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); !h.closing.Load(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub did not start closing within 10 s")
+		}
 	}
 	if _, e := h.subscribe(nil, other, engine.DefaultMarkets().PairList()[:1], nil); e != errUnavailable {
 		t.Fatalf("while closing: %+v; want 503", e)

@@ -42,7 +42,10 @@ func (r *fakeRaft) apply(cmd []byte, _ time.Duration) raft.ApplyFuture {
 }
 
 func (r *fakeRaft) future(i int) *fakeFuture {
-	for {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if time.Now().After(deadline) {
+			panic(fmt.Sprintf("fakeRaft: no Apply number %d within 10 s", i))
+		}
 		r.mu.Lock()
 		if i < len(r.futures) {
 			f := r.futures[i]
