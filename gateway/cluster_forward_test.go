@@ -53,13 +53,20 @@ func (n *followerNode) Replace(string) error               { return cluster.ErrU
 
 func startFollower(t *testing.T, id string) (*gateway.Server, *followerNode) {
 	t.Helper()
+	return startFollowerConfig(t, id, gateway.Config{})
+}
+
+// startFollowerConfig is startFollower with cfg's settings (its listeners,
+// token and cluster are set here).
+func startFollowerConfig(t *testing.T, id string, cfg gateway.Config) (*gateway.Server, *followerNode) {
+	t.Helper()
 	peers, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	node := &followerNode{self: cluster.Member{ID: id, Raft: peers.Addr().String()}, peers: peers}
-	srv := gateway.New(gateway.Config{Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
-		AdminToken: gatewaytest.AdminToken, Cluster: node})
+	cfg.Listen, cfg.AdminListen, cfg.AdminToken, cfg.Cluster = "127.0.0.1:0", "127.0.0.1:0", gatewaytest.AdminToken, node
+	srv := gateway.New(cfg)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +179,49 @@ func forwardedCount(t *testing.T, srv *gateway.Server) int {
 // again, it keeps it.
 func TestRelayEndsOnLeaderChange(t *testing.T) {
 	leader := gatewaytest.Start(t, gatewaytest.Options{SSEHeartbeat: 50 * time.Millisecond})
-	p := leader.NewPartner(t, "relayed")
 	follower, node := startFollower(t, "n2")
-	// The leader is a single server: its public listener stands for its
-	// Raft port (only the stream is asked here).
+	n1, s := openRelayed(t, leader, follower, node)
+	s.heartbeat("relayed")
+	follower.LeaderChanged(n1, true)
+	for range len(s.lines) {
+		<-s.lines // what came before the notice
+	}
+	s.heartbeat("told of the same leader")
+	follower.LeaderChanged(cluster.Member{ID: "n3", Raft: "127.0.0.1:1"}, true)
+	select {
+	case <-s.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the relayed stream did not end within 5 s of the leader change")
+	}
+}
+
+// TestRelayOutlivesWriteTimeout: a relayed stream lives as long as its
+// client reads, past the server's write timeout (which cut every relayed
+// stream 15 s after it opened, when the relay wrote through fasthttp's
+// body stream writer), like a local one.
+func TestRelayOutlivesWriteTimeout(t *testing.T) {
+	leader := gatewaytest.Start(t, gatewaytest.Options{SSEHeartbeat: 50 * time.Millisecond})
+	const writeTimeout = 300 * time.Millisecond
+	follower, node := startFollowerConfig(t, "n2", gateway.Config{WriteTimeout: writeTimeout})
+	_, s := openRelayed(t, leader, follower, node)
+	for began := time.Now(); time.Since(began) < 5*writeTimeout; {
+		s.heartbeat("relayed, " + time.Since(began).Round(time.Millisecond).String() + " after it opened")
+	}
+}
+
+// relayedStream is a rate stream a follower relays, read line by line.
+type relayedStream struct {
+	t     *testing.T
+	lines chan string
+	ended chan error
+}
+
+// openRelayed makes leader the leader follower's node knows and opens a
+// rate stream on follower, which relays it. (The leader is a single
+// server: its public listener stands for its Raft port.)
+func openRelayed(t *testing.T, leader *gatewaytest.Server, follower *gateway.Server, node *followerNode) (cluster.Member, *relayedStream) {
+	t.Helper()
+	p := leader.NewPartner(t, "relayed")
 	n1 := cluster.Member{ID: "n1", Raft: strings.TrimPrefix(leader.URL, "http://")}
 	node.leader.Store(&n1)
 	req, err := http.NewRequest(http.MethodGet, "http://"+follower.Addr()+streamPath, nil)
@@ -188,50 +234,39 @@ func TestRelayEndsOnLeaderChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("relayed stream: %d", resp.StatusCode)
 	}
-	lines := make(chan string, 1024)
-	ended := make(chan error, 1)
+	s := &relayedStream{t: t, lines: make(chan string, 1024), ended: make(chan error, 1)}
 	go func() {
 		r := bufio.NewReader(resp.Body)
 		for {
 			line, err := r.ReadString('\n')
 			if err != nil {
-				ended <- err
+				s.ended <- err
 				return
 			}
-			lines <- line
+			s.lines <- line
 		}
 	}()
-	// heartbeat waits for the next heartbeat event the leader sends
-	// through the relay (every 50 ms): the stream is alive.
-	heartbeat := func(what string) {
-		t.Helper()
-		for deadline := time.After(5 * time.Second); ; {
-			select {
-			case l := <-lines:
-				if strings.HasPrefix(l, "event: heartbeat") {
-					return
-				}
-			case err := <-ended:
-				t.Fatalf("%s: the stream ended (%v)", what, err)
-			case <-deadline:
-				t.Fatalf("%s: no heartbeat within 5 s", what)
+	return n1, s
+}
+
+// heartbeat waits for the next heartbeat event the leader sends through
+// the relay (every 50 ms): the stream is alive.
+func (s *relayedStream) heartbeat(what string) {
+	s.t.Helper()
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case l := <-s.lines:
+			if strings.HasPrefix(l, "event: heartbeat") {
+				return
 			}
+		case err := <-s.ended:
+			s.t.Fatalf("%s: the stream ended (%v)", what, err)
+		case <-deadline:
+			s.t.Fatalf("%s: no heartbeat within 5 s", what)
 		}
-	}
-	heartbeat("relayed")
-	follower.LeaderChanged(n1, true)
-	for range len(lines) {
-		<-lines // what came before the notice
-	}
-	heartbeat("told of the same leader")
-	follower.LeaderChanged(cluster.Member{ID: "n3", Raft: "127.0.0.1:1"}, true)
-	select {
-	case <-ended:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the relayed stream did not end within 5 s of the leader change")
 	}
 }

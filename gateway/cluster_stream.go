@@ -1,7 +1,7 @@
 package gateway
 
 import (
-	"bufio"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -142,25 +142,69 @@ func (s *Server) relayStream(ctx *fasthttp.RequestCtx, leader cluster.Member) {
 	}
 	ctx.Response.Header.Del("Content-Length")
 	ctx.Response.Header.Del("Transfer-Encoding")
-	stream := resp.BodyStream()
 	s.relay.open.Add(1)
-	ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer s.relay.open.Add(-1)
-		defer release()
-		buf := make([]byte, 4096)
-		for {
-			n, err := stream.Read(buf)
-			if n > 0 {
-				if _, werr := w.Write(buf[:n]); werr != nil {
-					return
-				}
-				if w.Flush() != nil {
-					return // the client left
-				}
-			}
-			if err != nil {
-				return // the leader ended it, died or went silent
+	ctx.SetBodyStream(&relayBody{src: resp.BodyStream(), conn: ctx.Conn(), stallMax: s.streams.stallMax,
+		end: func() {
+			s.relay.open.Add(-1)
+			release()
+		}}, -1)
+}
+
+// relayBody is a relayed rate stream as the response's body stream. Like a
+// local stream (stream.go) it is written on the connection goroutine
+// (WriteTo: no second goroutine, no pipe), each piece read from the leader
+// is one chunk flushed to the client, and it owns the connection's write
+// deadline, moved before each chunk: the server's 15 s WriteTimeout would
+// otherwise cut every relayed stream 15 s after it opened (its client then
+// reconnected), and a client that stops reading is still disconnected
+// after stallMax.
+type relayBody struct {
+	src      interface{ Read([]byte) (int, error) } // the leader's response body
+	conn     net.Conn
+	stallMax time.Duration
+	end      func() // runs once, when fasthttp closes the body
+	once     sync.Once
+}
+
+// SupportsBodyWriteTo tells fasthttp to call WriteTo rather than Read.
+func (b *relayBody) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo copies the leader's stream to w until the leader ends it, dies
+// or goes silent past relayIdleMax (relayConn), or the client leaves.
+func (b *relayBody) WriteTo(w io.Writer) (int64, error) {
+	buf := make([]byte, 4096)
+	var written int64
+	for {
+		n, err := b.src.Read(buf)
+		if n > 0 {
+			_ = b.conn.SetWriteDeadline(time.Now().Add(b.stallMax))
+			m, werr := w.Write(buf[:n])
+			written += int64(m)
+			if werr != nil {
+				return written, werr // the client left or stalled
 			}
 		}
-	})
+		if err == io.EOF {
+			return written, nil
+		}
+		if err != nil {
+			return written, err
+		}
+	}
+}
+
+// Read serves fasthttp paths that do not use WriteTo.
+func (b *relayBody) Read(p []byte) (int, error) {
+	n, err := b.src.Read(p)
+	if n > 0 {
+		_ = b.conn.SetWriteDeadline(time.Now().Add(b.stallMax))
+	}
+	return n, err
+}
+
+// Close releases the leader's response (fasthttp calls it when the
+// response ends for any reason).
+func (b *relayBody) Close() error {
+	b.once.Do(b.end)
+	return nil
 }

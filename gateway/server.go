@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -42,6 +43,10 @@ type Config struct {
 	// SSEStallMax is how long a rate stream write may block before the
 	// subscriber is disconnected (0 = sseStallMax, 30 s; tests shorten it).
 	SSEStallMax time.Duration
+	// WriteTimeout bounds writing one response (0 = writeTimeout, 15 s;
+	// tests shorten it). Rate streams, local and relayed, move their own
+	// write deadline instead.
+	WriteTimeout time.Duration
 	// AccessLog writes one log line per request (request id, client,
 	// route, status, duration).
 	AccessLog bool
@@ -128,7 +133,7 @@ func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.S
 		MaxRequestBodySize:            bodyBytesMax,
 		ReadBufferSize:                headerBytesMax,
 		ReadTimeout:                   readTimeout,
-		WriteTimeout:                  writeTimeout,
+		WriteTimeout:                  cmp.Or(s.cfg.WriteTimeout, writeTimeout),
 		IdleTimeout:                   idleTimeout,
 		DisableHeaderNamesNormalizing: false,
 		NoDefaultServerHeader:         true,

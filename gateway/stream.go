@@ -37,7 +37,8 @@ package gateway
 // 4 KiB bufio.Writer and a 4 KiB copy buffer per stream, and a writer that
 // blocks inside the pipe, unable to see shutdown, while the client does not
 // read. A body stream implementing fasthttp.BodyWriterTo gives the same
-// "write, flush" model on the connection goroutine itself.
+// "write, flush" model on the connection goroutine itself (a follower's
+// relayed streams use it too: relayBody, cluster_stream.go).
 //
 // NB: the server's WriteTimeout (limits.go, 15 s) is a deadline that
 // fasthttp sets on the connection once, before it writes a response; on its
