@@ -74,15 +74,11 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
 		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
 		HeartbeatTimeout: cfg.raftTimeout, ElectionTimeout: cfg.raftTimeout, LeaderLeaseTimeout: cfg.raftTimeout / 2,
-		Actors: actors.Config{
-			QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
-			MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, Markets: cfg.markets,
-			RateListener: func(key engine.BookKey, t *engine.Ticker) {
-				if srv := srvRef.Load(); srv != nil {
-					srv.RateChanged(key, t)
-				}
-			},
-		},
+		Actors: cfg.actorsConfig(logger, func(key engine.BookKey, t *engine.Ticker) {
+			if srv := srvRef.Load(); srv != nil {
+				srv.RateChanged(key, t)
+			}
+		}),
 		Webhooks: func(sys *actors.System) cluster.WebhookDispatcher {
 			return newDispatcher(cfg, logger, func() *actors.System { return sys })
 		},
@@ -98,15 +94,11 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := gateway.New(gateway.Config{
-		Listen: self.Public, AdminListen: self.Admin, AdminToken: token,
-		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
-		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:              func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) },
-		Collectors:          []prometheus.Collector{newClusterCollector(node)},
-		Cluster:             node,
-		WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
-	})
+	gw := cfg.gatewayConfig(logger, token, history)
+	gw.Listen, gw.AdminListen, gw.Cluster = self.Public, self.Admin, node
+	gw.Backup = func(dir string, _ bool) error { return clusterBackup(node, cfg.data, dir) }
+	gw.Collectors = []prometheus.Collector{newClusterCollector(node)}
+	srv := gateway.New(gw)
 	srvRef.Store(srv)
 	node.OnLeaderChange(srv.LeaderChanged)
 	if err := srv.Start(); err != nil {

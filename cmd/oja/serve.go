@@ -290,14 +290,11 @@ func serve(args []string) error {
 	// The dispatcher settles through the system; it delivers nothing
 	// before the follower has fed and started it, which is after it exists.
 	hooks := newDispatcher(cfg, logger, func() *actors.System { return sys })
-	srv = gateway.New(gateway.Config{
-		Listen: cfg.listen, AdminListen: cfg.adminListen, AdminToken: token,
-		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
-		Backup:              func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) },
-		Collectors:          []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)},
-		WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
-		TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
-	})
+	gw := cfg.gatewayConfig(logger, token, history)
+	gw.Listen, gw.AdminListen = cfg.listen, cfg.adminListen
+	gw.Backup = func(dir string, copy bool) error { return backup(log, cfg.data, dir, copy) }
+	gw.Collectors = []prometheus.Collector{newWALCollector(log, &recoveryTime, &follower, cfg.data, cfg.snapshotEvery)}
+	srv = gateway.New(gw)
 	if err := srv.Start(); err != nil {
 		log.Close()
 		return err
@@ -336,11 +333,7 @@ func serve(args []string) error {
 	} else if changed {
 		logger.Info("markets recorded", "pairs", state.Markets.PairsText())
 	}
-	sys, err = actors.Start(state, log, actors.Config{
-		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
-		MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger, RateListener: srv.RateChanged,
-		Markets: cfg.markets,
-	})
+	sys, err = actors.Start(state, log, cfg.actorsConfig(logger, srv.RateChanged))
 	if err != nil {
 		abort()
 		return err
@@ -616,4 +609,25 @@ func backupSecrets(data, dir string) error {
 		}
 	}
 	return nil
+}
+
+// actorsConfig is the actors' configuration from the flags, the same in
+// both modes (a cluster node's leaders each start theirs with it).
+func (cfg *serveConfig) actorsConfig(logger *slog.Logger, rates func(engine.BookKey, *engine.Ticker)) actors.Config {
+	return actors.Config{
+		QuoteTTL: cfg.quoteTTL, PaymentWindow: cfg.paymentWindow, Retention: cfg.retention,
+		MaxOpenQuotes: cfg.maxOpenQuotes, MaxKeyShare: uint32(cfg.maxKeyShare), Logger: logger,
+		Markets: cfg.markets, RateListener: rates,
+	}
+}
+
+// gatewayConfig is the gateway's configuration from the flags, the same in
+// both modes; the caller sets the listeners, the backup, its collectors
+// and, for a cluster node, the cluster.
+func (cfg *serveConfig) gatewayConfig(logger *slog.Logger, token string, history *eventlog.Store) gateway.Config {
+	return gateway.Config{
+		AdminToken: token, TLS: cfg.publicCert.config(), AdminTLS: cfg.adminCert.config(),
+		RateLimit: cfg.rateLimit, Logger: logger, SSEHeartbeat: cfg.sseHeartbeat, AccessLog: cfg.accessLog,
+		WebhookAllowPrivate: cfg.webhookAllowPrivate, Events: historyView(history),
+	}
 }
