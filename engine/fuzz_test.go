@@ -238,7 +238,11 @@ type commandRun struct {
 	refusals int                             // events State.Apply refused, as it must
 }
 
-func runCommands(t *testing.T, code []byte) *commandRun {
+func runCommands(t *testing.T, code []byte) *commandRun { return runCommandsWith(t, code, nil, nil) }
+
+// runCommandsWith is runCommands calling begin, when set, before the
+// program runs, and mid, when set, once half of it has run.
+func runCommandsWith(t *testing.T, code []byte, begin, mid func(*commandRun)) *commandRun {
 	r := &commandRun{t: t, w: newWorld(t), terminal: make(map[engine.QuoteID]engine.Quote)}
 	w := r.w
 	// A market to start from, so that short programs already trade.
@@ -252,8 +256,15 @@ func runCommands(t *testing.T, code []byte) *commandRun {
 			r.pools = append(r.pools, p)
 		}
 	}
+	if begin != nil {
+		begin(r)
+	}
 	p := &program{b: code}
 	for !p.done() {
+		if mid != nil && len(p.b) <= len(code)/2 {
+			mid(r)
+			mid = nil
+		}
 		w.now += 1000
 		r.step(p)
 		r.checkTerminal()

@@ -1,0 +1,155 @@
+package engine_test
+
+import (
+	"bytes"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+// TestCloneIsolated: a state and its clone share nothing either changes.
+// Halfway through each command program (the fuzz driver's seeds and random
+// ones, with webhook endpoints owed every event of the two first clients)
+// the state is cloned; the
+// original then runs the rest of the program and the clone must still
+// encode as the state did when cloned; the clone then applies the same
+// events, and the original must still encode as it did, while the clone
+// must end equal to it, while another clone gets events of its own; the
+// original must still encode and derive what it did.
+func TestCloneIsolated(t *testing.T) {
+	programs := commandSeeds()
+	rng := rand.New(rand.NewPCG(29, 25))
+	for range 8 {
+		programs = append(programs, randomProgram(rng, 500))
+	}
+	for i, code := range programs {
+		var same, own *engine.State // two clones: one gets the state's events, one its own first
+		var cloned, owned []byte    // the state's encoding when cloned; own's after its own events
+		at := 0                     // events applied then
+		var ownAt int64
+		endpoints := func(r *commandRun) {
+			w := r.w
+			for _, client := range r.clients {
+				for _, m := range engine.Modes {
+					w.apply(&engine.WebhookCreated{At: w.now, Webhook: engine.WebhookID(w.newID()), Client: client,
+						Mode: m, URL: "https://a.example/h", Events: engine.WebhookEventsAll, Secret: "whsec_t"})
+				}
+			}
+		}
+		r := runCommandsWith(t, code, endpoints, func(r *commandRun) {
+			w := r.w
+			cloned = engine.EncodeState(w.state)
+			same, own = w.state.Clone(), w.state.Clone()
+			at, ownAt = len(w.events), w.now
+			if got := engine.EncodeState(same); !bytes.Equal(got, cloned) {
+				t.Fatalf("program %d: the clone encodes differently from the state", i)
+			}
+			// own appends where the state will append its later events
+			// (a shared array would show it): a posting to every wallet.
+			depositAll(t, own, ownAt)
+			owned = engine.EncodeState(own)
+		})
+		if same == nil {
+			continue // a program too short to reach its middle
+		}
+		state := r.w.state
+		if got := engine.EncodeState(same); !bytes.Equal(got, cloned) {
+			t.Fatalf("program %d: the state's %d later events changed its clone", i, len(r.w.events)-at)
+		}
+		if got := engine.EncodeState(own); !bytes.Equal(got, owned) {
+			t.Fatalf("program %d: the state's %d later events changed the clone that had appended its own", i, len(r.w.events)-at)
+		}
+		before, views := engine.EncodeState(state), viewsOf(state)
+		unchanged := func(what string) {
+			t.Helper()
+			if got := engine.EncodeState(state); !bytes.Equal(got, before) {
+				t.Fatalf("program %d: %s changed the state it was cloned from", i, what)
+			}
+			if got := viewsOf(state); !got.equal(views) {
+				t.Fatalf("program %d: %s changed the state's derived views", i, what)
+			}
+		}
+		// Both clones get the state's later events; the one that got
+		// nothing else ends equal to the state.
+		for _, c := range []*engine.State{same, own} {
+			for j, ev := range r.w.events[at:] {
+				copied, err := engine.DecodeEvent(engine.AppendEvent(nil, ev))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Apply(copied); err != nil {
+					t.Fatalf("program %d: a clone refused event %d (%s): %v", i, at+j, ev.Type(), err)
+				}
+			}
+		}
+		unchanged("the same events applied to its clones")
+		if same.Hash() != state.Hash() {
+			t.Fatalf("program %d: the clone, given the same events, hashes %x; the state %x", i, same.Hash(), state.Hash())
+		}
+		// Then own changes in place what the state holds too: every owed
+		// webhook event settled (the outbox), ended quotes forgotten
+		// (postings trimmed, receipt lists filtered, Idempotency-Keys
+		// dropped).
+		now := r.w.now + 1
+		settled := 0
+		for id, hook := range own.Webhooks {
+			for _, e := range hook.OwedEvents() {
+				if err := own.Apply(&engine.WebhookSettled{At: now, Webhook: id, Event: e.ID, Delivered: true}); err != nil {
+					t.Fatal(err)
+				}
+				settled++
+			}
+		}
+		own.ForgetEnded(now + 1)
+		unchanged("the clone's own events")
+		t.Logf("program %d: %d events before the clone, %d after; %d owed events settled on the clone", i, at, len(r.w.events)-at, settled)
+	}
+}
+
+// depositAll deposits one minor unit to every wallet of s.
+func depositAll(t *testing.T, s *engine.State, at int64) {
+	t.Helper()
+	for _, m := range engine.Modes {
+		for id := range s.Treasuries[m].Wallets {
+			if err := s.Apply(&engine.AccountDeposited{At: at, Account: id, Amount: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// stateViews are what a state derives beside its encoding: Idempotency-Key
+// records (rebuilt from the quotes on decoding), each quote's receipts as
+// the treasuries list them, each endpoint's owed events.
+type stateViews struct {
+	idempotency map[engine.IdempotencyScope]engine.IdempotencyRecord
+	receipts    map[engine.QuoteID][]engine.PaymentReceived
+	owed        map[engine.WebhookID][]engine.EventID
+}
+
+func viewsOf(s *engine.State) stateViews {
+	v := stateViews{idempotency: maps.Clone(s.Idempotency), receipts: map[engine.QuoteID][]engine.PaymentReceived{},
+		owed: map[engine.WebhookID][]engine.EventID{}}
+	for id, q := range s.Quotes {
+		for _, r := range s.Treasuries[q.Mode].ReceiptsOf(id) {
+			v.receipts[id] = append(v.receipts[id], *r)
+		}
+	}
+	for id, hook := range s.Webhooks {
+		for _, e := range hook.OwedEvents() {
+			v.owed[id] = append(v.owed[id], e.ID)
+		}
+		if n := hook.OwedCount(); n != len(v.owed[id]) {
+			v.owed[id] = append(v.owed[id], engine.EventID{}) // an outbox index that disagrees with it
+		}
+	}
+	return v
+}
+
+func (v stateViews) equal(o stateViews) bool {
+	return maps.Equal(v.idempotency, o.idempotency) &&
+		maps.EqualFunc(v.receipts, o.receipts, slices.Equal) && maps.EqualFunc(v.owed, o.owed, slices.Equal)
+}
