@@ -314,24 +314,21 @@ func (n *Node) watch() {
 }
 
 // startActors makes this new leader serve: a barrier applies every entry
-// of earlier terms, the actors start from a copy of the replica (as
-// recovery does from the log, overdue quotes expired first), then the
-// gateway gets the system.
+// of earlier terms, the actors start from a copy of the replica
+// (engine.State.Clone; as recovery does from the log, overdue quotes
+// expired first), then the gateway gets the term.
 func (n *Node) startActors() error {
 	began := time.Now()
 	if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	barrier := time.Since(began)
-	var encoded []byte
+	// The actors take a state of their own; the replica keeps applying.
+	var state *engine.State
 	if err := n.fsm.read(func(s *engine.State, _ uint64) error {
-		encoded = engine.EncodeState(s)
+		state = s.Clone()
 		return nil
 	}); err != nil {
-		return err
-	}
-	state, err := engine.DecodeState(encoded)
-	if err != nil {
 		return err
 	}
 	copied := time.Since(began) - barrier
@@ -382,8 +379,8 @@ func (n *Node) startActors() error {
 		hooks.Start()
 	}
 	// The parts of the start, for the failover's cost: the barrier (the
-	// entries of earlier terms applied), the copy of the replica
-	// (encoded and decoded), and the actors' start.
+	// entries of earlier terms applied), the copy of the replica (Clone),
+	// and the actors' start.
 	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
 		"quotes", quotes, "start_duration", time.Since(began).String(), "barrier_duration", barrier.String(),
 		"copy_duration", copied.String(), "actors_duration", time.Since(startedAt).String())
