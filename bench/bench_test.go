@@ -306,3 +306,33 @@ func BenchmarkReplicaCopy(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkActorsStart is the rest of a new leader's start after the copy
+// of its replica: actors.Start with 150,000 open quotes (the registry, the
+// counters, each key's open quotes and reservations, the expiry wheel, the
+// pair, pool and treasury actors), on a log that is never written.
+//
+//	go test -run '^$' -bench ActorsStart -count 5 ./bench/
+func BenchmarkActorsStart(b *testing.B) {
+	state, err := generateState(1, 150_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := wal.Open(filepath.Join(b.TempDir(), "store"), wal.Options{Sync: false})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	for b.Loop() {
+		b.StopTimer()
+		own := state.Clone()
+		b.StartTimer()
+		sys, err := actors.Start(own, l, actorsConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		sys.Stop()
+		b.StartTimer()
+	}
+}
