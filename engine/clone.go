@@ -24,7 +24,7 @@ import (
 // requires each to end as a replay of its own events would.
 func (s *State) Clone() *State {
 	c := &State{
-		Keys:            make(map[KeyID]*Key, len(s.Keys)),
+		Keys:            clonePointees(s.Keys),
 		Clients:         make(map[ClientID]*Client, len(s.Clients)),
 		Pools:           make(map[PoolID]*Pool, len(s.Pools)),
 		Books:           make(map[BookKey]*Book, len(s.Books)),
@@ -33,7 +33,7 @@ func (s *State) Clone() *State {
 		Quotes:          make(map[QuoteID]*Quote, len(s.Quotes)),
 		Idempotency:     maps.Clone(s.Idempotency),
 		Webhooks:        make(map[WebhookID]*Webhook, len(s.Webhooks)),
-		Operators:       make(map[OperatorID]*Operator, len(s.Operators)),
+		Operators:       clonePointees(s.Operators),
 		Audit:           slices.Clip(s.Audit),
 		Markets:         s.Markets,
 		PayIns:          maps.Clone(s.PayIns),
@@ -42,10 +42,6 @@ func (s *State) Clone() *State {
 		accountPool:     maps.Clone(s.accountPool),
 		LastAt:          s.LastAt,
 		ForgottenBefore: s.ForgottenBefore,
-	}
-	for id, k := range s.Keys {
-		kc := *k
-		c.Keys[id] = &kc
 	}
 	for id, cl := range s.Clients {
 		cc := *cl
@@ -86,10 +82,6 @@ func (s *State) Clone() *State {
 		}
 		c.webhooksOf[client] = own
 	}
-	for id, o := range s.Operators {
-		oc := *o
-		c.Operators[id] = &oc
-	}
 	return c
 }
 
@@ -107,22 +99,14 @@ func (b *Book) clone() *Book {
 func (t *Treasury) clone() *Treasury {
 	c := &Treasury{
 		Mode:       t.Mode,
-		Wallets:    make(map[AccountID]*Account, len(t.Wallets)),
-		byClient:   make(map[ClientID]*[CurrenciesMax]AccountID, len(t.byClient)),
+		Wallets:    clonePointees(t.Wallets),
+		byClient:   clonePointees(t.byClient),
 		Clearing:   t.Clearing,
 		Credit:     maps.Clone(t.Credit),
 		History:    make(map[AccountID][]Posting, len(t.History)),
 		PostingSeq: t.PostingSeq,
 		Receipts:   maps.Clone(t.Receipts),
 		receiptsOf: make(map[QuoteID][]*PaymentReceived, len(t.receiptsOf)),
-	}
-	for id, a := range t.Wallets {
-		ac := *a
-		c.Wallets[id] = &ac
-	}
-	for client, ids := range t.byClient {
-		own := *ids
-		c.byClient[client] = &own
 	}
 	for id, h := range t.History {
 		c.History[id] = slices.Clip(h)
@@ -139,4 +123,14 @@ func (w *Webhook) clone() *Webhook {
 	c.owed = slices.Clone(w.owed)
 	c.owedAt = maps.Clone(w.owedAt)
 	return &c
+}
+
+// clonePointees is m with a copy of each value it points to.
+func clonePointees[K comparable, V any](m map[K]*V) map[K]*V {
+	c := make(map[K]*V, len(m))
+	for k, v := range m {
+		own := *v
+		c[k] = &own
+	}
+	return c
 }
