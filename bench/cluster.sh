@@ -56,7 +56,7 @@ echo "{\"nodes\":[$nodes]}" >"$work/cluster.json"
 nodeflags=(--cluster-tls "$work/certs")
 [ "${CLUSTER_INSECURE:-}" = 1 ] && nodeflags=(--cluster-insecure)
 # RAFT_TIMEOUT=1s runs the nodes with --raft-timeout 1s (Raft's own
-# default) instead of the LAN default (500ms), to compare failover.
+# default) instead of the LAN default (300ms), to compare failover.
 [ -n "${RAFT_TIMEOUT:-}" ] && nodeflags+=(--raft-timeout "$RAFT_TIMEOUT")
 public() { echo "http://127.0.0.1:$((port + 10 * $1 + 1))"; }
 admin() { echo "http://127.0.0.1:$((port + 10 * $1 + 2))"; }

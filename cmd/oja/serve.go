@@ -120,7 +120,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "public listener: the private key of --tls-cert (PEM)")
 	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
-	fs.DurationVar(&c.raftTimeout, "raft-timeout", raftTimeoutLAN, "with --cluster: Raft's heartbeat and election timeout (the leader lease is half): 500ms suits a LAN; on a WAN set several round trips plus a slow fsync, e.g. 2s")
+	fs.DurationVar(&c.raftTimeout, "raft-timeout", raftTimeoutLAN, "with --cluster: Raft's heartbeat and election timeout (the leader lease is half): 300ms suits a LAN; on a WAN set several round trips plus a stall, e.g. 2s")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
 	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (README, \"Running a cluster\")")
 	var envErr error
