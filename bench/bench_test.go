@@ -113,8 +113,8 @@ func TestQuickRun(t *testing.T) {
 			}
 		}
 	}
-	if len(rep.Targets) != 8 {
-		t.Errorf("%d targets, want 8", len(rep.Targets))
+	if len(rep.Targets) != 11 {
+		t.Errorf("%d targets, want 11", len(rep.Targets))
 	}
 	for _, target := range rep.Targets {
 		if target.Met == nil && !(noSweep && strings.HasPrefix(target.Name, "HTTP mix p99")) {

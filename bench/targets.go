@@ -36,6 +36,12 @@ const (
 	targetSnapshotReadySeconds = 5.0
 	targetRSSBytes             = 2 << 30
 	targetQuotes               = 1_000_000
+	// Issue 29's, each a ratio in the same run: ready from a snapshot
+	// within twice a raw scan of the same store, replay at least 0.4 of a
+	// raw scan's records per second, and the RSS an open quote costs.
+	targetSnapshotReadyOverRawScan = 2.0
+	targetReplayOverRawScan        = 0.4
+	targetRSSBytesPerOpenQuote     = 600
 )
 
 // atTargetQuotes returns the figure y at targetQuotes quotes: measured if
@@ -149,7 +155,37 @@ func (r *run) evaluateTargets() []Target {
 		}
 		add(t, largest != nil, t.Measured <= targetSnapshotReadySeconds)
 	}
+	{
+		t := Target{Name: "ready from a snapshot ÷ raw scan of the same store (largest log)",
+			Target: fmt.Sprintf("≤ %.1f", targetSnapshotReadyOverRawScan), Unit: "×", Profile: "recovery-snapshot"}
+		measured := largest != nil && largest.RawScanSeconds > 0
+		if measured {
+			t.Measured = round3(largest.WithSnapshot.ReadySeconds / largest.RawScanSeconds)
+			t.Note = fmt.Sprintf("%d quotes: ready %.2f s, raw scan %.2f s", largest.Quotes,
+				largest.WithSnapshot.ReadySeconds, largest.RawScanSeconds)
+		}
+		add(t, measured, t.Measured <= targetSnapshotReadyOverRawScan)
+	}
+	{
+		t := Target{Name: "replay ÷ raw scan, records per second (no snapshot, largest log)",
+			Target: fmt.Sprintf("≥ %.1f", targetReplayOverRawScan), Unit: "×", Profile: "recovery-replay",
+			pprofArgs: []string{"-tagfocus=" + phaseLabel + "=" + phaseReplay}}
+		if largest != nil {
+			t.Measured, t.Note = round3(largest.Ratio), fmt.Sprintf("%d quotes", largest.Quotes)
+		}
+		add(t, largest != nil && largest.RawScanSeconds > 0, t.Measured >= targetReplayOverRawScan)
+	}
 	// 6. Memory.
+	{
+		t := Target{Name: "RSS per open quote (largest size)", Target: fmt.Sprintf("≤ %d", targetRSSBytesPerOpenQuote),
+			Unit: "bytes", Profile: "memory-heap", pprofArgs: []string{"-sample_index=inuse_space"}}
+		measured := rep.Memory != nil && len(rep.Memory.Sizes) > 0
+		if measured {
+			m := rep.Memory.Sizes[len(rep.Memory.Sizes)-1]
+			t.Measured, t.Note = round3(m.BytesPerQuote), fmt.Sprintf("%d open quotes", m.OpenQuotes)
+		}
+		add(t, measured, t.Measured <= targetRSSBytesPerOpenQuote)
+	}
 	{
 		t := Target{Name: "RSS with 1M open quotes", Target: fmt.Sprintf("≤ %d", targetRSSBytes>>20), Unit: "MiB", Profile: "memory-heap",
 			pprofArgs: []string{"-sample_index=inuse_space"}}
