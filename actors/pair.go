@@ -37,7 +37,7 @@ type pairActor struct {
 	spec    engine.PairSpec
 	inForce bool
 	slice   [engine.SlicesMax]engine.Slice
-	// exposure is each API key's reservations in this book (exposure.go).
+	// exposure is each API key's reservations in this book (limits.go).
 	exposure exposure
 }
 

@@ -26,10 +26,10 @@ type Config struct {
 	QuoteTTL      time.Duration // contract §4: default 300 s
 	PaymentWindow time.Duration // default 30 min
 	Retention     time.Duration // terminal quotes stay readable at least this long
-	MaxOpenQuotes int           // per client and mode; 0 = unlimited
+	MaxOpenQuotes int           // per API key (limits.go); 0 = unlimited
 	// MaxKeyShare is the share, in parts per million (ShareScale), of a
 	// pair's pool liquidity in its mode that one API key's open quotes may
-	// reserve (exposure.go); 0 = unlimited.
+	// reserve (limits.go); 0 = unlimited.
 	MaxKeyShare uint32
 	Clock       func() time.Time
 	Logger      *slog.Logger

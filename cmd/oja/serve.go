@@ -102,7 +102,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.Uint64Var(&c.snapshotEvery, "snapshot-every", 100000, "save a snapshot every N logged events, while serving (0 = never)")
 	fs.DurationVar(&c.logRetention, "log-retention", 168*time.Hour, "delete log records older than this once a snapshot covers them (0 = keep all)")
 	fs.Float64Var(&c.rateLimit, "rate-limit", 0, "requests per second per API key (0 = off)")
-	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes per API key's client and mode (0 = no cap)")
+	fs.IntVar(&c.maxOpenQuotes, "max-open-quotes", 10000, "open quotes one API key may hold, across its pairs (0 = no cap)")
 	c.maxKeyShare = actors.ShareScale / 2
 	fs.Var(&c.maxKeyShare, "max-key-share", "share of a pair's pool liquidity one API key's open quotes may reserve, in (0, 1] (1 = no limit)")
 	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
