@@ -12,8 +12,8 @@ import (
 
 // TestCloneIsolated: a state and its clone share nothing either changes.
 // Halfway through each command program (the fuzz driver's seeds and random
-// ones, with webhook endpoints owed every event of the two first clients)
-// the state is cloned; the
+// ones, with webhook endpoints owed every event of the two first clients
+// and an operator) the state is cloned; the
 // original then runs the rest of the program and the clone must still
 // encode as the state did when cloned; the clone then applies the same
 // events, and the original must still encode as it did, while the clone
@@ -30,8 +30,12 @@ func TestCloneIsolated(t *testing.T) {
 		var cloned, owned []byte    // the state's encoding when cloned; own's after its own events
 		at := 0                     // events applied then
 		var ownAt int64
-		endpoints := func(r *commandRun) {
+		begin := func(r *commandRun) {
 			w := r.w
+			w.apply(&engine.OperatorCreated{At: w.now, Operator: cloneOperator, Name: "Ngozi Eze", Role: engine.RoleOperator})
+			for j := range 3 { // an audit trail of 3 with room for a 4th
+				w.apply(acted(w.now, byte(j)))
+			}
 			for _, client := range r.clients {
 				for _, m := range engine.Modes {
 					w.apply(&engine.WebhookCreated{At: w.now, Webhook: engine.WebhookID(w.newID()), Client: client,
@@ -39,7 +43,7 @@ func TestCloneIsolated(t *testing.T) {
 				}
 			}
 		}
-		r := runCommandsWith(t, code, endpoints, func(r *commandRun) {
+		r := runCommandsWith(t, code, begin, func(r *commandRun) {
 			w := r.w
 			cloned = engine.EncodeState(w.state)
 			same, own = w.state.Clone(), w.state.Clone()
@@ -48,9 +52,14 @@ func TestCloneIsolated(t *testing.T) {
 				t.Fatalf("program %d: the clone encodes differently from the state", i)
 			}
 			// own appends where the state will append its later events
-			// (a shared array would show it): a posting to every wallet.
+			// (a shared array would show it): a posting to every wallet;
+			// and changes what the state's events never touch: the
+			// operator acts and is revoked. (The program's final replay
+			// check would see any of it leak into the state.)
 			depositAll(t, own, ownAt)
+			actAndRevoke(t, own, ownAt)
 			owned = engine.EncodeState(own)
+			w.apply(acted(w.now, 3)) // where own appended its own line
 		})
 		if same == nil {
 			continue // a program too short to reach its middle
@@ -106,6 +115,26 @@ func TestCloneIsolated(t *testing.T) {
 		own.ForgetEnded(now + 1)
 		unchanged("the clone's own events")
 		t.Logf("program %d: %d events before the clone, %d after; %d owed events settled on the clone", i, at, len(r.w.events)-at, settled)
+	}
+}
+
+// cloneOperator is the operator TestCloneIsolated's states start with.
+var cloneOperator = engine.OperatorID{0xC1, 0x0E}
+
+// acted is an audit line of cloneOperator, its id made of n.
+func acted(at int64, n byte) *engine.OperatorActed {
+	return &engine.OperatorActed{At: at, Audit: engine.AuditID{0xA0, n}, Operator: "Ngozi Eze", OperatorID: cloneOperator,
+		Action: "POST /admin/v1/clients", Target: "/admin/v1/clients", Status: 201}
+}
+
+// actAndRevoke records on s an action of cloneOperator, then its
+// revocation.
+func actAndRevoke(t *testing.T, s *engine.State, at int64) {
+	t.Helper()
+	for _, ev := range []engine.Event{acted(at, 0xA0), &engine.OperatorRevoked{At: at, Operator: cloneOperator}} {
+		if err := s.Apply(ev); err != nil {
+			t.Fatalf("%s on the clone: %v", ev.Type(), err)
+		}
 	}
 }
 
