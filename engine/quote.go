@@ -82,17 +82,23 @@ func transitionOf(ev Event) *Transition {
 // Quote is one quote (= one XML trade). After creation its immutable part
 // (ids, amounts, allocations) never changes; the transitions below change
 // Status, deadlines and settlement only. Owned by its quote actor while open.
+//
+// NB: the one-byte fields come together (Status among them), so that a
+// quote — a million of them in memory — carries one byte of padding, not
+// twenty-five (368 → 344 bytes).
 type Quote struct {
-	ID               QuoteID
-	Client           ClientID
-	Mode             Mode
-	Pair             Pair
-	Direction        Direction
+	ID        QuoteID
+	Client    ClientID
+	Mode      Mode
+	Pair      Pair
+	Direction Direction
+	Chain     Chain
+	Channel   Channel
+	Status    Status // the mutable part's, placed here for the padding
+
 	Amount           Amount
 	ProposedRate     Rate
-	Chain            Chain
 	Reference        string
-	Channel          Channel
 	Allocations      []Allocation // shared, never modified
 	TotalSource      Amount
 	TotalDestination Amount
@@ -101,7 +107,6 @@ type Quote struct {
 	RequestHash      [32]byte
 	Key              KeyID // the API key that created it
 
-	Status      Status
 	CreatedAt   int64
 	UpdatedAt   int64
 	ExpiresAt   int64 // the current deadline (TTL, then payment window); meaningless when terminal
