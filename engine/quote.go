@@ -256,17 +256,10 @@ func (q *Quote) Apply(ev Event) (release bool) {
 	t := transitionOf(ev)
 	assert(t != nil, "quote cannot apply %T", ev)
 	assert(t.Allows(q.Status), "%T from %s", ev, q.Status)
-	q.Status = t.To
-	switch ev := ev.(type) {
-	case *QuoteAccepted:
-		q.UpdatedAt, q.AcceptedAt, q.ExpiresAt = ev.At, ev.At, ev.ExpiresAt
-		q.PoolAccount, q.Settlement, q.PayIn = ev.PoolAccount, ev.Settlement, ev.PayIn
-	case *QuoteCancelled:
-		q.UpdatedAt = ev.At
-	case *QuoteExpired:
-		q.UpdatedAt = ev.At
-	case *QuoteCompleted:
-		q.UpdatedAt = ev.At
+	q.Status, q.UpdatedAt = t.To, ev.Time()
+	if acc, ok := ev.(*QuoteAccepted); ok {
+		q.AcceptedAt, q.ExpiresAt = acc.At, acc.ExpiresAt
+		q.PoolAccount, q.Settlement, q.PayIn = acc.PoolAccount, acc.Settlement, acc.PayIn
 	}
 	return t == &Cancelling || t == &Expiring
 }
