@@ -193,10 +193,9 @@ func (c *testCluster) createClients(n *testNode, prefix string, count int) []str
 			if !errors.Is(r.Err, actors.ErrUnavailable) || time.Now().After(deadline) {
 				break
 			}
+			time.Sleep(10 * time.Millisecond) // a refusal can be fast: no busy loop
 			if next := c.serving(); next != nil {
 				sys = next
-			} else {
-				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	}
