@@ -155,8 +155,7 @@ func (b *builder) quotes() map[engine.BookKey]exposure {
 		ref := &refs[len(refs)-1]
 		ref.view.Store(q)
 		s.quotes.Store(id, ref)
-		s.countQuote(q.Mode, 0, q.Status)
-		s.awaiting.moved(ref, 0, q.Status)
+		s.moved(ref, q.Mode, 0, q.Status)
 		if open {
 			s.open.counter(q.Key).Add(1)
 			s.armExpiry(ref, q.ExpiresAt)

@@ -224,7 +224,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys.quotes.Store(q.ID, ref)
 	sys.listing.add(q, ref)
 	sys.references.add(q)
-	sys.countQuote(q.Mode, 0, q.Status)
+	sys.moved(ref, q.Mode, 0, q.Status)
 	sys.activity.note(q.Mode, q.Status, q.CreatedAt)
 	if ev.IdempotencyKey != "" {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},

@@ -167,10 +167,9 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 		}
 	} else {
 		previous := a.ref.view.Swap(view)
-		sys.countQuote(view.Mode, previous.Status, view.Status)
+		sys.moved(a.ref, view.Mode, previous.Status, view.Status)
 		if previous.Status != view.Status {
 			sys.activity.note(view.Mode, view.Status, view.UpdatedAt)
-			sys.awaiting.moved(a.ref, previous.Status, view.Status)
 		}
 		if !view.Status.Open() {
 			sys.expiry.disarm(a.ref)

@@ -191,12 +191,14 @@ func (s *readModels) QuoteCounts() map[engine.Mode]map[engine.Status]int {
 	return out
 }
 
-// countQuote moves one quote of mode m from status from to status to in
-// the counts (0 = not counted).
-func (s *readModels) countQuote(m engine.Mode, from, to engine.Status) {
+// moved tells the read models kept by status — the counts and the quotes
+// awaiting payment — that ref's quote, of mode m, went from status from to
+// status to (0: not held, before it is registered and once forgotten).
+func (s *readModels) moved(ref *quoteRef, m engine.Mode, from, to engine.Status) {
 	if from == to {
 		return
 	}
+	s.awaiting.moved(ref, from, to)
 	if from != 0 {
 		s.quoteCounts[m][from].Add(-1)
 	}

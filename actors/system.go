@@ -410,7 +410,7 @@ func (s *System) Maintain() {
 	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
 		q := ref.view.Load()
 		if ref.pid.Load() == nil && q.EndedBefore(now-retention) {
-			s.countQuote(q.Mode, q.Status, 0)
+			s.moved(ref, q.Mode, q.Status, 0)
 			forgotten[ref] = true
 			references = append(references, q.Reference)
 			return true
