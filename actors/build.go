@@ -133,11 +133,12 @@ func (b *builder) treasuries() {
 // miss each): the registry, the counters, each key's open quotes, the
 // expiry wheel, and each book's per-key reservations, which it returns.
 // Ended quotes past the retention are left out.
-func (b *builder) quotes() map[engine.BookKey]exposure {
+func (b *builder) quotes() map[engine.BookKey]*exposure {
 	s, state := b.s, b.state
-	exposures := make(map[engine.BookKey]exposure, len(state.Books))
+	exposures := make(map[engine.BookKey]*exposure, len(state.Books))
 	for key := range state.Books {
-		exposures[key] = newExposure(s.cfg.MaxKeyShare)
+		x := newExposure(s.cfg.MaxKeyShare)
+		exposures[key] = &x
 	}
 	now := s.nowMillis()
 	retention := s.cfg.Retention.Milliseconds()
@@ -145,9 +146,7 @@ func (b *builder) quotes() map[engine.BookKey]exposure {
 	for id, q := range state.Quotes {
 		open := q.Status.Open()
 		if open {
-			x := exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}]
-			x.add(q.Key, q.TotalDestination)
-			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}] = x
+			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}].add(q.Key, q.TotalDestination)
 		} else if retention > 0 && q.EndedBefore(now-retention) {
 			continue
 		}
@@ -168,7 +167,7 @@ func (b *builder) quotes() map[engine.BookKey]exposure {
 // reservations. The recovered books already rank every pool with its
 // available liquidity; the pair actors only need each pool's name and
 // account.
-func (b *builder) pairs(exposures map[engine.BookKey]exposure) {
+func (b *builder) pairs(exposures map[engine.BookKey]*exposure) {
 	s, state := b.s, b.state
 	infos := make(map[engine.BookKey]map[engine.PoolID]poolInfo, len(state.Books))
 	for key := range state.Books {
@@ -182,7 +181,7 @@ func (b *builder) pairs(exposures map[engine.BookKey]exposure) {
 		view := new(atomic.Pointer[engine.Ticker])
 		view.Store(ticker.Clone())
 		s.tickers[key] = view
-		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key], exposure: exposures[key]}
+		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key], exposure: *exposures[key]}
 		pa.spec, pa.inForce = s.markets.Pair(key.Pair)
 		s.pairs[key] = s.spawn(pa, kindPair)
 	}
