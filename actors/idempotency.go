@@ -14,10 +14,12 @@ import (
 type idempotencyIndex struct {
 	mu      sync.Mutex
 	entries map[engine.IdempotencyScope]*idempotencyEntry
-	// recovered are the keys of the state this start recovered, used as
-	// they are (a million of them rebuilt into entries cost more than a
-	// second of the start); entries made since shadow them.
-	recovered map[engine.IdempotencyScope]engine.IdempotencyRecord
+	// recovered are the keys of the state this start recovered, each to
+	// the quote it created as the state recovered it (its RequestHash and
+	// CreatedAt are the record), used as they are (a million of them
+	// rebuilt into entries cost more than a second of the start); entries
+	// made since shadow them.
+	recovered map[engine.IdempotencyScope]*engine.Quote
 	// quote resolves a recovered key's quote (the registry); nil: gone.
 	quote func(engine.QuoteID) *engine.Quote
 	now   func() int64
@@ -33,7 +35,7 @@ type idempotencyEntry struct {
 }
 
 // init starts the index from the recovered keys (taken over, not copied).
-func (x *idempotencyIndex) init(recovered map[engine.IdempotencyScope]engine.IdempotencyRecord,
+func (x *idempotencyIndex) init(recovered map[engine.IdempotencyScope]*engine.Quote,
 	quote func(engine.QuoteID) *engine.Quote, now func() int64) {
 	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
 	x.recovered, x.quote, x.now = recovered, quote, now
@@ -47,14 +49,14 @@ func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEn
 		return e, true
 	}
 	rec, ok := x.recovered[scope]
-	if !ok || x.now()-rec.At > engine.IdempotencyRetentionMillis {
+	if !ok || x.now()-rec.CreatedAt > engine.IdempotencyRetentionMillis {
 		return nil, false
 	}
-	q := x.quote(rec.Quote)
+	q := x.quote(rec.ID)
 	if q == nil {
 		return nil, false
 	}
-	return &idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: q, done: closedDone}, true
+	return &idempotencyEntry{hash: rec.RequestHash, at: rec.CreatedAt, quote: q, done: closedDone}, true
 }
 
 // closedDone is the done channel of every recovered key's entry: its create
@@ -91,16 +93,16 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 
 // store records a created quote (by the pair actor once it is durable, or
 // at start).
-func (x *idempotencyIndex) store(scope engine.IdempotencyScope, rec engine.IdempotencyRecord, quote *engine.Quote) {
+func (x *idempotencyIndex) store(scope engine.IdempotencyScope, quote *engine.Quote) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if e, ok := x.entries[scope]; ok && e.quote == nil {
-		e.quote, e.at, e.hash = quote, rec.At, rec.RequestHash
+		e.quote, e.at, e.hash = quote, quote.CreatedAt, quote.RequestHash
 		return
 	}
 	done := make(chan struct{})
 	close(done)
-	x.entries[scope] = &idempotencyEntry{hash: rec.RequestHash, at: rec.At, quote: quote, done: done}
+	x.entries[scope] = &idempotencyEntry{hash: quote.RequestHash, at: quote.CreatedAt, quote: quote, done: done}
 }
 
 // release ends the caller's claim: a create that made no quote frees the key.
@@ -131,7 +133,7 @@ func (x *idempotencyIndex) prune(now int64) {
 		}
 	}
 	for scope, rec := range x.recovered {
-		if now-rec.At > engine.IdempotencyRetentionMillis {
+		if now-rec.CreatedAt > engine.IdempotencyRetentionMillis {
 			delete(x.recovered, scope)
 		}
 	}

@@ -227,8 +227,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys.moved(ref, q.Mode, 0, q.Status)
 	sys.activity.note(q.Mode, q.Status, q.CreatedAt)
 	if ev.IdempotencyKey != "" {
-		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey},
-			engine.IdempotencyRecord{Quote: q.ID, RequestHash: ev.RequestHash, At: ev.At}, q)
+		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey}, q)
 	}
 	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q, Durable: true})
 }

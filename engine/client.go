@@ -36,13 +36,5 @@ type IdempotencyScope struct {
 	Key    string
 }
 
-// IdempotencyRecord remembers which quote a key created and from which
-// request.
-type IdempotencyRecord struct {
-	Quote       QuoteID
-	RequestHash [32]byte
-	At          int64
-}
-
 // IdempotencyRetentionMillis is how long an Idempotency-Key is remembered.
 const IdempotencyRetentionMillis = 24 * 60 * 60 * 1000

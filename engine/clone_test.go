@@ -95,6 +95,13 @@ func TestCloneIsolated(t *testing.T) {
 			}
 		}
 		unchanged("the same events applied to its clones")
+		for _, c := range []*engine.State{same, own} {
+			for scope, rec := range viewsOf(c).idempotency {
+				if !rec.own {
+					t.Fatalf("program %d: a clone's Idempotency-Key %q names a quote the clone does not hold", i, scope.Key)
+				}
+			}
+		}
 		if same.Hash() != state.Hash() {
 			t.Fatalf("program %d: the clone, given the same events, hashes %x; the state %x", i, same.Hash(), state.Hash())
 		}
@@ -154,14 +161,26 @@ func depositAll(t *testing.T, s *engine.State, at int64) {
 // records (rebuilt from the quotes on decoding), each quote's receipts as
 // the treasuries list them, each endpoint's owed events.
 type stateViews struct {
-	idempotency map[engine.IdempotencyScope]engine.IdempotencyRecord
+	idempotency map[engine.IdempotencyScope]idempotencyRecord
 	receipts    map[engine.QuoteID][]engine.PaymentReceived
 	owed        map[engine.WebhookID][]engine.EventID
 }
 
+// idempotencyRecord is what a state's Idempotency-Key record says, and
+// whether it points at the state's own quote (not another state's copy).
+type idempotencyRecord struct {
+	quote engine.QuoteID
+	hash  [32]byte
+	at    int64
+	own   bool
+}
+
 func viewsOf(s *engine.State) stateViews {
-	v := stateViews{idempotency: maps.Clone(s.Idempotency), receipts: map[engine.QuoteID][]engine.PaymentReceived{},
+	v := stateViews{idempotency: map[engine.IdempotencyScope]idempotencyRecord{}, receipts: map[engine.QuoteID][]engine.PaymentReceived{},
 		owed: map[engine.WebhookID][]engine.EventID{}}
+	for scope, q := range s.Idempotency {
+		v.idempotency[scope] = idempotencyRecord{q.ID, q.RequestHash, q.CreatedAt, s.Quotes[q.ID] == q}
+	}
 	for id, q := range s.Quotes {
 		for _, r := range s.Treasuries[q.Mode].ReceiptsOf(id) {
 			v.receipts[id] = append(v.receipts[id], *r)

@@ -467,7 +467,7 @@ func DecodeState(b []byte) (*State, error) {
 		quotes = 0
 	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
-	s.Idempotency = make(map[IdempotencyScope]IdempotencyRecord, quotes)
+	s.Idempotency = make(map[IdempotencyScope]*Quote, quotes)
 	// NB: the quotes in one allocation: a million small ones cost more to
 	// allocate and to scan than their decoding.
 	slab := make([]Quote, quotes)
@@ -492,8 +492,8 @@ func DecodeState(b []byte) (*State, error) {
 			// A key reused after its retention maps to its newest quote,
 			// as replay (which overwrites in log order) leaves it.
 			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-			if old, ok := s.Idempotency[scope]; !ok || old.At < q.CreatedAt {
-				s.Idempotency[scope] = IdempotencyRecord{Quote: q.ID, RequestHash: q.RequestHash, At: q.CreatedAt}
+			if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
+				s.Idempotency[scope] = q
 			}
 		}
 	}

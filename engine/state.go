@@ -22,14 +22,17 @@ type BookKey struct {
 // entities among actors (see package actors), each applying the same entity
 // methods that Apply calls here, so the two cannot disagree.
 type State struct {
-	Clients     map[ClientID]*Client
-	Keys        map[KeyID]*Key
-	Pools       map[PoolID]*Pool
-	Books       map[BookKey]*Book
-	Tickers     map[BookKey]*Ticker // consensus and best rates, with 24 h history
-	Treasuries  map[Mode]*Treasury
-	Quotes      map[QuoteID]*Quote
-	Idempotency map[IdempotencyScope]IdempotencyRecord
+	Clients    map[ClientID]*Client
+	Keys       map[KeyID]*Key
+	Pools      map[PoolID]*Pool
+	Books      map[BookKey]*Book
+	Tickers    map[BookKey]*Ticker // consensus and best rates, with 24 h history
+	Treasuries map[Mode]*Treasury
+	Quotes     map[QuoteID]*Quote
+	// Idempotency maps each Idempotency-Key to the quote it created: the
+	// quote is the record (its RequestHash and CreatedAt), so a million
+	// keys cost a pointer each, not a copy of the hash.
+	Idempotency map[IdempotencyScope]*Quote
 	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
 	// Operators are the named operators; Audit the newest AuditKeptMax
 	// lines of the audit trail, oldest first (operator.go).
@@ -75,7 +78,7 @@ func NewState() *State {
 		Tickers:     make(map[BookKey]*Ticker),
 		Treasuries:  make(map[Mode]*Treasury),
 		Quotes:      make(map[QuoteID]*Quote),
-		Idempotency: make(map[IdempotencyScope]IdempotencyRecord),
+		Idempotency: make(map[IdempotencyScope]*Quote),
 		Webhooks:    make(map[WebhookID]*Webhook),
 		Operators:   make(map[OperatorID]*Operator),
 		webhooksOf:  make(map[ClientID][]*Webhook),
@@ -194,8 +197,7 @@ func (s *State) apply(ev Event) error {
 		RouteOutcome(q, ev, &s.outcome)
 		s.applyOutcome(&s.outcome)
 		if ev.IdempotencyKey != "" {
-			s.Idempotency[IdempotencyScope{ev.Client, ev.Mode, ev.IdempotencyKey}] =
-				IdempotencyRecord{Quote: ev.Quote, RequestHash: ev.RequestHash, At: ev.At}
+			s.Idempotency[IdempotencyScope{ev.Client, ev.Mode, ev.IdempotencyKey}] = q
 		}
 		s.owe(q, ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
@@ -533,7 +535,7 @@ func (s *State) ForgetEnded(cutoff int64) int {
 		}
 		if q.IdempotencyKey != "" {
 			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-			if rec, ok := s.Idempotency[scope]; ok && rec.Quote == id {
+			if rec, ok := s.Idempotency[scope]; ok && rec.ID == id {
 				delete(s.Idempotency, scope)
 			}
 		}
@@ -700,9 +702,9 @@ func (s *State) Hash() [32]byte {
 		buf = append(buf, byte(scope.Mode))
 		buf = binary.AppendUvarint(buf, uint64(len(scope.Key)))
 		buf = append(buf, scope.Key...)
-		buf = append(buf, rec.Quote[:]...)
+		buf = append(buf, rec.ID[:]...)
 		buf = append(buf, rec.RequestHash[:]...)
-		buf = binary.AppendVarint(buf, rec.At)
+		buf = binary.AppendVarint(buf, rec.CreatedAt)
 	}
 	h.Write(buf)
 	var out [32]byte

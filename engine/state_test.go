@@ -1102,7 +1102,7 @@ func TestStateHashCoversWholeState(t *testing.T) {
 		name         string
 		mutate, undo func()
 	}{
-		{"idempotency record", func() { s.Idempotency[scope] = engine.IdempotencyRecord{Quote: q.ID, At: w.now} },
+		{"idempotency record", func() { s.Idempotency[scope] = q },
 			func() { delete(s.Idempotency, scope) }},
 		{"settlement bank code", func() { q.Settlement.BankCode = "044" }, func() { q.Settlement.BankCode = "058" }},
 		{"settlement account name", func() { q.Settlement.AccountName = "Eve" }, func() { q.Settlement.AccountName = "Ada Obi" }},
