@@ -150,7 +150,7 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 		} else if retention > 0 && q.EndedBefore(now-retention) {
 			continue
 		}
-		refs = append(refs, quoteRef{client: q.Client, mode: q.Mode})
+		refs = append(refs, quoteRef{})
 		ref := &refs[len(refs)-1]
 		ref.view.Store(q)
 		s.quotes.Store(id, ref)

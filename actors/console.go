@@ -244,7 +244,7 @@ func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int)
 	first := &firstN[*engine.Quote]{n: limit + 1, cmp: byExpiry}
 	s.awaiting.mu.Lock()
 	for ref := range s.awaiting.refs {
-		if ref.mode != m {
+		if _, mode := ref.owner(); mode != m {
 			continue
 		}
 		// NB: a quote's view moves before the index does.

@@ -434,7 +434,8 @@ func (s *System) OperatorComplete(id engine.QuoteID) *QuoteReply {
 	if !ok {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
-	return s.TransitionQuote(ref.client, ref.mode, id, &TransitionQuote{Operation: OperationComplete})
+	client, mode := ref.owner()
+	return s.TransitionQuote(client, mode, id, &TransitionQuote{Operation: OperationComplete})
 }
 
 // referenceIndex finds a quote by its bank pay-in reference, for bank

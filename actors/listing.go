@@ -67,7 +67,7 @@ func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 	// NB: a quote registered during this pass may be added as well once the
 	// pass releases the list; add skips an entry already present.
 	registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
-		if ref.client == s.client && ref.mode == s.mode {
+		if ref.belongsTo(s.client, s.mode) {
 			l.entries = append(l.entries, listEntry{ref.view.Load().CreatedAt, id, ref})
 		}
 		return true
@@ -145,7 +145,7 @@ func (s *System) ListQuotes(client engine.ClientID, mode engine.Mode, f QuoteFil
 	}
 	if f.StartingAfter != zero {
 		ref, ok := s.quotes.Load(f.StartingAfter)
-		if !ok || ref.client != client || ref.mode != mode {
+		if !ok || !ref.belongsTo(client, mode) {
 			return nil, false, ErrUnknownCursor
 		}
 		i, found := slices.BinarySearchFunc(e, listEntry{at: ref.view.Load().CreatedAt, id: f.StartingAfter}, compareEntries)

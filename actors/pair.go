@@ -218,7 +218,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	// decided, before the append: only the pools get theirs now.
 	o.BookDelta, o.KeyDelta = 0, 0
 	sys.routeOutcome(o, nil, nil)
-	ref := &quoteRef{client: q.Client, mode: q.Mode}
+	ref := &quoteRef{}
 	ref.view.Store(q)
 	sys.armExpiry(ref, q.ExpiresAt)
 	sys.quotes.Store(q.ID, ref)

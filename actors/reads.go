@@ -37,15 +37,28 @@ type readModels struct {
 // state, immutable, published by the quote's owner. pid is the quote's
 // actor while it is active (see quoteActor: activated on demand), nil
 // otherwise and once terminal. deadline is its slot on the expiry wheel.
+//
+// Whose quote it is, is read from the view (a quote's client and mode never
+// change): a million refs are 32 bytes each, not 56.
 type quoteRef struct {
-	client engine.ClientID
-	mode   engine.Mode
-	pid    atomic.Pointer[actor.PID]
-	view   atomic.Pointer[engine.Quote]
-	mu     sync.Mutex // serialises activation
+	pid  atomic.Pointer[actor.PID]
+	view atomic.Pointer[engine.Quote]
+	mu   sync.Mutex // serialises activation
 	// deadline is when the expiry wheel fires the quote (unix ms; 0:
 	// disarmed). See expiryWheel.
 	deadline atomic.Int64
+}
+
+// owner is the client and mode of the quote.
+func (r *quoteRef) owner() (engine.ClientID, engine.Mode) {
+	q := r.view.Load()
+	return q.Client, q.Mode
+}
+
+// belongsTo reports whether the quote is client's in mode.
+func (r *quoteRef) belongsTo(client engine.ClientID, mode engine.Mode) bool {
+	q := r.view.Load()
+	return q.Client == client && q.Mode == mode
 }
 
 type poolRef struct {
@@ -71,7 +84,7 @@ func (s *readModels) Client(id engine.ClientID) (*engine.Client, bool) { return 
 // not found, exactly like a missing one.
 func (s *readModels) Quote(client engine.ClientID, mode engine.Mode, id engine.QuoteID) (*engine.Quote, bool) {
 	ref, ok := s.quoteRef(id)
-	if !ok || ref.client != client || ref.mode != mode {
+	if !ok || !ref.belongsTo(client, mode) {
 		return nil, false
 	}
 	return ref.view.Load(), true

@@ -265,13 +265,14 @@ func (s *System) OperatorCancel(id engine.QuoteID) *QuoteReply {
 	if !ok {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
-	return s.TransitionQuote(ref.client, ref.mode, id, &TransitionQuote{Operation: OperationCancel, ByOperator: true})
+	client, mode := ref.owner()
+	return s.TransitionQuote(client, mode, id, &TransitionQuote{Operation: OperationCancel, ByOperator: true})
 }
 
 // TransitionQuote accepts, cancels or completes the caller's quote.
 func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id engine.QuoteID, cmd *TransitionQuote) *QuoteReply {
 	ref, ok := s.quoteRef(id)
-	if !ok || ref.client != client || ref.mode != mode {
+	if !ok || !ref.belongsTo(client, mode) {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
 	if err := s.writable(); err != nil {
