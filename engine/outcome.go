@@ -86,8 +86,8 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 		kind = SliceAccepted
 	case *QuoteCompleted:
 		kind, o.KeyDelta = SliceSettle, -1
-		if q.Settlement.Kind == SettlementWallet {
-			o.Credit = &WalletCredit{Mode: q.Mode, Account: q.Settlement.Account, Amount: q.TotalDestination,
+		if st := q.Settlement; st != nil && st.Kind == SettlementWallet {
+			o.Credit = &WalletCredit{Mode: q.Mode, Account: st.Account, Amount: q.TotalDestination,
 				Quote: q.ID, Reference: q.Reference, At: ev.At}
 		}
 		if ev.Funded() {

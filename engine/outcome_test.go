@@ -39,6 +39,6 @@ func TestRouteOutcome(t *testing.T) {
 	if o.Credit.Account != q.Settlement.Account || o.Credit.Amount != q.TotalDestination || o.Credit.Mode != q.Mode {
 		t.Errorf("completion credit %+v, want %v to wallet %s", o.Credit, q.TotalDestination, q.Settlement.Account)
 	}
-	q.Settlement = engine.Settlement{Kind: engine.SettlementBank}
+	q.Settlement = &engine.Settlement{Kind: engine.SettlementBank}
 	check(&engine.QuoteCompleted{Quote: q.ID}, engine.SliceSettle, 0, false) // paid out via clearing
 }

@@ -113,7 +113,10 @@ type Quote struct {
 	TTL         int64 // seconds of the quote TTL given at creation
 	AcceptedAt  int64
 	PoolAccount AccountID // the accountId of a JSON accept
-	Settlement  Settlement
+	// Settlement is where the destination funds go, set by the accept
+	// (nil before: a pending quote carries no 88 bytes of empty
+	// settlement), immutable: shared by the quote's versions.
+	Settlement *Settlement
 	// PayIn is the crypto pay-in issued at acceptance (a token source),
 	// immutable: a sighting replaces it with a changed copy.
 	PayIn *PayIn
@@ -151,6 +154,15 @@ func (q *Quote) EndedBefore(cutoff int64) bool { return !q.Status.Open() && q.Up
 // Clone returns a copy safe to hand to readers: the shared parts are
 // immutable.
 func (q *Quote) Clone() *Quote { c := *q; return &c }
+
+// SettlementOrZero is where the quote settles, the zero Settlement
+// (SettlementNone) before it is accepted.
+func (q *Quote) SettlementOrZero() Settlement {
+	if q.Settlement == nil {
+		return Settlement{}
+	}
+	return *q.Settlement
+}
 
 // SecondsLeft is the seconds until the current deadline, rounded up (a
 // quote created with a 300 s TTL shows 300, not 299, in its create
@@ -214,7 +226,7 @@ func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result,
 		}
 		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,
 			Settlement: cmd.Settlement, ExpiresAt: now + paymentWindowMillis}
-	case q.Status == Accepting.To && cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.Settlement:
+	case q.Status == Accepting.To && cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.SettlementOrZero():
 		return ResultOK, nil
 	}
 	return ResultInvalidState, nil
@@ -259,7 +271,8 @@ func (q *Quote) Apply(ev Event) (release bool) {
 	q.Status, q.UpdatedAt = t.To, ev.Time()
 	if acc, ok := ev.(*QuoteAccepted); ok {
 		q.AcceptedAt, q.ExpiresAt = acc.At, acc.ExpiresAt
-		q.PoolAccount, q.Settlement, q.PayIn = acc.PoolAccount, acc.Settlement, acc.PayIn
+		st := acc.Settlement
+		q.PoolAccount, q.Settlement, q.PayIn = acc.PoolAccount, &st, acc.PayIn
 	}
 	return t == &Cancelling || t == &Expiring
 }

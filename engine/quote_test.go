@@ -170,7 +170,7 @@ func TestQuoteAccept(t *testing.T) {
 				PoolAccount                      engine.AccountID
 				Settlement                       engine.Settlement
 				SecondsLeft                      int64
-			}{q.Status, q.UpdatedAt, q.AcceptedAt, q.ExpiresAt, q.PoolAccount, q.Settlement, q.SecondsLeft(now)}
+			}{q.Status, q.UpdatedAt, q.AcceptedAt, q.ExpiresAt, q.PoolAccount, q.SettlementOrZero(), q.SecondsLeft(now)}
 			wantQuote := got
 			wantQuote.Status, wantQuote.UpdatedAt, wantQuote.AcceptedAt = engine.StatusAwaitingPayment, now, now
 			wantQuote.ExpiresAt, wantQuote.PoolAccount, wantQuote.Settlement = now+quoteWindowMillis, tc.cmd.PoolAccount, tc.cmd.Settlement

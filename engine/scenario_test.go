@@ -151,8 +151,8 @@ func (s *scenario) quoteLines(q *engine.Quote) string {
 		s.names[q.ID], q.Status, q.Direction, amountText(q.Amount, amountCurrency), amountCurrency,
 		amountText(q.TotalSource, q.Pair.Source), q.Pair.Source, amountText(q.TotalDestination, q.Pair.Destination),
 		q.Pair.Destination, rateText(q.WeightedAverageRate()), q.SecondsLeft(s.w.now))
-	if q.Settlement.Kind != engine.SettlementNone {
-		fmt.Fprintf(&b, ", settles to %s", q.Settlement.Kind)
+	if q.SettlementOrZero().Kind != engine.SettlementNone {
+		fmt.Fprintf(&b, ", settles to %s", q.SettlementOrZero().Kind)
 	}
 	for _, a := range q.Allocations {
 		fmt.Fprintf(&b, "\n  slice %s: %s %s -> %s %s at %s", a.PoolName, amountText(a.Source, q.Pair.Source), q.Pair.Source,
@@ -314,7 +314,7 @@ func (s *scenario) run(line string) string {
 			w.apply(ev)
 		}
 		text := s.transition("complete", q, res, ev != nil, engine.Completing.From)
-		if ev != nil && q.Settlement.Kind == engine.SettlementWallet {
+		if ev != nil && q.SettlementOrZero().Kind == engine.SettlementWallet {
 			text += "\n" + s.walletLines(q.Client, q.Mode)
 		}
 		return text

@@ -345,7 +345,8 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.TTL)
 	e.varint(q.AcceptedAt)
 	e.id(q.PoolAccount)
-	e.settlement(&q.Settlement)
+	settlement := q.SettlementOrZero()
+	e.settlement(&settlement)
 	e.boolean(q.PayIn != nil) // version 3
 	if p := q.PayIn; p != nil {
 		e.payIn(p)
@@ -614,7 +615,9 @@ func decodeQuote(d *decoder, q *Quote, version uint8) {
 	q.Status = Status(d.byte1())
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()
 	q.PoolAccount = d.id()
-	q.Settlement = d.settlement()
+	if st := d.settlement(); st.Kind != SettlementNone {
+		q.Settlement = &st
+	}
 	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()
 	}

@@ -74,7 +74,7 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 // fxSettlement is where an accepted trade pays out, as its acceptance
 // named it (FXTradAccptReq's SttlmDstn or AcctId).
 func fxSettlement(q *engine.Quote) (*fxmsg.SettlementDestination, *string) {
-	st := q.Settlement
+	st := q.SettlementOrZero()
 	switch st.Kind {
 	case engine.SettlementWallet:
 		id := st.Account.String()

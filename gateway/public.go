@@ -420,7 +420,7 @@ func (s *Server) writeQuote(ctx *fasthttp.RequestCtx, q *engine.Quote, now int64
 // appendSettlement renders where an accepted quote's destination funds go:
 // the partner's wallet, a bank account or a chain address.
 func appendSettlement(w *jsonWriter, q *engine.Quote) {
-	st := &q.Settlement
+	st := q.SettlementOrZero()
 	switch st.Kind {
 	case engine.SettlementWallet:
 		w.open("settlement")
