@@ -143,8 +143,8 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	now := s.nowMillis()
 	retention := s.cfg.Retention.Milliseconds()
 	refs := make([]quoteRef, 0, len(state.Quotes))
-	for id, q := range state.Quotes {
-		open := q.Status.Open()
+	for q := range state.QuotesInOrder() {
+		id, open := q.ID, q.Status.Open()
 		if open {
 			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}].add(q.Key, q.TotalDestination)
 		} else if retention > 0 && q.EndedBefore(now-retention) {

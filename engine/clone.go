@@ -61,17 +61,12 @@ func (s *State) Clone() *State {
 	for m, t := range s.Treasuries {
 		c.Treasuries[m] = t.clone()
 	}
-	// The quotes in slabs of quoteSlabLen, as a replay allocates them: one
-	// allocation per slab instead of one a quote, and a slab small enough
-	// to be freed once its quotes are forgotten (ForgetEnded).
-	var slab []Quote
-	for id, q := range s.Quotes {
-		if len(slab) == 0 {
-			slab = make([]Quote, min(quoteSlabLen, len(s.Quotes)-len(c.Quotes)))
-		}
-		slab[0] = *q
-		c.Quotes[id] = &slab[0]
-		slab = slab[1:]
+	// The quotes in slabs, as a replay allocates them (allocQuote), read
+	// in the original's memory order and kept in it.
+	for q := range s.QuotesInOrder() {
+		cq := c.allocQuote()
+		*cq = *q
+		c.Quotes[q.ID] = cq
 	}
 	// Each Idempotency-Key to the clone's copy of its quote (every quote a
 	// key names is in Quotes: ForgetEnded drops the key with its quote).

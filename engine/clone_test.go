@@ -121,7 +121,26 @@ func TestCloneIsolated(t *testing.T) {
 		}
 		own.ForgetEnded(now + 1)
 		unchanged("the clone's own events")
+		for _, s := range []*engine.State{state, same, own} {
+			slabsHoldQuotes(t, s)
+		}
 		t.Logf("program %d: %d events before the clone, %d after; %d owed events settled on the clone", i, at, len(r.w.events)-at, settled)
+	}
+}
+
+// slabsHoldQuotes requires the quotes QuotesInOrder reads from s's slabs
+// to be exactly those of s.Quotes.
+func slabsHoldQuotes(t *testing.T, s *engine.State) {
+	t.Helper()
+	n := 0
+	for q := range s.QuotesInOrder() {
+		if s.Quotes[q.ID] != q {
+			t.Fatalf("quote %s in a slab is not the state's", q.ID)
+		}
+		n++
+	}
+	if n != len(s.Quotes) {
+		t.Fatalf("%d quotes in the slabs, %d in Quotes", n, len(s.Quotes))
 	}
 }
 

@@ -14,7 +14,9 @@ package engine
 //     balance (State.LedgerCheck);
 //  2. for each pool the event touched: its holds equal the slices of its
 //     open quotes, its proceeds hold nothing, and its book entry agrees with
-//     it (available liquidity, rate, when the rate was set, status).
+//     it (available liquidity, rate, when the rate was set, status); and
+//     then the quotes QuotesInOrder reads from the slabs are exactly those
+//     of Quotes.
 //
 // Cost: (1) is linear in accounts and pools, (2) in quotes, per event; a
 // replay of n events costs O(n × state), which is why production builds
@@ -35,7 +37,10 @@ func (s *State) checkInvariants(ev Event) {
 	for _, id := range touched {
 		held[id] = 0
 	}
-	for _, q := range s.Quotes {
+	inOrder := 0
+	for q := range s.QuotesInOrder() {
+		inOrder++
+		assert(s.Quotes[q.ID] == q, "after %s: quote %s in a slab is not the state's", ev.Type(), q.ID)
 		if !q.Status.Open() {
 			continue
 		}
@@ -46,6 +51,7 @@ func (s *State) checkInvariants(ev Event) {
 			}
 		}
 	}
+	assert(inOrder == len(s.Quotes), "after %s: %d quotes in the slabs, %d in Quotes", ev.Type(), inOrder, len(s.Quotes))
 	for _, id := range touched {
 		p := s.Pools[id]
 		assert(p.Liquidity.Held == held[id], "after %s: pool %s holds %d, its open quotes' slices %d",

@@ -95,6 +95,8 @@ type Quote struct {
 	Chain     Chain
 	Channel   Channel
 	Status    Status // the mutable part's, placed here for the padding
+	// forgotten marks a quote ForgetEnded dropped, in its slab (State.slabs).
+	forgotten bool
 
 	Amount           Amount
 	ProposedRate     Rate

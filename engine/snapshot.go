@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"maps"
@@ -24,8 +25,12 @@ import (
 // key (KeyRolled) and each rotated webhook's previous secret
 // (WebhookSecretRotated); earlier versions had none. Version 6 adds, at
 // the end, each key's recorded last use (KeysUsed); version 7 the named
-// operators and the audit trail kept (operator.go).
-const snapshotVersion = 7
+// operators and the audit trail kept (operator.go). Version 8 changes no
+// field: it writes the quotes by creation time (then id) instead of by id,
+// so that a decode assigns each Idempotency-Key its newest quote by
+// overwriting, one map write a quote instead of a read and a write, and
+// lays the quotes out in memory as a replay would.
+const snapshotVersion = 8
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -37,9 +42,13 @@ func EncodeState(s *State) []byte { return AppendState(make([]byte, 0, 1<<16), s
 
 // AppendState appends s encoded to buf: a caller that snapshots again and
 // again reuses one buffer instead of making a state-sized garbage each time.
-func AppendState(buf []byte, s *State) []byte {
+func AppendState(buf []byte, s *State) []byte { return appendState(buf, s, snapshotVersion) }
+
+// appendState encodes s as snapshot version (7 or 8: they differ only in
+// the quotes' order; a test writes 7 to check it is still read).
+func appendState(buf []byte, s *State, version uint8) []byte {
 	e := encoder{buf: buf}
-	e.byte1(snapshotVersion)
+	e.byte1(version)
 	e.varint(s.LastAt)
 	e.markets(s.Markets)
 	e.uvarint(uint64(len(s.Clients)))
@@ -115,8 +124,8 @@ func AppendState(buf []byte, s *State) []byte {
 		}
 	}
 	e.uvarint(uint64(len(s.Quotes)))
-	for _, id := range sortedKeys(s.Quotes) {
-		encodeQuote(&e, s.Quotes[id])
+	for _, q := range quotesToEncode(s, version) {
+		encodeQuote(&e, q)
 	}
 	e.varint(s.ForgottenBefore)
 	hooks := s.WebhooksInOrder()
@@ -192,6 +201,36 @@ func AppendState(buf []byte, s *State) []byte {
 		e.uvarint(uint64(a.Status))
 	}
 	return e.buf
+}
+
+// quotesToEncode is s's quotes in a snapshot's order: from version 8 by
+// creation time, then id; before, by id.
+func quotesToEncode(s *State, version uint8) []*Quote {
+	// NB: sorted by keys copied beside the pointers: comparing through the
+	// pointers would miss the cache at every comparison. QuotesInOrder is
+	// nearly in creation order already, which the sort finds fast.
+	type entry struct {
+		at int64
+		id QuoteID
+		q  *Quote
+	}
+	entries := make([]entry, 0, len(s.Quotes))
+	for q := range s.QuotesInOrder() {
+		entries = append(entries, entry{q.CreatedAt, q.ID, q})
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if version >= 8 {
+			if c := cmp.Compare(a.at, b.at); c != 0 {
+				return c
+			}
+		}
+		return bytes.Compare(a.id[:], b.id[:])
+	})
+	out := make([]*Quote, len(entries))
+	for i := range entries {
+		out[i] = entries[i].q
+	}
+	return out
 }
 
 // encodeKeyTimes writes the keys whose time of(key) is set, in id order:
@@ -469,19 +508,28 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
 	s.Idempotency = make(map[IdempotencyScope]*Quote, quotes)
-	// NB: the quotes in one allocation: a million small ones cost more to
-	// allocate and to scan than their decoding.
-	slab := make([]Quote, quotes)
-	for i := range slab {
+	var prev *Quote
+	for range quotes {
 		if d.err != nil {
 			break
 		}
-		q := &slab[i]
+		q := s.allocQuote()
 		decodeQuote(&d, q, version)
 		if d.err != nil {
 			break
 		}
-		s.Quotes[q.ID] = q
+		if version >= 8 && prev != nil && cmp.Or(cmp.Compare(prev.CreatedAt, q.CreatedAt), bytes.Compare(prev.ID[:], q.ID[:])) >= 0 {
+			d.fail() // not in creation order: the Idempotency-Keys below rely on it
+			break
+		}
+		prev = q
+		// A repeated id leaves the map as long as it was: found without a
+		// lookup of its own.
+		had := len(s.Quotes)
+		if s.Quotes[q.ID] = q; len(s.Quotes) == had {
+			d.fail()
+			break
+		}
 		if q.PayIn != nil {
 			if _, dup := s.PayIns[q.PayIn.Address]; dup {
 				d.fail()
@@ -492,8 +540,12 @@ func DecodeState(b []byte) (*State, error) {
 		if q.IdempotencyKey != "" {
 			// A key reused after its retention maps to its newest quote,
 			// as replay (which overwrites in log order) leaves it.
+			// From version 8 the quotes come oldest first, so the last
+			// write is the newest quote.
 			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-			if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
+			if version >= 8 {
+				s.Idempotency[scope] = q
+			} else if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
 				s.Idempotency[scope] = q
 			}
 		}
