@@ -508,6 +508,11 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
 	s.Idempotency = make(map[IdempotencyScope]*Quote, quotes)
+	// NB: the quotes are decoded here and indexed on a goroutine of its
+	// own, a slab at a time: the indexes' map writes (a cache miss each,
+	// at a million quotes) are as long as the decoding, so on two cores
+	// the two overlap. The indexer alone writes the maps until it is done.
+	ix := startQuoteIndexer(s, version)
 	var prev *Quote
 	for range quotes {
 		if d.err != nil {
@@ -519,36 +524,19 @@ func DecodeState(b []byte) (*State, error) {
 			break
 		}
 		if version >= 8 && prev != nil && cmp.Or(cmp.Compare(prev.CreatedAt, q.CreatedAt), bytes.Compare(prev.ID[:], q.ID[:])) >= 0 {
-			d.fail() // not in creation order: the Idempotency-Keys below rely on it
+			d.fail() // not in creation order: the Idempotency-Keys rely on it
 			break
 		}
 		prev = q
-		// A repeated id leaves the map as long as it was: found without a
-		// lookup of its own.
-		had := len(s.Quotes)
-		if s.Quotes[q.ID] = q; len(s.Quotes) == had {
-			d.fail()
-			break
+		if len(s.quoteSlab) == 0 { // the slab is full: its quotes are decoded
+			ix.in <- s.slabs[len(s.slabs)-1]
 		}
-		if q.PayIn != nil {
-			if _, dup := s.PayIns[q.PayIn.Address]; dup {
-				d.fail()
-				break
-			}
-			s.PayIns[q.PayIn.Address] = q.ID
-		}
-		if q.IdempotencyKey != "" {
-			// A key reused after its retention maps to its newest quote,
-			// as replay (which overwrites in log order) leaves it.
-			// From version 8 the quotes come oldest first, so the last
-			// write is the newest quote.
-			scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-			if version >= 8 {
-				s.Idempotency[scope] = q
-			} else if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
-				s.Idempotency[scope] = q
-			}
-		}
+	}
+	if last := len(s.slabs) - 1; last >= 0 && len(s.quoteSlab) > 0 && d.err == nil {
+		ix.in <- s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)]
+	}
+	if err := ix.wait(); err != nil {
+		d.fail()
 	}
 	if version >= 2 {
 		s.ForgottenBefore = d.varint()
@@ -639,6 +627,74 @@ func DecodeState(b []byte) (*State, error) {
 		}
 	}
 	return s, nil
+}
+
+// quoteIndexer indexes decoded quotes (DecodeState): Quotes, PayIns and
+// Idempotency, from slabs it receives.
+type quoteIndexer struct {
+	s       *State
+	version uint8
+	in      chan []Quote
+	done    chan struct{}
+	corrupt bool // a repeated quote id or pay-in address
+}
+
+func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
+	ix := &quoteIndexer{s: s, version: version, in: make(chan []Quote, 16), done: make(chan struct{})}
+	go ix.run()
+	return ix
+}
+
+func (ix *quoteIndexer) run() {
+	defer close(ix.done)
+	for slab := range ix.in {
+		for i := range slab {
+			if !ix.corrupt && !ix.index(&slab[i]) {
+				ix.corrupt = true
+			}
+		}
+	}
+}
+
+// index adds q to the state's indexes, false if its id or pay-in address
+// is already taken.
+func (ix *quoteIndexer) index(q *Quote) bool {
+	s := ix.s
+	// A repeated id leaves the map as long as it was: found without a
+	// lookup of its own.
+	had := len(s.Quotes)
+	if s.Quotes[q.ID] = q; len(s.Quotes) == had {
+		return false
+	}
+	if q.PayIn != nil {
+		if _, dup := s.PayIns[q.PayIn.Address]; dup {
+			return false
+		}
+		s.PayIns[q.PayIn.Address] = q.ID
+	}
+	if q.IdempotencyKey != "" {
+		// A key reused after its retention maps to its newest quote, as
+		// replay (which overwrites in log order) leaves it. From version 8
+		// the quotes come oldest first: the last write is the newest.
+		scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
+		if ix.version >= 8 {
+			s.Idempotency[scope] = q
+		} else if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
+			s.Idempotency[scope] = q
+		}
+	}
+	return true
+}
+
+// wait ends the input and returns once every slab sent is indexed, an
+// error if one of its quotes could not be.
+func (ix *quoteIndexer) wait() error {
+	close(ix.in)
+	<-ix.done
+	if ix.corrupt {
+		return ErrCorruptEvent
+	}
+	return nil
 }
 
 func decodeTicker(d *decoder, t *Ticker, count func() uint64) {

@@ -202,6 +202,26 @@ func TestSnapshotVersion7(t *testing.T) {
 	}
 }
 
+// TestSnapshotRefusesRepeatedQuote: two quotes with one id are corrupt
+// bytes, found by the indexer DecodeState runs beside its decoding.
+func TestSnapshotRefusesRepeatedQuote(t *testing.T) {
+	s, _ := workload(t, 3, 400)
+	ids := sortedKeys(s.Quotes)
+	for _, version := range []uint8{7, 8} {
+		enc := appendState(nil, s, version)
+		// A quote's encoding starts with its id; the second quote's
+		// becomes the first's.
+		at := bytes.Index(enc, ids[1][:])
+		if at < 0 || bytes.Count(enc, ids[1][:]) < 1 {
+			t.Fatal("fixture: the quote's id is not in the snapshot")
+		}
+		copy(enc[at:], ids[0][:])
+		if _, err := DecodeState(enc); err == nil {
+			t.Fatalf("version %d: a repeated quote id decoded", version)
+		}
+	}
+}
+
 // TestSnapshotThenReplay: snapshot at event k plus the events after k gives
 // the same state as replaying everything.
 func TestSnapshotThenReplay(t *testing.T) {
