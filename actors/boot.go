@@ -59,6 +59,11 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 		return nil, stats, err
 	}
 	stats.Snapshot, stats.LastSeq = seq, seq
+	// Every record to replay could create a quote: the indexes are sized
+	// for that many once, up to replayReserveMax, instead of growing.
+	if last := log.LastSeq(); last > seq {
+		state.Reserve(int(min(last-seq, replayReserveMax)))
+	}
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
@@ -136,6 +141,12 @@ func RecordMarkets(state *engine.State, log Log, cfg *engine.MarketsConfig, now 
 	}
 	return true, nil
 }
+
+// replayReserveMax bounds the quotes Recover sizes the state's indexes for
+// before a replay (engine.State.Reserve): a long log replayed without a
+// snapshot holds far fewer live quotes than records, and a map never
+// shrinks.
+const replayReserveMax = 1 << 21
 
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512

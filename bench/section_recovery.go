@@ -387,6 +387,7 @@ func replayParts(store string, events int) (decode, apply float64, err error) {
 	}
 	decode = time.Since(start).Seconds()
 	state := engine.NewState()
+	state.Reserve(len(evs)) // as Recover does
 	start = time.Now()
 	for i, ev := range evs {
 		if err := state.Apply(ev); err != nil {

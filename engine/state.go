@@ -103,6 +103,20 @@ func NewState() *State {
 	return s
 }
 
+// Reserve sizes the quote indexes (Quotes, Idempotency) for about n
+// quotes, if they are empty: a replay of a million quotes from the first
+// record otherwise grows them a million entries at a time, rehashing every
+// key at each doubling (a third of applying such a log). Indexes already
+// holding quotes are left as they are.
+func (s *State) Reserve(n int) {
+	if len(s.Quotes) == 0 {
+		s.Quotes = make(map[QuoteID]*Quote, n)
+	}
+	if len(s.Idempotency) == 0 {
+		s.Idempotency = make(map[IdempotencyScope]*Quote, n)
+	}
+}
+
 // quoteSlabLen is how many quotes newQuote allocates at once: one
 // allocation instead of 256 on a replay of a million quotes.
 const quoteSlabLen = 256
