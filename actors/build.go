@@ -142,9 +142,15 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	}
 	now := s.nowMillis()
 	retention := s.cfg.Retention.Milliseconds()
+	// NB: refs never grows past its capacity, so a ref's address is
+	// stable; the registry's map writes (a cache miss each at a million
+	// quotes) run on a goroutine of their own, a batch of refs at a time,
+	// beside this pass.
 	refs := make([]quoteRef, 0, len(state.Quotes))
+	registry := startRegistering(&s.quotes)
+	sent := 0
 	for q := range state.QuotesInOrder() {
-		id, open := q.ID, q.Status.Open()
+		open := q.Status.Open()
 		if open {
 			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}].add(q.Key, q.TotalDestination)
 		} else if retention > 0 && q.EndedBefore(now-retention) {
@@ -153,14 +159,46 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 		refs = append(refs, quoteRef{})
 		ref := &refs[len(refs)-1]
 		ref.view.Store(q)
-		s.quotes.Store(id, ref)
 		s.moved(ref, q.Mode, 0, q.Status)
 		if open {
 			s.open.counter(q.Key).Add(1)
 			s.armExpiry(ref, q.ExpiresAt)
 		}
+		if len(refs)-sent == registerBatchLen {
+			registry.in <- refs[sent:]
+			sent = len(refs)
+		}
 	}
+	registry.in <- refs[sent:]
+	close(registry.in)
+	<-registry.done
 	return exposures
+}
+
+// registerBatchLen is how many refs the start's pass over the quotes hands
+// the registering goroutine at once.
+const registerBatchLen = 1024
+
+// registering is the input of the goroutine that registers the start's
+// quote refs; done closes once it has registered every batch sent before
+// the input was closed.
+type registering struct {
+	in   chan []quoteRef
+	done chan struct{}
+}
+
+func startRegistering(r *quoteRegistry) registering {
+	g := registering{in: make(chan []quoteRef, 16), done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		for batch := range g.in {
+			for i := range batch {
+				ref := &batch[i]
+				r.Store(ref.view.Load().ID, ref)
+			}
+		}
+	}()
+	return g
 }
 
 // pairs starts a pair actor per book, with its ticker and its keys'

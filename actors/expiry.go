@@ -25,16 +25,24 @@ type expiryWheel struct {
 	now  func() int64 // unix ms
 
 	mu      sync.Mutex
-	buckets map[int64][]*quoteRef // by bucket number
-	order   bucketHeap            // the bucket numbers in buckets
+	buckets map[int64]*expiryBucket // by bucket number
+	order   bucketHeap              // the bucket numbers in buckets
+	// last is the bucket armed last, and its number: quotes armed one after
+	// the other mostly share a deadline's bucket (a start arms them in
+	// creation order), found without a map lookup.
+	last    *expiryBucket
+	lastNum int64
 	timer   *time.Timer
 	armed   int64 // the bucket the timer is set for; 0: none
 	started bool  // start was called: the timer may be set
 	stopped bool
 }
 
+// expiryBucket is the refs armed for deadlines in one bucket.
+type expiryBucket struct{ refs []*quoteRef }
+
 func newExpiryWheel(now func() int64, fire func(*quoteRef)) *expiryWheel {
-	return &expiryWheel{fire: fire, now: now, buckets: make(map[int64][]*quoteRef)}
+	return &expiryWheel{fire: fire, now: now, buckets: make(map[int64]*expiryBucket)}
 }
 
 func bucketOf(deadline int64) int64 {
@@ -50,11 +58,16 @@ func (w *expiryWheel) arm(ref *quoteRef, deadline int64) {
 	if w.stopped {
 		return
 	}
-	refs, ok := w.buckets[b]
-	if !ok {
-		heap.Push(&w.order, b)
+	if w.last == nil || w.lastNum != b {
+		bucket, ok := w.buckets[b]
+		if !ok {
+			bucket = new(expiryBucket)
+			w.buckets[b] = bucket
+			heap.Push(&w.order, b)
+		}
+		w.last, w.lastNum = bucket, b
 	}
-	w.buckets[b] = append(refs, ref)
+	w.last.refs = append(w.last.refs, ref)
 	if w.started && (w.armed == 0 || b < w.armed) {
 		w.schedule(b)
 	}
@@ -105,8 +118,11 @@ func (w *expiryWheel) tick() {
 	var fired []due
 	for w.order.Len() > 0 && w.order[0] <= upTo {
 		b := heap.Pop(&w.order).(int64)
-		fired = append(fired, due{b, w.buckets[b]})
+		fired = append(fired, due{b, w.buckets[b].refs})
 		delete(w.buckets, b)
+		if w.lastNum == b {
+			w.last = nil
+		}
 	}
 	if w.order.Len() > 0 {
 		w.schedule(w.order[0])
@@ -130,7 +146,7 @@ func (w *expiryWheel) stop() {
 		w.timer.Stop()
 	}
 	clear(w.buckets)
-	w.order = nil
+	w.order, w.last = nil, nil
 }
 
 // bucketHeap is a min-heap of bucket numbers.
