@@ -307,6 +307,24 @@ func BenchmarkReplicaCopy(b *testing.B) {
 	})
 }
 
+// BenchmarkSnapshotDecode is what a start from a snapshot spends decoding
+// it (engine.DecodeState), with 150,000 open quotes.
+//
+//	go test -run '^$' -bench SnapshotDecode -count 5 ./bench/
+func BenchmarkSnapshotDecode(b *testing.B) {
+	state, err := generateState(1, 150_000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	snapshot := engine.EncodeState(state)
+	b.SetBytes(int64(len(snapshot)))
+	for b.Loop() {
+		if _, err := engine.DecodeState(snapshot); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkActorsStart is the rest of a new leader's start after the copy
 // of its replica: actors.Start with 150,000 open quotes (the registry, the
 // counters, each key's open quotes and reservations, the expiry wheel, the
