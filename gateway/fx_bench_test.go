@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,57 @@ func BenchmarkXMLInitiate(b *testing.B) {
 
 func BenchmarkJSONCreate(b *testing.B) {
 	benchCreate(b, "/api/v1/partners/marketplace/intent", "application/json", benchJSONBody, `"status":"pending"`)
+}
+
+// BenchmarkJSONGet reads one pending quote back, from many parallel
+// keep-alive clients (the same server as BenchmarkJSONCreate):
+//
+//	go test -run '^$' -bench 'JSONGet' -count 5 ./gateway/
+func BenchmarkJSONGet(b *testing.B) {
+	s := gatewaytest.Start(b, gatewaytest.Options{Sync: true, QuoteTTL: time.Hour})
+	p := s.NewPartner(b, "bench")
+	s.NewPool(b, engine.ModeSandbox, gatewaytest.NGNUSDT, "Bench Desk", "0.000625", "100000000")
+	client := &fasthttp.Client{MaxConnsPerHost: 4096, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	auth := "Bearer " + p.SandboxKey
+	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	req.SetRequestURI(s.URL + "/api/v1/partners/marketplace/intent")
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.Header.SetContentType("application/json")
+	req.Header.Set("Authorization", auth)
+	req.SetBodyString(benchJSONBody)
+	if err := client.Do(req, res); err != nil || res.StatusCode() != fasthttp.StatusOK {
+		b.Fatalf("create: %v %d %s", err, res.StatusCode(), res.Body())
+	}
+	var created struct {
+		QuoteID string `json:"quoteId"`
+	}
+	if err := json.Unmarshal(res.Body(), &created); err != nil || created.QuoteID == "" {
+		b.Fatalf("create: %v %s", err, res.Body())
+	}
+	fasthttp.ReleaseRequest(req)
+	fasthttp.ReleaseResponse(res)
+	url := s.URL + "/api/v1/partners/marketplace/quote/" + created.QuoteID
+	b.SetParallelism(benchClientsPerProc)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(res)
+		for pb.Next() {
+			req.Reset()
+			req.SetRequestURI(url)
+			req.Header.Set("Authorization", auth)
+			if err := client.Do(req, res); err != nil {
+				b.Error(err)
+				return
+			}
+			if res.StatusCode() != fasthttp.StatusOK || !strings.Contains(string(res.Body()), `"status":"pending"`) {
+				b.Errorf("%d %s", res.StatusCode(), res.Body())
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
 
 func benchCreate(b *testing.B, path, contentType, body, want string) {
