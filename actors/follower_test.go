@@ -144,7 +144,7 @@ func TestFollowerForgetsEndedQuotes(t *testing.T) {
 		if _, kept := s.Quotes[old.ID]; kept {
 			t.Errorf("%s: the quote that ended 2 h ago is kept (quote retention 1 h)", name)
 		}
-		if _, kept := s.Idempotency[engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: "old"}]; kept {
+		if _, kept := s.Idempotency.Get(engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: "old"}); kept {
 			t.Errorf("%s: the forgotten quote's Idempotency-Key record is kept", name)
 		}
 		for _, q := range []*engine.Quote{recent, ended} {

@@ -19,7 +19,7 @@ type idempotencyIndex struct {
 	// CreatedAt are the record), used as they are (a million of them
 	// rebuilt into entries cost more than a second of the start); entries
 	// made since shadow them.
-	recovered map[engine.IdempotencyScope]*engine.Quote
+	recovered *engine.IdempotencyIndex
 	// quote resolves a recovered key's quote (the registry); nil: gone.
 	quote func(engine.QuoteID) *engine.Quote
 	now   func() int64
@@ -35,7 +35,7 @@ type idempotencyEntry struct {
 }
 
 // init starts the index from the recovered keys (taken over, not copied).
-func (x *idempotencyIndex) init(recovered map[engine.IdempotencyScope]*engine.Quote,
+func (x *idempotencyIndex) init(recovered *engine.IdempotencyIndex,
 	quote func(engine.QuoteID) *engine.Quote, now func() int64) {
 	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
 	x.recovered, x.quote, x.now = recovered, quote, now
@@ -48,7 +48,7 @@ func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEn
 	if e, ok := x.entries[scope]; ok {
 		return e, true
 	}
-	rec, ok := x.recovered[scope]
+	rec, ok := x.recovered.Get(scope)
 	if !ok || x.now()-rec.CreatedAt > engine.IdempotencyRetentionMillis {
 		return nil, false
 	}
@@ -132,11 +132,9 @@ func (x *idempotencyIndex) prune(now int64) {
 			delete(x.entries, scope)
 		}
 	}
-	for scope, rec := range x.recovered {
-		if now-rec.CreatedAt > engine.IdempotencyRetentionMillis {
-			delete(x.recovered, scope)
-		}
-	}
+	x.recovered.DeleteIf(func(_ engine.IdempotencyScope, rec *engine.Quote) bool {
+		return now-rec.CreatedAt > engine.IdempotencyRetentionMillis
+	})
 }
 
 // originalView is the quote as its create answered it, derived from any

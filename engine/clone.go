@@ -32,7 +32,6 @@ func (s *State) Clone() *State {
 		Tickers:         make(map[BookKey]*Ticker, len(s.Tickers)),
 		Treasuries:      make(map[Mode]*Treasury, len(s.Treasuries)),
 		Quotes:          make(map[QuoteID]*Quote, len(s.Quotes)),
-		Idempotency:     make(map[IdempotencyScope]*Quote, len(s.Idempotency)),
 		Webhooks:        make(map[WebhookID]*Webhook, len(s.Webhooks)),
 		Operators:       clonePointees(s.Operators),
 		Audit:           slices.Clip(s.Audit),
@@ -70,9 +69,7 @@ func (s *State) Clone() *State {
 	}
 	// Each Idempotency-Key to the clone's copy of its quote (every quote a
 	// key names is in Quotes: ForgetEnded drops the key with its quote).
-	for scope, q := range s.Idempotency {
-		c.Idempotency[scope] = c.Quotes[q.ID]
-	}
+	c.Idempotency = s.Idempotency.remapped(func(q *Quote) *Quote { return c.Quotes[q.ID] })
 	for id, w := range s.Webhooks {
 		c.Webhooks[id] = w.clone()
 	}

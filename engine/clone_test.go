@@ -197,7 +197,7 @@ type idempotencyRecord struct {
 func viewsOf(s *engine.State) stateViews {
 	v := stateViews{idempotency: map[engine.IdempotencyScope]idempotencyRecord{}, receipts: map[engine.QuoteID][]engine.PaymentReceived{},
 		owed: map[engine.WebhookID][]engine.EventID{}}
-	for scope, q := range s.Idempotency {
+	for scope, q := range s.Idempotency.All() {
 		v.idempotency[scope] = idempotencyRecord{q.ID, q.RequestHash, q.CreatedAt, s.Quotes[q.ID] == q}
 	}
 	for id, q := range s.Quotes {

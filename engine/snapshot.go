@@ -507,7 +507,7 @@ func DecodeState(b []byte) (*State, error) {
 		quotes = 0
 	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
-	s.Idempotency = make(map[IdempotencyScope]*Quote, quotes)
+	s.Idempotency = NewIdempotencyIndex(int(quotes))
 	// NB: the quotes are decoded here and indexed on a goroutine of its
 	// own, a slab at a time: the indexes' map writes (a cache miss each,
 	// at a million quotes) are as long as the decoding, so on two cores
@@ -678,9 +678,9 @@ func (ix *quoteIndexer) index(q *Quote) bool {
 		// the quotes come oldest first: the last write is the newest.
 		scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
 		if ix.version >= 8 {
-			s.Idempotency[scope] = q
-		} else if old, ok := s.Idempotency[scope]; !ok || old.CreatedAt < q.CreatedAt {
-			s.Idempotency[scope] = q
+			s.Idempotency.Put(q)
+		} else if old, ok := s.Idempotency.Get(scope); !ok || old.CreatedAt < q.CreatedAt {
+			s.Idempotency.Put(q)
 		}
 	}
 	return true

@@ -30,10 +30,9 @@ type State struct {
 	Tickers    map[BookKey]*Ticker // consensus and best rates, with 24 h history
 	Treasuries map[Mode]*Treasury
 	Quotes     map[QuoteID]*Quote
-	// Idempotency maps each Idempotency-Key to the quote it created: the
-	// quote is the record (its RequestHash and CreatedAt), so a million
-	// keys cost a pointer each, not a copy of the hash.
-	Idempotency map[IdempotencyScope]*Quote
+	// Idempotency maps each Idempotency-Key to the quote it created (the
+	// quote is the record: its RequestHash and CreatedAt).
+	Idempotency *IdempotencyIndex
 	Webhooks    map[WebhookID]*Webhook // endpoints and their outboxes (webhook.go)
 	// Operators are the named operators; Audit the newest AuditKeptMax
 	// lines of the audit trail, oldest first (operator.go).
@@ -85,7 +84,7 @@ func NewState() *State {
 		Tickers:     make(map[BookKey]*Ticker),
 		Treasuries:  make(map[Mode]*Treasury),
 		Quotes:      make(map[QuoteID]*Quote),
-		Idempotency: make(map[IdempotencyScope]*Quote),
+		Idempotency: NewIdempotencyIndex(0),
 		Webhooks:    make(map[WebhookID]*Webhook),
 		Operators:   make(map[OperatorID]*Operator),
 		webhooksOf:  make(map[ClientID][]*Webhook),
@@ -112,8 +111,8 @@ func (s *State) Reserve(n int) {
 	if len(s.Quotes) == 0 {
 		s.Quotes = make(map[QuoteID]*Quote, n)
 	}
-	if len(s.Idempotency) == 0 {
-		s.Idempotency = make(map[IdempotencyScope]*Quote, n)
+	if s.Idempotency.Len() == 0 {
+		s.Idempotency = NewIdempotencyIndex(n)
 	}
 }
 
@@ -244,7 +243,7 @@ func (s *State) apply(ev Event) error {
 		RouteOutcome(q, ev, &s.outcome)
 		s.applyOutcome(&s.outcome)
 		if ev.IdempotencyKey != "" {
-			s.Idempotency[IdempotencyScope{ev.Client, ev.Mode, ev.IdempotencyKey}] = q
+			s.Idempotency.Put(q)
 		}
 		s.owe(q, ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
@@ -614,8 +613,8 @@ func (s *State) forget(q *Quote, cutoff int64) bool {
 	}
 	if q.IdempotencyKey != "" {
 		scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-		if s.Idempotency[scope] == q {
-			delete(s.Idempotency, scope)
+		if held, _ := s.Idempotency.Get(scope); held == q {
+			s.Idempotency.Delete(scope)
 		}
 	}
 	return true
@@ -753,8 +752,8 @@ func (s *State) Hash() [32]byte {
 			buf = binary.AppendVarint(buf, int64(e.Available))
 		}
 	}
-	scopes := make([]IdempotencyScope, 0, len(s.Idempotency))
-	for scope := range s.Idempotency {
+	scopes := make([]IdempotencyScope, 0, s.Idempotency.Len())
+	for scope := range s.Idempotency.All() {
 		scopes = append(scopes, scope)
 	}
 	slices.SortFunc(scopes, func(a, b IdempotencyScope) int {
@@ -767,7 +766,7 @@ func (s *State) Hash() [32]byte {
 		return strings.Compare(a.Key, b.Key)
 	})
 	for _, scope := range scopes {
-		rec := s.Idempotency[scope]
+		rec, _ := s.Idempotency.Get(scope)
 		buf = append(buf, scope.Client[:]...)
 		buf = append(buf, byte(scope.Mode))
 		buf = binary.AppendUvarint(buf, uint64(len(scope.Key)))

@@ -1102,8 +1102,8 @@ func TestStateHashCoversWholeState(t *testing.T) {
 		name         string
 		mutate, undo func()
 	}{
-		{"idempotency record", func() { s.Idempotency[scope] = q },
-			func() { delete(s.Idempotency, scope) }},
+		{"idempotency record", func() { keyed := *q; keyed.IdempotencyKey = scope.Key; s.Idempotency.Put(&keyed) },
+			func() { s.Idempotency.Delete(scope) }},
 		{"settlement bank code", func() { q.Settlement.BankCode = "044" }, func() { q.Settlement.BankCode = "058" }},
 		{"settlement account name", func() { q.Settlement.AccountName = "Eve" }, func() { q.Settlement.AccountName = "Ada Obi" }},
 		{"pool owner", func() { p.Owner = ada }, func() { p.Owner = engine.ClientID{} }},
