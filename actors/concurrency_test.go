@@ -447,7 +447,7 @@ func checkPoolsAgainstQuotes(t *testing.T, sys *actors.System, pools map[engine.
 		}
 		for _, a := range q.Allocations {
 			w := want[a.Pool]
-			if q.AcceptedAt != 0 {
+			if q.Accepted != nil {
 				w.accepted++
 			}
 			switch {

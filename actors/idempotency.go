@@ -143,6 +143,6 @@ func (x *idempotencyIndex) prune(now int64) {
 func originalView(q *engine.Quote) *engine.Quote {
 	o := q.Clone()
 	o.Status, o.UpdatedAt, o.ExpiresAt = engine.StatusPending, q.CreatedAt, q.CreatedAt+q.TTL*1000
-	o.AcceptedAt, o.PoolAccount, o.Settlement = 0, engine.AccountID{}, nil
+	o.Accepted = nil
 	return o
 }

@@ -588,7 +588,7 @@ func (r *commandRun) checkTerminal() {
 			continue
 		}
 		if q.Status != was.Status || q.UpdatedAt != was.UpdatedAt || q.ExpiresAt != was.ExpiresAt ||
-			q.Settlement != was.Settlement || q.PoolAccount != was.PoolAccount || q.AcceptedAt != was.AcceptedAt {
+			q.Accepted != was.Accepted {
 			r.t.Fatalf("terminal quote %s changed: was %+v, now %+v", q.ID, was, *q)
 		}
 	}

@@ -86,7 +86,7 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 		kind = SliceAccepted
 	case *QuoteCompleted:
 		kind, o.KeyDelta = SliceSettle, -1
-		if st := q.Settlement; st != nil && st.Kind == SettlementWallet {
+		if st := q.SettlementOrZero(); st.Kind == SettlementWallet {
 			o.Credit = &WalletCredit{Mode: q.Mode, Account: st.Account, Amount: q.TotalDestination,
 				Quote: q.ID, Reference: q.Reference, At: ev.At}
 		}

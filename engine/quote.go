@@ -83,9 +83,10 @@ func transitionOf(ev Event) *Transition {
 // (ids, amounts, allocations) never changes; the transitions below change
 // Status, deadlines and settlement only. Owned by its quote actor while open.
 //
-// NB: the one-byte fields come together (Status among them), so that a
-// quote — a million of them in memory — carries one byte of padding, not
-// twenty-five (368 → 344 bytes).
+// NB: a quote — a million of them in memory — is 240 bytes: the one-byte
+// fields come together (Status among them), so it carries no padding for
+// them, and what only an accept sets (Accepted) is a pointer, nil while
+// the quote is pending.
 type Quote struct {
 	ID        QuoteID
 	Client    ClientID
@@ -109,16 +110,13 @@ type Quote struct {
 	RequestHash      [32]byte
 	Key              KeyID // the API key that created it
 
-	CreatedAt   int64
-	UpdatedAt   int64
-	ExpiresAt   int64 // the current deadline (TTL, then payment window); meaningless when terminal
-	TTL         int64 // seconds of the quote TTL given at creation
-	AcceptedAt  int64
-	PoolAccount AccountID // the accountId of a JSON accept
-	// Settlement is where the destination funds go, set by the accept
-	// (nil before: a pending quote carries no 88 bytes of empty
-	// settlement), immutable: shared by the quote's versions.
-	Settlement *Settlement
+	CreatedAt int64
+	UpdatedAt int64
+	ExpiresAt int64 // the current deadline (TTL, then payment window); meaningless when terminal
+	TTL       int64 // seconds of the quote TTL given at creation
+	// Accepted is what the accept set (nil before: a pending quote
+	// carries none of it), immutable: shared by the quote's versions.
+	Accepted *Acceptance
 	// PayIn is the crypto pay-in issued at acceptance (a token source),
 	// immutable: a sighting replaces it with a changed copy.
 	PayIn *PayIn
@@ -160,10 +158,34 @@ func (q *Quote) Clone() *Quote { c := *q; return &c }
 // SettlementOrZero is where the quote settles, the zero Settlement
 // (SettlementNone) before it is accepted.
 func (q *Quote) SettlementOrZero() Settlement {
-	if q.Settlement == nil {
+	if q.Accepted == nil {
 		return Settlement{}
 	}
-	return *q.Settlement
+	return q.Accepted.Settlement
+}
+
+// Acceptance is what an accept sets on a quote.
+type Acceptance struct {
+	At          int64
+	PoolAccount AccountID // the accountId of a JSON accept; zero for XML
+	Settlement  Settlement
+}
+
+// AcceptedAt is when the quote was accepted, 0 before.
+func (q *Quote) AcceptedAt() int64 {
+	if q.Accepted == nil {
+		return 0
+	}
+	return q.Accepted.At
+}
+
+// AcceptedPoolAccount is the pool account a JSON accept named, zero before
+// an accept or for an XML one.
+func (q *Quote) AcceptedPoolAccount() AccountID {
+	if q.Accepted == nil {
+		return AccountID{}
+	}
+	return q.Accepted.PoolAccount
 }
 
 // SecondsLeft is the seconds until the current deadline, rounded up (a
@@ -228,7 +250,7 @@ func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result,
 		}
 		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,
 			Settlement: cmd.Settlement, ExpiresAt: now + paymentWindowMillis}
-	case q.Status == Accepting.To && cmd.PoolAccount == q.PoolAccount && cmd.Settlement == q.SettlementOrZero():
+	case q.Status == Accepting.To && cmd.PoolAccount == q.AcceptedPoolAccount() && cmd.Settlement == q.SettlementOrZero():
 		return ResultOK, nil
 	}
 	return ResultInvalidState, nil
@@ -272,9 +294,8 @@ func (q *Quote) Apply(ev Event) (release bool) {
 	assert(t.Allows(q.Status), "%T from %s", ev, q.Status)
 	q.Status, q.UpdatedAt = t.To, ev.Time()
 	if acc, ok := ev.(*QuoteAccepted); ok {
-		q.AcceptedAt, q.ExpiresAt = acc.At, acc.ExpiresAt
-		st := acc.Settlement
-		q.PoolAccount, q.Settlement, q.PayIn = acc.PoolAccount, &st, acc.PayIn
+		q.ExpiresAt, q.PayIn = acc.ExpiresAt, acc.PayIn
+		q.Accepted = &Acceptance{At: acc.At, PoolAccount: acc.PoolAccount, Settlement: acc.Settlement}
 	}
 	return t == &Cancelling || t == &Expiring
 }

@@ -382,8 +382,8 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.UpdatedAt)
 	e.varint(q.ExpiresAt)
 	e.varint(q.TTL)
-	e.varint(q.AcceptedAt)
-	e.id(q.PoolAccount)
+	e.varint(q.AcceptedAt())
+	e.id(q.AcceptedPoolAccount())
 	settlement := q.SettlementOrZero()
 	e.settlement(&settlement)
 	e.boolean(q.PayIn != nil) // version 3
@@ -721,10 +721,10 @@ func decodeQuote(d *decoder, q *Quote, version uint8) {
 	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.str(), d.hash(), d.id()
 	q.init(&ev)
 	q.Status = Status(d.byte1())
-	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL, q.AcceptedAt = d.varint(), d.varint(), d.varint(), d.varint(), d.varint()
-	q.PoolAccount = d.id()
-	if st := d.settlement(); st.Kind != SettlementNone {
-		q.Settlement = &st
+	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL = d.varint(), d.varint(), d.varint(), d.varint()
+	// A quote never accepted encodes its acceptance as zeros.
+	if a := (Acceptance{At: d.varint(), PoolAccount: d.id(), Settlement: d.settlement()}); a != (Acceptance{}) {
+		q.Accepted = &a
 	}
 	if q.Status < StatusPending || q.Status > StatusExpired {
 		d.fail()

@@ -1104,8 +1104,9 @@ func TestStateHashCoversWholeState(t *testing.T) {
 	}{
 		{"idempotency record", func() { keyed := *q; keyed.IdempotencyKey = scope.Key; s.Idempotency.Put(&keyed) },
 			func() { s.Idempotency.Delete(scope) }},
-		{"settlement bank code", func() { q.Settlement.BankCode = "044" }, func() { q.Settlement.BankCode = "058" }},
-		{"settlement account name", func() { q.Settlement.AccountName = "Eve" }, func() { q.Settlement.AccountName = "Ada Obi" }},
+		{"settlement bank code", func() { q.Accepted.Settlement.BankCode = "044" }, func() { q.Accepted.Settlement.BankCode = "058" }},
+		{"settlement account name", func() { q.Accepted.Settlement.AccountName = "Eve" }, func() { q.Accepted.Settlement.AccountName = "Ada Obi" }},
+		{"acceptance time", func() { q.Accepted.At++ }, func() { q.Accepted.At-- }},
 		{"pool owner", func() { p.Owner = ada }, func() { p.Owner = engine.ClientID{} }},
 		{"quote amount", func() { q.Amount++ }, func() { q.Amount-- }},
 	}

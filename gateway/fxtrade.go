@@ -207,7 +207,7 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 // JSON), or CrptoPayInDtls, the deposit address issued to a token source
 // (metadata.cryptoPayIn); nil before, and when there is neither.
 func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.SettlementInstruction {
-	if q.AcceptedAt == 0 {
+	if q.Accepted == nil {
 		return nil
 	}
 	if p := q.PayIn; p != nil {

@@ -498,7 +498,7 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 	w.closeArray()
 	w.close()
 	bank, hasBank := markets.Collection[src]
-	hasBank = hasBank && q.AcceptedAt != 0
+	hasBank = hasBank && q.Accepted != nil
 	if hasBank || q.PayIn != nil {
 		w.open("metadata")
 		if hasBank {
@@ -533,8 +533,8 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 		}
 		optional("negotiationStartedAt", c.NegotiationStartedAt)
 		optional("quoteSentAt", c.QuoteSentAt)
-		if q.AcceptedAt != 0 {
-			w.time("acceptedAt", q.AcceptedAt)
+		if q.Accepted != nil {
+			w.time("acceptedAt", q.Accepted.At)
 		}
 		w.close()
 	}
