@@ -262,7 +262,7 @@ func (s *System) MailboxDepths() [kindCount]int64 {
 
 func (s *System) spawn(a actor.Actor, kind int) *actor.PID {
 	gauge := &s.mailboxes[kind]
-	mailbox := actor.Bounded(mailboxMessagesMax, gauge)
+	mailbox := boundedMailbox(mailboxMessagesMax, gauge)
 	if kind == kindQuote {
 		mailbox = actor.Unbounded(gauge) // a quote gets a handful of messages
 	}
