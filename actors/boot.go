@@ -59,14 +59,10 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 		return nil, stats, err
 	}
 	stats.Snapshot, stats.LastSeq = seq, seq
-	// Every record to replay could create a quote: the indexes are sized
-	// for that many once, up to replayReserveMax, instead of growing.
-	if last := log.LastSeq(); last > seq {
-		state.Reserve(int(min(last-seq, replayReserveMax)))
-	}
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
+	replica.reserve(log.LastSeq())
 	err = replayDecoded(log, stats.Snapshot, func(seq uint64, ev engine.Event) error {
 		if seq != replica.Seq()+1 {
 			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())

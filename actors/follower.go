@@ -257,6 +257,7 @@ func (f *Follower) CatchUp() error {
 	if durable <= f.replica.Seq() {
 		return nil
 	}
+	f.replica.reserve(durable)
 	err := replayDecoded(f.log, f.replica.Seq(), func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable

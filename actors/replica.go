@@ -127,6 +127,16 @@ func (effs *ReplicaEffects) HandOut(webhooks engine.WebhookObserver, events Even
 	}
 }
 
+// reserve sizes an empty state's quote indexes for the records up to last
+// (each could create a quote), at most replayReserveMax, before a replay
+// applies them (engine.State.Reserve): instead of growing them a million
+// times. A state that holds quotes is left as it is.
+func (r *Replica) reserve(last uint64) {
+	if last > r.seq {
+		r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
+	}
+}
+
 // State is the replica's state (the owner's to read, or to hand over).
 func (r *Replica) State() *engine.State { return r.state }
 
