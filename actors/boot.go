@@ -144,6 +144,10 @@ func RecordMarkets(state *engine.State, log Log, cfg *engine.MarketsConfig, now 
 // shrinks.
 const replayReserveMax = 1 << 21
 
+// replayReserveMin is the fewest records to replay that make recovery or
+// the follower size the indexes: below it growing them costs nothing.
+const replayReserveMin = 1 << 12
+
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512
 

@@ -130,9 +130,11 @@ func (effs *ReplicaEffects) HandOut(webhooks engine.WebhookObserver, events Even
 // reserve sizes an empty state's quote indexes for the records up to last
 // (each could create a quote), at most replayReserveMax, before a replay
 // applies them (engine.State.Reserve): instead of growing them a million
-// times. A state that holds quotes is left as it is.
+// times. A state that holds quotes is left as it is, and so is one about
+// to apply fewer than replayReserveMin records (a follower catching up on
+// a quiet log every tick).
 func (r *Replica) reserve(last uint64) {
-	if last > r.seq {
+	if last >= r.seq+replayReserveMin {
 		r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
 	}
 }
