@@ -12,13 +12,14 @@ import (
 // 1 µs: BenchmarkReplicaCopy).
 //
 // What it shares is immutable: strings, the markets, a quote's
-// allocations, chat and pay-in (a sighting replaces the pay-in), receipts,
-// and the leading part of append-only slices (wallet postings, a client's
-// wallets, the audit trail), whose copies are clipped to their length so
-// that an append to either reallocates instead of writing into the other's
-// array. Everything a method changes in place — quotes, pools, books,
-// tickers, accounts, keys, operators, webhook outboxes, receipt lists, the
-// maps — is copied. Effects being collected are not carried over, and the
+// allocations, chat, acceptance and pay-in (a sighting replaces the
+// pay-in), receipts, and the leading part of append-only slices (wallet
+// postings, a client's wallets, the audit trail), whose copies are clipped
+// to their length so that an append to either reallocates instead of
+// writing into the other's array. Everything a method changes in place —
+// quotes (into slabs of the clone's own), pools, books, tickers, accounts,
+// keys, operators, webhook outboxes, receipt lists, the maps and the
+// Idempotency-Key index (to the clone's quotes) — is copied. Effects being collected are not carried over, and the
 // clone collects none (as a decoded snapshot).
 //
 // TestCloneIsolated applies different events to a state and its clone and
