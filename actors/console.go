@@ -244,11 +244,8 @@ func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int)
 	first := &firstN[*engine.Quote]{n: limit + 1, cmp: byExpiry}
 	s.awaiting.mu.Lock()
 	for ref := range s.awaiting.refs {
-		if _, mode := ref.owner(); mode != m {
-			continue
-		}
 		// NB: a quote's view moves before the index does.
-		if q := ref.view.Load(); q.Status == engine.StatusAwaitingPayment && (cursor == nil || byExpiry(q, cursor) > 0) {
+		if q := ref.view.Load(); q.Mode == m && q.Status == engine.StatusAwaitingPayment && (cursor == nil || byExpiry(q, cursor) > 0) {
 			first.offer(q)
 		}
 	}

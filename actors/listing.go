@@ -67,8 +67,8 @@ func (x *quoteIndex) list(s listScope, registry *quoteRegistry) *quoteList {
 	// NB: a quote registered during this pass may be added as well once the
 	// pass releases the list; add skips an entry already present.
 	registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
-		if ref.belongsTo(s.client, s.mode) {
-			l.entries = append(l.entries, listEntry{ref.view.Load().CreatedAt, id, ref})
+		if q, owned := ref.viewOf(s.client, s.mode); owned {
+			l.entries = append(l.entries, listEntry{q.CreatedAt, id, ref})
 		}
 		return true
 	})
@@ -145,10 +145,14 @@ func (s *System) ListQuotes(client engine.ClientID, mode engine.Mode, f QuoteFil
 	}
 	if f.StartingAfter != zero {
 		ref, ok := s.quotes.Load(f.StartingAfter)
-		if !ok || !ref.belongsTo(client, mode) {
+		var cursor *engine.Quote
+		if ok {
+			cursor, ok = ref.viewOf(client, mode)
+		}
+		if !ok {
 			return nil, false, ErrUnknownCursor
 		}
-		i, found := slices.BinarySearchFunc(e, listEntry{at: ref.view.Load().CreatedAt, id: f.StartingAfter}, compareEntries)
+		i, found := slices.BinarySearchFunc(e, listEntry{at: cursor.CreatedAt, id: f.StartingAfter}, compareEntries)
 		if !found {
 			return nil, false, ErrUnknownCursor
 		}

@@ -55,10 +55,11 @@ func (r *quoteRef) owner() (engine.ClientID, engine.Mode) {
 	return q.Client, q.Mode
 }
 
-// belongsTo reports whether the quote is client's in mode.
-func (r *quoteRef) belongsTo(client engine.ClientID, mode engine.Mode) bool {
+// viewOf is the quote's view if it is client's in mode: one load serves
+// both the check and the answer.
+func (r *quoteRef) viewOf(client engine.ClientID, mode engine.Mode) (*engine.Quote, bool) {
 	q := r.view.Load()
-	return q.Client == client && q.Mode == mode
+	return q, q.Client == client && q.Mode == mode
 }
 
 type poolRef struct {
@@ -84,10 +85,14 @@ func (s *readModels) Client(id engine.ClientID) (*engine.Client, bool) { return 
 // not found, exactly like a missing one.
 func (s *readModels) Quote(client engine.ClientID, mode engine.Mode, id engine.QuoteID) (*engine.Quote, bool) {
 	ref, ok := s.quoteRef(id)
-	if !ok || !ref.belongsTo(client, mode) {
+	if !ok {
 		return nil, false
 	}
-	return ref.view.Load(), true
+	q, owned := ref.viewOf(client, mode)
+	if !owned {
+		return nil, false
+	}
+	return q, true
 }
 
 // AnyQuote returns a quote by id whatever its client and mode (an

@@ -272,7 +272,10 @@ func (s *System) OperatorCancel(id engine.QuoteID) *QuoteReply {
 // TransitionQuote accepts, cancels or completes the caller's quote.
 func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id engine.QuoteID, cmd *TransitionQuote) *QuoteReply {
 	ref, ok := s.quoteRef(id)
-	if !ok || !ref.belongsTo(client, mode) {
+	if ok {
+		_, ok = ref.viewOf(client, mode)
+	}
+	if !ok {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
 	if err := s.writable(); err != nil {
