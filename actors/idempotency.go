@@ -26,10 +26,9 @@ type idempotencyIndex struct {
 }
 
 type idempotencyEntry struct {
-	hash [32]byte
-	at   int64
 	// quote is the quote the key created (any version of it: the original
-	// view is derived when a replay needs it); nil while in flight.
+	// view is derived when a replay needs it; its RequestHash and
+	// CreatedAt are the key's record); nil while in flight.
 	quote *engine.Quote
 	done  chan struct{} // closed when the in-flight create finished
 }
@@ -56,7 +55,7 @@ func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEn
 	if q == nil {
 		return nil, false
 	}
-	return &idempotencyEntry{hash: rec.RequestHash, at: rec.CreatedAt, quote: q, done: closedDone}, true
+	return &idempotencyEntry{quote: q, done: closedDone}, true
 }
 
 // closedDone is the done channel of every recovered key's entry: its create
@@ -71,14 +70,14 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 		x.mu.Lock()
 		e, ok := x.lookup(scope)
 		if !ok {
-			x.entries[scope] = &idempotencyEntry{hash: hash, done: make(chan struct{})}
+			x.entries[scope] = &idempotencyEntry{done: make(chan struct{})}
 			x.mu.Unlock()
 			return nil, true
 		}
 		quote, done := e.quote, e.done
 		x.mu.Unlock()
 		if quote != nil {
-			if e.hash != hash {
+			if quote.RequestHash != hash {
 				return &QuoteReply{Result: engine.ResultIdempotencyKeyReused}, false
 			}
 			return &QuoteReply{Result: engine.ResultOK, Quote: originalView(quote), Replayed: true}, false
@@ -97,12 +96,12 @@ func (x *idempotencyIndex) store(scope engine.IdempotencyScope, quote *engine.Qu
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if e, ok := x.entries[scope]; ok && e.quote == nil {
-		e.quote, e.at, e.hash = quote, quote.CreatedAt, quote.RequestHash
+		e.quote = quote
 		return
 	}
 	done := make(chan struct{})
 	close(done)
-	x.entries[scope] = &idempotencyEntry{hash: quote.RequestHash, at: quote.CreatedAt, quote: quote, done: done}
+	x.entries[scope] = &idempotencyEntry{quote: quote, done: done}
 }
 
 // release ends the caller's claim: a create that made no quote frees the key.
@@ -128,7 +127,7 @@ func (x *idempotencyIndex) prune(now int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for scope, e := range x.entries {
-		if e.quote != nil && now-e.at > engine.IdempotencyRetentionMillis {
+		if e.quote != nil && now-e.quote.CreatedAt > engine.IdempotencyRetentionMillis {
 			delete(x.entries, scope)
 		}
 	}
