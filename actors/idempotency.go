@@ -131,7 +131,7 @@ func (x *idempotencyIndex) prune(now int64) {
 			delete(x.entries, scope)
 		}
 	}
-	x.recovered.DeleteIf(func(_ engine.IdempotencyScope, rec *engine.Quote) bool {
+	x.recovered.DeleteIf(func(rec *engine.Quote) bool {
 		return now-rec.CreatedAt > engine.IdempotencyRetentionMillis
 	})
 }

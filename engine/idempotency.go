@@ -66,25 +66,27 @@ func (x *IdempotencyIndex) Put(q *Quote) {
 	}
 }
 
-// Delete forgets scope's key.
-func (x *IdempotencyIndex) Delete(scope IdempotencyScope) {
+// Forget forgets q's key if it still names q (a key reused after its
+// retention names the newer quote).
+func (x *IdempotencyIndex) Forget(q *Quote) {
+	scope := ScopeOf(q)
 	h := x.hash(scope)
-	if q, ok := x.byHash[h]; ok && ScopeOf(q) == scope {
+	if x.byHash[h] == q {
 		delete(x.byHash, h)
-		return
+	} else if x.collided[scope] == q {
+		delete(x.collided, scope)
 	}
-	delete(x.collided, scope)
 }
 
-// DeleteIf forgets every key for which drop is true.
-func (x *IdempotencyIndex) DeleteIf(drop func(IdempotencyScope, *Quote) bool) {
+// DeleteIf forgets every key whose quote drop is true for.
+func (x *IdempotencyIndex) DeleteIf(drop func(*Quote) bool) {
 	for h, q := range x.byHash {
-		if drop(ScopeOf(q), q) {
+		if drop(q) {
 			delete(x.byHash, h)
 		}
 	}
 	for scope, q := range x.collided {
-		if drop(scope, q) {
+		if drop(q) {
 			delete(x.collided, scope)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 // TestIdempotencyIndexCollisions drives an index whose hash collides
 // constantly (three values for every scope) and a plain map by scope
-// through the same random puts, deletes and prunes, and requires them to
+// through the same random puts, forgets and prunes, and requires them to
 // agree after every step: Get on every scope, Len, All, and a remapped
 // copy.
 func TestIdempotencyIndexCollisions(t *testing.T) {
@@ -27,6 +27,8 @@ func TestIdempotencyIndexCollisions(t *testing.T) {
 	quoteFor := func(s IdempotencyScope, n int) *Quote {
 		return &Quote{ID: QuoteID{byte(n), byte(n >> 8)}, Client: s.Client, Mode: s.Mode, IdempotencyKey: s.Key, CreatedAt: int64(n)}
 	}
+	// put are the quotes put so far, and one never put.
+	put := []*Quote{quoteFor(IdempotencyScope{Key: "never put"}, -1)}
 	check := func(step int, x *IdempotencyIndex, want map[IdempotencyScope]*Quote) {
 		t.Helper()
 		for _, s := range scopes {
@@ -53,12 +55,17 @@ func TestIdempotencyIndexCollisions(t *testing.T) {
 			q := quoteFor(s, step)
 			x.Put(q)
 			want[s] = q
+			put = append(put, q)
 		case r < 9:
-			x.Delete(s)
-			delete(want, s)
+			// A quote put earlier, whose key may name a newer one since.
+			q := put[rng.IntN(len(put))]
+			x.Forget(q)
+			if want[ScopeOf(q)] == q {
+				delete(want, ScopeOf(q))
+			}
 		default:
 			cutoff := int64(step - 50)
-			x.DeleteIf(func(_ IdempotencyScope, q *Quote) bool { return q.CreatedAt < cutoff })
+			x.DeleteIf(func(q *Quote) bool { return q.CreatedAt < cutoff })
 			for s, q := range want {
 				if q.CreatedAt < cutoff {
 					delete(want, s)

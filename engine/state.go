@@ -140,6 +140,10 @@ func (s *State) allocQuote() *Quote {
 	return q
 }
 
+// held reports whether the slab slot q is one of the state's quotes: used
+// (a quote's Status is never zero) and not forgotten.
+func (q *Quote) held() bool { return q.Status != 0 && !q.forgotten }
+
 // QuotesInOrder is every quote of Quotes, in the order they were
 // allocated (a replay's: the log's; a decoded snapshot's: creation time),
 // read from their slabs in memory order. Passes over a million quotes take
@@ -149,7 +153,7 @@ func (s *State) QuotesInOrder() iter.Seq[*Quote] {
 	return func(yield func(*Quote) bool) {
 		for _, slab := range s.slabs {
 			for i := range slab {
-				if q := &slab[i]; q.Status != 0 && !q.forgotten && !yield(q) {
+				if q := &slab[i]; q.held() && !yield(q) {
 					return
 				}
 			}
@@ -575,7 +579,7 @@ func (s *State) ForgetEnded(cutoff int64) int {
 	for i, slab := range s.slabs {
 		live := 0
 		for j := range slab {
-			if q := &slab[j]; q.Status != 0 && !q.forgotten {
+			if q := &slab[j]; q.held() {
 				if s.forget(q, cutoff) {
 					dropped++
 				} else {
@@ -612,10 +616,7 @@ func (s *State) forget(q *Quote, cutoff int64) bool {
 		delete(s.PayIns, q.PayIn.Address)
 	}
 	if q.IdempotencyKey != "" {
-		scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-		if held, _ := s.Idempotency.Get(scope); held == q {
-			s.Idempotency.Delete(scope)
-		}
+		s.Idempotency.Forget(q)
 	}
 	return true
 }
@@ -752,21 +753,20 @@ func (s *State) Hash() [32]byte {
 			buf = binary.AppendVarint(buf, int64(e.Available))
 		}
 	}
-	scopes := make([]IdempotencyScope, 0, s.Idempotency.Len())
-	for scope := range s.Idempotency.All() {
-		scopes = append(scopes, scope)
+	type keyRecord struct {
+		scope IdempotencyScope
+		rec   *Quote
 	}
-	slices.SortFunc(scopes, func(a, b IdempotencyScope) int {
-		if c := bytes.Compare(a.Client[:], b.Client[:]); c != 0 {
-			return c
-		}
-		if a.Mode != b.Mode {
-			return int(a.Mode) - int(b.Mode)
-		}
-		return strings.Compare(a.Key, b.Key)
+	records := make([]keyRecord, 0, s.Idempotency.Len())
+	for scope, rec := range s.Idempotency.All() {
+		records = append(records, keyRecord{scope, rec})
+	}
+	slices.SortFunc(records, func(a, b keyRecord) int {
+		return cmp.Or(bytes.Compare(a.scope.Client[:], b.scope.Client[:]), cmp.Compare(a.scope.Mode, b.scope.Mode),
+			strings.Compare(a.scope.Key, b.scope.Key))
 	})
-	for _, scope := range scopes {
-		rec, _ := s.Idempotency.Get(scope)
+	for _, k := range records {
+		scope, rec := k.scope, k.rec
 		buf = append(buf, scope.Client[:]...)
 		buf = append(buf, byte(scope.Mode))
 		buf = binary.AppendUvarint(buf, uint64(len(scope.Key)))

@@ -1098,12 +1098,13 @@ func TestStateHashCoversWholeState(t *testing.T) {
 	}
 	s := w.state
 	scope := engine.IdempotencyScope{Client: ada, Mode: engine.ModeLive, Key: "k"}
+	var keyed engine.Quote // the quote the idempotency record mutation keys
 	tests := []struct {
 		name         string
 		mutate, undo func()
 	}{
-		{"idempotency record", func() { keyed := *q; keyed.IdempotencyKey = scope.Key; s.Idempotency.Put(&keyed) },
-			func() { s.Idempotency.Delete(scope) }},
+		{"idempotency record", func() { keyed = *q; keyed.IdempotencyKey = scope.Key; s.Idempotency.Put(&keyed) },
+			func() { s.Idempotency.Forget(&keyed) }},
 		{"settlement bank code", func() { q.Accepted.Settlement.BankCode = "044" }, func() { q.Accepted.Settlement.BankCode = "058" }},
 		{"settlement account name", func() { q.Accepted.Settlement.AccountName = "Eve" }, func() { q.Accepted.Settlement.AccountName = "Ada Obi" }},
 		{"acceptance time", func() { q.Accepted.At++ }, func() { q.Accepted.At-- }},
