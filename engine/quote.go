@@ -155,15 +155,6 @@ func (q *Quote) EndedBefore(cutoff int64) bool { return !q.Status.Open() && q.Up
 // immutable.
 func (q *Quote) Clone() *Quote { c := *q; return &c }
 
-// SettlementOrZero is where the quote settles, the zero Settlement
-// (SettlementNone) before it is accepted.
-func (q *Quote) SettlementOrZero() Settlement {
-	if q.Accepted == nil {
-		return Settlement{}
-	}
-	return q.Accepted.Settlement
-}
-
 // Acceptance is what an accept sets on a quote.
 type Acceptance struct {
 	At          int64
@@ -171,22 +162,17 @@ type Acceptance struct {
 	Settlement  Settlement
 }
 
-// AcceptedAt is when the quote was accepted, 0 before.
-func (q *Quote) AcceptedAt() int64 {
+// AcceptanceOrZero is what the accept set, all zero (SettlementNone)
+// before the quote is accepted.
+func (q *Quote) AcceptanceOrZero() Acceptance {
 	if q.Accepted == nil {
-		return 0
+		return Acceptance{}
 	}
-	return q.Accepted.At
+	return *q.Accepted
 }
 
-// AcceptedPoolAccount is the pool account a JSON accept named, zero before
-// an accept or for an XML one.
-func (q *Quote) AcceptedPoolAccount() AccountID {
-	if q.Accepted == nil {
-		return AccountID{}
-	}
-	return q.Accepted.PoolAccount
-}
+// SettlementOrZero is where the quote settles (AcceptanceOrZero's).
+func (q *Quote) SettlementOrZero() Settlement { return q.AcceptanceOrZero().Settlement }
 
 // SecondsLeft is the seconds until the current deadline, rounded up (a
 // quote created with a 300 s TTL shows 300, not 299, in its create
@@ -250,7 +236,7 @@ func (q *Quote) Accept(cmd AcceptQuote, now, paymentWindowMillis int64) (Result,
 		}
 		return ResultOK, &QuoteAccepted{At: now, Quote: q.ID, PoolAccount: cmd.PoolAccount,
 			Settlement: cmd.Settlement, ExpiresAt: now + paymentWindowMillis}
-	case q.Status == Accepting.To && cmd.PoolAccount == q.AcceptedPoolAccount() && cmd.Settlement == q.SettlementOrZero():
+	case q.Status == Accepting.To && cmd.PoolAccount == q.AcceptanceOrZero().PoolAccount && cmd.Settlement == q.SettlementOrZero():
 		return ResultOK, nil
 	}
 	return ResultInvalidState, nil

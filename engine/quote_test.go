@@ -95,7 +95,7 @@ func TestNewQuote(t *testing.T) {
 		{"created at", q.CreatedAt, quoteCreatedAt},
 		{"updated at", q.UpdatedAt, quoteCreatedAt},
 		{"expires at", q.ExpiresAt, quoteCreatedAt + quoteTTLMillis},
-		{"accepted at", q.AcceptedAt(), int64(0)},
+		{"accepted at", q.AcceptanceOrZero().At, int64(0)},
 		{"has pool account A", q.HasPoolAccount(quoteAccountA), true},
 		{"has pool account B", q.HasPoolAccount(quoteAccountB), true},
 		{"has a foreign account", q.HasPoolAccount(quoteForeign), false},
@@ -170,7 +170,7 @@ func TestQuoteAccept(t *testing.T) {
 				PoolAccount                      engine.AccountID
 				Settlement                       engine.Settlement
 				SecondsLeft                      int64
-			}{q.Status, q.UpdatedAt, q.AcceptedAt(), q.ExpiresAt, q.AcceptedPoolAccount(), q.SettlementOrZero(), q.SecondsLeft(now)}
+			}{q.Status, q.UpdatedAt, q.AcceptanceOrZero().At, q.ExpiresAt, q.AcceptanceOrZero().PoolAccount, q.SettlementOrZero(), q.SecondsLeft(now)}
 			wantQuote := got
 			wantQuote.Status, wantQuote.UpdatedAt, wantQuote.AcceptedAt = engine.StatusAwaitingPayment, now, now
 			wantQuote.ExpiresAt, wantQuote.PoolAccount, wantQuote.Settlement = now+quoteWindowMillis, tc.cmd.PoolAccount, tc.cmd.Settlement

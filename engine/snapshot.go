@@ -382,10 +382,10 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.UpdatedAt)
 	e.varint(q.ExpiresAt)
 	e.varint(q.TTL)
-	e.varint(q.AcceptedAt())
-	e.id(q.AcceptedPoolAccount())
-	settlement := q.SettlementOrZero()
-	e.settlement(&settlement)
+	accepted := q.AcceptanceOrZero()
+	e.varint(accepted.At)
+	e.id(accepted.PoolAccount)
+	e.settlement(&accepted.Settlement)
 	e.boolean(q.PayIn != nil) // version 3
 	if p := q.PayIn; p != nil {
 		e.payIn(p)
