@@ -8,7 +8,8 @@ import "github.com/asynkron/protoactor-go/actor"
 // protoactor's own bounded mailbox (actor.Bounded) allocates its ring of
 // max slots up front: 1.5 MB for 65,536 messages, for every pair, pool,
 // treasury and coordinator actor, whether or not a message ever waits
-// (27 MB with the benchmark's markets; 1.5 GB with a thousand pools). This
+// (27 MB in ojabench's memory section, by its heap profile; a thousand
+// pools would take 1.5 GB). This
 // one is protoactor's unbounded mailbox, which grows with what waits, and
 // a channel of max tokens: a sender takes one before posting, and the
 // mailbox gives it back once the message has been received. A channel of

@@ -62,11 +62,13 @@ type State struct {
 	// allocated quoteSlabLen at a time. slabs are every slab allocated,
 	// oldest first: QuotesInOrder reads the quotes through them, in
 	// memory order, instead of following the map's pointers (a cache miss
-	// a quote, at a million quotes the larger part of a start's pass over
-	// them). A slot not yet used has a zero Status; a quote ForgetEnded
-	// dropped is marked forgotten, and ForgetEnded lets go of a slab once
-	// every quote of it is forgotten (they were created together, so they
-	// end and age out together) and the GC frees it.
+	// a quote: with snapshot version 8's creation order it took the
+	// actors' start after a snapshot of a million quotes from 2.5 s to
+	// 0.95 s, ojabench's recovery section). A slot not yet used has a zero
+	// Status; a quote ForgetEnded dropped is marked forgotten, and
+	// ForgetEnded lets go of a slab once every quote of it is forgotten
+	// (they were created together, so they end and age out together) and
+	// the GC frees it.
 	quoteSlab []Quote
 	slabs     [][]Quote
 	// outcome is the routing of the last quote event applied (reused
