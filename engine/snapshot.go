@@ -28,7 +28,7 @@ import (
 // operators and the audit trail kept (operator.go). Version 8 changes no
 // field: it writes the quotes by creation time (then id) instead of by id,
 // so that a decode assigns each Idempotency-Key its newest quote by
-// overwriting, one map write a quote instead of a read and a write, and
+// overwriting, without first looking up the older quote it replaces, and
 // lays the quotes out in memory as a replay would.
 const snapshotVersion = 8
 
@@ -672,17 +672,18 @@ func (ix *quoteIndexer) index(q *Quote) bool {
 		}
 		s.PayIns[q.PayIn.Address] = q.ID
 	}
-	if q.IdempotencyKey != "" {
-		// A key reused after its retention maps to its newest quote, as
-		// replay (which overwrites in log order) leaves it. From version 8
-		// the quotes come oldest first: the last write is the newest.
-		scope := IdempotencyScope{q.Client, q.Mode, q.IdempotencyKey}
-		if ix.version >= 8 {
-			s.Idempotency.Put(q)
-		} else if old, ok := s.Idempotency.Get(scope); !ok || old.CreatedAt < q.CreatedAt {
-			s.Idempotency.Put(q)
+	if q.IdempotencyKey == "" {
+		return true
+	}
+	// A key reused after its retention maps to its newest quote, as replay
+	// (which overwrites in log order) leaves it. From version 8 the quotes
+	// come oldest first: the last write is the newest.
+	if ix.version < 8 {
+		if old, ok := s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
+			return true
 		}
 	}
+	s.Idempotency.Put(q)
 	return true
 }
 
