@@ -14,6 +14,11 @@ import (
 type IDSource struct {
 	mu sync.Mutex
 	r  *bufio.Reader
+	// scratch is where read reads, under mu, before copying to the
+	// caller: a caller's buffer handed to the reader escapes to the heap
+	// (a reference's was 16 bytes of garbage, two a quote, left between
+	// the quotes' live strings of the same size class).
+	scratch [64]byte
 }
 
 // NewIDSource reads its randomness from r; nil means crypto/rand.
@@ -26,10 +31,13 @@ func NewIDSource(r io.Reader) *IDSource {
 
 func (s *IDSource) read(b []byte) {
 	s.mu.Lock()
-	_, err := io.ReadFull(s.r, b)
-	s.mu.Unlock()
-	if err != nil {
-		panic("actors: random source failed: " + err.Error())
+	defer s.mu.Unlock()
+	for len(b) > 0 {
+		chunk := s.scratch[:min(len(b), len(s.scratch))]
+		if _, err := io.ReadFull(s.r, chunk); err != nil {
+			panic("actors: random source failed: " + err.Error())
+		}
+		b = b[copy(b, chunk):]
 	}
 }
 
@@ -52,8 +60,12 @@ const referenceAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // collision within the retention window is vanishingly unlikely, and every
 // reference is also tied to a unique quote id.
 func (s *IDSource) Reference(prefix string, n int) string {
-	buf := make([]byte, len(prefix)+n)
-	copy(buf, prefix)
+	var stack [32]byte // the references made here fit: no garbage buffer
+	buf := stack[:0]
+	if len(prefix)+n > len(stack) {
+		buf = make([]byte, 0, len(prefix)+n)
+	}
+	buf = append(buf, prefix...)[:len(prefix)+n]
 	random := buf[len(prefix):]
 	s.read(random)
 	for i := range random {
