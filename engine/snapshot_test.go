@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // workload drives a State through a random but valid sequence of events,
@@ -258,5 +259,16 @@ func TestDecodeStateRefusesGarbage(t *testing.T) {
 	}
 	if _, err := DecodeState(append(encoded[:len(encoded):len(encoded)], 0)); err == nil {
 		t.Fatal("snapshot with a trailing byte decoded")
+	}
+}
+
+// TestQuoteSlabFillsItsPages keeps a quote slab a whole number of the
+// runtime's 8 KiB heap pages. A quote's size changed: choose quoteSlabLen
+// again, the smallest length that fills whole pages (or near it).
+func TestQuoteSlabFillsItsPages(t *testing.T) {
+	const page = 8192
+	if size := quoteSlabLen * unsafe.Sizeof(Quote{}); size%page != 0 {
+		t.Errorf("a slab of %d quotes of %d bytes is %d bytes, %d short of a whole page",
+			quoteSlabLen, unsafe.Sizeof(Quote{}), size, page-size%page)
 	}
 }
