@@ -1,0 +1,88 @@
+package actors
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/oja-exchange/oja/engine"
+)
+
+func registryRef(id engine.QuoteID) *quoteRef {
+	ref := &quoteRef{}
+	ref.view.Store(&engine.Quote{ID: id})
+	return ref
+}
+
+// registryHeld is what Range yields, checked against what Load finds.
+func registryHeld(t *testing.T, r *quoteRegistry) map[engine.QuoteID]*quoteRef {
+	t.Helper()
+	held := make(map[engine.QuoteID]*quoteRef)
+	r.Range(func(id engine.QuoteID, ref *quoteRef) bool {
+		if _, twice := held[id]; twice {
+			t.Errorf("Range yields %x twice", id)
+		}
+		held[id] = ref
+		return true
+	})
+	for id, ref := range held {
+		if got, ok := r.Load(id); !ok || got != ref {
+			t.Errorf("Load(%x) = %p, %v; Range yields %p", id, got, ok, ref)
+		}
+	}
+	return held
+}
+
+// TestQuoteRegistryCollisions drives the registry with a hash that makes
+// ids collide: every id is found, once, through deletions that free the
+// slot a colliding id waits for.
+func TestQuoteRegistryCollisions(t *testing.T) {
+	var r quoteRegistry
+	r.init(0)
+	r.hashOf = func(id engine.QuoteID) uint64 { return uint64(id[0] % 3) } // 3 slots, one shard
+	want := make(map[engine.QuoteID]*quoteRef)
+	for i := range 12 {
+		id := engine.QuoteID{byte(i), 0xee}
+		want[id] = registryRef(id)
+		r.Store(id, want[id])
+	}
+	if got := registryHeld(t, &r); !maps.Equal(got, want) {
+		t.Fatalf("registry holds %d quotes, want %d", len(got), len(want))
+	}
+	if _, ok := r.Load(engine.QuoteID{12, 0xee}); ok {
+		t.Error("an id never stored is found (its hash's slot is taken)")
+	}
+
+	// Storing again replaces, in the slot and among the collided.
+	for _, i := range []byte{0, 7} {
+		id := engine.QuoteID{i, 0xee}
+		want[id] = registryRef(id)
+		r.Store(id, want[id])
+	}
+	// Drop the slot holders (0, 1, 2) and some waiting ids: the waiting
+	// ones move into the freed slots and are still found.
+	drop := map[byte]bool{0: true, 1: true, 2: true, 4: true, 9: true}
+	r.DeleteIf(func(id engine.QuoteID, ref *quoteRef) bool {
+		if ref.view.Load().ID != id {
+			t.Errorf("DeleteIf is given %x with the ref of %x", id, ref.view.Load().ID)
+		}
+		return drop[id[0]]
+	})
+	for i := range drop {
+		delete(want, engine.QuoteID{i, 0xee})
+	}
+	if got := registryHeld(t, &r); !maps.Equal(got, want) {
+		t.Fatalf("after DeleteIf the registry holds %d quotes, want %d", len(got), len(want))
+	}
+	for h := range uint64(3) {
+		if r.shards[0].m[h] == nil {
+			t.Errorf("slot %d stays empty while ids of its hash wait in collided", h)
+		}
+	}
+
+	// Range stops when told to.
+	n := 0
+	r.Range(func(engine.QuoteID, *quoteRef) bool { n++; return n < 2 })
+	if n != 2 {
+		t.Errorf("Range went on for %d entries after being told to stop at 2", n)
+	}
+}
