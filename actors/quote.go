@@ -249,8 +249,9 @@ func (s *System) activate(ref *quoteRef) *actor.PID {
 	if pid := ref.pid.Load(); pid != nil {
 		return pid
 	}
-	ref.mu.Lock()
-	defer ref.mu.Unlock()
+	mu := &s.activating[ref.view.Load().ID[15]] // the id never changes
+	mu.Lock()
+	defer mu.Unlock()
 	if pid := ref.pid.Load(); pid != nil {
 		return pid
 	}

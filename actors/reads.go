@@ -43,7 +43,6 @@ type readModels struct {
 type quoteRef struct {
 	pid  atomic.Pointer[actor.PID]
 	view atomic.Pointer[engine.Quote]
-	mu   sync.Mutex // serialises activation
 	// deadline is when the expiry wheel fires the quote (unix ms; 0:
 	// disarmed). See expiryWheel.
 	deadline atomic.Int64

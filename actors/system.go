@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,6 +81,11 @@ type System struct {
 	treasuries  map[engine.Mode]*actor.PID    // immutable after Start
 	coordinator *actor.PID
 	expiry      *expiryWheel // every open quote's deadline
+	// activating serialises the activation of quote actors, a lock for
+	// each value of a quote id's last byte: activation is rare (a quote's
+	// first command or timer after a start) and brief, and a lock in every
+	// quote's ref was 8 bytes a quote.
+	activating [256]sync.Mutex
 
 	mailboxes [kindCount]mailboxGauge
 
