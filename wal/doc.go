@@ -17,7 +17,9 @@
 //  2. LatestSnapshot(). If ok, decode data into the engine state; it is the
 //     state after record seq. Otherwise start from the empty state and seq 0.
 //     A snapshot whose checksum fails is skipped for an older one (or none):
-//     a longer replay, reported by CorruptSnapshots.
+//     a longer replay, reported by CorruptSnapshots. ReadLatestSnapshot(fn)
+//     lends the same bytes to fn instead, mapped from the file on Linux
+//     (no copy; valid until fn returns), as actors.Recover uses it.
 //  3. Replay(seq, apply). Apply each record to the state. Any error is fatal
 //     to start-up: a *CorruptError names the first bad sequence ("wal:
 //     corrupt record at seq 42: checksum mismatch"); serve nothing.

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,34 +57,74 @@ func snapshotRef(data []byte) []byte {
 // key's value; reason says why it is not intact ("" when it is). The data
 // is the caller's (a copy when an older store held it in the value).
 func (l *Log) snapshotData(seq uint64, value []byte) (data []byte, reason string) {
+	data, _, reason = l.snapshotView(seq, value, false)
+	return data, reason
+}
+
+// snapshotView is snapshotData, except that with mapped the data of a
+// snapshot file may be the file mapped read-only into memory (see
+// mapFile), valid until release is called. release is never nil.
+func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, release func(), reason string) {
+	release = func() {}
 	payload, ok := parseFrame(value)
 	if !ok {
-		return nil, "checksum mismatch"
+		return nil, release, "checksum mismatch"
 	}
 	if len(payload) == 0 || payload[0] != snapshotRefMarker {
-		return slices.Clone(payload), ""
+		return slices.Clone(payload), release, ""
 	}
 	if len(payload) != snapshotRefBytes {
-		return nil, "malformed file reference"
+		return nil, release, "malformed file reference"
 	}
 	size, sum := binary.BigEndian.Uint64(payload[1:]), binary.BigEndian.Uint32(payload[9:])
 	f, err := l.opts.FS.Open(l.snapshotPath(seq))
 	if err != nil {
-		return nil, fmt.Sprintf("its file cannot be opened: %v", err)
+		return nil, release, fmt.Sprintf("its file cannot be opened: %v", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || uint64(info.Size()) != size {
-		return nil, fmt.Sprintf("its file %s does not hold the %d bytes saved", l.snapshotPath(seq), size)
+		return nil, release, fmt.Sprintf("its file %s does not hold the %d bytes saved", l.snapshotPath(seq), size)
+	}
+	if m, unmap, ok := mapFile(f, size, mapped); ok {
+		var got uint32
+		if err := guardFaults(func() error { got = crc32.Checksum(m, castagnoli); return nil }); err != nil {
+			unmap()
+			return nil, release, fmt.Sprintf("its file cannot be read: %v", err)
+		}
+		if got != sum {
+			unmap()
+			return nil, release, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
+		}
+		return m, unmap, ""
 	}
 	data = make([]byte, size)
 	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, fmt.Sprintf("its file cannot be read: %v", err)
+		return nil, release, fmt.Sprintf("its file cannot be read: %v", err)
 	}
 	if crc32.Checksum(data, castagnoli) != sum {
-		return nil, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
+		return nil, release, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
 	}
-	return data, ""
+	return data, release, ""
+}
+
+// guardFaults runs fn, which reads a mapped file, with faults turned into
+// panics (debug.SetPanicOnFault) and returns such a fault as an error: an
+// I/O error under a mapping (a damaged sector) would otherwise kill the
+// process with SIGBUS instead of saying which snapshot cannot be read.
+// Only fn's own goroutine is guarded.
+func guardFaults(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if fault, ok := r.(interface{ Addr() uintptr }); ok {
+				err = fmt.Errorf("wal: fault reading a mapped snapshot file at address %#x: %v", fault.Addr(), r)
+				return
+			}
+			panic(r)
+		}
+	}()
+	return fn()
 }
 
 // writeSnapshotFile writes data durably as the file of the snapshot at seq.
