@@ -48,6 +48,9 @@ func boolByte(v bool) uint8 {
 type decoder struct {
 	buf []byte
 	err error
+	// arena, when set (a snapshot's decode), is where strings and
+	// allocation lists come from (arena.go).
+	arena *bulkArena
 }
 
 func (d *decoder) fail() {
@@ -151,9 +154,12 @@ func (d *decoder) str() string {
 		d.fail()
 		return ""
 	}
-	s := string(d.buf[:n])
+	b := d.buf[:n]
 	d.buf = d.buf[n:]
-	return s
+	if d.arena != nil {
+		return d.arena.str(b)
+	}
+	return string(b)
 }
 
 // The parts a QuoteCreated and a snapshot's quote share.
@@ -201,7 +207,12 @@ func (d *decoder) allocations() []Allocation {
 		d.fail()
 		return nil
 	}
-	out := make([]Allocation, 0, n)
+	var out []Allocation
+	if d.arena != nil {
+		out = d.arena.allocations(int(n))[:0]
+	} else {
+		out = make([]Allocation, 0, n)
+	}
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		out = append(out, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
 			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})

@@ -399,7 +399,7 @@ func encodeQuote(e *encoder, q *Quote) {
 // DecodeState rebuilds a State from EncodeState's bytes. It never panics on
 // hostile bytes.
 func DecodeState(b []byte) (*State, error) {
-	d := decoder{buf: b}
+	d := decoder{buf: b, arena: new(bulkArena)}
 	version := d.byte1()
 	if version < 1 || version > snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)

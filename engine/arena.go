@@ -1,0 +1,58 @@
+package engine
+
+import "unsafe"
+
+// bulkArena hands out a snapshot decode's strings and allocation lists from
+// shared chunks instead of an allocation each: four of the five heap
+// allocations a decoded quote made (its reference and Idempotency-Key, its
+// allocation's pool name and reference, its allocation list), a third of
+// the decoder's time at a million quotes. A chunk lives as long as any of
+// its pieces, like a quote slab: its quotes were created together and age
+// out together. Pieces are never written after they are handed out (a
+// string's bytes are immutable; allocation lists are shared, never
+// modified, and handed out with their capacity cut to their length).
+type bulkArena struct {
+	bytes  []byte       // the free tail of the current string chunk
+	allocs []Allocation // the free tail of the current allocation chunk
+}
+
+const (
+	// arenaStringChunk is a string chunk's size (a size class: no tail
+	// left unused); a string longer than arenaStringMax gets its own.
+	arenaStringChunk = 32 << 10
+	arenaStringMax   = 512
+	// arenaAllocChunk is an allocation chunk's length: 512 allocations of
+	// 112 bytes fill 7 heap pages exactly. A longer list gets its own.
+	arenaAllocChunk = 512
+	arenaAllocMax   = 16
+)
+
+// str returns b as a string.
+func (a *bulkArena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > arenaStringMax {
+		return string(b)
+	}
+	if len(a.bytes) < len(b) {
+		a.bytes = make([]byte, arenaStringChunk)
+	}
+	s := a.bytes[:len(b):len(b)]
+	a.bytes = a.bytes[len(b):]
+	copy(s, b)
+	return unsafe.String(&s[0], len(s))
+}
+
+// allocations returns a list of n zero allocations, its capacity n.
+func (a *bulkArena) allocations(n int) []Allocation {
+	if n > arenaAllocMax {
+		return make([]Allocation, n)
+	}
+	if len(a.allocs) < n {
+		a.allocs = make([]Allocation, arenaAllocChunk)
+	}
+	out := a.allocs[:n:n]
+	a.allocs = a.allocs[n:]
+	return out
+}
