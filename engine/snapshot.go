@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 )
 
 // A snapshot is the whole State in the event codec's primitives, so that
@@ -508,10 +509,11 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	s.Quotes = make(map[QuoteID]*Quote, quotes)
 	s.Idempotency = NewIdempotencyIndex(int(quotes))
-	// NB: the quotes are decoded here and indexed on a goroutine of its
-	// own, a slab at a time: the indexes' map writes (a cache miss each,
-	// at a million quotes) are as long as the decoding, so on two cores
-	// the two overlap. The indexer alone writes the maps until it is done.
+	// NB: the quotes are decoded here and indexed on two goroutines of
+	// their own, a slab at a time: the indexes' map writes (a cache miss
+	// each, at a million quotes) take as long as the decoding, so on two
+	// cores they overlap. The indexer alone writes the maps until it is
+	// done.
 	ix := startQuoteIndexer(s, version)
 	var prev *Quote
 	for range quotes {
@@ -529,11 +531,11 @@ func DecodeState(b []byte) (*State, error) {
 		}
 		prev = q
 		if len(s.quoteSlab) == 0 { // the slab is full: its quotes are decoded
-			ix.in <- s.slabs[len(s.slabs)-1]
+			ix.send(s.slabs[len(s.slabs)-1])
 		}
 	}
 	if last := len(s.slabs) - 1; last >= 0 && len(s.quoteSlab) > 0 && d.err == nil {
-		ix.in <- s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)]
+		ix.send(s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)])
 	}
 	if err := ix.wait(); err != nil {
 		d.fail()
@@ -629,36 +631,50 @@ func DecodeState(b []byte) (*State, error) {
 	return s, nil
 }
 
-// quoteIndexer indexes decoded quotes (DecodeState): Quotes, PayIns and
-// Idempotency, from slabs it receives.
+// quoteIndexer indexes decoded quotes (DecodeState), from slabs it
+// receives, on two goroutines of its own: one writes Quotes and PayIns,
+// the other Idempotency. Each index's map writes are a cache miss a quote
+// at a million quotes; as one goroutine, the two were the decode's
+// critical path once the decoder stopped allocating (arena.go).
 type quoteIndexer struct {
 	s       *State
 	version uint8
-	in      chan []Quote
-	done    chan struct{}
+	ids     chan []Quote // to the Quotes and PayIns goroutine
+	keys    chan []Quote // to the Idempotency goroutine
+	done    sync.WaitGroup
 	corrupt bool // a repeated quote id or pay-in address
 }
 
 func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
-	ix := &quoteIndexer{s: s, version: version, in: make(chan []Quote, 16), done: make(chan struct{})}
-	go ix.run()
+	ix := &quoteIndexer{s: s, version: version, ids: make(chan []Quote, 16), keys: make(chan []Quote, 16)}
+	ix.done.Go(func() {
+		for slab := range ix.ids {
+			for i := range slab {
+				if !ix.corrupt && !ix.indexID(&slab[i]) {
+					ix.corrupt = true
+				}
+			}
+		}
+	})
+	ix.done.Go(func() {
+		for slab := range ix.keys {
+			for i := range slab {
+				ix.indexKey(&slab[i])
+			}
+		}
+	})
 	return ix
 }
 
-func (ix *quoteIndexer) run() {
-	defer close(ix.done)
-	for slab := range ix.in {
-		for i := range slab {
-			if !ix.corrupt && !ix.index(&slab[i]) {
-				ix.corrupt = true
-			}
-		}
-	}
+// send hands the indexer a slab of decoded quotes.
+func (ix *quoteIndexer) send(slab []Quote) {
+	ix.ids <- slab
+	ix.keys <- slab
 }
 
-// index adds q to the state's indexes, false if its id or pay-in address
+// indexID adds q to Quotes and PayIns, false if its id or pay-in address
 // is already taken.
-func (ix *quoteIndexer) index(q *Quote) bool {
+func (ix *quoteIndexer) indexID(q *Quote) bool {
 	s := ix.s
 	// A repeated id leaves the map as long as it was: found without a
 	// lookup of its own.
@@ -672,26 +688,32 @@ func (ix *quoteIndexer) index(q *Quote) bool {
 		}
 		s.PayIns[q.PayIn.Address] = q.ID
 	}
+	return true
+}
+
+// indexKey adds q's Idempotency-Key, if it has one. (A quote whose id is
+// repeated is indexed too: the decode fails then, and the state with it.)
+func (ix *quoteIndexer) indexKey(q *Quote) {
 	if q.IdempotencyKey == "" {
-		return true
+		return
 	}
 	// A key reused after its retention maps to its newest quote, as replay
 	// (which overwrites in log order) leaves it. From version 8 the quotes
 	// come oldest first: the last write is the newest.
 	if ix.version < 8 {
-		if old, ok := s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
-			return true
+		if old, ok := ix.s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
+			return
 		}
 	}
-	s.Idempotency.Put(q)
-	return true
+	ix.s.Idempotency.Put(q)
 }
 
 // wait ends the input and returns once every slab sent is indexed, an
 // error if one of its quotes could not be.
 func (ix *quoteIndexer) wait() error {
-	close(ix.in)
-	<-ix.done
+	close(ix.ids)
+	close(ix.keys)
+	ix.done.Wait()
 	if ix.corrupt {
 		return ErrCorruptEvent
 	}
