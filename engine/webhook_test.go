@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"strings"
@@ -260,3 +261,27 @@ func TestEventRecordRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookEventIDIsStable pins the derivation of event ids: partners
+// deduplicate deliveries by them, so the same quote and kind must give the
+// same id in every release.
+func TestWebhookEventIDIsStable(t *testing.T) {
+	for _, q := range []engine.QuoteID{{}, {1, 2, 3}, {0xff, 0xee, 15: 0x01}} {
+		for _, kind := range []engine.WebhookEvents{engine.WebhookQuoteCreated, engine.WebhookQuoteCompleted, engine.WebhookQuoteExpired} {
+			sum := sha256.Sum256(append(append([]byte("oja webhook event\x00"), q[:]...), byte(kind)))
+			if got, want := engine.WebhookEventID(q, kind), engine.EventID(sum[:16]); got != want {
+				t.Errorf("WebhookEventID(%x, %v) = %x, want %x", q, kind, got, want)
+			}
+		}
+	}
+	if got := fmt.Sprintf("%x", [16]byte(engine.WebhookEventID(engine.QuoteID{1, 2, 3}, engine.WebhookQuoteCreated))); got != webhookEventIDGolden {
+		t.Errorf("event id of quote 010203…, created = %s, want %s", got, webhookEventIDGolden)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = engine.WebhookEventID(engine.QuoteID{1}, engine.WebhookQuoteCreated) }); n != 0 {
+		t.Errorf("WebhookEventID allocates %v times", n)
+	}
+}
+
+// webhookEventIDGolden is the id of quote 01020300…00's created event,
+// computed outside Go (Python's hashlib) from the derivation.
+const webhookEventIDGolden = "cca391788773bda1003123336b65eeb0"
