@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/oja-exchange/oja/internal/prefault"
 )
 
 // BookKey names the order book of one pair in one mode.
@@ -138,6 +140,10 @@ func (s *State) newQuote(ev *QuoteCreated) *Quote {
 func (s *State) allocQuote() *Quote {
 	if len(s.quoteSlab) == 0 {
 		s.quoteSlab = make([]Quote, quoteSlabLen)
+		// Written whole by the loads that fill slabs (snapshot decode,
+		// replay, Clone): its pages mapped in at once rather than a fault
+		// each, 0.1–0.2 s of a start from a snapshot of a million quotes.
+		prefault.Slice(s.quoteSlab)
 		s.slabs = append(s.slabs, s.quoteSlab)
 	}
 	q := &s.quoteSlab[0]
