@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -233,44 +232,32 @@ func (f *Follower) eventsStart(first uint64, latest *engine.State, seq uint64) (
 func loadSnapshot(log interface {
 	LatestSnapshot() (uint64, []byte, bool, error)
 }) (*engine.State, uint64, error) {
-	if r, ok := log.(snapshotLender); ok {
-		var state *engine.State
-		var seq uint64
-		var decodeErr error
-		ok, err := r.ReadLatestSnapshot(func(s uint64, data []byte) error {
-			seq = s
-			// NB: the lent bytes are outside the heap, so the GC's pacer
-			// no longer counts them, and the decode (whose allocations
-			// all stay live: the state) would run a collection halfway
-			// through its million quotes for nothing. pacing stands in
-			// for them while the decode runs: never written, so no page
-			// of it is touched (a fresh large allocation is zero
-			// already), and noscan, so marking it is free.
-			pacing := make([]byte, len(data))
-			state, decodeErr = engine.DecodeState(data)
-			runtime.KeepAlive(pacing)
-			return decodeErr
-		})
-		switch {
-		case decodeErr != nil:
-			return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, decodeErr)
-		case err != nil:
-			return nil, 0, fmt.Errorf("actors: reading snapshot: %w", err)
-		case !ok:
-			return engine.NewState(), 0, nil
+	var state *engine.State
+	var seq uint64
+	var decodeErr error
+	decode := func(s uint64, data []byte) error {
+		seq = s
+		state, decodeErr = engine.DecodeState(data)
+		return decodeErr
+	}
+	var ok bool
+	var err error
+	if r, lends := log.(snapshotLender); lends {
+		ok, err = r.ReadLatestSnapshot(decode)
+	} else {
+		var s uint64
+		var data []byte
+		if s, data, ok, err = log.LatestSnapshot(); err == nil && ok {
+			_ = decode(s, data)
 		}
-		return state, seq, nil
 	}
-	seq, data, ok, err := log.LatestSnapshot()
-	if err != nil {
+	switch {
+	case decodeErr != nil:
+		return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, decodeErr)
+	case err != nil:
 		return nil, 0, fmt.Errorf("actors: reading snapshot: %w", err)
-	}
-	if !ok {
+	case !ok:
 		return engine.NewState(), 0, nil
-	}
-	state, err := engine.DecodeState(data)
-	if err != nil {
-		return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, err)
 	}
 	return state, seq, nil
 }

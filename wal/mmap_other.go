@@ -5,4 +5,4 @@ package wal
 import "github.com/cockroachdb/pebble/v2/vfs"
 
 // mapFile maps nothing off Linux: the caller reads the file.
-func mapFile(vfs.File, uint64, bool) ([]byte, func(), bool) { return nil, nil, false }
+func mapFile(vfs.File, uint64) ([]byte, func(), bool) { return nil, nil, false }

@@ -80,7 +80,7 @@ func TestMappedFaultIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	data, unmap, ok := mapFile(f, uint64(3*os.Getpagesize()), true)
+	data, unmap, ok := mapFile(f, uint64(3*os.Getpagesize()))
 	if !ok {
 		t.Skip("no mapped files here")
 	}

@@ -278,12 +278,12 @@ func (l *Log) latestSnapshot(mapped bool) (seq uint64, data []byte, release func
 		if err != nil {
 			return 0, nil, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
 		}
-		payload, release, reason := l.snapshotView(seq, value, mapped)
+		payload, lent, reason := l.snapshotView(seq, value, mapped)
 		if reason != "" {
 			skipped = append(skipped, seq)
 			continue
 		}
-		return seq, payload, release, true, nil
+		return seq, payload, lent, true, nil
 	}
 	return 0, nil, nil, false, nil
 }

@@ -65,7 +65,8 @@ func (l *Log) snapshotData(seq uint64, value []byte) (data []byte, reason string
 // snapshot file may be the file mapped read-only into memory (see
 // mapFile), valid until release is called. release is never nil.
 func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, release func(), reason string) {
-	release = func() {}
+	noop := func() {}
+	release = noop
 	payload, ok := parseFrame(value)
 	if !ok {
 		return nil, release, "checksum mismatch"
@@ -86,24 +87,26 @@ func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, 
 	if err != nil || uint64(info.Size()) != size {
 		return nil, release, fmt.Sprintf("its file %s does not hold the %d bytes saved", l.snapshotPath(seq), size)
 	}
-	if m, unmap, ok := mapFile(f, size, mapped); ok {
-		var got uint32
-		if err := guardFaults(func() error { got = crc32.Checksum(m, castagnoli); return nil }); err != nil {
-			unmap()
+	ok = false
+	if mapped {
+		data, release, ok = mapFile(f, size)
+	}
+	if !ok {
+		data, release = make([]byte, size), noop
+		if _, err := io.ReadFull(f, data); err != nil {
 			return nil, release, fmt.Sprintf("its file cannot be read: %v", err)
 		}
-		if got != sum {
-			unmap()
-			return nil, release, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
-		}
-		return m, unmap, ""
 	}
-	data = make([]byte, size)
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, release, fmt.Sprintf("its file cannot be read: %v", err)
+	// The checksum reads every byte: a mapped page that cannot be read
+	// faults here.
+	var got uint32
+	if err := guardFaults(func() error { got = crc32.Checksum(data, castagnoli); return nil }); err != nil {
+		release()
+		return nil, noop, fmt.Sprintf("its file cannot be read: %v", err)
 	}
-	if crc32.Checksum(data, castagnoli) != sum {
-		return nil, release, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
+	if got != sum {
+		release()
+		return nil, noop, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
 	}
 	return data, release, ""
 }
