@@ -5,8 +5,9 @@ import "unsafe"
 // bulkArena hands out a snapshot decode's strings and allocation lists from
 // shared chunks instead of an allocation each: four of the five heap
 // allocations a decoded quote made (its reference and Idempotency-Key, its
-// allocation's pool name and reference, its allocation list), a third of
-// the decoder's time at a million quotes. A chunk lives as long as any of
+// allocation's pool name and reference, its allocation list).
+// BenchmarkSnapshotDecode at 150k quotes: 751k allocations to 2.1k, 155 to
+// 128 ms. A chunk lives as long as any of
 // its pieces, like a quote slab: its quotes were created together and age
 // out together. Pieces are never written after they are handed out (a
 // string's bytes are immutable; allocation lists are shared, never

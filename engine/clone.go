@@ -19,8 +19,9 @@ import (
 // writing into the other's array. Everything a method changes in place —
 // quotes (into slabs of the clone's own), pools, books, tickers, accounts,
 // keys, operators, webhook outboxes, receipt lists, the maps and the
-// Idempotency-Key index (to the clone's quotes) — is copied. Effects being collected are not carried over, and the
-// clone collects none (as a decoded snapshot).
+// Idempotency-Key index (to the clone's quotes) — is copied. Effects
+// being collected are not carried over, and the clone collects none (as a
+// decoded snapshot).
 //
 // TestCloneIsolated applies different events to a state and its clone and
 // requires each to end as a replay of its own events would.

@@ -221,9 +221,7 @@ func quotesToEncode(s *State, version uint8) []*Quote {
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if version >= 8 {
-			if c := cmp.Compare(a.at, b.at); c != 0 {
-				return c
-			}
+			return creationOrder(a.at, a.id, b.at, b.id)
 		}
 		return bytes.Compare(a.id[:], b.id[:])
 	})
@@ -232,6 +230,12 @@ func quotesToEncode(s *State, version uint8) []*Quote {
 		out[i] = entries[i].q
 	}
 	return out
+}
+
+// creationOrder compares two quotes, by creation time and id, in the
+// order snapshot version 8 writes them.
+func creationOrder(at1 int64, id1 QuoteID, at2 int64, id2 QuoteID) int {
+	return cmp.Or(cmp.Compare(at1, at2), bytes.Compare(id1[:], id2[:]))
 }
 
 // encodeKeyTimes writes the keys whose time of(key) is set, in id order:
@@ -525,7 +529,7 @@ func DecodeState(b []byte) (*State, error) {
 		if d.err != nil {
 			break
 		}
-		if version >= 8 && prev != nil && cmp.Or(cmp.Compare(prev.CreatedAt, q.CreatedAt), bytes.Compare(prev.ID[:], q.ID[:])) >= 0 {
+		if version >= 8 && prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
 			d.fail() // not in creation order: the Idempotency-Keys rely on it
 			break
 		}
