@@ -58,8 +58,9 @@ func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEn
 	return &idempotencyEntry{quote: q, done: closedDone}, true
 }
 
-// closedDone is the done channel of every recovered key's entry: its create
-// finished before this start (release never closes a closed channel).
+// closedDone is the done channel of every entry whose create had finished
+// when the entry was made: a recovered key's, or one stored without a
+// claim (release never closes a closed channel).
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // claim returns (nil, true) when the caller now owns the key and must create
@@ -99,9 +100,7 @@ func (x *idempotencyIndex) store(scope engine.IdempotencyScope, quote *engine.Qu
 		e.quote = quote
 		return
 	}
-	done := make(chan struct{})
-	close(done)
-	x.entries[scope] = &idempotencyEntry{quote: quote, done: done}
+	x.entries[scope] = &idempotencyEntry{quote: quote, done: closedDone}
 }
 
 // release ends the caller's claim: a create that made no quote frees the key.
