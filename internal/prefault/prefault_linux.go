@@ -6,7 +6,11 @@ import "syscall"
 // library's syscall package predates it).
 const madvPopulateWrite = 0x17
 
-func populate(addr, n uintptr) {
-	// An older kernel answers EINVAL: the pages then fault one by one.
-	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, addr, n, madvPopulateWrite)
+// populate asks the kernel to map in [addr, addr+n). An older kernel
+// answers EINVAL; Slice ignores it, and the pages fault one by one.
+func populate(addr, n uintptr) error {
+	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, addr, n, madvPopulateWrite); errno != 0 {
+		return errno
+	}
+	return nil
 }

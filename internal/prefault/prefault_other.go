@@ -2,4 +2,4 @@
 
 package prefault
 
-func populate(addr, n uintptr) {}
+func populate(addr, n uintptr) error { return nil }
