@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 )
@@ -41,6 +40,11 @@ type expiryWheel struct {
 // expiryBucket is the refs armed for deadlines in one bucket.
 type expiryBucket struct{ refs []*quoteRef }
 
+// expiryBucketCap is a new bucket's first capacity: a start arms a million
+// quotes in creation order, several to a bucket, and growing each bucket
+// from one ref took a third of arming's time.
+const expiryBucketCap = 8
+
 func newExpiryWheel(now func() int64, fire func(*quoteRef)) *expiryWheel {
 	return &expiryWheel{fire: fire, now: now, buckets: make(map[int64]*expiryBucket)}
 }
@@ -61,9 +65,9 @@ func (w *expiryWheel) arm(ref *quoteRef, deadline int64) {
 	if w.last == nil || w.lastNum != b {
 		bucket, ok := w.buckets[b]
 		if !ok {
-			bucket = new(expiryBucket)
+			bucket = &expiryBucket{refs: make([]*quoteRef, 0, expiryBucketCap)}
 			w.buckets[b] = bucket
-			heap.Push(&w.order, b)
+			w.order.push(b)
 		}
 		w.last, w.lastNum = bucket, b
 	}
@@ -79,7 +83,7 @@ func (w *expiryWheel) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.started = true
-	if !w.stopped && w.order.Len() > 0 {
+	if !w.stopped && len(w.order) > 0 {
 		w.schedule(w.order[0])
 	}
 }
@@ -116,15 +120,15 @@ func (w *expiryWheel) tick() {
 		refs   []*quoteRef
 	}
 	var fired []due
-	for w.order.Len() > 0 && w.order[0] <= upTo {
-		b := heap.Pop(&w.order).(int64)
+	for len(w.order) > 0 && w.order[0] <= upTo {
+		b := w.order.pop()
 		fired = append(fired, due{b, w.buckets[b].refs})
 		delete(w.buckets, b)
 		if w.lastNum == b {
 			w.last = nil
 		}
 	}
-	if w.order.Len() > 0 {
+	if len(w.order) > 0 {
 		w.schedule(w.order[0])
 	}
 	w.mu.Unlock()
@@ -149,16 +153,46 @@ func (w *expiryWheel) stop() {
 	w.order, w.last = nil, nil
 }
 
-// bucketHeap is a min-heap of bucket numbers.
+// bucketHeap is a min-heap of bucket numbers. Typed rather than through
+// container/heap, whose Push boxes every number (an allocation each).
 type bucketHeap []int64
 
-func (h bucketHeap) Len() int           { return len(h) }
-func (h bucketHeap) Less(i, j int) bool { return h[i] < h[j] }
-func (h bucketHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *bucketHeap) Push(x any)        { *h = append(*h, x.(int64)) }
-func (h *bucketHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// push adds b. Buckets are mostly armed in increasing order, so the
+// sift-up mostly stops at once.
+func (h *bucketHeap) push(b int64) {
+	*h = append(*h, b)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if s[parent] <= s[i] {
+			break
+		}
+		s[parent], s[i] = s[i], s[parent]
+		i = parent
+	}
+}
+
+// pop removes and returns the smallest number; h must not be empty.
+func (h *bucketHeap) pop() int64 {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(s) && s[l] < s[least] {
+			least = l
+		}
+		if r < len(s) && s[r] < s[least] {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		s[i], s[least] = s[least], s[i]
+		i = least
+	}
+	*h = s
+	return top
 }

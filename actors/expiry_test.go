@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -77,5 +79,38 @@ func TestExpiryWheel(t *testing.T) {
 	defer mu.Unlock()
 	if _, ok := fired[late]; ok || held != 0 {
 		t.Errorf("after stop: late fired %v, %d buckets still armed", ok, held)
+	}
+}
+
+// The bucket heap pops its numbers smallest first, whatever the order they
+// were pushed in and however pushes and pops interleave: checked against a
+// sorted copy.
+func TestBucketHeapOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h bucketHeap
+	var want []int64
+	for i := range 20_000 {
+		if len(want) > 0 && rng.IntN(3) == 0 {
+			slices.Sort(want)
+			if got := h.pop(); got != want[0] {
+				t.Fatalf("step %d: popped %d, want %d", i, got, want[0])
+			}
+			want = want[1:]
+			continue
+		}
+		// Mostly increasing, as a start arms them, with repeats and
+		// stragglers.
+		b := int64(i/4) + rng.Int64N(50) - 25
+		h.push(b)
+		want = append(want, b)
+	}
+	slices.Sort(want)
+	for _, w := range want {
+		if got := h.pop(); got != w {
+			t.Fatalf("drain: popped %d, want %d", got, w)
+		}
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d numbers left", len(h))
 	}
 }
