@@ -30,8 +30,10 @@ import (
 // field: it writes the quotes by creation time (then id) instead of by id,
 // so that a decode assigns each Idempotency-Key its newest quote by
 // overwriting, without first looking up the older quote it replaces, and
-// lays the quotes out in memory as a replay would.
-const snapshotVersion = 8
+// lays the quotes out in memory as a replay would. Version 9 changes no
+// field either: each quote starts with a fixed-width record
+// (snapshot_quote.go), read without a varint loop.
+const snapshotVersion = 9
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -45,8 +47,9 @@ func EncodeState(s *State) []byte { return AppendState(make([]byte, 0, 1<<16), s
 // again reuses one buffer instead of making a state-sized garbage each time.
 func AppendState(buf []byte, s *State) []byte { return appendState(buf, s, snapshotVersion) }
 
-// appendState encodes s as snapshot version (7 or 8: they differ only in
-// the quotes' order; a test writes 7 to check it is still read).
+// appendState encodes s as snapshot version (7, 8 or 9: they differ only
+// in the quotes' order and layout; tests write 7 and 8 to check they are
+// still read).
 func appendState(buf []byte, s *State, version uint8) []byte {
 	e := encoder{buf: buf}
 	e.byte1(version)
@@ -126,7 +129,11 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 	}
 	e.uvarint(uint64(len(s.Quotes)))
 	for _, q := range quotesToEncode(s, version) {
-		encodeQuote(&e, q)
+		if version >= 9 {
+			encodeQuoteFixed(&e, q)
+		} else {
+			encodeQuote(&e, q)
+		}
 	}
 	e.varint(s.ForgottenBefore)
 	hooks := s.WebhooksInOrder()
@@ -525,7 +532,11 @@ func DecodeState(b []byte) (*State, error) {
 			break
 		}
 		q := s.allocQuote()
-		decodeQuote(&d, q, version)
+		if version >= 9 {
+			decodeQuoteFixed(&d, q)
+		} else {
+			decodeQuote(&d, q, version)
+		}
 		if d.err != nil {
 			break
 		}

@@ -179,26 +179,84 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
-// TestSnapshotVersion7 reads a snapshot of the previous version (quotes
-// in id order) into the same state, and refuses version 8 bytes whose
+// TestSnapshotOlderVersions reads snapshots of the versions before the
+// current one into the same state: version 7 (quotes in id order) and
+// version 8 (quotes field by field). It refuses version 8 bytes whose
 // quotes are not in creation order (its Idempotency-Keys rely on it).
-func TestSnapshotVersion7(t *testing.T) {
+func TestSnapshotOlderVersions(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		s, _ := workload(t, seed, 400)
+		for _, version := range []uint8{7, 8} {
+			old := appendState(nil, s, version)
+			if bytes.Equal(old, EncodeState(s)) {
+				t.Fatalf("seed %d: version %d encodes as the current version", seed, version)
+			}
+			decoded, err := DecodeState(old)
+			if err != nil {
+				t.Fatalf("seed %d: version %d: %v", seed, version, err)
+			}
+			if got, want := decoded.Hash(), s.Hash(); got != want {
+				t.Fatalf("seed %d: version %d decodes to hash %x, want %x", seed, version, got[:8], want[:8])
+			}
+			if !bytes.Equal(EncodeState(decoded), EncodeState(s)) {
+				t.Fatalf("seed %d: version %d re-encodes differently", seed, version)
+			}
+		}
 		v7 := appendState(nil, s, 7)
-		decoded, err := DecodeState(v7)
-		if err != nil {
-			t.Fatalf("seed %d: version 7: %v", seed, err)
-		}
-		if got, want := decoded.Hash(), s.Hash(); got != want {
-			t.Fatalf("seed %d: version 7 decodes to hash %x, want %x", seed, got[:8], want[:8])
-		}
-		if !bytes.Equal(EncodeState(decoded), EncodeState(s)) {
-			t.Fatalf("seed %d: version 7 re-encodes differently", seed)
-		}
 		v7[0] = 8
 		if _, err := DecodeState(v7); err == nil {
 			t.Fatalf("seed %d: quotes in id order decoded as version 8", seed)
+		}
+	}
+}
+
+// TestSnapshotQuoteRecordRefuses: a version 9 quote record holding what
+// the encoder never writes is refused, and no change to a record's bytes
+// makes the decode panic.
+func TestSnapshotQuoteRecordRefuses(t *testing.T) {
+	s, _ := workload(t, 3, 400)
+	enc := EncodeState(s)
+	var q *Quote
+	for _, c := range quotesToEncode(s, snapshotVersion) {
+		if c.Accepted == nil && c.Reference != "" {
+			q = c
+			break
+		}
+	}
+	if q == nil {
+		t.Fatal("fixture: no quote left unaccepted")
+	}
+	at := bytes.Index(enc, q.ID[:]) // a record starts with the quote's id
+	if at < 0 {
+		t.Fatal("fixture: the quote's id is not in the snapshot")
+	}
+	if _, err := DecodeState(enc); err != nil {
+		t.Fatalf("unchanged: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		change func(rec []byte)
+	}{
+		{"an unknown flag", func(rec []byte) { rec[qoFlags] |= 0x80 }},
+		{"an unknown mode", func(rec []byte) { rec[qoMode] = 0xff }},
+		{"an unknown currency", func(rec []byte) { rec[qoDestination] = 0xff }},
+		{"an unknown status", func(rec []byte) { rec[qoStatus] = 0xff }},
+		{"no allocation", func(rec []byte) { le.PutUint16(rec[qoAllocations:], 0) }},
+		{"too many allocations", func(rec []byte) { le.PutUint16(rec[qoAllocations:], SlicesMax+1) }},
+		{"a reference over its bound", func(rec []byte) { le.PutUint16(rec[qoReference:], stringBytesMax+1) }},
+		{"a reference past the end", func(rec []byte) { le.PutUint16(rec[qoReference:], 0xffff) }},
+	} {
+		bad := bytes.Clone(enc)
+		c.change(bad[at : at+quoteFixedLen])
+		if _, err := DecodeState(bad); err == nil {
+			t.Errorf("%s: decoded", c.name)
+		}
+	}
+	for i := range quoteFixedLen + allocationFixedLen {
+		for _, v := range []byte{0, 1, 0x7f, 0xff} {
+			bad := bytes.Clone(enc)
+			bad[at+i] = v
+			_, _ = DecodeState(bad) // must not panic
 		}
 	}
 }
@@ -208,7 +266,7 @@ func TestSnapshotVersion7(t *testing.T) {
 func TestSnapshotRefusesRepeatedQuote(t *testing.T) {
 	s, _ := workload(t, 3, 400)
 	ids := sortedKeys(s.Quotes)
-	for _, version := range []uint8{7, 8} {
+	for _, version := range []uint8{7, 8, 9} {
 		enc := appendState(nil, s, version)
 		// A quote's encoding starts with its id; the second quote's
 		// becomes the first's.

@@ -1,0 +1,226 @@
+package engine
+
+import "encoding/binary"
+
+// A quote in snapshot version 9 starts with a fixed-width record: its ids,
+// hash, amounts, rate and times at fixed offsets, little-endian, so that a
+// decode reads them without a varint loop or a bounds check each (a rate
+// took a loop of up to 19 bytes). Its strings follow, their lengths in the
+// record, then each allocation (a fixed record of its own, then its two
+// strings), then what only some quotes have, in the earlier versions'
+// form: the chat (a flag byte, then its fields), the acceptance (only when
+// the flags say accepted) and the pay-in (only when the flags say so).
+//
+// Versions 1 to 8 write the quote field by field (encodeQuote); so do the
+// webhook outboxes' quotes of every version and the event history's
+// records.
+const (
+	quoteFixedLen      = 150
+	allocationFixedLen = 84
+)
+
+// A quote's flags.
+const (
+	quoteAccepted uint8 = 1 << iota // an acceptance follows
+	quotePaidIn                     // a pay-in follows
+)
+
+// The offsets of a quote's fixed record.
+const (
+	qoID          = 0
+	qoClient      = 16
+	qoKey         = 32
+	qoRequestHash = 48
+	qoAmount      = 80
+	qoRate        = 88 // lo, then hi
+	qoCreatedAt   = 104
+	qoUpdatedAt   = 112
+	qoExpiresAt   = 120
+	qoTTL         = 128
+	qoMode        = 136
+	qoSource      = 137
+	qoDestination = 138
+	qoDirection   = 139
+	qoChain       = 140
+	qoChannel     = 141
+	qoStatus      = 142
+	qoFlags       = 143
+	qoReference   = 144 // the lengths: reference, Idempotency-Key, allocations
+	qoKeyLen      = 146
+	qoAllocations = 148
+)
+
+// The offsets of an allocation's fixed record.
+const (
+	aoID          = 0
+	aoPool        = 16
+	aoPoolAccount = 32
+	aoRate        = 48
+	aoSource      = 64
+	aoDestination = 72
+	aoPoolName    = 80 // the lengths: pool name, reference
+	aoReference   = 82
+)
+
+var le = binary.LittleEndian
+
+func putRate(b []byte, r Rate) {
+	le.PutUint64(b, r.lo)
+	le.PutUint64(b[8:], r.hi)
+}
+
+func getRate(b []byte) Rate { return Rate{lo: le.Uint64(b), hi: le.Uint64(b[8:])} }
+
+// encodeQuoteFixed writes q in version 9's layout. Its strings are at most
+// stringBytesMax bytes and its allocations at most SlicesMax, as every
+// quote the engine accepts: their lengths fit the record's 16 bits.
+func encodeQuoteFixed(e *encoder, q *Quote) {
+	var f [quoteFixedLen]byte
+	copy(f[qoID:], q.ID[:])
+	copy(f[qoClient:], q.Client[:])
+	copy(f[qoKey:], q.Key[:])
+	copy(f[qoRequestHash:], q.RequestHash[:])
+	le.PutUint64(f[qoAmount:], uint64(q.Amount))
+	putRate(f[qoRate:], q.ProposedRate)
+	le.PutUint64(f[qoCreatedAt:], uint64(q.CreatedAt))
+	le.PutUint64(f[qoUpdatedAt:], uint64(q.UpdatedAt))
+	le.PutUint64(f[qoExpiresAt:], uint64(q.ExpiresAt))
+	le.PutUint64(f[qoTTL:], uint64(q.TTL))
+	f[qoMode], f[qoSource], f[qoDestination] = uint8(q.Mode), uint8(q.Pair.Source), uint8(q.Pair.Destination)
+	f[qoDirection], f[qoChain], f[qoChannel], f[qoStatus] = uint8(q.Direction), uint8(q.Chain), uint8(q.Channel), uint8(q.Status)
+	accepted := q.AcceptanceOrZero()
+	if accepted != (Acceptance{}) {
+		f[qoFlags] |= quoteAccepted
+	}
+	if q.PayIn != nil {
+		f[qoFlags] |= quotePaidIn
+	}
+	le.PutUint16(f[qoReference:], uint16(len(q.Reference)))
+	le.PutUint16(f[qoKeyLen:], uint16(len(q.IdempotencyKey)))
+	le.PutUint16(f[qoAllocations:], uint16(len(q.Allocations)))
+	e.buf = append(e.buf, f[:]...)
+	e.buf = append(e.buf, q.Reference...)
+	e.buf = append(e.buf, q.IdempotencyKey...)
+	for i := range q.Allocations {
+		a := &q.Allocations[i]
+		var g [allocationFixedLen]byte
+		copy(g[aoID:], a.ID[:])
+		copy(g[aoPool:], a.Pool[:])
+		copy(g[aoPoolAccount:], a.PoolAccount[:])
+		putRate(g[aoRate:], a.Rate)
+		le.PutUint64(g[aoSource:], uint64(a.Source))
+		le.PutUint64(g[aoDestination:], uint64(a.Destination))
+		le.PutUint16(g[aoPoolName:], uint16(len(a.PoolName)))
+		le.PutUint16(g[aoReference:], uint16(len(a.Reference)))
+		e.buf = append(e.buf, g[:]...)
+		e.buf = append(e.buf, a.PoolName...)
+		e.buf = append(e.buf, a.Reference...)
+	}
+	e.chat(q.Chat)
+	if f[qoFlags]&quoteAccepted != 0 {
+		e.varint(accepted.At)
+		e.id(accepted.PoolAccount)
+		e.settlement(&accepted.Settlement)
+	}
+	if p := q.PayIn; p != nil {
+		e.payIn(p)
+		e.varint(p.CreatedAt)
+		e.amount(p.SeenAmount)
+		e.str(p.SeenTx)
+		e.varint(p.SeenAt)
+	}
+}
+
+// decodeQuoteFixed reads what encodeQuoteFixed wrote into q. Like the
+// rest of the decoder it never panics on hostile bytes, and it refuses
+// what the encoder never writes (an unknown flag, an acceptance of zeros,
+// a string or list over its bound), so that the bytes it accepts are the
+// ones a re-encode gives.
+func decodeQuoteFixed(d *decoder, q *Quote) {
+	if len(d.buf) < quoteFixedLen {
+		d.fail()
+		return
+	}
+	f := d.buf[:quoteFixedLen]
+	d.buf = d.buf[quoteFixedLen:]
+	*q = Quote{
+		Mode:      Mode(f[qoMode]),
+		Pair:      Pair{Currency(f[qoSource]), Currency(f[qoDestination])},
+		Direction: Direction(f[qoDirection]), Chain: Chain(f[qoChain]), Channel: Channel(f[qoChannel]),
+		Status:       Status(f[qoStatus]),
+		Amount:       Amount(le.Uint64(f[qoAmount:])),
+		ProposedRate: getRate(f[qoRate:]),
+		CreatedAt:    int64(le.Uint64(f[qoCreatedAt:])),
+		UpdatedAt:    int64(le.Uint64(f[qoUpdatedAt:])),
+		ExpiresAt:    int64(le.Uint64(f[qoExpiresAt:])),
+		TTL:          int64(le.Uint64(f[qoTTL:])),
+	}
+	copy(q.ID[:], f[qoID:])
+	copy(q.Client[:], f[qoClient:])
+	copy(q.Key[:], f[qoKey:])
+	copy(q.RequestHash[:], f[qoRequestHash:])
+	flags := f[qoFlags]
+	allocations := int(le.Uint16(f[qoAllocations:]))
+	if (q.Mode != ModeLive && q.Mode != ModeSandbox) || !q.Pair.Source.Valid() || !q.Pair.Destination.Valid() ||
+		q.Status < StatusPending || q.Status > StatusExpired || flags&^(quoteAccepted|quotePaidIn) != 0 ||
+		allocations == 0 || allocations > SlicesMax {
+		d.fail()
+		return
+	}
+	q.Reference = d.fixedStr(le.Uint16(f[qoReference:]))
+	q.IdempotencyKey = d.fixedStr(le.Uint16(f[qoKeyLen:]))
+	var list []Allocation
+	if d.arena != nil {
+		list = d.arena.allocations(allocations)
+	} else {
+		list = make([]Allocation, allocations)
+	}
+	for i := range list {
+		if len(d.buf) < allocationFixedLen {
+			d.fail()
+			return
+		}
+		g := d.buf[:allocationFixedLen]
+		d.buf = d.buf[allocationFixedLen:]
+		a := &list[i]
+		copy(a.ID[:], g[aoID:])
+		copy(a.Pool[:], g[aoPool:])
+		copy(a.PoolAccount[:], g[aoPoolAccount:])
+		a.Rate = getRate(g[aoRate:])
+		a.Source = Amount(le.Uint64(g[aoSource:]))
+		a.Destination = Amount(le.Uint64(g[aoDestination:]))
+		a.PoolName = d.fixedStr(le.Uint16(g[aoPoolName:]))
+		a.Reference = d.fixedStr(le.Uint16(g[aoReference:]))
+		q.TotalSource += a.Source
+		q.TotalDestination += a.Destination
+	}
+	q.Allocations = list
+	q.Chat = d.chat()
+	if flags&quoteAccepted != 0 {
+		a := Acceptance{At: d.varint(), PoolAccount: d.id(), Settlement: d.settlement()}
+		if a == (Acceptance{}) {
+			d.fail()
+		}
+		q.Accepted = &a
+	}
+	if flags&quotePaidIn != 0 {
+		p := d.payIn(0)
+		p.CreatedAt = d.varint()
+		p.SeenAmount, p.SeenTx, p.SeenAt = d.amount(), d.str(), d.varint()
+		q.PayIn = p
+	}
+}
+
+// fixedStr reads a string of n bytes, its length given by a fixed record.
+func (d *decoder) fixedStr(n uint16) string {
+	if n > stringBytesMax || int(n) > len(d.buf) {
+		d.fail()
+		return ""
+	}
+	b := d.buf[:n]
+	d.buf = d.buf[n:]
+	if d.arena != nil {
+		return d.arena.str(b)
+	}
+	return string(b)
+}
