@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -217,7 +219,8 @@ func TestSnapshotQuoteRecordRefuses(t *testing.T) {
 	s, _ := workload(t, 3, 400)
 	enc := EncodeState(s)
 	var q *Quote
-	for _, c := range quotesToEncode(s, snapshotVersion) {
+	quotes, _ := quotesToEncode(s, snapshotVersion)
+	for _, c := range quotes {
 		if c.Accepted == nil && c.Reference != "" {
 			q = c
 			break
@@ -328,5 +331,39 @@ func TestQuoteSlabFillsItsPages(t *testing.T) {
 	if size := quoteSlabLen * unsafe.Sizeof(Quote{}); size%page != 0 {
 		t.Errorf("a slab of %d quotes of %d bytes is %d bytes, %d short of a whole page",
 			quoteSlabLen, unsafe.Sizeof(Quote{}), size, page-size%page)
+	}
+}
+
+// TestQuoteBytesHintCovers: a quote never encodes to more than
+// quoteBytesHint, in version 9's layout or the earlier one, so that the
+// encoder's one Grow holds the quotes (a hint short of them would copy the
+// whole buffer again): the workload's quotes, and each with every
+// optional part filled and its varints at their longest.
+func TestQuoteBytesHintCovers(t *testing.T) {
+	s, _ := workload(t, 5, 400)
+	long := strings.Repeat("x", stringBytesMax)
+	checked := 0
+	for q := range s.QuotesInOrder() {
+		full := *q
+		full.Chat = &Chat{ConversationID: long, ChatQuoteID: long, ListingID: long, InitialListingRate: Rate{math.MaxUint64, math.MaxUint64},
+			NegotiationStartedAt: long, QuoteSentAt: long}
+		full.Accepted = &Acceptance{At: math.MinInt64, PoolAccount: AccountID(q.ID), Settlement: Settlement{Kind: SettlementBank,
+			Account: AccountID(q.ID), AccountName: long, AccountNumber: long, BankCode: long, Address: long}}
+		full.PayIn = &PayIn{Address: AddressID(q.ID), Deposit: long, Index: 1<<31 - 1, CreatedAt: math.MinInt64,
+			SeenAmount: math.MinInt64, SeenTx: long, SeenAt: math.MinInt64}
+		full.Amount, full.CreatedAt, full.UpdatedAt, full.ExpiresAt, full.TTL = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
+		for _, c := range []*Quote{q, &full} {
+			for _, enc := range []func(*encoder, *Quote){encodeQuoteFixed, encodeQuote} {
+				var e encoder
+				enc(&e, c)
+				if hint := quoteBytesHint(c); len(e.buf) > hint {
+					t.Fatalf("quote %x encodes to %d bytes, hint %d", c.ID[:4], len(e.buf), hint)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no quote checked")
 	}
 }
