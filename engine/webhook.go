@@ -478,17 +478,27 @@ func (s *State) addWebhook(w *Webhook) {
 // quote's client and mode subscribed to its kind.
 func (s *State) owe(q *Quote, ev Event) {
 	kind := WebhookKind(ev)
-	if kind == 0 {
+	// NB: the event's id (a SHA-256) only for a client with an endpoint:
+	// for the others it was a tenth of a replay's State.Apply.
+	if kind == 0 || !s.owesEvents(q.Client) {
 		return
 	}
 	s.oweEvent(q, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
 }
+
+// owesEvents reports whether an event of client c's quotes may be owed:
+// c has an endpoint, or the state collects every event (the event
+// history's applier).
+func (s *State) owesEvents(c ClientID) bool { return s.collectEvents || len(s.webhooksOf[c]) > 0 }
 
 // oweReceipt records the payin.received event of a receipt r into a
 // wallet of t. Its Quote is the receipt's subject (receiptSubject), not
 // the quote as it is: the event carries the receipt only.
 func (s *State) oweReceipt(t *Treasury, r *PaymentReceived) {
 	q := receiptSubject(t, r)
+	if !s.owesEvents(q.Client) {
+		return
+	}
 	s.oweEvent(&q, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
 }
 
@@ -505,9 +515,6 @@ func receiptSubject(t *Treasury, r *PaymentReceived) Quote {
 // client and mode subscribed to its kind.
 func (s *State) oweEvent(q *Quote, owed OwedEvent) {
 	hooks := s.webhooksOf[q.Client]
-	if len(hooks) == 0 && !s.collectEvents {
-		return
-	}
 	s.fillBody(&owed, q)
 	if s.collectEvents {
 		e := owed
