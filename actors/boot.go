@@ -63,7 +63,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
 	replica.reserve(log.LastSeq())
-	err = replayDecoded(log, stats.Snapshot, func(seq uint64, ev engine.Event) error {
+	err = replayDecoded(log, stats.Snapshot, log.LastSeq() >= stats.Snapshot+replayReserveMin, func(seq uint64, ev engine.Event) error {
 		if seq != replica.Seq()+1 {
 			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
 		}
@@ -158,13 +158,20 @@ var errReplayStopped = errors.New("actors: replay stopped")
 // reads and decodes them (a third of a replay's time) while apply runs on
 // the caller's, in sequence order, so on two cores the two overlap. The
 // first error, the reader's or apply's, ends it; it returns only once the
-// reader is done (the log may be closed afterwards).
+// reader is done (the log may be closed afterwards). bulk says thousands
+// of records follow (replayReserveMin): their quotes' strings and
+// allocation lists are then decoded into shared chunks
+// (engine.EventDecoder).
 //
 // NB: a decoded event holds no reference into the record's bytes (the
 // codec copies strings), so it outlives the reader's callback.
 func replayDecoded(log interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
-}, from uint64, apply func(seq uint64, ev engine.Event) error) error {
+}, from uint64, bulk bool, apply func(seq uint64, ev engine.Event) error) error {
+	decode := engine.DecodeEvent
+	if bulk {
+		decode = new(engine.EventDecoder).Decode
+	}
 	type decoded struct {
 		seq uint64
 		ev  engine.Event
@@ -185,7 +192,7 @@ func replayDecoded(log interface {
 			}
 		}
 		readErr = log.Replay(from, func(seq uint64, rec []byte) error {
-			ev, err := engine.DecodeEvent(rec)
+			ev, err := decode(rec)
 			if err != nil {
 				// The events before it are applied first, as a replay
 				// in one goroutine would.

@@ -281,7 +281,7 @@ func (f *Follower) CatchUp() error {
 		return nil
 	}
 	f.replica.reserve(durable)
-	err := replayDecoded(f.log, f.replica.Seq(), func(seq uint64, ev engine.Event) error {
+	err := replayDecoded(f.log, f.replica.Seq(), durable >= f.replica.Seq()+replayReserveMin, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}

@@ -31,7 +31,7 @@ func (l fakeReplayLog) Replay(from uint64, fn func(seq uint64, rec []byte) error
 // the reader's (a record that does not decode) or the applier's.
 func TestReplayDecoded(t *testing.T) {
 	var got []int64
-	err := replayDecoded(fakeReplayLog{n: 2000}, 10, func(seq uint64, ev engine.Event) error {
+	err := replayDecoded(fakeReplayLog{n: 2000}, 10, true, func(seq uint64, ev engine.Event) error {
 		if ev.Time() != int64(seq) {
 			return fmt.Errorf("seq %d carries the event of %d", seq, ev.Time())
 		}
@@ -42,13 +42,13 @@ func TestReplayDecoded(t *testing.T) {
 		t.Fatalf("replay: %v, %d events (%v..)", err, len(got), got[:1])
 	}
 	applied := 0
-	err = replayDecoded(fakeReplayLog{n: 5000, bad: 1700}, 0, func(uint64, engine.Event) error { applied++; return nil })
+	err = replayDecoded(fakeReplayLog{n: 5000, bad: 1700}, 0, false, func(uint64, engine.Event) error { applied++; return nil })
 	if err == nil || !strings.Contains(err.Error(), "record 1700") || applied != 1699 {
 		t.Fatalf("a record that does not decode: %v after %d applied", err, applied)
 	}
 	boom := errors.New("does not apply")
 	applied = 0
-	err = replayDecoded(fakeReplayLog{n: 5000}, 0, func(seq uint64, _ engine.Event) error {
+	err = replayDecoded(fakeReplayLog{n: 5000}, 0, true, func(seq uint64, _ engine.Event) error {
 		if seq == 1234 {
 			return boom
 		}

@@ -115,10 +115,12 @@ func codecSamples() []struct {
 	}
 }
 
-// TestCodecRoundTrip: every event decodes to what was encoded; every event
-// type is covered.
+// TestCodecRoundTrip: every event decodes to what was encoded, by
+// DecodeEvent and by an EventDecoder shared by all (its chunks filled by
+// the events before); every event type is covered.
 func TestCodecRoundTrip(t *testing.T) {
 	seen := make(map[engine.EventType]bool)
+	var bulk engine.EventDecoder
 	for _, tc := range codecSamples() {
 		t.Run(tc.name, func(t *testing.T) {
 			seen[tc.event.Type()] = true
@@ -129,6 +131,11 @@ func TestCodecRoundTrip(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.event) {
 				t.Errorf("round trip:\ngot  %#v\nwant %#v", got, tc.event)
+			}
+			for range 3 {
+				if got, err := bulk.Decode(enc); err != nil || !reflect.DeepEqual(got, tc.event) {
+					t.Errorf("EventDecoder: %v\ngot  %#v\nwant %#v", err, got, tc.event)
+				}
 			}
 			if got.Type() != tc.event.Type() || got.Time() != tc.event.Time() {
 				t.Errorf("type/time: got %s/%d, want %s/%d", got.Type(), got.Time(), tc.event.Type(), tc.event.Time())
@@ -198,12 +205,16 @@ func TestCodecDeterministic(t *testing.T) {
 // TestCodecTruncated: every strict prefix of every encoding is refused with
 // ErrCorruptEvent, never a panic.
 func TestCodecTruncated(t *testing.T) {
+	var bulk engine.EventDecoder
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)
 		for n := range len(enc) {
 			ev, err := decodeRecovering(t, enc[:n])
 			if err == nil || !errors.Is(err, engine.ErrCorruptEvent) {
 				t.Fatalf("%s truncated to %d of %d bytes: got %v, %v; want ErrCorruptEvent", tc.name, n, len(enc), ev, err)
+			}
+			if ev, err := bulk.Decode(enc[:n]); err == nil || !errors.Is(err, engine.ErrCorruptEvent) {
+				t.Fatalf("%s truncated to %d of %d bytes, by an EventDecoder: got %v, %v", tc.name, n, len(enc), ev, err)
 			}
 		}
 	}
