@@ -173,7 +173,9 @@ func (t *Treasury) post(w *Account, typ PostingType, amount Amount, quote QuoteI
 // wallet returns a wallet this treasury holds; it asserts that it exists.
 func (t *Treasury) wallet(id AccountID) *Account {
 	w := t.Wallets[id]
-	assert(w != nil, "posting to unknown wallet %s", id)
+	if w == nil {
+		assert(false, "posting to unknown wallet %s", id)
+	}
 	return w
 }
 

@@ -69,7 +69,9 @@ func (p *Pool) ApplyDeposit(amount Amount) {
 // ApplyWithdraw posts liquidity → clearing(destination).
 // REQUIRES: Withdraw(amount) == ResultOK.
 func (p *Pool) ApplyWithdraw(amount Amount) {
-	assert(amount <= p.Liquidity.Available(), "withdraw %d over available %d", amount, p.Liquidity.Available())
+	if amount > p.Liquidity.Available() {
+		assert(false, "withdraw %d over available %d", amount, p.Liquidity.Available())
+	}
 	p.Liquidity.Balance -= amount
 	p.ClearingDestination += amount
 }
@@ -77,14 +79,17 @@ func (p *Pool) ApplyWithdraw(amount Amount) {
 // ApplyHold reserves destination liquidity for a quote's slice.
 func (p *Pool) ApplyHold(amount Amount) {
 	p.Liquidity.Held += amount
-	assert(p.Liquidity.Held <= p.Liquidity.Balance, "pool %s over-allocated: held %d > balance %d",
-		p.ID, p.Liquidity.Held, p.Liquidity.Balance)
+	if p.Liquidity.Held > p.Liquidity.Balance {
+		assert(false, "pool %s over-allocated: held %d > balance %d", p.ID, p.Liquidity.Held, p.Liquidity.Balance)
+	}
 }
 
 // ApplyRelease returns a slice's hold (cancel, expiry).
 func (p *Pool) ApplyRelease(amount Amount) {
 	p.Liquidity.Held -= amount
-	assert(p.Liquidity.Held >= 0, "pool %s released more than held", p.ID)
+	if p.Liquidity.Held < 0 {
+		assert(false, "pool %s released more than held", p.ID)
+	}
 }
 
 // ApplyAccepted counts an accepted quote holding a slice of this pool.

@@ -276,8 +276,9 @@ func (q *Quote) Apply(ev Event) (release bool) {
 		return false
 	}
 	t := transitionOf(ev)
-	assert(t != nil, "quote cannot apply %T", ev)
-	assert(t.Allows(q.Status), "%T from %s", ev, q.Status)
+	if t == nil || !t.Allows(q.Status) {
+		assert(false, "quote cannot apply %T from %s", ev, q.Status)
+	}
 	q.Status, q.UpdatedAt = t.To, ev.Time()
 	if acc, ok := ev.(*QuoteAccepted); ok {
 		q.ExpiresAt, q.PayIn = acc.ExpiresAt, acc.PayIn

@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+)
+
+// A pool's holds and releases still assert what they guard, and allocate
+// nothing when the guard holds (assert's arguments, boxed before the call,
+// were an allocation each on replay's path).
+func TestPoolHoldAsserts(t *testing.T) {
+	p := NewPool(&PoolCreated{Pool: PoolID{1}, Mode: ModeSandbox, Name: "p", Pair: Pair{CurrencyUSDT, CurrencyNGN}})
+	p.Liquidity.Balance = 100
+	if n := testing.AllocsPerRun(100, func() { p.ApplyHold(60); p.ApplyRelease(60) }); n != 0 {
+		t.Errorf("a hold and its release allocate %.0f times", n)
+	}
+	mustPanic(t, "over-allocated", func() { p.ApplyHold(101) })
+	p.Liquidity.Held = 0
+	mustPanic(t, "released more than held", func() { p.ApplyRelease(1) })
+	p.Liquidity.Held = 0
+	mustPanic(t, "over available", func() { p.ApplyWithdraw(101) })
+}
+
+func mustPanic(t *testing.T, want string, fn func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		if r := recover(); r == nil || !strings.Contains(r.(string), want) {
+			t.Errorf("panic %v, want one saying %q", r, want)
+		}
+	}()
+	fn()
+}
