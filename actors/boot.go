@@ -63,7 +63,14 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
 	replica.reserve(log.LastSeq())
-	err = replayDecoded(log, stats.Snapshot, log.LastSeq() >= stats.Snapshot+replayReserveMin, func(seq uint64, ev engine.Event) error {
+	bulk := log.LastSeq() >= stats.Snapshot+replayReserveMin
+	settle := func() {}
+	if bulk {
+		// The Idempotency-Key index written on another core, off Apply's
+		// path: nothing reads it before the replay ends.
+		settle = state.IndexKeysAside()
+	}
+	err = replayDecoded(log, stats.Snapshot, bulk, func(seq uint64, ev engine.Event) error {
 		if seq != replica.Seq()+1 {
 			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
 		}
@@ -74,6 +81,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 		stats.LastSeq = seq
 		return nil
 	})
+	settle()
 	if err != nil {
 		return nil, stats, err
 	}

@@ -367,3 +367,39 @@ func TestQuoteBytesHintCovers(t *testing.T) {
 		t.Fatal("no quote checked")
 	}
 }
+
+// TestIndexKeysAside: a state whose Idempotency-Key writes ran aside
+// (IndexKeysAside) ends as the same state as one that wrote them inline,
+// with quotes forgotten along the way (their keys forgotten through the
+// same queue, in order) and keys reused.
+func TestIndexKeysAside(t *testing.T) {
+	forgot := 0
+	for seed := uint64(1); seed <= 6; seed++ {
+		_, events := workload(t, seed, 600)
+		inline, aside := NewState(), NewState()
+		settle := aside.IndexKeysAside()
+		for i, ev := range events {
+			for _, s := range []*State{inline, aside} {
+				if err := s.Apply(ev); err != nil {
+					t.Fatalf("seed %d: %s: %v", seed, ev.Type(), err)
+				}
+			}
+			if i%97 == 96 {
+				cutoff := ev.Time() - 30_000
+				forgot += inline.ForgetEnded(cutoff)
+				aside.ForgetEnded(cutoff)
+			}
+		}
+		settle()
+		settle() // a second call does nothing
+		if inline.Idempotency.Len() == 0 {
+			t.Fatalf("seed %d: no Idempotency-Key recorded", seed)
+		}
+		if got, want := aside.Hash(), inline.Hash(); got != want {
+			t.Fatalf("seed %d: keys indexed aside give hash %x, inline %x", seed, got[:8], want[:8])
+		}
+	}
+	if forgot == 0 {
+		t.Fatal("no quote forgotten: the forget path went untested")
+	}
+}

@@ -55,6 +55,8 @@ type State struct {
 	collectWebhooks, collectEvents bool
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
+	// keys, while set (IndexKeysAside), takes Apply's Idempotency writes.
+	keys *keyIndexer
 	LastAt      int64 // time of the last applied event
 	// ForgottenBefore is the cutoff of the last ForgetEnded that dropped a
 	// quote (0: none dropped): a tool comparing this state with a replay
@@ -259,7 +261,7 @@ func (s *State) apply(ev Event) error {
 		RouteOutcome(q, ev, &s.outcome)
 		s.applyOutcome(&s.outcome)
 		if ev.IdempotencyKey != "" {
-			s.Idempotency.Put(q)
+			s.putKey(q)
 		}
 		s.owe(q, ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
@@ -628,7 +630,7 @@ func (s *State) forget(q *Quote, cutoff int64) bool {
 		delete(s.PayIns, q.PayIn.Address)
 	}
 	if q.IdempotencyKey != "" {
-		s.Idempotency.Forget(q)
+		s.forgetKey(q)
 	}
 	return true
 }
