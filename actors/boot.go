@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/oja-exchange/oja/engine"
@@ -159,20 +160,22 @@ const replayReserveMin = 1 << 12
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512
 
-// errReplayStopped ends replayDecoded's reader when the applier failed.
+// errReplayStopped ends replayDecoded's scanner when a later stage failed.
 var errReplayStopped = errors.New("actors: replay stopped")
 
-// replayDecoded replays the records after from: a goroutine of its own
-// reads and decodes them (a third of a replay's time) while apply runs on
-// the caller's, in sequence order, so on two cores the two overlap. The
-// first error, the reader's or apply's, ends it; it returns only once the
-// reader is done (the log may be closed afterwards). bulk says thousands
-// of records follow (replayReserveMin): their quotes' strings and
-// allocation lists are then decoded into shared chunks
+// replayDecoded replays the records after from in three stages, each on a
+// goroutine of its own: a scanner copies the records out of the log, a
+// decoder decodes them (together a third of a replay's time, and more than
+// applying once the state's map writes moved aside), and apply runs on the
+// caller's, in sequence order; on two cores they overlap. The first error,
+// the scanner's, the decoder's or apply's, ends it, the records before it
+// applied first; it returns only once the other stages are done (the log
+// may be closed afterwards). bulk says thousands of records follow
+// (replayReserveMin): their quotes are then decoded into shared chunks
 // (engine.EventDecoder).
 //
 // NB: a decoded event holds no reference into the record's bytes (the
-// codec copies strings), so it outlives the reader's callback.
+// codec copies strings), so a batch of records is reused once decoded.
 func replayDecoded(log interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
 }, from uint64, bulk bool, apply func(seq uint64, ev engine.Event) error) error {
@@ -184,59 +187,127 @@ func replayDecoded(log interface {
 		seq uint64
 		ev  engine.Event
 	}
-	batches := make(chan []decoded, 8)
+	raws := make(chan *recordBatch, 4)
+	free := make(chan *recordBatch, 8)
+	batches := make(chan []decoded, 4)
+	// stop closes when the decoder or apply fails: the stages before it end.
 	stop := make(chan struct{})
-	var readErr error
+	var once sync.Once
+	halt := func() { once.Do(func() { close(stop) }) }
+	var scanErr, decodeErr error
 	go func() {
-		defer close(batches)
-		batch := make([]decoded, 0, replayBatchLen)
+		defer close(raws)
+		raw := new(recordBatch)
 		send := func() error {
 			select {
-			case batches <- batch:
-				batch = make([]decoded, 0, replayBatchLen)
-				return nil
+			case raws <- raw:
 			case <-stop:
 				return errReplayStopped
 			}
-		}
-		readErr = log.Replay(from, func(seq uint64, rec []byte) error {
-			ev, err := decode(rec)
-			if err != nil {
-				// The events before it are applied first, as a replay
-				// in one goroutine would.
-				if len(batch) > 0 {
-					if err := send(); err != nil {
-						return err
-					}
-				}
-				return fmt.Errorf("actors: record %d: %w", seq, err)
+			select {
+			case raw = <-free:
+				raw.reset()
+			default:
+				raw = new(recordBatch)
 			}
-			batch = append(batch, decoded{seq, ev})
-			if len(batch) == replayBatchLen {
+			return nil
+		}
+		scanErr = log.Replay(from, func(seq uint64, rec []byte) error {
+			if raw.add(seq, rec) == replayBatchLen {
 				return send()
 			}
 			return nil
 		})
-		if readErr == nil && len(batch) > 0 {
-			readErr = send()
+		// The records before a failed read are applied first too.
+		if raw.len() > 0 && !errors.Is(scanErr, errReplayStopped) {
+			if err := send(); scanErr == nil {
+				scanErr = err
+			}
+		}
+	}()
+	go func() {
+		defer close(batches)
+		for raw := range raws {
+			select {
+			case <-stop:
+				continue // drain: the scanner ends at its next send
+			default:
+			}
+			batch := make([]decoded, 0, raw.len())
+			for i := range raw.len() {
+				seq, rec := raw.at(i)
+				ev, err := decode(rec)
+				if err != nil {
+					decodeErr = fmt.Errorf("actors: record %d: %w", seq, err)
+					break
+				}
+				batch = append(batch, decoded{seq, ev})
+			}
+			select {
+			case free <- raw:
+			default:
+			}
+			if len(batch) > 0 {
+				// The events before a record that does not decode are
+				// applied first, as a replay in one goroutine would.
+				select {
+				case batches <- batch:
+				case <-stop:
+				}
+			}
+			if decodeErr != nil {
+				halt()
+			}
 		}
 	}()
 	var applyErr error
 	for batch := range batches {
 		if applyErr != nil {
-			continue // drain: the reader ends at its next send
+			continue // drain: the decoder ends once the scanner has
 		}
 		for _, d := range batch {
 			if applyErr = apply(d.seq, d.ev); applyErr != nil {
-				close(stop)
+				halt()
 				break
 			}
 		}
 	}
-	// NB: batches is closed only when the reader has returned, so readErr
-	// is safe to read here.
+	// NB: batches closes only once the decoder has returned, and the
+	// decoder only once the scanner has closed raws, so both errors are
+	// safe to read here.
 	if applyErr != nil {
 		return applyErr
 	}
-	return readErr
+	if decodeErr != nil {
+		return decodeErr
+	}
+	return scanErr
 }
+
+// recordBatch is a batch of records copied out of the log, back to back.
+type recordBatch struct {
+	seqs []uint64
+	ends []int // where each record ends in data
+	data []byte
+}
+
+// add appends a copy of rec, and returns the records held.
+func (b *recordBatch) add(seq uint64, rec []byte) int {
+	b.seqs = append(b.seqs, seq)
+	b.data = append(b.data, rec...)
+	b.ends = append(b.ends, len(b.data))
+	return len(b.seqs)
+}
+
+func (b *recordBatch) len() int { return len(b.seqs) }
+
+// at is the i-th record.
+func (b *recordBatch) at(i int) (seq uint64, rec []byte) {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	return b.seqs[i], b.data[start:b.ends[i]]
+}
+
+func (b *recordBatch) reset() { b.seqs, b.ends, b.data = b.seqs[:0], b.ends[:0], b.data[:0] }

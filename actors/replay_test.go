@@ -9,13 +9,19 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// fakeReplayLog replays n encoded events; record bad (if any) is garbage.
+// fakeReplayLog replays n encoded events; record bad (if any) is garbage,
+// and reading record fail (if any) fails.
 type fakeReplayLog struct {
-	n, bad uint64
+	n, bad, fail uint64
 }
+
+var errRead = errors.New("read failed")
 
 func (l fakeReplayLog) Replay(from uint64, fn func(seq uint64, rec []byte) error) error {
 	for seq := from + 1; seq <= l.n; seq++ {
+		if seq == l.fail {
+			return errRead
+		}
 		rec := engine.AppendEvent(nil, &engine.KeyRevoked{At: int64(seq)})
 		if seq == l.bad {
 			rec = []byte{0xff, 0xff}
@@ -28,7 +34,8 @@ func (l fakeReplayLog) Replay(from uint64, fn func(seq uint64, rec []byte) error
 }
 
 // replayDecoded applies every event in order, and stops at the first error,
-// the reader's (a record that does not decode) or the applier's.
+// the scanner's (a record that cannot be read), the decoder's (one that
+// does not decode) or the applier's, the events before it applied.
 func TestReplayDecoded(t *testing.T) {
 	var got []int64
 	err := replayDecoded(fakeReplayLog{n: 2000}, 10, true, func(seq uint64, ev engine.Event) error {
@@ -57,5 +64,10 @@ func TestReplayDecoded(t *testing.T) {
 	})
 	if !errors.Is(err, boom) || applied != 1233 {
 		t.Fatalf("an event that does not apply: %v after %d applied", err, applied)
+	}
+	applied = 0
+	err = replayDecoded(fakeReplayLog{n: 5000, fail: 2100}, 0, true, func(uint64, engine.Event) error { applied++; return nil })
+	if !errors.Is(err, errRead) || applied != 2099 {
+		t.Fatalf("a record that cannot be read: %v after %d applied", err, applied)
 	}
 }
