@@ -524,10 +524,10 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		if x != nil {
 			d.arena = &x.arena // for the quote's strings and allocations alone
 		}
-		e := x.newQuoteCreated()
-		*e = QuoteCreated{At: at, Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
-			Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(),
-			Chain: Chain(d.byte1()), Reference: d.str(), ExpiresAt: d.varint()}
+		e := x.newQuoteCreated() // zero: its fields set one by one
+		e.At, e.Quote, e.Client, e.Mode, e.Pair = at, d.id(), d.id(), d.mode(), d.pair()
+		e.Direction, e.Amount, e.ProposedRate, e.Chain = Direction(d.byte1()), d.amount(), d.rate(), Chain(d.byte1())
+		e.Reference, e.ExpiresAt = d.str(), d.varint()
 		if e.Direction != DirectionSource && e.Direction != DirectionDestination || e.Chain >= chainEnd {
 			d.fail()
 		}
