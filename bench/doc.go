@@ -51,8 +51,8 @@
 //     and again from a snapshot of the final state (engine.EncodeState,
 //     saved with wal.Log.SaveSnapshot), against a raw Pebble scan of the
 //     same store; then replay's two parts alone, decoding every record and
-//     applying the decoded events, the larger of which bounds what a
-//     replay can reach (RecoverySize.RatioCeiling). Of every ten quotes one
+//     applying the decoded events (each as Recover does it), the larger of
+//     which bounds what a replay can reach (RecoverySize.RatioCeiling). Of every ten quotes one
 //     is accepted and completed, one cancelled, eight stay open.
 //  6. memory: VmRSS after a GC of a running actors.System holding 100,000
 //     and 1,000,000 open quotes, each size in a fresh child process (the
