@@ -56,8 +56,8 @@ type State struct {
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
 	// keys, while set (IndexKeysAside), takes Apply's Idempotency writes.
-	keys *keyIndexer
-	LastAt      int64 // time of the last applied event
+	keys   *keyIndexer
+	LastAt int64 // time of the last applied event
 	// ForgottenBefore is the cutoff of the last ForgetEnded that dropped a
 	// quote (0: none dropped): a tool comparing this state with a replay
 	// of the log forgets the same quotes in the replay first.
