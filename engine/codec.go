@@ -148,8 +148,11 @@ func (d *decoder) boolean() bool {
 	return false
 }
 
-func (d *decoder) str() string {
-	n := d.uvarint()
+func (d *decoder) str() string { return d.strN(d.uvarint()) }
+
+// strN reads a string of n bytes (its length read before it, or given by a
+// fixed record).
+func (d *decoder) strN(n uint64) string {
 	if n > stringBytesMax || n > uint64(len(d.buf)) {
 		d.fail()
 		return ""

@@ -449,17 +449,38 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.ExpiresAt)
 	e.varint(q.TTL)
 	accepted := q.AcceptanceOrZero()
-	e.varint(accepted.At)
-	e.id(accepted.PoolAccount)
-	e.settlement(&accepted.Settlement)
+	e.acceptance(&accepted)
 	e.boolean(q.PayIn != nil) // version 3
 	if p := q.PayIn; p != nil {
-		e.payIn(p)
-		e.varint(p.CreatedAt)
-		e.amount(p.SeenAmount)
-		e.str(p.SeenTx)
-		e.varint(p.SeenAt)
+		e.quotePayIn(p)
 	}
+}
+
+// acceptance writes what a quote's accept set.
+func (e *encoder) acceptance(a *Acceptance) {
+	e.varint(a.At)
+	e.id(a.PoolAccount)
+	e.settlement(&a.Settlement)
+}
+
+func (d *decoder) acceptance() Acceptance {
+	return Acceptance{At: d.varint(), PoolAccount: d.id(), Settlement: d.settlement()}
+}
+
+// quotePayIn writes a quote's pay-in: as issued, then its sighting.
+func (e *encoder) quotePayIn(p *PayIn) {
+	e.payIn(p)
+	e.varint(p.CreatedAt)
+	e.amount(p.SeenAmount)
+	e.str(p.SeenTx)
+	e.varint(p.SeenAt)
+}
+
+func (d *decoder) quotePayIn() *PayIn {
+	p := d.payIn(0)
+	p.CreatedAt = d.varint()
+	p.SeenAmount, p.SeenTx, p.SeenAt = d.amount(), d.str(), d.varint()
+	return p
 }
 
 // DecodeState rebuilds a State from EncodeState's bytes. It never panics on
@@ -817,7 +838,7 @@ func decodeQuote(d *decoder, q *Quote, version uint8) {
 	// A quote never accepted encodes its acceptance as zeros. NB: copied
 	// to the heap only when set: taking a's address moved it there for
 	// every quote (a 112-byte allocation each, nine in ten garbage).
-	if a := (Acceptance{At: d.varint(), PoolAccount: d.id(), Settlement: d.settlement()}); a != (Acceptance{}) {
+	if a := d.acceptance(); a != (Acceptance{}) {
 		q.Accepted = new(Acceptance)
 		*q.Accepted = a
 	}
@@ -825,10 +846,7 @@ func decodeQuote(d *decoder, q *Quote, version uint8) {
 		d.fail()
 	}
 	if version >= 3 && d.boolean() {
-		p := d.payIn(0)
-		p.CreatedAt = d.varint()
-		p.SeenAmount, p.SeenTx, p.SeenAt = d.amount(), d.str(), d.varint()
-		q.PayIn = p
+		q.PayIn = d.quotePayIn()
 	}
 }
 

@@ -118,16 +118,10 @@ func encodeQuoteFixed(e *encoder, q *Quote) {
 	}
 	e.chat(q.Chat)
 	if f[qoFlags]&quoteAccepted != 0 {
-		e.varint(accepted.At)
-		e.id(accepted.PoolAccount)
-		e.settlement(&accepted.Settlement)
+		e.acceptance(&accepted)
 	}
 	if p := q.PayIn; p != nil {
-		e.payIn(p)
-		e.varint(p.CreatedAt)
-		e.amount(p.SeenAmount)
-		e.str(p.SeenTx)
-		e.varint(p.SeenAt)
+		e.quotePayIn(p)
 	}
 }
 
@@ -167,8 +161,8 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		d.fail()
 		return
 	}
-	q.Reference = d.fixedStr(le.Uint16(f[qoReference:]))
-	q.IdempotencyKey = d.fixedStr(le.Uint16(f[qoKeyLen:]))
+	q.Reference = d.strN(uint64(le.Uint16(f[qoReference:])))
+	q.IdempotencyKey = d.strN(uint64(le.Uint16(f[qoKeyLen:])))
 	var list []Allocation
 	if d.arena != nil {
 		list = d.arena.allocations(allocations)
@@ -189,38 +183,21 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		a.Rate = getRate(g[aoRate:])
 		a.Source = Amount(le.Uint64(g[aoSource:]))
 		a.Destination = Amount(le.Uint64(g[aoDestination:]))
-		a.PoolName = d.fixedStr(le.Uint16(g[aoPoolName:]))
-		a.Reference = d.fixedStr(le.Uint16(g[aoReference:]))
+		a.PoolName = d.strN(uint64(le.Uint16(g[aoPoolName:])))
+		a.Reference = d.strN(uint64(le.Uint16(g[aoReference:])))
 		q.TotalSource += a.Source
 		q.TotalDestination += a.Destination
 	}
 	q.Allocations = list
 	q.Chat = d.chat()
 	if flags&quoteAccepted != 0 {
-		a := Acceptance{At: d.varint(), PoolAccount: d.id(), Settlement: d.settlement()}
+		a := d.acceptance()
 		if a == (Acceptance{}) {
 			d.fail()
 		}
 		q.Accepted = &a
 	}
 	if flags&quotePaidIn != 0 {
-		p := d.payIn(0)
-		p.CreatedAt = d.varint()
-		p.SeenAmount, p.SeenTx, p.SeenAt = d.amount(), d.str(), d.varint()
-		q.PayIn = p
+		q.PayIn = d.quotePayIn()
 	}
-}
-
-// fixedStr reads a string of n bytes, its length given by a fixed record.
-func (d *decoder) fixedStr(n uint16) string {
-	if n > stringBytesMax || int(n) > len(d.buf) {
-		d.fail()
-		return ""
-	}
-	b := d.buf[:n]
-	d.buf = d.buf[n:]
-	if d.arena != nil {
-		return d.arena.str(b)
-	}
-	return string(b)
 }
