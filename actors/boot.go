@@ -24,7 +24,7 @@ type Replayer interface {
 	Log
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
 	LastSeq() uint64
-	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
+	ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error)
 	CorruptSnapshots() []uint64
 }
 

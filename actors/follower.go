@@ -14,7 +14,7 @@ import (
 // FollowLog is the log as a Follower reads and maintains it (*wal.Log).
 type FollowLog interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
-	LatestSnapshot() (seq uint64, data []byte, ok bool, err error)
+	ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error)
 	CorruptSnapshots() []uint64
 	DurableSeq() uint64
 	SaveSnapshot(seq uint64, data []byte) error
@@ -228,29 +228,20 @@ func (f *Follower) eventsStart(first uint64, latest *engine.State, seq uint64) (
 }
 
 // loadSnapshot returns the state of the latest intact snapshot and its
-// sequence, or the empty state and 0.
+// sequence, or the empty state and 0. It decodes the snapshot where the
+// log lends it (wal.Log maps the file: a snapshot of a million quotes is
+// ready to decode in a third of the time a copy takes).
 func loadSnapshot(log interface {
-	LatestSnapshot() (uint64, []byte, bool, error)
+	ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error)
 }) (*engine.State, uint64, error) {
 	var state *engine.State
 	var seq uint64
 	var decodeErr error
-	decode := func(s uint64, data []byte) error {
+	ok, err := log.ReadLatestSnapshot(func(s uint64, data []byte) error {
 		seq = s
 		state, decodeErr = engine.DecodeState(data)
 		return decodeErr
-	}
-	var ok bool
-	var err error
-	if r, lends := log.(snapshotLender); lends {
-		ok, err = r.ReadLatestSnapshot(decode)
-	} else {
-		var s uint64
-		var data []byte
-		if s, data, ok, err = log.LatestSnapshot(); err == nil && ok {
-			_ = decode(s, data)
-		}
-	}
+	})
 	switch {
 	case decodeErr != nil:
 		return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, decodeErr)
@@ -260,13 +251,6 @@ func loadSnapshot(log interface {
 		return engine.NewState(), 0, nil
 	}
 	return state, seq, nil
-}
-
-// snapshotLender is a log that lends its latest snapshot's bytes for the
-// time of a call instead of returning a copy (wal.Log maps the file: a
-// snapshot of a million quotes is ready to decode in a third of the time).
-type snapshotLender interface {
-	ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error)
 }
 
 // errPastDurable stops a replay at the first record not yet durable.
