@@ -63,8 +63,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
-	replica.reserve(log.LastSeq())
-	bulk := log.LastSeq() >= stats.Snapshot+replayReserveMin
+	bulk := replica.reserve(log.LastSeq())
 	settle := func() {}
 	if bulk {
 		// The Idempotency-Key index written on another core, off Apply's

@@ -264,8 +264,8 @@ func (f *Follower) CatchUp() error {
 	if durable <= f.replica.Seq() {
 		return nil
 	}
-	f.replica.reserve(durable)
-	err := replayDecoded(f.log, f.replica.Seq(), durable >= f.replica.Seq()+replayReserveMin, func(seq uint64, ev engine.Event) error {
+	bulk := f.replica.reserve(durable)
+	err := replayDecoded(f.log, f.replica.Seq(), bulk, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}

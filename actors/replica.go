@@ -127,16 +127,19 @@ func (effs *ReplicaEffects) HandOut(webhooks engine.WebhookObserver, events Even
 	}
 }
 
-// reserve sizes an empty state's quote indexes for the records up to last
-// (each could create a quote), at most replayReserveMax, before a replay
-// applies them (engine.State.Reserve): instead of growing them a million
-// times. A state that holds quotes is left as it is, and so is one about
-// to apply fewer than replayReserveMin records (a follower catching up on
-// a quiet log every tick).
-func (r *Replica) reserve(last uint64) {
-	if last >= r.seq+replayReserveMin {
-		r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
+// reserve prepares a replay of the records up to last and reports whether
+// it is a bulk one: replayReserveMin records or more. Then it sizes an
+// empty state's quote indexes for them (each could create a quote), at
+// most replayReserveMax, instead of growing them a million times
+// (engine.State.Reserve; a state that holds quotes is left as it is).
+// Fewer records (a follower catching up on a quiet log every tick) change
+// nothing.
+func (r *Replica) reserve(last uint64) (bulk bool) {
+	if last < r.seq+replayReserveMin {
+		return false
 	}
+	r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
+	return true
 }
 
 // State is the replica's state (the owner's to read, or to hand over).
