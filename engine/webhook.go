@@ -478,28 +478,31 @@ func (s *State) addWebhook(w *Webhook) {
 // quote's client and mode subscribed to its kind.
 func (s *State) owe(q *Quote, ev Event) {
 	kind := WebhookKind(ev)
-	// NB: the event's id (a SHA-256) only for a client with an endpoint:
-	// for the others it was a tenth of a replay's State.Apply.
-	if kind == 0 || !s.owesEvents(q.Client) {
+	hooks, owes := s.hooksOf(q.Client)
+	// NB: the event's id (a SHA-256) only when it may be owed: for a
+	// client with no endpoint it was 8 % of a replay's State.Apply.
+	if kind == 0 || !owes {
 		return
 	}
-	s.oweEvent(q, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
+	s.oweEvent(q, hooks, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
 }
 
-// owesEvents reports whether an event of client c's quotes may be owed:
-// c has an endpoint, or the state collects every event (the event
+// hooksOf is client c's endpoints, and whether an event of c's may be owed
+// at all: c has an endpoint, or the state collects every event (the event
 // history's applier).
-func (s *State) owesEvents(c ClientID) bool { return s.collectEvents || len(s.webhooksOf[c]) > 0 }
+func (s *State) hooksOf(c ClientID) (hooks []*Webhook, owes bool) {
+	hooks = s.webhooksOf[c]
+	return hooks, len(hooks) > 0 || s.collectEvents
+}
 
 // oweReceipt records the payin.received event of a receipt r into a
 // wallet of t. Its Quote is the receipt's subject (receiptSubject), not
 // the quote as it is: the event carries the receipt only.
 func (s *State) oweReceipt(t *Treasury, r *PaymentReceived) {
 	q := receiptSubject(t, r)
-	if !s.owesEvents(q.Client) {
-		return
+	if hooks, owes := s.hooksOf(q.Client); owes {
+		s.oweEvent(&q, hooks, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
 	}
-	s.oweEvent(&q, OwedEvent{ID: ReceiptEventID(r.Key()), Kind: WebhookPayInReceived, At: r.At, Receipt: r})
 }
 
 // receiptSubject is what a payin.received event needs of its quote — its
@@ -511,10 +514,9 @@ func receiptSubject(t *Treasury, r *PaymentReceived) Quote {
 	return Quote{ID: r.Quote, Client: ClientID(w.Owner), Mode: t.Mode, Pair: Pair{Source: w.Currency}}
 }
 
-// oweEvent owes e (its Quote filled in here) to every endpoint of q's
-// client and mode subscribed to its kind.
-func (s *State) oweEvent(q *Quote, owed OwedEvent) {
-	hooks := s.webhooksOf[q.Client]
+// oweEvent owes e (its Quote filled in here) to every endpoint of hooks,
+// q's client's (hooksOf), of q's mode and subscribed to its kind.
+func (s *State) oweEvent(q *Quote, hooks []*Webhook, owed OwedEvent) {
 	s.fillBody(&owed, q)
 	if s.collectEvents {
 		e := owed
