@@ -2,7 +2,8 @@ package engine
 
 import "unsafe"
 
-// bulkArena hands out a snapshot decode's strings and allocation lists from
+// bulkArena hands out the strings and allocation lists of a bulk decode —
+// a snapshot's (DecodeState), a long replay's quotes (EventDecoder) — from
 // shared chunks instead of an allocation each: four of the five heap
 // allocations a decoded quote made (its reference and Idempotency-Key, its
 // allocation's pool name and reference, its allocation list).

@@ -210,17 +210,20 @@ func (d *decoder) allocations() []Allocation {
 		d.fail()
 		return nil
 	}
-	var out []Allocation
-	if d.arena != nil {
-		out = d.arena.allocations(int(n))[:0]
-	} else {
-		out = make([]Allocation, 0, n)
-	}
+	out := d.allocationList(int(n))[:0]
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		out = append(out, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
 			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
 	}
 	return out
+}
+
+// allocationList is a list of n zero allocations, from the arena if set.
+func (d *decoder) allocationList(n int) []Allocation {
+	if d.arena != nil {
+		return d.arena.allocations(n)
+	}
+	return make([]Allocation, n)
 }
 
 func (d *decoder) chat() *Chat {
@@ -428,7 +431,7 @@ type EventDecoder struct {
 }
 
 // eventChunk is how many QuoteCreated events an EventDecoder allocates at
-// once (some 30 KB).
+// once: a chunk of some 26 KB (unsafe.Sizeof(QuoteCreated{}) is 208).
 const eventChunk = 128
 
 // Decode is DecodeEvent.

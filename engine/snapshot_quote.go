@@ -163,12 +163,7 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 	}
 	q.Reference = d.strN(uint64(le.Uint16(f[qoReference:])))
 	q.IdempotencyKey = d.strN(uint64(le.Uint16(f[qoKeyLen:])))
-	var list []Allocation
-	if d.arena != nil {
-		list = d.arena.allocations(allocations)
-	} else {
-		list = make([]Allocation, allocations)
-	}
+	list := d.allocationList(allocations)
 	for i := range list {
 		if len(d.buf) < allocationFixedLen {
 			d.fail()
