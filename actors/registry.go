@@ -20,9 +20,9 @@ const quoteRegistryShards = 64
 // A shard's map is keyed by a 64-bit hash of the quote id rather than the
 // id: a slot is 16 bytes instead of 24, and at a million quotes (tables
 // half full, Go's maps growing in powers of two) that took ojabench's
-// memory section from 602 to 583 MB of heap in use. The entry's view holds the id, so a lookup checks it; the
-// rare id whose hash another id already holds is kept in collided, keyed
-// by the id itself.
+// memory section from 602 to 583 MB of heap in use. The entry's view
+// holds the id, so a lookup checks it; the rare id whose hash another id
+// already holds is kept in collided, keyed by the id itself.
 type quoteRegistry struct {
 	seed   maphash.Seed
 	shards [quoteRegistryShards]registryShard
