@@ -143,9 +143,8 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	now := s.nowMillis()
 	retention := s.cfg.Retention.Milliseconds()
 	// NB: refs never grows past its capacity, so a ref's address is
-	// stable; the registry's map writes (a cache miss each at a million
-	// quotes) run on a goroutine of their own, a batch of refs at a time,
-	// beside this pass.
+	// stable; a goroutine of its own sorts them by registry shard, a batch
+	// at a time, beside this pass, then fills the shards (bulkStore).
 	refs := make([]quoteRef, 0, len(state.Quotes))
 	registry := startRegistering(&s.quotes)
 	sent := 0
@@ -191,12 +190,11 @@ func startRegistering(r *quoteRegistry) registering {
 	g := registering{in: make(chan []quoteRef, 16), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
+		bulk := bulkStore{r: r}
 		for batch := range g.in {
-			for i := range batch {
-				ref := &batch[i]
-				r.Store(ref.view.Load().ID, ref)
-			}
+			bulk.add(batch)
 		}
+		bulk.flush()
 	}()
 	return g
 }

@@ -86,3 +86,45 @@ func TestQuoteRegistryCollisions(t *testing.T) {
 		t.Errorf("Range went on for %d entries after being told to stop at 2", n)
 	}
 }
+
+// TestQuoteRegistryBulkStore registers refs in bulk (a start's) and one
+// by one, with ids whose hashes collide and ids stored twice, and
+// requires the same registry: every id found once, its last ref held.
+func TestQuoteRegistryBulkStore(t *testing.T) {
+	for _, collide := range []bool{false, true} {
+		var bulk, one quoteRegistry
+		bulk.init(64)
+		one.init(64)
+		if collide {
+			// Three slots in each of two shards.
+			hash := func(id engine.QuoteID) uint64 { return uint64(id[0]%2)<<58 | uint64(id[1]%3) }
+			bulk.hashOf, one.hashOf = hash, hash
+		}
+		refs := make([]quoteRef, 0, 300)
+		for i := range 300 {
+			id := engine.QuoteID{byte(i), byte(i % 7), 0xee}
+			if i >= 250 {
+				id = engine.QuoteID{byte(i - 250), byte((i - 250) % 7), 0xee} // stored again
+			}
+			refs = append(refs, quoteRef{})
+			refs[i].view.Store(&engine.Quote{ID: id})
+		}
+		b := bulkStore{r: &bulk}
+		b.add(refs[:100])
+		b.add(refs[100:])
+		b.flush()
+		for i := range refs {
+			one.Store(refs[i].view.Load().ID, &refs[i])
+		}
+		got, want := registryHeld(t, &bulk), registryHeld(t, &one)
+		if len(want) != 250 {
+			t.Fatalf("collide=%v: one by one holds %d ids, want 250", collide, len(want))
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("collide=%v: the bulk store holds %d ids, one by one %d (or other refs)", collide, len(got), len(want))
+		}
+		if collide && (len(bulk.shards[0].collided) == 0 || len(bulk.shards[1].collided) == 0) {
+			t.Errorf("collide=%v: a shard has no collided id: the case tests less than it says", collide)
+		}
+	}
+}
