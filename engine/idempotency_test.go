@@ -7,14 +7,19 @@ import (
 )
 
 // TestIdempotencyIndexCollisions drives an index whose hash collides
-// constantly (three values for every scope) and a plain map by scope
-// through the same random puts, forgets and prunes, and requires them to
-// agree after every step: Get on every scope, Len, All, and a remapped
-// copy.
+// constantly (three values for every scope, in two shards) and a plain
+// map by scope through the same random puts, forgets and prunes, and
+// requires them to agree after every step: Get on every scope, Len, All,
+// and a remapped copy. A third index takes the same writes in bulk
+// (keyWrites, applied every few steps) and must agree whenever applied.
 func TestIdempotencyIndexCollisions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 29))
-	x := NewIdempotencyIndex(0)
-	x.hashOf = func(s IdempotencyScope) uint64 { return uint64(len(s.Key)+int(s.Mode)) % 3 }
+	hash := func(s IdempotencyScope) uint64 {
+		return uint64(s.Client[0]%2)<<idempotencyShardShift | uint64(len(s.Key)+int(s.Mode))%3
+	}
+	x, bulk := NewIdempotencyIndex(0), NewIdempotencyIndex(0)
+	x.hashOf, bulk.hashOf = hash, hash
+	writes := newKeyWrites(bulk)
 	want := map[IdempotencyScope]*Quote{}
 	var scopes []IdempotencyScope
 	for c := range 3 {
@@ -54,18 +59,22 @@ func TestIdempotencyIndexCollisions(t *testing.T) {
 		case r < 6:
 			q := quoteFor(s, step)
 			x.Put(q)
+			writes.add(q, false)
 			want[s] = q
 			put = append(put, q)
 		case r < 9:
 			// A quote put earlier, whose key may name a newer one since.
 			q := put[rng.IntN(len(put))]
 			x.Forget(q)
+			writes.add(q, true)
 			if want[ScopeOf(q)] == q {
 				delete(want, ScopeOf(q))
 			}
 		default:
 			cutoff := int64(step - 50)
 			x.DeleteIf(func(q *Quote) bool { return q.CreatedAt < cutoff })
+			writes.apply()
+			bulk.DeleteIf(func(q *Quote) bool { return q.CreatedAt < cutoff })
 			for s, q := range want {
 				if q.CreatedAt < cutoff {
 					delete(want, s)
@@ -73,8 +82,15 @@ func TestIdempotencyIndexCollisions(t *testing.T) {
 			}
 		}
 		check(step, x, want)
+		if step%7 == 0 {
+			writes.apply()
+			check(step, bulk, want)
+		}
 	}
-	if len(x.collided) == 0 {
+	if x.shards[0].collided == nil || x.shards[1].collided == nil {
+		t.Fatal("a shard had no collision: the test tests less than it says")
+	}
+	if x.collisions() == 0 {
 		t.Fatal("no scope collided: the test tests nothing")
 	}
 	copies := map[*Quote]*Quote{}

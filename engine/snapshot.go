@@ -747,11 +747,13 @@ func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
 		}
 	})
 	ix.done.Go(func() {
+		writes := newKeyWrites(s.Idempotency)
 		for slab := range ix.keys {
 			for i := range slab {
-				ix.indexKey(&slab[i])
+				ix.indexKey(&slab[i], writes)
 			}
 		}
+		writes.apply()
 	})
 	return ix
 }
@@ -781,19 +783,23 @@ func (ix *quoteIndexer) indexID(q *Quote) bool {
 	return true
 }
 
-// indexKey adds q's Idempotency-Key, if it has one. (A quote whose id is
-// repeated is indexed too: the decode fails then, and the state with it.)
-func (ix *quoteIndexer) indexKey(q *Quote) {
+// indexKey adds q's Idempotency-Key, if it has one, to writes (from
+// version 8) or to the index. (A quote whose id is repeated is indexed
+// too: the decode fails then, and the state with it.)
+func (ix *quoteIndexer) indexKey(q *Quote, writes *keyWrites) {
 	if q.IdempotencyKey == "" {
 		return
 	}
 	// A key reused after its retention maps to its newest quote, as replay
 	// (which overwrites in log order) leaves it. From version 8 the quotes
-	// come oldest first: the last write is the newest.
-	if ix.version < 8 {
-		if old, ok := ix.s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
-			return
-		}
+	// come oldest first: the last write is the newest, and the writes are
+	// applied in bulk, in order.
+	if ix.version >= 8 {
+		writes.add(q, false)
+		return
+	}
+	if old, ok := ix.s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
+		return
 	}
 	ix.s.Idempotency.Put(q)
 }
