@@ -190,7 +190,7 @@ func startRegistering(r *quoteRegistry) registering {
 	g := registering{in: make(chan []quoteRef, 16), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
-		bulk := bulkStore{r: r}
+		bulk := newBulkStore(r)
 		for batch := range g.in {
 			bulk.add(batch)
 		}

@@ -38,7 +38,7 @@ func registryHeld(t *testing.T, r *quoteRegistry) map[engine.QuoteID]*quoteRef {
 func TestQuoteRegistryCollisions(t *testing.T) {
 	var r quoteRegistry
 	r.init(0)
-	r.hashOf = func(id engine.QuoteID) uint64 { return uint64(id[0] % 3) } // 3 slots, one shard
+	r.index.HashOf = func(id engine.QuoteID) uint64 { return uint64(id[0] % 3) } // 3 slots, one shard
 	want := make(map[engine.QuoteID]*quoteRef)
 	for i := range 12 {
 		id := engine.QuoteID{byte(i), 0xee}
@@ -73,10 +73,8 @@ func TestQuoteRegistryCollisions(t *testing.T) {
 	if got := registryHeld(t, &r); !maps.Equal(got, want) {
 		t.Fatalf("after DeleteIf the registry holds %d quotes, want %d", len(got), len(want))
 	}
-	for h := range uint64(3) {
-		if r.shards[0].m[h] == nil {
-			t.Errorf("slot %d stays empty while ids of its hash wait in collided", h)
-		}
+	if n := r.index.Collisions(); n != len(want)-3 {
+		t.Errorf("%d ids wait beside their slot, want %d: a slot freed stays empty while an id of its hash waits", n, len(want)-3)
 	}
 
 	// Range stops when told to.
@@ -98,7 +96,7 @@ func TestQuoteRegistryBulkStore(t *testing.T) {
 		if collide {
 			// Three slots in each of two shards.
 			hash := func(id engine.QuoteID) uint64 { return uint64(id[0]%2)<<58 | uint64(id[1]%3) }
-			bulk.hashOf, one.hashOf = hash, hash
+			bulk.index.HashOf, one.index.HashOf = hash, hash
 		}
 		refs := make([]quoteRef, 0, 300)
 		for i := range 300 {
@@ -109,7 +107,7 @@ func TestQuoteRegistryBulkStore(t *testing.T) {
 			refs = append(refs, quoteRef{})
 			refs[i].view.Store(&engine.Quote{ID: id})
 		}
-		b := bulkStore{r: &bulk}
+		b := newBulkStore(&bulk)
 		b.add(refs[:100])
 		b.add(refs[100:])
 		b.flush()
@@ -123,8 +121,8 @@ func TestQuoteRegistryBulkStore(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Errorf("collide=%v: the bulk store holds %d ids, one by one %d (or other refs)", collide, len(got), len(want))
 		}
-		if collide && (len(bulk.shards[0].collided) == 0 || len(bulk.shards[1].collided) == 0) {
-			t.Errorf("collide=%v: a shard has no collided id: the case tests less than it says", collide)
+		if collide && bulk.index.Collisions() == 0 {
+			t.Errorf("collide=%v: no id collided: the case tests nothing", collide)
 		}
 	}
 }

@@ -71,7 +71,7 @@ func (s *State) Clone() *State {
 	}
 	// Each Idempotency-Key to the clone's copy of its quote (every quote a
 	// key names is in Quotes: ForgetEnded drops the key with its quote).
-	c.Idempotency = s.Idempotency.remapped(func(q *Quote) *Quote { return c.Quotes[q.ID] })
+	c.Idempotency = s.Idempotency.Remapped(func(q *Quote) *Quote { return c.Quotes[q.ID] })
 	for id, w := range s.Webhooks {
 		c.Webhooks[id] = w.clone()
 	}

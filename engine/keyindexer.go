@@ -1,10 +1,12 @@
 package engine
 
+import "github.com/oja-exchange/oja/internal/hashindex"
+
 // keyIndexer takes a bulk load's Idempotency-Key writes on a goroutine of
 // its own, in the order Apply made them, and applies them when the load
 // settles (State.IndexKeysAside).
 type keyIndexer struct {
-	writes *keyWrites
+	writes *hashindex.Writes[IdempotencyScope, *Quote]
 	ops    chan []keyOp
 	batch  []keyOp
 	done   chan struct{}
@@ -21,8 +23,8 @@ const keyOpBatch = 512
 
 // IndexKeysAside makes s's Idempotency-Key writes — a quote created with a
 // key, a quote forgotten — go to a goroutine of their own, in order, until
-// settle is called, which applies them (keyWrites: sorted by the index's
-// shard first, a shard at a time) and waits for them to be done. For a
+// settle is called, which applies them (hashindex.Writes: sorted by the
+// index's shard first, a shard at a time) and waits for them to be done. For a
 // replay of thousands of records: the index's map writes in the order made
 // miss the cache once a quote at a million quotes, a fifth of Apply's
 // time, and sorting them takes another core a fraction of that.
@@ -32,16 +34,20 @@ const keyOpBatch = 512
 // The indexer reads only what never changes of a quote (its client, mode
 // and key). settle may be called more than once.
 func (s *State) IndexKeysAside() (settle func()) {
-	k := &keyIndexer{writes: newKeyWrites(s.Idempotency), ops: make(chan []keyOp, 16),
+	k := &keyIndexer{writes: s.Idempotency.Writes(), ops: make(chan []keyOp, 16),
 		batch: make([]keyOp, 0, keyOpBatch), done: make(chan struct{})}
 	go func() {
 		defer close(k.done)
 		for batch := range k.ops {
 			for _, op := range batch {
-				k.writes.add(op.q, op.forget)
+				if op.forget {
+					k.writes.Forget(op.q)
+				} else {
+					k.writes.Put(op.q)
+				}
 			}
 		}
-		k.writes.apply()
+		k.writes.Apply(nil)
 	}()
 	s.keys = k
 	return func() {

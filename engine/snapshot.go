@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/oja-exchange/oja/internal/hashindex"
 )
 
 // A snapshot is the whole State in the event codec's primitives, so that
@@ -747,13 +749,13 @@ func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
 		}
 	})
 	ix.done.Go(func() {
-		writes := newKeyWrites(s.Idempotency)
+		writes := s.Idempotency.Writes()
 		for slab := range ix.keys {
 			for i := range slab {
 				ix.indexKey(&slab[i], writes)
 			}
 		}
-		writes.apply()
+		writes.Apply(nil)
 	})
 	return ix
 }
@@ -786,7 +788,7 @@ func (ix *quoteIndexer) indexID(q *Quote) bool {
 // indexKey adds q's Idempotency-Key, if it has one, to writes (from
 // version 8) or to the index. (A quote whose id is repeated is indexed
 // too: the decode fails then, and the state with it.)
-func (ix *quoteIndexer) indexKey(q *Quote, writes *keyWrites) {
+func (ix *quoteIndexer) indexKey(q *Quote, writes *hashindex.Writes[IdempotencyScope, *Quote]) {
 	if q.IdempotencyKey == "" {
 		return
 	}
@@ -795,7 +797,7 @@ func (ix *quoteIndexer) indexKey(q *Quote, writes *keyWrites) {
 	// come oldest first: the last write is the newest, and the writes are
 	// applied in bulk, in order.
 	if ix.version >= 8 {
-		writes.add(q, false)
+		writes.Put(q)
 		return
 	}
 	if old, ok := ix.s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {

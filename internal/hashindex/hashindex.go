@@ -1,0 +1,295 @@
+// Package hashindex is a map for a million entries that hold their own
+// key: keyed by a seeded 64-bit hash of the key rather than the key, and
+// split into shards by the hash's top bits so that a bulk load can fill
+// one small map at a time.
+//
+// A value is found by its key's hash and then checked against the key it
+// holds (keyOf): a slot costs 8 bytes of hash instead of the key (a
+// 16-byte quote id, a 48-byte Idempotency-Key scope). The rare key whose
+// hash another key already holds is kept by the key itself in its shard's
+// collided map, and moves into the slot when the slot frees.
+//
+// The engine's Idempotency-Key index and the actors' quote registry are
+// each one. An Index is not safe for concurrent use; the registry locks
+// each shard itself (Shard, the *In methods).
+package hashindex
+
+import (
+	"hash/maphash"
+	"iter"
+	"sync"
+)
+
+// Shards is the number of shards: a power of two, indexed by the top bits
+// of a key's hash.
+const Shards = 64
+
+const shardShift = 58 // 64 - log2(Shards)
+
+// Shard is the shard of a key whose hash is h.
+func Shard(h uint64) int { return int(h >> shardShift) }
+
+// Index maps keys to values that hold them.
+type Index[K comparable, V comparable] struct {
+	seed  maphash.Seed
+	keyOf func(V) K
+	// HashOf replaces the hash in a test that needs collisions; nil: the
+	// seeded hash of the key.
+	HashOf func(K) uint64
+	shards [Shards]shard[K, V]
+}
+
+type shard[K comparable, V comparable] struct {
+	byHash   map[uint64]V // nil until the first value
+	collided map[K]V      // nil until the first collision; only keys whose slot is held
+	hint     int          // byHash's size when made
+}
+
+// New returns an empty index sized for about n values, each holding the
+// key keyOf reads from it. keyOf must return the same key for a value as
+// long as the index holds it.
+func New[K comparable, V comparable](n int, keyOf func(V) K) *Index[K, V] {
+	x := &Index[K, V]{seed: maphash.MakeSeed(), keyOf: keyOf}
+	for i := range x.shards {
+		x.shards[i].hint = n / Shards
+	}
+	return x
+}
+
+// Hash is k's hash (Shard(Hash(k)) is its shard).
+func (x *Index[K, V]) Hash(k K) uint64 {
+	if x.HashOf != nil {
+		return x.HashOf(k)
+	}
+	return maphash.Comparable(x.seed, k)
+}
+
+// Get returns k's value.
+func (x *Index[K, V]) Get(k K) (V, bool) { return x.GetHashed(x.Hash(k), k) }
+
+// GetHashed is Get for a key whose hash is h.
+func (x *Index[K, V]) GetHashed(h uint64, k K) (V, bool) {
+	sh := &x.shards[Shard(h)]
+	if v, ok := sh.byHash[h]; ok && x.keyOf(v) == k {
+		return v, true
+	}
+	v, ok := sh.collided[k]
+	return v, ok
+}
+
+// Put makes v its key's value.
+func (x *Index[K, V]) Put(v V) { x.PutHashed(x.Hash(x.keyOf(v)), v) }
+
+// PutHashed is Put for a value whose key's hash is h.
+func (x *Index[K, V]) PutHashed(h uint64, v V) {
+	sh := &x.shards[Shard(h)]
+	held, ok := sh.byHash[h]
+	if !ok {
+		if sh.byHash == nil {
+			sh.byHash = make(map[uint64]V, sh.hint)
+		}
+		sh.byHash[h] = v
+		return
+	}
+	// NB: v's key is read only here, so that a bulk load (whose values
+	// are anywhere in memory) misses the cache for it only when the
+	// hash's slot is held.
+	k := x.keyOf(v)
+	if x.keyOf(held) == k {
+		sh.byHash[h] = v
+		return
+	}
+	if sh.collided == nil {
+		sh.collided = make(map[K]V)
+	}
+	sh.collided[k] = v
+}
+
+// Forget removes v if it is its key's value (a key given a newer value
+// since keeps it).
+func (x *Index[K, V]) Forget(v V) { x.ForgetHashed(x.Hash(x.keyOf(v)), v) }
+
+// ForgetHashed is Forget for a value whose key's hash is h.
+func (x *Index[K, V]) ForgetHashed(h uint64, v V) {
+	sh := &x.shards[Shard(h)]
+	if held, ok := sh.byHash[h]; ok && held == v {
+		delete(sh.byHash, h)
+		x.refill(sh)
+		return
+	}
+	if len(sh.collided) > 0 {
+		if k := x.keyOf(v); sh.collided[k] == v {
+			delete(sh.collided, k)
+		}
+	}
+}
+
+// refill moves each collided key whose slot is free into it.
+func (x *Index[K, V]) refill(sh *shard[K, V]) {
+	for k, v := range sh.collided {
+		if h := x.Hash(k); !x.held(sh, h) {
+			sh.byHash[h] = v
+			delete(sh.collided, k)
+		}
+	}
+}
+
+func (x *Index[K, V]) held(sh *shard[K, V], h uint64) bool {
+	_, ok := sh.byHash[h]
+	return ok
+}
+
+// DeleteIf removes every value drop is true for.
+func (x *Index[K, V]) DeleteIf(drop func(V) bool) {
+	for i := range x.shards {
+		x.DeleteIfIn(i, drop)
+	}
+}
+
+// DeleteIfIn is DeleteIf in shard i alone.
+func (x *Index[K, V]) DeleteIfIn(i int, drop func(V) bool) {
+	sh := &x.shards[i]
+	for h, v := range sh.byHash {
+		if drop(v) {
+			delete(sh.byHash, h)
+		}
+	}
+	for k, v := range sh.collided {
+		if drop(v) {
+			delete(sh.collided, k)
+		}
+	}
+	x.refill(sh)
+}
+
+// Len is the number of values.
+func (x *Index[K, V]) Len() int {
+	n := 0
+	for i := range x.shards {
+		n += len(x.shards[i].byHash) + len(x.shards[i].collided)
+	}
+	return n
+}
+
+// Collisions is the number of keys kept beside their hash's slot.
+func (x *Index[K, V]) Collisions() int {
+	n := 0
+	for i := range x.shards {
+		n += len(x.shards[i].collided)
+	}
+	return n
+}
+
+// All is every key and its value, in no order.
+func (x *Index[K, V]) All() iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		for i := range x.shards {
+			for k, v := range x.AllIn(i) {
+				if !yield(k, v) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// AllIn is All in shard i alone.
+func (x *Index[K, V]) AllIn(i int) iter.Seq2[K, V] {
+	return func(yield func(K, V) bool) {
+		sh := &x.shards[i]
+		for _, v := range sh.byHash {
+			if !yield(x.keyOf(v), v) {
+				return
+			}
+		}
+		for k, v := range sh.collided {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+// Remapped is a copy of x whose values are those remap maps them to (a
+// state's clone: the clone's copies, holding the same keys), with the
+// same hashes.
+func (x *Index[K, V]) Remapped(remap func(V) V) *Index[K, V] {
+	c := &Index[K, V]{seed: x.seed, keyOf: x.keyOf, HashOf: x.HashOf}
+	for i := range x.shards {
+		sh, csh := &x.shards[i], &c.shards[i]
+		csh.hint = sh.hint
+		if sh.byHash != nil {
+			csh.byHash = make(map[uint64]V, len(sh.byHash))
+			for h, v := range sh.byHash {
+				csh.byHash[h] = remap(v)
+			}
+		}
+		if len(sh.collided) > 0 {
+			csh.collided = make(map[K]V, len(sh.collided))
+			for k, v := range sh.collided {
+				csh.collided[k] = remap(v)
+			}
+		}
+	}
+	return c
+}
+
+// Writes are a bulk load's writes to an index — values put, values
+// forgotten — kept sorted by shard in the order made, then applied one
+// shard after the other on two goroutines (Apply). A shard's map at a
+// million values is a few hundred KB and stays in the core's cache while
+// it fills, where the writes in the order made miss it once each.
+type Writes[K comparable, V comparable] struct {
+	x       *Index[K, V]
+	pending [Shards][]write[V]
+}
+
+type write[V any] struct {
+	h      uint64
+	v      V
+	forget bool
+}
+
+// Writes starts a bulk load's writes to x.
+func (x *Index[K, V]) Writes() *Writes[K, V] { return &Writes[K, V]{x: x} }
+
+// Put keeps a Put of v.
+func (w *Writes[K, V]) Put(v V) { w.add(v, false) }
+
+// Forget keeps a Forget of v.
+func (w *Writes[K, V]) Forget(v V) { w.add(v, true) }
+
+func (w *Writes[K, V]) add(v V, forget bool) {
+	h := w.x.Hash(w.x.keyOf(v))
+	i := Shard(h)
+	w.pending[i] = append(w.pending[i], write[V]{h, v, forget})
+}
+
+// Apply makes every write kept and forgets them. The writes to one key
+// are in one shard, in order, so the index ends as the writes in the
+// order made would leave it. lock, if not nil, is each shard's lock,
+// held while the shard's writes apply.
+func (w *Writes[K, V]) Apply(lock func(shard int) sync.Locker) {
+	var wg sync.WaitGroup
+	for half := range 2 {
+		wg.Go(func() {
+			for i := half; i < Shards; i += 2 {
+				if lock != nil {
+					lock(i).Lock()
+				}
+				for _, op := range w.pending[i] {
+					if op.forget {
+						w.x.ForgetHashed(op.h, op.v)
+					} else {
+						w.x.PutHashed(op.h, op.v)
+					}
+				}
+				if lock != nil {
+					lock(i).Unlock()
+				}
+				w.pending[i] = nil
+			}
+		})
+	}
+	wg.Wait()
+}
