@@ -111,7 +111,7 @@ func (s *System) Stop() {
 	}
 	s.expiry.stop()
 	var futures []*actor.Future
-	s.quotes.Range(func(_ engine.QuoteID, ref *quoteRef) bool {
+	s.quotes.RangeRefs(func(ref *quoteRef) bool {
 		if pid := ref.pid.Load(); pid != nil {
 			futures = append(futures, s.root.StopFuture(pid))
 		}

@@ -210,6 +210,24 @@ func (x *Index[K, V]) AllIn(i int) iter.Seq2[K, V] {
 	}
 }
 
+// ValuesIn is every value in shard i, without reading their keys (a
+// cache miss each, for values that hold them behind a pointer).
+func (x *Index[K, V]) ValuesIn(i int) iter.Seq[V] {
+	return func(yield func(V) bool) {
+		sh := &x.shards[i]
+		for _, v := range sh.byHash {
+			if !yield(v) {
+				return
+			}
+		}
+		for _, v := range sh.collided {
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}
+
 // Remapped is a copy of x whose values are those remap maps them to (a
 // state's clone: the clone's copies, holding the same keys), with the
 // same hashes.

@@ -19,8 +19,8 @@ func collidingHash(k string) uint64 { return uint64(len(k)%2)<<shardShift | uint
 
 // TestIndexAgainstAMap drives an index whose hash collides constantly and
 // a plain map through the same random puts, forgets and prunes, and
-// requires them to agree after every step: Get on every key, Len, All, the
-// collided keys' slots held, and a remapped copy. A second index takes the
+// requires them to agree after every step: Get on every key, Len, All,
+// ValuesIn, the collided keys' slots held, and a remapped copy. A second index takes the
 // same writes in bulk (Writes, applied every few steps) and must agree
 // whenever applied.
 func TestIndexAgainstAMap(t *testing.T) {
@@ -52,12 +52,22 @@ func TestIndexAgainstAMap(t *testing.T) {
 			}
 			seen[k] = true
 		}
+		values := 0
 		for i := range x.shards {
+			for v := range x.ValuesIn(i) {
+				if want[v.key] != v {
+					t.Fatalf("step %d: ValuesIn(%d) yields %v, which the map does not hold", step, i, v)
+				}
+				values++
+			}
 			for k := range x.shards[i].collided {
 				if !x.held(&x.shards[i], x.Hash(k)) {
 					t.Fatalf("step %d: %s waits in collided while its slot is free", step, k)
 				}
 			}
+		}
+		if values != len(want) {
+			t.Fatalf("step %d: ValuesIn yields %d values, want %d", step, values, len(want))
 		}
 	}
 	for step := range 3000 {
