@@ -151,3 +151,40 @@ func TestWritesApplyUnderLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesAcrossChunks keeps more writes in one shard than a chunk
+// holds, puts and forgets of the same keys on both sides of the chunks'
+// bounds, and requires the index they leave to be the one direct writes
+// leave.
+func TestWritesAcrossChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	oneShard := func(k string) uint64 { return uint64(len(k)) } // shard 0, few collisions
+	direct, bulk := New(0, keyOf), New(0, keyOf)
+	direct.HashOf, bulk.HashOf = oneShard, oneShard
+	w := bulk.Writes()
+	var put []*value
+	for n := range 3*writeChunk + 17 {
+		if len(put) > 0 && rng.IntN(3) == 0 {
+			v := put[rng.IntN(len(put))]
+			direct.Forget(v)
+			w.Forget(v)
+			continue
+		}
+		v := &value{key: fmt.Sprint(rng.IntN(50)), n: n}
+		direct.Put(v)
+		w.Put(v)
+		put = append(put, v)
+	}
+	if chunks := len(w.pending[0]); chunks < 3 {
+		t.Fatalf("the writes fill %d chunks: the test crosses no chunk bound", chunks)
+	}
+	w.Apply(nil)
+	if bulk.Len() != direct.Len() {
+		t.Fatalf("bulk writes leave %d values, direct ones %d", bulk.Len(), direct.Len())
+	}
+	for k, v := range direct.All() {
+		if got, ok := bulk.Get(k); !ok || got != v {
+			t.Errorf("Get(%s) after bulk writes = %v, %v; direct writes leave %v", k, got, ok, v)
+		}
+	}
+}
