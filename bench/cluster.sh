@@ -162,16 +162,17 @@ sort -n "$work/failover" | awk '{a[NR]=$1} END {
   p50 = a[int((NR + 1) / 2)]; i99 = int(NR * 0.99 + 0.999); if (i99 > NR) i99 = NR
   printf "failover over %d kills: p50 %d ms, p99 %d ms, max %d ms\n", NR, p50, a[i99], a[NR] }'
 # What each new leader's start cost (its "leading: serving writes" log
-# line): the barrier, the copy of its replica, the actors' start (with the
+# line): the barrier, the lend of its replica's state (waiting for an
+# earlier lend's rebuild, if one still ran), the actors' start (with the
 # webhook dispatcher), and all of it; the first start of the cluster is
 # left out.
 cat "$work"/n[123].log | grep -h '"leading: serving writes"' | tail -n +2 | awk '
   function ms(v) { if (v ~ /ms$/) { sub(/ms$/, "", v); return v + 0 } if (v ~ /µs$/) { sub(/µs$/, "", v); return v / 1000 }
                    if (v ~ /s$/) { sub(/s$/, "", v); return v * 1000 } return v + 0 }
   function field(name,   m) { if (match($0, "\"" name "\":\"[^\"]+\"")) { m = substr($0, RSTART, RLENGTH); sub(/^[^:]*:"/, "", m); sub(/"$/, "", m); return ms(m) } return -1 }
-  { n++; b[n] = field("barrier_duration"); c[n] = field("copy_duration"); a[n] = field("actors_duration"); s[n] = field("start_duration")
+  { n++; b[n] = field("barrier_duration"); c[n] = field("lend_duration"); a[n] = field("actors_duration"); s[n] = field("start_duration")
     if (match($0, /"quotes":[0-9]+/)) q = substr($0, RSTART + 9, RLENGTH - 9) }
   function median(x,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
     return x[int((n + 1) / 2)] }
-  END { if (n) printf "new leaders'"'"' start over %d failovers (%s quotes at the last): median barrier %.0f ms, copy of the replica %.0f ms, actors %.0f ms, all %.0f ms\n",
+  END { if (n) printf "new leaders'"'"' start over %d failovers (%s quotes at the last): median barrier %.0f ms, lend of the replica %.0f ms, actors %.0f ms, all %.0f ms\n",
         n, q, median(b), median(c), median(a), median(s) }'

@@ -7,8 +7,11 @@
 // the actors (package actors); their Log is raftLog, where an Append is one
 // entry and done runs once the entry is committed on a majority (each
 // member fsync'd it in its wal.RaftStore) and applied here. On gaining
-// leadership a node commits a barrier, starts the actors from a copy of its
-// replica and a webhook dispatcher fed from it, and hands the two to the
+// leadership a node commits a barrier, starts the actors from its
+// replica's state itself — the FSM lends it and rebuilds a replica of its
+// own beside them from its snapshot base and the entries since, handing
+// out the effects of entries committed meanwhile once rebuilt — with a
+// webhook dispatcher fed from the replica, and hands the two to the
 // gateway as one actors.Term (Run's callback); on losing it, it ends the
 // term, which stops them, and the gateway forwards to the new leader.
 //

@@ -17,15 +17,36 @@ import (
 
 // fsm is a node's replica of the state: every node, the leader too, applies
 // each committed Raft entry to it with engine.State.Apply, the one applier
-// replay and the actors' routing share (engine/outcome.go). A new leader
-// starts its actors from a copy of it. Its sequence numbers count records
-// (the events in the entries) from 1, like the single-node log's, so
-// `{seq, hash}` compares across nodes.
+// replay and the actors' routing share (engine/outcome.go). Its sequence
+// numbers count records (the events in the entries) from 1, like the
+// single-node log's, so `{seq, hash}` compares across nodes.
+//
+// A new leader's actors start from the replica's state itself, not a copy
+// (lend): the fsm then rebuilds a replica of its own beside them, from its
+// snapshot base and the entries applied since, as a snapshot is rebuilt,
+// and catches up on the entries committed meanwhile; until then it counts
+// records and keeps entries, and hands out their effects (webhook
+// effects, partner events) once the rebuilt replica applies them, in
+// order. Reads of the replica (read) wait for the rebuild.
 type fsm struct {
 	logger *slog.Logger
 
-	mu      sync.RWMutex
-	replica *actors.Replica // the state and the last record applied
+	mu sync.RWMutex
+	// replica is the state and the last record applied; nil while lent to
+	// the actors and rebuilding.
+	replica *actors.Replica
+	// seq is the last record applied (counted while rebuilding).
+	seq uint64
+	// While rebuilding: queued are the entries committed since the lend,
+	// for the rebuild to apply; rebuilt closes when the replica is back
+	// (or failed, or replaced by a Restore); rebuild counts lends and
+	// restores, so a rebuild that was overtaken drops its result.
+	queued     []appliedEntry
+	rebuilt    chan struct{}
+	rebuild    uint64
+	rebuilding sync.WaitGroup // the rebuild goroutines (close waits)
+	// rebuildGate, when set (tests), holds each rebuild back until closed.
+	rebuildGate chan struct{}
 	// The snapshot base: the encoded state (engine.AppendState) at
 	// baseSeq (nil: the empty state) and the command entries applied
 	// since, so that a snapshot is taken without stopping applies
@@ -69,9 +90,28 @@ func newFSM(logger *slog.Logger, quoteRetention time.Duration, events actors.Eve
 
 // collect sets what the replica keeps: webhook effects while a dispatcher
 // observes, partner events while there is a history. REQUIRES: f.mu held
-// (or f not shared yet).
+// (or f not shared yet), f.replica not nil.
 func (f *fsm) collect() {
 	f.replica.Collect(f.observer != nil, f.events != nil)
+}
+
+// fail records the first record that did not apply and ends a rebuild.
+// REQUIRES: f.mu held.
+func (f *fsm) fail(err error) {
+	f.failed = err
+	f.logger.Error("replica diverged: a committed record does not apply; this node refuses to serve", "err", err)
+	f.endRebuild()
+}
+
+// endRebuild stops waiting for a rebuild: it ended, failed, or a Restore
+// overtook it. REQUIRES: f.mu held.
+func (f *fsm) endRebuild() {
+	f.rebuild++
+	f.queued = nil
+	if f.rebuilt != nil {
+		close(f.rebuilt)
+		f.rebuilt = nil
+	}
 }
 
 var (
@@ -93,10 +133,16 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		}
 		out[i] = f.applyCommand(l)
 	}
-	effs, observer, seq := f.replica.TakeEffects(), f.observer, f.replica.Seq()
+	if f.replica == nil {
+		// Rebuilding (or failed): the rebuild hands the effects out.
+		f.mu.Unlock()
+		return out
+	}
+	effs, observer, seq := f.replica.TakeEffects(), f.observer, f.seq
 	f.mu.Unlock()
 	// NB: Raft calls ApplyBatch from one goroutine, so batches are handed
-	// out in order; a dispatcher seeded meanwhile (observeWebhooks) may be
+	// out in order (a rebuild hands out all of its own before the replica
+	// is back); a dispatcher seeded meanwhile (observeWebhooks) may be
 	// told of an event twice, which it skips.
 	effs.HandOut(observer, f.events)
 	if f.events != nil {
@@ -106,25 +152,142 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 }
 
 func (f *fsm) applyCommand(l *raft.Log) applied {
-	res := applied{firstSeq: f.replica.Seq() + 1}
+	res := applied{firstSeq: f.seq + 1}
 	if f.failed != nil {
 		res.err = f.failed
 		return res
 	}
-	err := forEachRecord(l.Data, f.replica.Apply)
+	var err error
+	if f.replica != nil {
+		err = forEachRecord(l.Data, f.replica.Apply)
+		f.seq = f.replica.Seq()
+	} else {
+		// Rebuilding: counted now, applied by the rebuild. NB: a record
+		// that does not apply fails the replica then, not this entry.
+		err = forEachRecord(l.Data, func([]byte) error { f.seq++; return nil })
+	}
 	if err != nil {
-		f.failed = fmt.Errorf("cluster: raft entry %d: %w", l.Index, err)
-		f.logger.Error("replica diverged: a committed record does not apply; this node refuses to serve", "err", f.failed)
+		f.fail(fmt.Errorf("cluster: raft entry %d: %w", l.Index, err))
 		res.err = f.failed
 		return res
 	}
-	f.since = append(f.since, appliedEntry{data: l.Data, lastSeq: f.replica.Seq()})
+	e := appliedEntry{data: l.Data, lastSeq: f.seq}
+	f.since = append(f.since, e)
+	if f.replica == nil {
+		f.queued = append(f.queued, e)
+	}
 	return res
 }
 
-// read runs fn with the state under the read lock.
+// lend hands the replica's state to a new leader's actors, which take it
+// over, and starts rebuilding a replica beside them. It waits for an
+// earlier rebuild to end first (a node that lost and regained leadership
+// meanwhile).
+func (f *fsm) lend() (*engine.State, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for f.replica == nil && f.failed == nil {
+		wait := f.rebuilt
+		f.mu.Unlock()
+		<-wait
+		f.mu.Lock()
+	}
+	if f.failed != nil {
+		return nil, f.failed
+	}
+	state := f.replica.State()
+	state.CollectEffects(false, false) // the actors' state collects nothing
+	state.ClearEffects()
+	f.replica = nil
+	f.rebuild++
+	f.rebuilt = make(chan struct{})
+	gen, base, baseSeq, entries, lent := f.rebuild, f.base, f.baseSeq, f.since[:len(f.since):len(f.since)], f.seq
+	gate := f.rebuildGate
+	f.rebuilding.Go(func() {
+		if gate != nil {
+			<-gate
+		}
+		f.rebuildReplica(gen, base, baseSeq, entries, lent)
+	})
+	return state, nil
+}
+
+// close ends a rebuild still running and waits for it to stop: the fsm
+// hands nothing out after. Raft no longer applies (it was shut down).
+func (f *fsm) close() {
+	f.mu.Lock()
+	if f.replica == nil && f.failed == nil {
+		f.failed = errors.New("cluster: node closed while its replica was rebuilt")
+		f.endRebuild()
+	}
+	f.mu.Unlock()
+	f.rebuilding.Wait()
+}
+
+// rebuildReplica rebuilds the replica lent at record lent from the
+// snapshot base and the entries applied since it, then applies the entries
+// queued while it ran, handing their effects out, until none is left: then
+// the replica is back.
+func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []appliedEntry, lent uint64) {
+	r, err := replay(base, baseSeq, entries, f.quoteRetention)
+	if err == nil && r.Seq() != lent {
+		err = fmt.Errorf("cluster: rebuilt the replica to record %d, want %d", r.Seq(), lent)
+	}
+	var told engine.WebhookObserver // the dispatcher told of every endpoint and owed event
+	for {
+		f.mu.Lock()
+		if f.rebuild != gen {
+			f.mu.Unlock()
+			return // a Restore replaced the replica
+		}
+		if err != nil {
+			f.fail(fmt.Errorf("cluster: rebuilding the replica: %w", err))
+			f.mu.Unlock()
+			return
+		}
+		queued, observer := f.queued, f.observer
+		f.queued = nil
+		if len(queued) == 0 {
+			f.replica = r
+			f.collect()
+			if observer != nil && observer != told {
+				r.State().TellWebhooks(observer) // the dispatcher skips what it holds already
+			}
+			f.endRebuild()
+			f.mu.Unlock()
+			return
+		}
+		f.mu.Unlock()
+		// The effects of the records after the lend, handed out as the
+		// replica they were lent from would have.
+		r.Collect(observer != nil, f.events != nil)
+		if observer != nil && observer != told {
+			r.State().TellWebhooks(observer)
+			told = observer
+		}
+		for _, e := range queued {
+			if err = forEachRecord(e.data, r.Apply); err != nil {
+				break
+			}
+		}
+		effs := r.TakeEffects()
+		effs.HandOut(observer, f.events)
+		if f.events != nil && err == nil {
+			f.events.Applied(r.Seq())
+		}
+	}
+}
+
+// read runs fn with the state under the read lock, once the replica is
+// not lent.
 func (f *fsm) read(fn func(s *engine.State, seq uint64) error) error {
 	f.mu.RLock()
+	for f.replica == nil && f.failed == nil {
+		wait := f.rebuilt
+		f.mu.RUnlock()
+		<-wait
+		f.mu.RLock()
+	}
 	defer f.mu.RUnlock()
 	if f.failed != nil {
 		return f.failed
@@ -143,7 +306,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	if f.failed != nil {
 		return nil, f.failed
 	}
-	return &deltaSnapshot{f: f, base: f.base, baseSeq: f.baseSeq, entries: f.since[:len(f.since):len(f.since)], seq: f.replica.Seq()}, nil
+	return &deltaSnapshot{f: f, base: f.base, baseSeq: f.baseSeq, entries: f.since[:len(f.since):len(f.since)], seq: f.seq}, nil
 }
 
 // Restore replaces the state with a snapshot's (at start, or when this
@@ -164,8 +327,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	seq := binary.BigEndian.Uint64(data)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.replica, f.failed = actors.NewReplica(state, seq, f.quoteRetention), nil
+	f.replica, f.seq, f.failed = actors.NewReplica(state, seq, f.quoteRetention), seq, nil
 	f.base, f.baseSeq, f.since = data[8:], seq, nil
+	f.endRebuild() // a rebuild still running is overtaken
 	f.collect()
 	if f.events != nil {
 		if mark := f.events.Watermark(); mark < seq {
@@ -187,6 +351,9 @@ func (f *fsm) observeWebhooks(o engine.WebhookObserver) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.observer = o
+	if f.replica == nil {
+		return // rebuilding: the rebuild tells o once it has a state
+	}
 	f.collect()
 	if o != nil {
 		f.replica.State().TellWebhooks(o)
@@ -244,26 +411,35 @@ func (s *deltaSnapshot) Persist(sink raft.SnapshotSink) error {
 
 // encode rebuilds the state at s.seq beside the live one.
 func (s *deltaSnapshot) encode() ([]byte, error) {
-	state := engine.NewState()
-	if s.base != nil {
-		var err error
-		if state, err = engine.DecodeState(s.base); err != nil {
-			return nil, fmt.Errorf("cluster: snapshot base: %w", err)
-		}
-	}
-	// The same replica rules as the live one: the same records forget the
-	// same quotes.
-	r := actors.NewReplica(state, s.baseSeq, s.f.quoteRetention)
-	for _, e := range s.entries {
-		if err := forEachRecord(e.data, r.Apply); err != nil {
-			return nil, fmt.Errorf("cluster: snapshot: %w", err)
-		}
+	r, err := replay(s.base, s.baseSeq, s.entries, s.f.quoteRetention)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: snapshot: %w", err)
 	}
 	if r.Seq() != s.seq {
 		return nil, fmt.Errorf("cluster: snapshot: rebuilt to record %d, want %d", r.Seq(), s.seq)
 	}
 	data := binary.BigEndian.AppendUint64(make([]byte, 0, len(s.base)+len(s.base)/8+64), s.seq)
-	return engine.AppendState(data, state), nil
+	return engine.AppendState(data, r.State()), nil
+}
+
+// replay is a replica of base (an encoded state at baseSeq; nil: the
+// empty state) with entries applied, by the same rules as the live one:
+// the same records forget the same quotes.
+func replay(base []byte, baseSeq uint64, entries []appliedEntry, quoteRetention time.Duration) (*actors.Replica, error) {
+	state := engine.NewState()
+	if base != nil {
+		var err error
+		if state, err = engine.DecodeState(base); err != nil {
+			return nil, fmt.Errorf("base: %w", err)
+		}
+	}
+	r := actors.NewReplica(state, baseSeq, quoteRetention)
+	for _, e := range entries {
+		if err := forEachRecord(e.data, r.Apply); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 func (*deltaSnapshot) Release() {}

@@ -314,24 +314,22 @@ func (n *Node) watch() {
 }
 
 // startActors makes this new leader serve: a barrier applies every entry
-// of earlier terms, the actors start from a copy of the replica
-// (engine.State.Clone; as recovery does from the log, overdue quotes
-// expired first), then the gateway gets the term.
+// of earlier terms, the actors start from the replica's state itself (the
+// fsm lends it and rebuilds a replica of its own beside them; as recovery
+// does from the log, overdue quotes expired first), then the gateway gets
+// the term.
 func (n *Node) startActors() error {
 	began := time.Now()
 	if err := n.raft.Barrier(barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	barrier := time.Since(began)
-	// The actors take a state of their own; the replica keeps applying.
-	var state *engine.State
-	if err := n.fsm.read(func(s *engine.State, _ uint64) error {
-		state = s.Clone()
-		return nil
-	}); err != nil {
+	// The actors take the replica's state over; the fsm rebuilds its own.
+	state, err := n.fsm.lend()
+	if err != nil {
 		return err
 	}
-	copied := time.Since(began) - barrier
+	lent := time.Since(began) - barrier
 	// The configured clock (tests set one), as recovery on a single node
 	// is given its now.
 	now := time.Now
@@ -379,11 +377,12 @@ func (n *Node) startActors() error {
 		hooks.Start()
 	}
 	// The parts of the start, for the failover's cost: the barrier (the
-	// entries of earlier terms applied), the copy of the replica (Clone),
-	// and the actors' start.
+	// entries of earlier terms applied), the lend of the replica's state
+	// (waiting for an earlier lend's rebuild, if one still runs), and the
+	// actors' start.
 	n.cfg.Logger.Info("leading: serving writes", "term", n.raft.CurrentTerm(), "expired_overdue", expired,
 		"quotes", quotes, "start_duration", time.Since(began).String(), "barrier_duration", barrier.String(),
-		"copy_duration", copied.String(), "actors_duration", time.Since(startedAt).String())
+		"lend_duration", lent.String(), "actors_duration", time.Since(startedAt).String())
 	if n.onTerm != nil {
 		n.onTerm(term)
 	}
@@ -445,6 +444,7 @@ func (n *Node) Close() error {
 	}
 	n.raft.DeregisterObserver(n.observer)
 	err := n.raft.Shutdown().Error()
+	n.fsm.close()
 	return errors.Join(err, n.trans.Close(), n.store.Close())
 }
 
