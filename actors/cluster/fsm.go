@@ -227,54 +227,60 @@ func (f *fsm) close() {
 // rebuildReplica rebuilds the replica lent at record lent from the
 // snapshot base and the entries applied since it, then applies the entries
 // queued while it ran, handing their effects out, until none is left: then
-// the replica is back.
+// the replica is back. It applies without the lock and tells the world
+// (the dispatcher, the history) only under it, after checking that no
+// Restore overtook it, so what it tells never comes after a Restore's.
 func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []appliedEntry, lent uint64) {
 	r, err := replay(base, baseSeq, entries, f.quoteRetention)
 	if err == nil && r.Seq() != lent {
 		err = fmt.Errorf("cluster: rebuilt the replica to record %d, want %d", r.Seq(), lent)
 	}
-	var told engine.WebhookObserver // the dispatcher told of every endpoint and owed event
+	var (
+		told     engine.WebhookObserver // the dispatcher told of every endpoint and owed event
+		observer engine.WebhookObserver // the dispatcher when the last round applied
+		applied  bool                   // the last round applied entries
+	)
 	for {
 		f.mu.Lock()
 		if f.rebuild != gen {
 			f.mu.Unlock()
-			return // a Restore replaced the replica
+			return // a Restore replaced the replica, or the node closed
+		}
+		if applied {
+			// The effects of the records after the lend, handed out as
+			// the replica they were lent from would have.
+			effs := r.TakeEffects()
+			effs.HandOut(observer, f.events)
+			if f.events != nil && err == nil {
+				f.events.Applied(r.Seq())
+			}
 		}
 		if err != nil {
 			f.fail(fmt.Errorf("cluster: rebuilding the replica: %w", err))
 			f.mu.Unlock()
 			return
 		}
-		queued, observer := f.queued, f.observer
+		queued := f.queued
 		f.queued = nil
+		if observer = f.observer; observer != nil && observer != told {
+			r.State().TellWebhooks(observer) // the dispatcher skips what it holds already
+			told = observer
+		}
 		if len(queued) == 0 {
 			f.replica = r
 			f.collect()
-			if observer != nil && observer != told {
-				r.State().TellWebhooks(observer) // the dispatcher skips what it holds already
-			}
 			f.endRebuild()
 			f.mu.Unlock()
 			return
 		}
 		f.mu.Unlock()
-		// The effects of the records after the lend, handed out as the
-		// replica they were lent from would have.
 		r.Collect(observer != nil, f.events != nil)
-		if observer != nil && observer != told {
-			r.State().TellWebhooks(observer)
-			told = observer
-		}
 		for _, e := range queued {
 			if err = forEachRecord(e.data, r.Apply); err != nil {
 				break
 			}
 		}
-		effs := r.TakeEffects()
-		effs.HandOut(observer, f.events)
-		if f.events != nil && err == nil {
-			f.events.Applied(r.Seq())
-		}
+		applied = true
 	}
 }
 
