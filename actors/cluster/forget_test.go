@@ -19,26 +19,10 @@ import (
 // state.
 func TestReplicaForgetsEndedQuotes(t *testing.T) {
 	f := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
-	id := func(b byte, n uint32) [16]byte { return [16]byte{b, byte(n), byte(n >> 8), byte(n >> 16)} }
-	t0 := int64(1_800_000_000_000)
-	pair := engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
-	client := &engine.ClientCreated{At: t0, Client: id(1, 0), Name: "ada"}
-	for i, m := range engine.Modes {
-		for j, c := range engine.DefaultMarkets().CurrencyList() {
-			client.Wallets = append(client.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: id(2, uint32(i*8+j))})
-		}
-	}
-	pool := &engine.PoolCreated{At: t0, Pool: id(3, 0), Mode: engine.ModeSandbox, Name: "p", Pair: pair,
-		Rate: engine.RateFromUnits(625_000_000_000_000), LiquidityAccount: id(4, 0), ProceedsAccount: id(4, 1)}
-	quote := func(n uint32, at int64) *engine.QuoteCreated {
-		return &engine.QuoteCreated{At: at, Quote: id(5, n), Client: client.Client, Mode: engine.ModeSandbox, Pair: pair,
-			Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: engine.RateFromUnits(1), Reference: "OJA-X",
-			ExpiresAt: at + 300_000, Allocations: []engine.Allocation{{ID: id(6, n), Pool: pool.Pool,
-				PoolAccount: pool.LiquidityAccount, Rate: pool.Rate, Source: 160_000, Destination: 1_000_000}}}
-	}
-	old, recent := quote(1, t0), quote(2, t0+2*time.Hour.Milliseconds())
-	evs := []engine.Event{client, pool, &engine.PoolDeposited{At: t0, Pool: pool.Pool, Amount: 1_000_000_000},
-		old, &engine.QuoteCancelled{At: t0 + 1000, Quote: old.Quote}, recent}
+	m := newTestMarket()
+	t0, pool := m.t0, m.pool
+	old, recent := m.quote(1, t0), m.quote(2, t0+2*time.Hour.Milliseconds())
+	evs := append(m.events(), old, &engine.QuoteCancelled{At: t0 + 1000, Quote: old.Quote}, recent)
 	var recs [][]byte
 	for _, ev := range evs {
 		recs = append(recs, engine.AppendEvent(nil, ev))

@@ -56,27 +56,12 @@ func (o *recordingObserver) Owed(_ *engine.Webhook, e *engine.OwedEvent) {
 // lendWorld makes the records of a client with a webhook endpoint, a
 // funded pool and quotes, each quote created and cancelled.
 func lendWorld(quotes int) [][]byte {
-	id := func(b byte, n uint32) [16]byte { return [16]byte{b, byte(n), byte(n >> 8), byte(n >> 16)} }
-	t0 := int64(1_800_000_000_000)
-	pair := engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
-	client := &engine.ClientCreated{At: t0, Client: id(1, 0), Name: "ada"}
-	for i, m := range engine.Modes {
-		for j, c := range engine.DefaultMarkets().CurrencyList() {
-			client.Wallets = append(client.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: id(2, uint32(i*8+j))})
-		}
-	}
-	pool := &engine.PoolCreated{At: t0, Pool: id(3, 0), Mode: engine.ModeSandbox, Name: "p", Pair: pair,
-		Rate: engine.RateFromUnits(625_000_000_000_000), LiquidityAccount: id(4, 0), ProceedsAccount: id(4, 1)}
-	evs := []engine.Event{client, pool, &engine.PoolDeposited{At: t0, Pool: pool.Pool, Amount: 1_000_000_000},
-		&engine.WebhookCreated{At: t0, Webhook: id(7, 0), Client: client.Client, Mode: engine.ModeSandbox,
-			URL: "https://a.example/h", Events: engine.WebhookEventsAll, Secret: "whsec_t"}}
+	m := newTestMarket()
+	evs := append(m.events(), &engine.WebhookCreated{At: m.t0, Webhook: testID(7, 0), Client: m.client.Client,
+		Mode: engine.ModeSandbox, URL: "https://a.example/h", Events: engine.WebhookEventsAll, Secret: "whsec_t"})
 	for n := range uint32(quotes) {
-		at := t0 + int64(n)*1000
-		evs = append(evs, &engine.QuoteCreated{At: at, Quote: id(5, n), Client: client.Client, Mode: engine.ModeSandbox,
-			Pair: pair, Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: engine.RateFromUnits(1),
-			Reference: "OJA-X", ExpiresAt: at + 300_000, Allocations: []engine.Allocation{{ID: id(6, n), Pool: pool.Pool,
-				PoolAccount: pool.LiquidityAccount, Rate: pool.Rate, Source: 160_000, Destination: 1_000_000}}},
-			&engine.QuoteCancelled{At: at + 500, Quote: id(5, n)})
+		q := m.quote(n, m.t0+int64(n)*1000)
+		evs = append(evs, q, &engine.QuoteCancelled{At: q.At + 500, Quote: q.Quote})
 	}
 	recs := make([][]byte, len(evs))
 	for i, ev := range evs {
