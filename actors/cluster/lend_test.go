@@ -266,3 +266,54 @@ func TestLendOvertaken(t *testing.T) {
 		t.Fatal("a node closed while rebuilding serves reads of a replica it does not have")
 	}
 }
+
+// TestLendWaitsForTheRebuild: a node that regains leadership while its
+// replica still rebuilds (a leader deposed at once) lends only once the
+// rebuild is done, and lends the rebuilt replica, which holds what was
+// committed meanwhile.
+func TestLendWaitsForTheRebuild(t *testing.T) {
+	recs := lendWorld(10)
+	f := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
+	half := len(recs) / 2
+	if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: encodeRecords(recs[:half])}).(applied); res.err != nil {
+		t.Fatal(res.err)
+	}
+	gate := make(chan struct{})
+	f.rebuildGate = gate
+	if _, err := f.lend(); err != nil {
+		t.Fatal(err)
+	}
+	f.rebuildGate = nil
+	if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: 2, Data: encodeRecords(recs[half:])}).(applied); res.err != nil || res.firstSeq != uint64(half+1) {
+		t.Fatalf("applied while rebuilding: %+v, want first record %d", res, half+1)
+	}
+	lent := make(chan *engine.State, 1)
+	go func() {
+		s, err := f.lend()
+		if err != nil {
+			t.Error(err)
+		}
+		lent <- s
+	}()
+	select {
+	case <-lent:
+		t.Fatal("a second lend returned while the first one's rebuild had not run")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(gate)
+	s := <-lent
+	if s == nil || s.LastAt == 0 {
+		t.Fatal("no state lent")
+	}
+	// The reference applies everything without lending.
+	g := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
+	if res := g.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: encodeRecords(recs)}).(applied); res.err != nil {
+		t.Fatal(res.err)
+	}
+	var want [32]byte
+	_ = g.read(func(st *engine.State, _ uint64) error { want = st.Hash(); return nil })
+	if s.Hash() != want {
+		t.Fatal("the second lend's state differs from a replica of every record")
+	}
+	f.close()
+}
