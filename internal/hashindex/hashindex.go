@@ -228,30 +228,6 @@ func (x *Index[K, V]) ValuesIn(i int) iter.Seq[V] {
 	}
 }
 
-// Remapped is a copy of x whose values are those remap maps them to (a
-// state's clone: the clone's copies, holding the same keys), with the
-// same hashes.
-func (x *Index[K, V]) Remapped(remap func(V) V) *Index[K, V] {
-	c := &Index[K, V]{seed: x.seed, keyOf: x.keyOf, HashOf: x.HashOf}
-	for i := range x.shards {
-		sh, csh := &x.shards[i], &c.shards[i]
-		csh.hint = sh.hint
-		if sh.byHash != nil {
-			csh.byHash = make(map[uint64]V, len(sh.byHash))
-			for h, v := range sh.byHash {
-				csh.byHash[h] = remap(v)
-			}
-		}
-		if len(sh.collided) > 0 {
-			csh.collided = make(map[K]V, len(sh.collided))
-			for k, v := range sh.collided {
-				csh.collided[k] = remap(v)
-			}
-		}
-	}
-	return c
-}
-
 // Writes are a bulk load's writes to an index — values put, values
 // forgotten — kept sorted by shard in the order made, then applied one
 // shard after the other on two goroutines (Apply). A shard's map at a
