@@ -12,7 +12,8 @@
 # is answered 200 (a new leader elected, its actors started from its
 # replica), restarts the killed node and waits for it to be ready.
 # Prints medians, ratios, the replication lag sampled during the leader's
-# create load, and the failover p50/p99.
+# create load, the failover p50/p99, and what the new leaders' starts and
+# their replicas' rebuilds cost (from the nodes' logs).
 # All three nodes, the single node and wrk share this machine's cores, so
 # the cluster's figure is a floor for three machines. Needs wrk and curl.
 # Traffic stays on 127.0.0.1; every process is stopped at the end.
@@ -176,3 +177,12 @@ cat "$work"/n[123].log | grep -h '"leading: serving writes"' | tail -n +2 | awk 
     return x[int((n + 1) / 2)] }
   END { if (n) printf "new leaders'"'"' start over %d failovers (%s quotes at the last): median barrier %.0f ms, lend of the replica %.0f ms, actors %.0f ms, all %.0f ms\n",
         n, q, median(b), median(c), median(a), median(s) }'
+# What each lend cost after the start: the replica rebuilt beside the new
+# leader's actors (its "replica rebuilt beside the actors" line), while
+# the webhook events and partner events of new records waited.
+cat "$work"/n[123].log | grep -h '"replica rebuilt beside the actors"' | awk '
+  function ms(v) { if (v ~ /ms$/) { sub(/ms$/, "", v); return v + 0 } if (v ~ /µs$/) { sub(/µs$/, "", v); return v / 1000 }
+                   if (v ~ /s$/) { sub(/s$/, "", v); return v * 1000 } return v + 0 }
+  { if (match($0, /"rebuild_duration":"[^"]+"/)) { v = substr($0, RSTART + 20, RLENGTH - 21); n++; r[n] = ms(v) } }
+  END { if (n) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+        printf "replica rebuilds after a lend: %d, median %.0f ms, max %.0f ms\n", n, r[int((n + 1) / 2)], r[n] } }'

@@ -231,6 +231,7 @@ func (f *fsm) close() {
 // (the dispatcher, the history) only under it, after checking that no
 // Restore overtook it, so what it tells never comes after a Restore's.
 func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []appliedEntry, lent uint64) {
+	began := time.Now()
 	r, err := replay(base, baseSeq, entries, f.quoteRetention)
 	if err == nil && r.Seq() != lent {
 		err = fmt.Errorf("cluster: rebuilt the replica to record %d, want %d", r.Seq(), lent)
@@ -271,6 +272,10 @@ func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []
 			f.collect()
 			f.endRebuild()
 			f.mu.Unlock()
+			// What the lend costs after the start: until now the webhook
+			// events and partner events of new records waited.
+			f.logger.Info("replica rebuilt beside the actors", "rebuild_duration", time.Since(began).String(),
+				"base_seq", baseSeq, "lent_seq", lent, "seq", r.Seq())
 			return
 		}
 		f.mu.Unlock()
