@@ -271,11 +271,12 @@ func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []
 			f.replica = r
 			f.collect()
 			f.endRebuild()
+			seq := r.Seq() // NB: r is the live replica's from here on, the applier's
 			f.mu.Unlock()
 			// What the lend costs after the start: until now the webhook
 			// events and partner events of new records waited.
 			f.logger.Info("replica rebuilt beside the actors", "rebuild_duration", time.Since(began).String(),
-				"base_seq", baseSeq, "lent_seq", lent, "seq", r.Seq())
+				"base_seq", baseSeq, "lent_seq", lent, "seq", seq)
 			return
 		}
 		f.mu.Unlock()
