@@ -144,7 +144,7 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	retention := s.cfg.Retention.Milliseconds()
 	// NB: refs never grows past its capacity, so a ref's address is
 	// stable; a goroutine of its own sorts them by registry shard, a batch
-	// at a time, beside this pass, then fills the shards (bulkStore).
+	// at a time, beside this pass, then fills the shards.
 	refs := make([]quoteRef, 0, len(state.Quotes))
 	registry := startRegistering(&s.quotes)
 	sent := 0
@@ -190,11 +190,15 @@ func startRegistering(r *quoteRegistry) registering {
 	g := registering{in: make(chan []quoteRef, 16), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
-		bulk := newBulkStore(r)
+		// As Store would one after the other: sorted by shard as they
+		// come, then a shard at a time (hashindex.Writes).
+		writes := r.index.Writes()
 		for batch := range g.in {
-			bulk.add(batch)
+			for i := range batch {
+				writes.Put(&batch[i])
+			}
 		}
-		bulk.flush()
+		writes.Apply(r.shardLock)
 	}()
 	return g
 }

@@ -11,7 +11,7 @@ import (
 // hashindex.Index keyed by a 64-bit hash of the quote id, each of its 64
 // shards under a read-write lock of its own. Sharded plain maps rather
 // than a sync.Map: a start registers a million quotes in one pass, sorted
-// by shard (bulkStore; sync.Map's trie inserts were a quarter of
+// by shard (startRegistering; sync.Map's trie inserts were a quarter of
 // actors.Start at 1M quotes), and reads take one uncontended read lock.
 //
 // Keyed by the id's hash rather than the id, a slot is 16 bytes instead of
@@ -62,16 +62,7 @@ func (r *quoteRegistry) DeleteIf(drop func(id engine.QuoteID, ref *quoteRef) boo
 // Range calls fn for every entry until it returns false, one shard at a
 // time under its read lock; fn must not change the registry.
 func (r *quoteRegistry) Range(fn func(id engine.QuoteID, ref *quoteRef) bool) {
-	for i := range r.locks {
-		r.locks[i].RLock()
-		for id, ref := range r.index.AllIn(i) {
-			if !fn(id, ref) {
-				r.locks[i].RUnlock()
-				return
-			}
-		}
-		r.locks[i].RUnlock()
-	}
+	r.RangeRefs(func(ref *quoteRef) bool { return fn(refID(ref), ref) })
 }
 
 // RangeRefs is Range without the ids (each a read through the entry's
@@ -89,24 +80,6 @@ func (r *quoteRegistry) RangeRefs(fn func(ref *quoteRef) bool) {
 	}
 }
 
-// bulkStore registers many refs at once (a start's), as Store would one
-// after the other: sorted by shard as they come (add), then one shard at a
-// time on two goroutines (flush; hashindex.Writes).
-type bulkStore struct {
-	r      *quoteRegistry
-	writes *hashindex.Writes[engine.QuoteID, *quoteRef]
-}
-
-func newBulkStore(r *quoteRegistry) *bulkStore { return &bulkStore{r: r, writes: r.index.Writes()} }
-
-// add keeps refs, whose addresses must not change until flush.
-func (b *bulkStore) add(refs []quoteRef) {
-	for i := range refs {
-		b.writes.Put(&refs[i])
-	}
-}
-
-// flush stores every ref kept, each shard under its lock.
-func (b *bulkStore) flush() {
-	b.writes.Apply(func(i int) sync.Locker { return &b.r.locks[i] })
-}
+// shardLock is shard i's lock, for a bulk load's writes
+// (hashindex.Writes.Apply; a start's, startRegistering).
+func (r *quoteRegistry) shardLock(i int) sync.Locker { return &r.locks[i] }

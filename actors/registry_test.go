@@ -85,9 +85,10 @@ func TestQuoteRegistryCollisions(t *testing.T) {
 	}
 }
 
-// TestQuoteRegistryBulkStore registers refs in bulk (a start's) and one
-// by one, with ids whose hashes collide and ids stored twice, and
-// requires the same registry: every id found once, its last ref held.
+// TestQuoteRegistryBulkStore registers refs in bulk (a start's,
+// startRegistering) and one by one, with ids whose hashes collide and ids
+// stored twice, and requires the same registry: every id found once, its
+// last ref held.
 func TestQuoteRegistryBulkStore(t *testing.T) {
 	for _, collide := range []bool{false, true} {
 		var bulk, one quoteRegistry
@@ -107,10 +108,11 @@ func TestQuoteRegistryBulkStore(t *testing.T) {
 			refs = append(refs, quoteRef{})
 			refs[i].view.Store(&engine.Quote{ID: id})
 		}
-		b := newBulkStore(&bulk)
-		b.add(refs[:100])
-		b.add(refs[100:])
-		b.flush()
+		g := startRegistering(&bulk)
+		g.in <- refs[:100]
+		g.in <- refs[100:]
+		close(g.in)
+		<-g.done
 		for i := range refs {
 			one.Store(refs[i].view.Load().ID, &refs[i])
 		}

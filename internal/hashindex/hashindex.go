@@ -184,27 +184,10 @@ func (x *Index[K, V]) Collisions() int {
 func (x *Index[K, V]) All() iter.Seq2[K, V] {
 	return func(yield func(K, V) bool) {
 		for i := range x.shards {
-			for k, v := range x.AllIn(i) {
-				if !yield(k, v) {
+			for v := range x.ValuesIn(i) {
+				if !yield(x.keyOf(v), v) {
 					return
 				}
-			}
-		}
-	}
-}
-
-// AllIn is All in shard i alone.
-func (x *Index[K, V]) AllIn(i int) iter.Seq2[K, V] {
-	return func(yield func(K, V) bool) {
-		sh := &x.shards[i]
-		for _, v := range sh.byHash {
-			if !yield(x.keyOf(v), v) {
-				return
-			}
-		}
-		for k, v := range sh.collided {
-			if !yield(k, v) {
-				return
 			}
 		}
 	}
