@@ -478,10 +478,13 @@ func (s *State) addWebhook(w *Webhook) {
 // quote's client and mode subscribed to its kind.
 func (s *State) owe(q *Quote, ev Event) {
 	kind := WebhookKind(ev)
-	hooks, owes := s.hooksOf(q.Client)
+	if kind == 0 {
+		return
+	}
 	// NB: the event's id (a SHA-256) only when it may be owed: for a
 	// client with no endpoint it was 8 % of a replay's State.Apply.
-	if kind == 0 || !owes {
+	hooks, owes := s.hooksOf(q.Client)
+	if !owes {
 		return
 	}
 	s.oweEvent(q, hooks, OwedEvent{ID: WebhookEventID(q.ID, kind), Kind: kind, At: ev.Time()})
