@@ -267,6 +267,13 @@ func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []
 			r.State().TellWebhooks(observer) // the dispatcher skips what it holds already
 			told = observer
 		}
+		if len(queued) == 0 && r.Seq() != f.seq {
+			// The records counted while it rebuilt and the records it
+			// applied must be the same ones.
+			f.fail(fmt.Errorf("cluster: rebuilt the replica to record %d, counted %d", r.Seq(), f.seq))
+			f.mu.Unlock()
+			return
+		}
 		if len(queued) == 0 {
 			f.replica = r
 			f.collect()

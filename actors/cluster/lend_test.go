@@ -317,3 +317,25 @@ func TestLendWaitsForTheRebuild(t *testing.T) {
 	}
 	f.close()
 }
+
+// TestRebuildMustMatchTheCount: a rebuild that ends at another record than
+// the fsm counted while it ran fails the replica instead of serving it.
+func TestRebuildMustMatchTheCount(t *testing.T) {
+	f := newFSM(slog.New(slog.DiscardHandler), time.Hour, nil)
+	if res := f.Apply(&raft.Log{Type: raft.LogCommand, Index: 1, Data: encodeRecords(lendWorld(3))}).(applied); res.err != nil {
+		t.Fatal(res.err)
+	}
+	gate := make(chan struct{})
+	f.rebuildGate = gate
+	if _, err := f.lend(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.seq++ // a record counted that no entry holds
+	f.mu.Unlock()
+	close(gate)
+	if err := f.read(func(*engine.State, uint64) error { return nil }); err == nil {
+		t.Fatal("a replica rebuilt to another record than counted serves reads")
+	}
+	f.close()
+}
