@@ -30,7 +30,7 @@ const keyOpBatch = 512
 // time, and sorting them takes another core a fraction of that.
 //
 // REQUIRES: nothing reads s.Idempotency, or replaces it, until settle
-// returns (Apply does neither; Hash, Clone, Reserve and the actors do).
+// returns (Apply does neither; Hash, Reserve and the actors do).
 // The indexer reads only what never changes of a quote (its client, mode
 // and key). settle may be called more than once.
 func (s *State) IndexKeysAside() (settle func()) {
