@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oja-exchange/oja/engine"
@@ -63,13 +64,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
-	bulk := replica.reserve(log.LastSeq())
-	settle := func() {}
-	if bulk {
-		// The Idempotency-Key index written on another core, off Apply's
-		// path: nothing reads it before the replay ends.
-		settle = state.IndexKeysAside()
-	}
+	bulk, settle := replica.beginReplay(log.LastSeq())
 	err = replayDecoded(log, stats.Snapshot, bulk, func(seq uint64, ev engine.Event) error {
 		if seq != replica.Seq()+1 {
 			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
@@ -152,9 +147,16 @@ func RecordMarkets(state *engine.State, log Log, cfg *engine.MarketsConfig, now 
 // shrinks.
 const replayReserveMax = 1 << 21
 
-// replayReserveMin is the fewest records to replay that make recovery or
-// the follower size the indexes: below it growing them costs nothing.
-const replayReserveMin = 1 << 12
+// ReplayBulkMin is the fewest records to replay that make a replay a
+// bulk one (Replica.beginReplay): below it growing the indexes costs
+// nothing.
+const ReplayBulkMin = 1 << 12
+
+// replayBulkMin is ReplayBulkMin; tests lower it (export_test.go) to take
+// the bulk path on a few records.
+var replayBulkMin atomic.Uint64
+
+func init() { replayBulkMin.Store(ReplayBulkMin) }
 
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512
@@ -170,7 +172,7 @@ var errReplayStopped = errors.New("actors: replay stopped")
 // the scanner's, the decoder's or apply's, ends it, the records before it
 // applied first; it returns only once the other stages are done (the log
 // may be closed afterwards). bulk says thousands of records follow
-// (replayReserveMin): their quotes are then decoded into shared chunks
+// (ReplayBulkMin): their quotes are then decoded into shared chunks
 // (engine.EventDecoder).
 //
 // NB: a decoded event holds no reference into the record's bytes (the

@@ -264,7 +264,7 @@ func (f *Follower) CatchUp() error {
 	if durable <= f.replica.Seq() {
 		return nil
 	}
-	bulk := f.replica.reserve(durable)
+	bulk, settle := f.replica.beginReplay(durable)
 	err := replayDecoded(f.log, f.replica.Seq(), bulk, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
@@ -281,6 +281,7 @@ func (f *Follower) CatchUp() error {
 		f.replica.HandOut(f.cfg.Webhooks, f.cfg.Events)
 		return nil
 	})
+	settle()
 	f.stats.applied.Store(f.replica.Seq())
 	if f.cfg.Events != nil {
 		f.cfg.Events.Applied(f.replica.Seq())

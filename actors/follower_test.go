@@ -31,6 +31,9 @@ func followerMarket(t *testing.T, clk *clock) (*node, *engine.Client, func(key s
 // older than the retention once a snapshot covers them. A restart then
 // starts from the retained records and holds everything.
 func TestFollowerSnapshotsAndRetention(t *testing.T) {
+	// Every catch-up of ten records or more is a bulk one, its
+	// Idempotency-Keys written aside, as a start's is.
+	defer actors.SetReplayBulkMin(10)()
 	clk := newClock()
 	n, _, quoteKey := followerMarket(t, clk)
 	quote := func(i int) { quoteKey(fmt.Sprint("k", i)) }

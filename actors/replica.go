@@ -127,19 +127,21 @@ func (effs *ReplicaEffects) HandOut(webhooks engine.WebhookObserver, events Even
 	}
 }
 
-// reserve prepares a replay of the records up to last and reports whether
-// it is a bulk one: replayReserveMin records or more. Then it sizes an
-// empty state's quote indexes for them (each could create a quote), at
-// most replayReserveMax, instead of growing them a million times
-// (engine.State.Reserve; a state that holds quotes is left as it is).
-// Fewer records (a follower catching up on a quiet log every tick) change
-// nothing.
-func (r *Replica) reserve(last uint64) (bulk bool) {
-	if last < r.seq+replayReserveMin {
-		return false
+// beginReplay prepares a replay of the records up to last and reports
+// whether it is a bulk one: ReplayBulkMin records or more. A bulk one
+// sizes an empty state's quote indexes for them (each could create a
+// quote), at most replayReserveMax, instead of growing them a million
+// times (engine.State.Reserve; a state that holds quotes is left as it
+// is), and writes its Idempotency-Key index on another core
+// (engine.State.IndexKeysAside) until settle, which the caller must call
+// once the replay ends, before anything reads the state. Fewer records (a
+// follower catching up on a quiet log every tick) change nothing.
+func (r *Replica) beginReplay(last uint64) (bulk bool, settle func()) {
+	if last < r.seq+replayBulkMin.Load() {
+		return false, func() {}
 	}
 	r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
-	return true
+	return true, r.state.IndexKeysAside()
 }
 
 // State is the replica's state (the owner's to read, or to hand over).
