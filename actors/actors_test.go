@@ -319,7 +319,8 @@ func converged(t testing.TB, n *node) string {
 			}
 		}
 	}
-	for id, want := range truth.Quotes {
+	for want := range truth.Quotes.All() {
+		id := want.ID
 		got, ok := n.sys.Quote(want.Client, want.Mode, id)
 		if !ok {
 			return fmt.Sprintf("quote %s missing", id)
@@ -667,7 +668,7 @@ func TestRecoveryExpiresOverdueQuotes(t *testing.T) {
 	}
 	check(n.sys, map[*engine.Quote]engine.Status{pending: engine.StatusExpired, accepted: engine.StatusExpired,
 		late: engine.StatusExpired})
-	if got := n.recovered.Quotes[late.ID].UpdatedAt; got != t0+10_000+30*60*1000 {
+	if got := n.recovered.Quotes.Get(late.ID).UpdatedAt; got != t0+10_000+30*60*1000 {
 		t.Errorf("logged expiry time %d, want the recovery time", got)
 	}
 }

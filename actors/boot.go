@@ -65,7 +65,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
 	bulk, settle := replica.beginReplay(log.LastSeq())
-	err = replayDecoded(log, stats.Snapshot, bulk, func(seq uint64, ev engine.Event) error {
+	err = replayDecoded(log, stats.Snapshot, bulk, replica.Warm, func(seq uint64, ev engine.Event) error {
 		if seq != replica.Seq()+1 {
 			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
 		}
@@ -179,18 +179,19 @@ var errReplayStopped = errors.New("actors: replay stopped")
 // codec copies strings), so a batch of records is reused once decoded.
 func replayDecoded(log interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
-}, from uint64, bulk bool, apply func(seq uint64, ev engine.Event) error) error {
+}, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
 	decode := engine.DecodeEvent
 	if bulk {
 		decode = new(engine.EventDecoder).Decode
 	}
+	// decoded is a batch of events and their records' sequences.
 	type decoded struct {
-		seq uint64
-		ev  engine.Event
+		seqs []uint64
+		evs  []engine.Event
 	}
 	raws := make(chan *recordBatch, 4)
 	free := make(chan *recordBatch, 8)
-	batches := make(chan []decoded, 4)
+	batches := make(chan decoded, 4)
 	// stop closes when the decoder or apply fails: the stages before it end.
 	stop := make(chan struct{})
 	var once sync.Once
@@ -234,7 +235,7 @@ func replayDecoded(log interface {
 				continue // drain: the scanner ends at its next send
 			default:
 			}
-			batch := make([]decoded, 0, raw.len())
+			batch := decoded{make([]uint64, 0, raw.len()), make([]engine.Event, 0, raw.len())}
 			for i := range raw.len() {
 				seq, rec := raw.at(i)
 				ev, err := decode(rec)
@@ -242,13 +243,13 @@ func replayDecoded(log interface {
 					decodeErr = fmt.Errorf("actors: record %d: %w", seq, err)
 					break
 				}
-				batch = append(batch, decoded{seq, ev})
+				batch.seqs, batch.evs = append(batch.seqs, seq), append(batch.evs, ev)
 			}
 			select {
 			case free <- raw:
 			default:
 			}
-			if len(batch) > 0 {
+			if len(batch.evs) > 0 {
 				// The events before a record that does not decode are
 				// applied first, as a replay in one goroutine would.
 				select {
@@ -266,8 +267,11 @@ func replayDecoded(log interface {
 		if applyErr != nil {
 			continue // drain: the decoder ends once the scanner has
 		}
-		for _, d := range batch {
-			if applyErr = apply(d.seq, d.ev); applyErr != nil {
+		if warm != nil {
+			warm(batch.evs)
+		}
+		for i, ev := range batch.evs {
+			if applyErr = apply(batch.seqs[i], ev); applyErr != nil {
 				halt()
 				break
 			}

@@ -96,7 +96,7 @@ func (b *builder) directories() error {
 	if err := s.payIns.init(state); err != nil {
 		return err
 	}
-	s.quotes.init(len(state.Quotes))
+	s.quotes.init(state.Quotes.Len())
 	s.idem.init(state.Idempotency, func(id engine.QuoteID) *engine.Quote {
 		if ref, ok := s.quotes.Load(id); ok {
 			return ref.view.Load()
@@ -145,7 +145,7 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	// NB: refs never grows past its capacity, so a ref's address is
 	// stable; a goroutine of its own sorts them by registry shard, a batch
 	// at a time, beside this pass, then fills the shards.
-	refs := make([]quoteRef, 0, len(state.Quotes))
+	refs := make([]quoteRef, 0, state.Quotes.Len())
 	registry := startRegistering(&s.quotes)
 	sent := 0
 	for q := range state.QuotesInOrder() {

@@ -265,7 +265,7 @@ func (f *Follower) CatchUp() error {
 		return nil
 	}
 	bulk, settle := f.replica.beginReplay(durable)
-	err := replayDecoded(f.log, f.replica.Seq(), bulk, func(seq uint64, ev engine.Event) error {
+	err := replayDecoded(f.log, f.replica.Seq(), bulk, f.replica.Warm, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}

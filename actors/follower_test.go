@@ -94,11 +94,12 @@ func TestFollowerSnapshotsAndRetention(t *testing.T) {
 	before := replayLog(t, n.log)
 	n = n.restart() // its recovery also expires the quotes past their deadline
 	after := replayLog(t, n.log)
-	if len(after.Quotes) != 360 || len(before.Quotes) != 360 {
-		t.Fatalf("quotes: %d before the restart, %d after; want 360", len(before.Quotes), len(after.Quotes))
+	if after.Quotes.Len() != 360 || before.Quotes.Len() != 360 {
+		t.Fatalf("quotes: %d before the restart, %d after; want 360", before.Quotes.Len(), after.Quotes.Len())
 	}
-	for id, q := range before.Quotes {
-		if a := after.Quotes[id]; a == nil || a.CreatedAt != q.CreatedAt || a.Amount != q.Amount {
+	for q := range before.Quotes.All() {
+		id := q.ID
+		if a := after.Quotes.Get(id); a == nil || a.CreatedAt != q.CreatedAt || a.Amount != q.Amount {
 			t.Fatalf("quote %s lost or changed by the restart", id)
 		}
 	}
@@ -144,14 +145,14 @@ func TestFollowerForgetsEndedQuotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]*engine.State{"follower": f.State(), "snapshot": saved} {
-		if _, kept := s.Quotes[old.ID]; kept {
+		if s.Quotes.Get(old.ID) != nil {
 			t.Errorf("%s: the quote that ended 2 h ago is kept (quote retention 1 h)", name)
 		}
 		if _, kept := s.Idempotency.Get(engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: "old"}); kept {
 			t.Errorf("%s: the forgotten quote's Idempotency-Key record is kept", name)
 		}
 		for _, q := range []*engine.Quote{recent, ended} {
-			if _, kept := s.Quotes[q.ID]; !kept {
+			if s.Quotes.Get(q.ID) == nil {
 				t.Errorf("%s: quote %s (open, or ended just now) was forgotten", name, q.ID)
 			}
 		}

@@ -38,7 +38,7 @@ func (l fakeReplayLog) Replay(from uint64, fn func(seq uint64, rec []byte) error
 // does not decode) or the applier's, the events before it applied.
 func TestReplayDecoded(t *testing.T) {
 	var got []int64
-	err := replayDecoded(fakeReplayLog{n: 2000}, 10, true, func(seq uint64, ev engine.Event) error {
+	err := replayDecoded(fakeReplayLog{n: 2000}, 10, true, nil, func(seq uint64, ev engine.Event) error {
 		if ev.Time() != int64(seq) {
 			return fmt.Errorf("seq %d carries the event of %d", seq, ev.Time())
 		}
@@ -49,13 +49,13 @@ func TestReplayDecoded(t *testing.T) {
 		t.Fatalf("replay: %v, %d events (%v..)", err, len(got), got[:1])
 	}
 	applied := 0
-	err = replayDecoded(fakeReplayLog{n: 5000, bad: 1700}, 0, false, func(uint64, engine.Event) error { applied++; return nil })
+	err = replayDecoded(fakeReplayLog{n: 5000, bad: 1700}, 0, false, nil, func(uint64, engine.Event) error { applied++; return nil })
 	if err == nil || !strings.Contains(err.Error(), "record 1700") || applied != 1699 {
 		t.Fatalf("a record that does not decode: %v after %d applied", err, applied)
 	}
 	boom := errors.New("does not apply")
 	applied = 0
-	err = replayDecoded(fakeReplayLog{n: 5000}, 0, true, func(seq uint64, _ engine.Event) error {
+	err = replayDecoded(fakeReplayLog{n: 5000}, 0, true, nil, func(seq uint64, _ engine.Event) error {
 		if seq == 1234 {
 			return boom
 		}
@@ -66,7 +66,7 @@ func TestReplayDecoded(t *testing.T) {
 		t.Fatalf("an event that does not apply: %v after %d applied", err, applied)
 	}
 	applied = 0
-	err = replayDecoded(fakeReplayLog{n: 5000, fail: 2100}, 0, true, func(uint64, engine.Event) error { applied++; return nil })
+	err = replayDecoded(fakeReplayLog{n: 5000, fail: 2100}, 0, true, nil, func(uint64, engine.Event) error { applied++; return nil })
 	if !errors.Is(err, errRead) || applied != 2099 {
 		t.Fatalf("a record that cannot be read: %v after %d applied", err, applied)
 	}

@@ -76,6 +76,9 @@ func (r *Replica) Apply(rec []byte) error {
 	return r.ApplyEvent(ev)
 }
 
+// Warm reads ahead what applying evs will read first (engine.State.Warm).
+func (r *Replica) Warm(evs []engine.Event) { r.state.Warm(evs) }
+
 // ApplyEvent applies the next record, decoded.
 func (r *Replica) ApplyEvent(ev engine.Event) error {
 	seq := r.seq + 1

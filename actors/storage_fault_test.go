@@ -280,8 +280,7 @@ func TestStorageFaultUnderLoad(t *testing.T) {
 			defer restarted.stop(t, false)
 			state := replayLog(t, restarted.log)
 			for id, status := range acked {
-				q, ok := state.Quotes[id]
-				if !ok || q.Status != status {
+				if q := state.Quotes.Get(id); q == nil || q.Status != status {
 					t.Fatalf("acknowledged quote %s (%s) after restart on synced data: %v", id, status, q)
 				}
 			}

@@ -405,8 +405,8 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 		}
 	}
 	for id, want := range a.quotes {
-		got, ok := state.Quotes[id]
-		if !ok {
+		got := state.Quotes.Get(id)
+		if got == nil {
 			t.Fatalf("acknowledged quote %s (%s) lost", id, want.status)
 		}
 		c := want.created
@@ -430,7 +430,8 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 func checkWhole(t *testing.T, s *engine.State) {
 	t.Helper()
 	held := map[engine.PoolID]engine.Amount{}
-	for id, q := range s.Quotes {
+	for q := range s.Quotes.All() {
+		id := q.ID
 		var source, destination engine.Amount
 		for _, a := range q.Allocations {
 			source += a.Source
@@ -489,7 +490,7 @@ func knownFrom(s *engine.State) *knownEntities {
 	for _, p := range s.Pools {
 		k.pools = append(k.pools, p.Clone())
 	}
-	for _, q := range s.Quotes {
+	for q := range s.Quotes.All() {
 		k.quotes = append(k.quotes, q.Clone())
 	}
 	return k

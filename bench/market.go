@@ -257,7 +257,7 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 	if !lifecycle {
 		return nil
 	}
-	q := g.state.Quotes[ev.Quote]
+	q := g.state.Quotes.Get(ev.Quote)
 	switch g.created % 10 {
 	case 3: // accepted to the partner's wallet, then completed (funds first)
 		g.at++

@@ -119,7 +119,7 @@ func (r *run) recoverySize(ctx context.Context, quotes int) (*RecoverySize, erro
 	size.GenerateSeconds = round3(time.Since(start).Seconds())
 	size.Events = events
 	openQuotes := 0
-	for _, q := range state.Quotes {
+	for q := range state.Quotes.All() {
 		if q.Status.Open() {
 			openQuotes++
 		}
@@ -322,7 +322,7 @@ func (r *run) recoverOnce(store, profile string) (recoveryRound, error) {
 		if stats.Expired != 0 {
 			return errors.Join(fmt.Errorf("bench: recovery expired %d quotes; the generated deadlines lie ahead", stats.Expired), l.Close())
 		}
-		for _, q := range state.Quotes {
+		for q := range state.Quotes.All() {
 			if q.Status.Open() {
 				rr.openQuotes++
 			}

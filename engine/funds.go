@@ -480,7 +480,7 @@ func (s *State) checkFunds(ev Event) error {
 			return fmt.Errorf("credit limit %d on %s refused (%s)", ev.Limit, ev.Account, res)
 		}
 	case *QuoteCompleted:
-		q := s.Quotes[ev.Quote]
+		q := s.Quotes.Get(ev.Quote)
 		res, f := s.Treasuries[q.Mode].DecideFunding(q, nil)
 		switch {
 		case res == ResultAccountNotFound || f.Wallet.ID != ev.Wallet:
@@ -521,7 +521,7 @@ func (s *State) receiptQuote(ev *PaymentReceived) (*Quote, *Treasury, bool) {
 	if !ok {
 		return nil, nil, false
 	}
-	if q, ok := s.Quotes[ev.Quote]; ok {
+	if q := s.Quotes.Get(ev.Quote); q != nil {
 		return q, t, true
 	}
 	q := receiptSubject(t, ev)

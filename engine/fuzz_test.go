@@ -440,7 +440,7 @@ func (r *commandRun) createQuote(p *program) {
 	}
 	ev := r.quoteEvent(req, out.Slices, idempotencyKey)
 	w.apply(ev)
-	q := w.state.Quotes[ev.Quote]
+	q := w.state.Quotes.Get(ev.Quote)
 	switch {
 	case req.direction == engine.DirectionSource && q.TotalSource != req.amount:
 		t.Fatalf("source quote of %d filled %d", req.amount, q.TotalSource)

@@ -46,7 +46,7 @@ func goldenSummary(s *engine.State) string {
 		b.WriteByte('\n')
 	}
 	var quotes []*engine.Quote
-	for _, q := range s.Quotes {
+	for q := range s.Quotes.All() {
 		quotes = append(quotes, q)
 	}
 	slices.SortFunc(quotes, func(a, b *engine.Quote) int { return bytes.Compare(a.ID[:], b.ID[:]) })

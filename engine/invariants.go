@@ -40,7 +40,7 @@ func (s *State) checkInvariants(ev Event) {
 	inOrder := 0
 	for q := range s.QuotesInOrder() {
 		inOrder++
-		assert(s.Quotes[q.ID] == q, "after %s: quote %s in a slab is not the state's", ev.Type(), q.ID)
+		assert(s.Quotes.Get(q.ID) == q, "after %s: quote %s in a slab is not the state's", ev.Type(), q.ID)
 		if !q.Status.Open() {
 			continue
 		}
@@ -51,7 +51,7 @@ func (s *State) checkInvariants(ev Event) {
 			}
 		}
 	}
-	assert(inOrder == len(s.Quotes), "after %s: %d quotes in the slabs, %d in Quotes", ev.Type(), inOrder, len(s.Quotes))
+	assert(inOrder == s.Quotes.Len(), "after %s: %d quotes in the slabs, %d in Quotes", ev.Type(), inOrder, s.Quotes.Len())
 	for _, id := range touched {
 		p := s.Pools[id]
 		assert(p.Liquidity.Held == held[id], "after %s: pool %s holds %d, its open quotes' slices %d",

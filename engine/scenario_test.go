@@ -422,7 +422,7 @@ func (s *scenario) run(line string) string {
 		}
 		var lines []string
 		for _, ev := range due {
-			q := w.state.Quotes[ev.Quote]
+			q := w.state.Quotes.Get(ev.Quote)
 			lines = append(lines, s.quoteLines(q), s.quotePools(q))
 		}
 		return strings.Join(lines, "\n")

@@ -130,7 +130,7 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 			encodeTicker(&e, s.Tickers[BookKey{m, p}])
 		}
 	}
-	e.uvarint(uint64(len(s.Quotes)))
+	e.uvarint(uint64(s.Quotes.Len()))
 	quotes, quoteBytes := quotesToEncode(s, version)
 	// NB: the buffer grows once, to about the snapshot's size: grown by
 	// append, a 1M-quote snapshot (330 MB) was copied again and again
@@ -232,7 +232,7 @@ func quotesToEncode(s *State, version uint8) (quotes []*Quote, size int) {
 		id QuoteID
 		q  *Quote
 	}
-	entries := make([]entry, 0, len(s.Quotes))
+	entries := make([]entry, 0, s.Quotes.Len())
 	for q := range s.QuotesInOrder() {
 		entries = append(entries, entry{q.CreatedAt, q.ID, q})
 		size += quoteBytesHint(q)
@@ -595,10 +595,10 @@ func DecodeState(b []byte) (*State, error) {
 		d.fail() // more quotes than the bytes left can hold: no slab that size
 		quotes = 0
 	}
-	s.Quotes = make(map[QuoteID]*Quote, quotes)
+	s.Quotes = NewQuoteIndex(int(quotes))
 	s.Idempotency = NewIdempotencyIndex(int(quotes))
 	// NB: the quotes are decoded here and indexed on two goroutines of
-	// their own, a slab at a time: the indexes' map writes (a cache miss
+	// their own, a slab at a time: the indexes' writes (a cache miss
 	// each, at a million quotes) take as long as the decoding, so on two
 	// cores they overlap. The indexer alone writes the maps until it is
 	// done.
@@ -725,8 +725,9 @@ func DecodeState(b []byte) (*State, error) {
 
 // quoteIndexer indexes decoded quotes (DecodeState), from slabs it
 // receives, on two goroutines of its own: one writes Quotes and PayIns,
-// the other Idempotency. Each index's map writes are a cache miss a quote
-// at a million quotes; as one goroutine, the two were the decode's
+// the other Idempotency. Each index's writes are a cache miss a quote at a
+// million quotes (Quotes reads a slab's slots ahead together, the key
+// index sorts its writes by shard); as one goroutine, the two were the decode's
 // critical path once the decoder stopped allocating (arena.go).
 type quoteIndexer struct {
 	s       *State
@@ -740,7 +741,14 @@ type quoteIndexer struct {
 func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
 	ix := &quoteIndexer{s: s, version: version, ids: make(chan []Quote, 16), keys: make(chan []Quote, 16)}
 	ix.done.Go(func() {
+		var hashes []uint64
 		for slab := range ix.ids {
+			// The slab's slots are read ahead together (State.Warm).
+			hashes = hashes[:0]
+			for i := range slab {
+				hashes = append(hashes, s.Quotes.hash(slab[i].ID))
+			}
+			s.Quotes.warm(hashes)
 			for i := range slab {
 				if !ix.corrupt && !ix.indexID(&slab[i]) {
 					ix.corrupt = true
@@ -770,10 +778,8 @@ func (ix *quoteIndexer) send(slab []Quote) {
 // is already taken.
 func (ix *quoteIndexer) indexID(q *Quote) bool {
 	s := ix.s
-	// A repeated id leaves the map as long as it was: found without a
-	// lookup of its own.
-	had := len(s.Quotes)
-	if s.Quotes[q.ID] = q; len(s.Quotes) == had {
+	// Put finds a repeated id by the probe that places a new one.
+	if !s.Quotes.Put(q) {
 		return false
 	}
 	if q.PayIn != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -88,7 +89,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 			open = append(open, ev.Quote)
 		case op < 9 && len(open) > 0:
 			i := rng.IntN(len(open))
-			q := s.Quotes[open[i]]
+			q := s.Quotes.Get(open[i])
 			var ev Event
 			switch q.Status {
 			case StatusPending:
@@ -140,14 +141,14 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		s, _ := workload(t, seed, 400)
 		byStatus := map[Status]int{}
-		for _, q := range s.Quotes {
+		for q := range s.Quotes.All() {
 			byStatus[q.Status]++
 		}
-		if len(s.Quotes) == 0 || byStatus[StatusCompleted] == 0 || byStatus[StatusCancelled] == 0 {
+		if s.Quotes.Len() == 0 || byStatus[StatusCompleted] == 0 || byStatus[StatusCancelled] == 0 {
 			t.Fatalf("seed %d: workload too thin to test anything: %v", seed, byStatus)
 		}
 		payIns, seen := 0, 0
-		for _, q := range s.Quotes {
+		for q := range s.Quotes.All() {
 			if q.PayIn != nil {
 				payIns++
 				if q.PayIn.SeenAt != 0 {
@@ -268,7 +269,11 @@ func TestSnapshotQuoteRecordRefuses(t *testing.T) {
 // bytes, found by the indexer DecodeState runs beside its decoding.
 func TestSnapshotRefusesRepeatedQuote(t *testing.T) {
 	s, _ := workload(t, 3, 400)
-	ids := sortedKeys(s.Quotes)
+	var ids []QuoteID
+	for q := range s.Quotes.All() {
+		ids = append(ids, q.ID)
+	}
+	slices.SortFunc(ids, func(a, b QuoteID) int { return bytes.Compare(a[:], b[:]) })
 	for _, version := range []uint8{7, 8, 9} {
 		enc := appendState(nil, s, version)
 		// A quote's encoding starts with its id; the second quote's

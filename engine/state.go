@@ -31,7 +31,7 @@ type State struct {
 	Books      map[BookKey]*Book
 	Tickers    map[BookKey]*Ticker // consensus and best rates, with 24 h history
 	Treasuries map[Mode]*Treasury
-	Quotes     map[QuoteID]*Quote
+	Quotes     *QuoteIndex // by id (quoteindex.go)
 	// Idempotency maps each Idempotency-Key to the quote it created (the
 	// quote is the record: its RequestHash and CreatedAt).
 	Idempotency *IdempotencyIndex
@@ -78,6 +78,8 @@ type State struct {
 	// outcome is the routing of the last quote event applied (reused
 	// storage; the invariants build checks the pools it touched).
 	outcome Outcome
+	// warmHashes is Warm's reused storage.
+	warmHashes []uint64
 }
 
 // NewState returns the empty state.
@@ -89,7 +91,7 @@ func NewState() *State {
 		Books:       make(map[BookKey]*Book),
 		Tickers:     make(map[BookKey]*Ticker),
 		Treasuries:  make(map[Mode]*Treasury),
-		Quotes:      make(map[QuoteID]*Quote),
+		Quotes:      NewQuoteIndex(0),
 		Idempotency: NewIdempotencyIndex(0),
 		Webhooks:    make(map[WebhookID]*Webhook),
 		Operators:   make(map[OperatorID]*Operator),
@@ -114,8 +116,8 @@ func NewState() *State {
 // key at each doubling (a third of applying such a log). Indexes already
 // holding quotes are left as they are.
 func (s *State) Reserve(n int) {
-	if len(s.Quotes) == 0 {
-		s.Quotes = make(map[QuoteID]*Quote, n)
+	if s.Quotes.Len() == 0 {
+		s.Quotes = NewQuoteIndex(n)
 	}
 	if s.Idempotency.Len() == 0 {
 		s.Idempotency = NewIdempotencyIndex(n)
@@ -257,7 +259,7 @@ func (s *State) apply(ev Event) error {
 		s.applyFunds(ev)
 	case *QuoteCreated:
 		q := s.newQuote(ev)
-		s.Quotes[ev.Quote] = q
+		s.Quotes.Put(q)
 		RouteOutcome(q, ev, &s.outcome)
 		s.applyOutcome(&s.outcome)
 		if ev.IdempotencyKey != "" {
@@ -395,8 +397,29 @@ func (s *State) check(ev Event) error {
 	return nil
 }
 
+// Warm reads ahead what applying evs will read first: the slot of Quotes
+// where each quote event's id is found or placed. A replay calls it for a
+// batch of events before applying them (package actors). Apply would miss
+// the cache at each such slot in turn, about 300 ns each at a million
+// quotes on the development machine; here the reads are made in one tight
+// loop, where the processor keeps many in flight at once. It changes
+// nothing the state holds.
+func (s *State) Warm(evs []Event) {
+	hashes := s.warmHashes[:0]
+	for _, ev := range evs {
+		switch ev := ev.(type) {
+		case *QuoteCreated:
+			hashes = append(hashes, s.Quotes.hash(ev.Quote))
+		case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
+			hashes = append(hashes, s.Quotes.hash(quoteOf(ev)))
+		}
+	}
+	s.Quotes.warm(hashes)
+	s.warmHashes = hashes
+}
+
 func (s *State) checkQuoteCreated(ev *QuoteCreated) error {
-	if _, dup := s.Quotes[ev.Quote]; dup || ev.Quote.IsZero() {
+	if s.Quotes.Get(ev.Quote) != nil || ev.Quote.IsZero() {
 		return fmt.Errorf("quote %s exists or is zero", ev.Quote)
 	}
 	if _, ok := s.Clients[ev.Client]; !ok {
@@ -480,7 +503,7 @@ func (s *State) bookOf(ev Event) (BookKey, bool) {
 	case *QuoteCreated:
 		return BookKey{ev.Mode, ev.Pair}, true
 	case *QuoteCancelled, *QuoteExpired:
-		q := s.Quotes[quoteOf(ev)]
+		q := s.Quotes.Get(quoteOf(ev))
 		return BookKey{q.Mode, q.Pair}, true
 	default:
 		return BookKey{}, false
@@ -514,8 +537,8 @@ func quoteOf(ev Event) QuoteID {
 }
 
 func (s *State) checkLifecycle(ev Event) error {
-	q, ok := s.Quotes[quoteOf(ev)]
-	if !ok {
+	q := s.Quotes.Get(quoteOf(ev))
+	if q == nil {
 		return fmt.Errorf("unknown quote %s", quoteOf(ev))
 	}
 	if err := lifecycleFits(q, ev); err != nil {
@@ -553,7 +576,7 @@ func (s *State) checkLifecycle(ev Event) error {
 // applyLifecycle applies a checked lifecycle event to the quote and routes
 // its outcome to the pools, book and treasury (RouteOutcome).
 func (s *State) applyLifecycle(ev Event) {
-	q := s.Quotes[quoteOf(ev)]
+	q := s.Quotes.Get(quoteOf(ev))
 	q.Apply(ev)
 	if acc, ok := ev.(*QuoteAccepted); ok && acc.PayIn != nil {
 		s.applyPayIn(q)
@@ -625,7 +648,7 @@ func (s *State) forget(q *Quote, cutoff int64) bool {
 		return false
 	}
 	q.forgotten = true
-	delete(s.Quotes, q.ID)
+	s.Quotes.Delete(q.ID)
 	if q.PayIn != nil {
 		delete(s.PayIns, q.PayIn.Address)
 	}

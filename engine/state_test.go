@@ -146,7 +146,7 @@ func checkStateInvariants(t testing.TB, s *engine.State, deposited map[engine.Po
 		}
 	}
 	held := make(map[engine.PoolID]engine.Amount)
-	for _, q := range s.Quotes {
+	for q := range s.Quotes.All() {
 		if !q.Status.Open() {
 			continue
 		}
@@ -256,7 +256,7 @@ func (w *world) createQuote(req quoteRequest) (engine.AllocationOutcome, *engine
 			Destination: s.Destination, Reference: fmt.Sprintf("ALC-%010d", w.serial)})
 	}
 	w.apply(ev)
-	return out, w.state.Quotes[ev.Quote]
+	return out, w.state.Quotes.Get(ev.Quote)
 }
 
 // walletAccept is the JSON accept: the quote's first pool account, settled
@@ -919,7 +919,7 @@ func TestStateReplayEquivalence(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			w := randomWorld(t, rand.New(rand.NewPCG(seed, 0x0a)), 600)
 			var quotes, completed int
-			for _, q := range w.state.Quotes {
+			for q := range w.state.Quotes.All() {
 				quotes++
 				if q.Status == engine.StatusCompleted {
 					completed++
@@ -949,8 +949,9 @@ func TestStateReplayEquivalence(t *testing.T) {
 			if got, want := replayed.LastAt, w.state.LastAt; got != want {
 				t.Errorf("replayed LastAt %d, want %d", got, want)
 			}
-			for id, q := range w.state.Quotes {
-				if got := replayed.Quotes[id]; got == nil || !quotesEqual(got, q) {
+			for q := range w.state.Quotes.All() {
+				id := q.ID
+				if got := replayed.Quotes.Get(id); got == nil || !quotesEqual(got, q) {
 					t.Fatalf("quote %s differs after replay:\ngot  %+v\nwant %+v", id, got, q)
 				}
 			}
@@ -1023,7 +1024,7 @@ func TestStateHash(t *testing.T) {
 			}
 		}
 		var quote *engine.Quote
-		for _, q := range s.Quotes {
+		for q := range s.Quotes.All() {
 			if quote == nil || bytes.Compare(q.ID[:], quote.ID[:]) < 0 {
 				quote = q
 			}

@@ -654,7 +654,7 @@ func TestAdminBackup(t *testing.T) {
 	}
 	for _, id := range ids {
 		qid, _ := engine.ParseUUID(id)
-		if state.Quotes[engine.QuoteID(qid)] == nil {
+		if state.Quotes.Get(engine.QuoteID(qid)) == nil {
 			t.Errorf("quote %s missing from the backup", id)
 		}
 	}

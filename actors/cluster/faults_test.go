@@ -418,7 +418,7 @@ func faultScenario(t *testing.T, fault func(c *testCluster, leader *testNode, fo
 	for _, n := range c.nodes {
 		if err := n.node.fsm.read(func(s *engine.State, _ uint64) error {
 			for _, id := range r.created {
-				if _, ok := s.Quotes[id]; !ok {
+				if s.Quotes.Get(id) == nil {
 					return fmt.Errorf("acknowledged quote %s is missing", id)
 				}
 			}

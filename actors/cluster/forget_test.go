@@ -47,10 +47,10 @@ func TestReplicaForgetsEndedQuotes(t *testing.T) {
 	}
 	var want [32]byte
 	_ = f.read(func(s *engine.State, _ uint64) error {
-		if _, kept := s.Quotes[old.Quote]; kept {
+		if s.Quotes.Get(old.Quote) != nil {
 			t.Error("the replica kept a quote that ended 2 h before (retention 1 h)")
 		}
-		if _, kept := s.Quotes[recent.Quote]; !kept {
+		if s.Quotes.Get(recent.Quote) == nil {
 			t.Error("the replica forgot an open quote")
 		}
 		want = s.Hash()

@@ -350,7 +350,7 @@ func (n *Node) startActors() error {
 		log.close()
 		return err
 	}
-	quotes := len(state.Quotes) // Start takes the state over
+	quotes := state.Quotes.Len() // Start takes the state over
 	startedAt := time.Now()
 	sys, err := actors.Start(state, log, n.cfg.Actors)
 	if err != nil {

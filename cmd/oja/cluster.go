@@ -65,7 +65,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 			if err != nil {
 				return 0, nil, err
 			}
-			logger.Info("seeding from a backup", "backup", cfg.fromBackup, "seq", seq, "quotes", len(state.Quotes))
+			logger.Info("seeding from a backup", "backup", cfg.fromBackup, "seq", seq, "quotes", state.Quotes.Len())
 			return seq, engine.EncodeState(state), nil
 		}
 	}

@@ -565,8 +565,7 @@ func TestWalReplayUntilEqualsLiveState(t *testing.T) {
 	state, _ := stateAt(t, f.data, n)
 	for id, want := range atN {
 		qid, _ := engine.ParseUUID(id)
-		q, ok := state.Quotes[engine.QuoteID(qid)]
-		if !ok || q.Status.String() != want {
+		if q := state.Quotes.Get(engine.QuoteID(qid)); q == nil || q.Status.String() != want {
 			t.Errorf("quote %s at seq %d: replay has %v, the API answered %s", id, n, q, want)
 		}
 	}

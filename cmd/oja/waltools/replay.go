@@ -157,7 +157,7 @@ func walReplay(log Source, out io.Writer, until string, quoteRetention time.Dura
 	fmt.Fprintf(out, "state as of seq %d (%s)\nstate hash %x\n", last, fmtMillis(state.LastAt), hash)
 	for _, m := range engine.Modes {
 		byStatus := map[engine.Status]int{}
-		for _, q := range state.Quotes {
+		for q := range state.Quotes.All() {
 			if q.Mode == m {
 				byStatus[q.Status]++
 			}

@@ -137,7 +137,7 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State, verbo
 			break
 		}
 		state := "absent from the kept state"
-		if q := kept.Quotes[id]; q != nil {
+		if q := kept.Quotes.Get(id); q != nil {
 			state = "kept as " + q.Status.String()
 		}
 		fmt.Fprintf(out, "  quote %s: %s; %s\n", id, strings.Join(quotes[id].events, ", "), state)
