@@ -67,10 +67,9 @@ func (x *QuoteIndex) hash(id QuoteID) uint64 {
 		return x.hashOf(id) | 1
 	}
 	// One 64×64→128-bit multiply of the id's halves, each mixed with a
-	// seed first (wyhash's mum): a few instructions, where maphash's
-	// generic Comparable is a call chain that, in Warm, left too few of a
-	// batch's loads in flight together. Quote ids are random UUIDs the
-	// service makes (tests use counters, which this spreads just as
+	// seed first (wyhash's mum): a few instructions that inline, where
+	// maphash's generic Comparable is a call chain. Quote ids are random
+	// UUIDs the service makes (tests use counters, which this spreads as
 	// well), so the seed is against chance, not an adversary.
 	lo := binary.LittleEndian.Uint64(id[:8]) ^ x.seed[0]
 	hi := binary.LittleEndian.Uint64(id[8:]) ^ x.seed[1]
