@@ -301,18 +301,8 @@ func serve(args []string) error {
 	}
 	logger.Info("listening; recovering before serving", "public", srv.Addr(), "admin", srv.AdminAddr(), "data", cfg.data)
 
-	// The follower builds its state beside the recovery (both read the
-	// log; on two cores at once), so that webhooks go out as soon as the
-	// system serves instead of a replay later; it delivers and maintains
-	// only once the system is ready.
-	ready := make(chan struct{})
-	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history, ready)
-	// abort ends a start that failed: the follower reads the log, so it
-	// stops before the log closes.
-	abort := func() {
-		stopFollower()
-		shutdownQuietly(srv, log)
-	}
+	// abort ends a start that failed.
+	abort := func() { shutdownQuietly(srv, log) }
 	// Let the heap grow until serving (actors.RecoveryGCPercent).
 	gcPercent := debug.SetGCPercent(actors.RecoveryGCPercent)
 	state, stats, err := actors.Recover(log, time.Now())
@@ -350,7 +340,13 @@ func serve(args []string) error {
 	term := actors.NewTerm(sys, hooks, nil)
 	srv.SetTerm(term)
 	logger.Info("ready")
-	close(ready)
+	// The follower builds a state of its own from the latest snapshot and
+	// the log, once the system serves: built beside the recovery, it took
+	// the second core from it and put off ready (ARCHITECTURE, "log
+	// follower"). Webhooks and the partners' event history wait for it
+	// instead: the dispatcher starts once it has caught up. It must stop
+	// before the log closes.
+	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history)
 	var simulator *marketSimulator
 	if cfg.demo {
 		simulator = startMarketSimulator(sys, simulatorSeed, simulatorInterval, logger)
@@ -404,13 +400,12 @@ func serveUntilSignal(logger *slog.Logger, maintain func(), certs ...*listenerCe
 // startFollower runs the log follower (actors.Follower) that saves a
 // snapshot every --snapshot-every events, applies --log-retention, feeds
 // the event history and feeds the webhook dispatcher, on its own
-// goroutine: it builds its own state from the log, so the start is not
-// delayed and traffic is not paused. Once both it has caught up and ready
-// is closed (the system serves: settlements can be recorded) it starts the
-// dispatcher and maintains. The returned func stops it and waits, before
-// the log is closed.
+// goroutine: it builds its own state from the log, so traffic is not
+// paused. The system must serve already (settlements can be recorded):
+// once the follower has caught up it starts the dispatcher and maintains.
+// The returned func stops it and waits, before the log is closed.
 func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current *atomic.Pointer[actors.Follower],
-	hooks *webhook.Dispatcher, history *eventlog.Store, ready <-chan struct{}) (stop func()) {
+	hooks *webhook.Dispatcher, history *eventlog.Store) (stop func()) {
 	if cfg.snapshotEvery == 0 && cfg.logRetention > 0 {
 		logger.Warn("--snapshot-every 0: no snapshots are saved while serving, so --log-retention deletes nothing")
 	}
@@ -423,11 +418,6 @@ func startFollower(log *wal.Log, cfg *serveConfig, logger *slog.Logger, current 
 		})
 		if err == nil {
 			current.Store(f)
-			select {
-			case <-ready:
-			case <-quit:
-				return
-			}
 			hooks.Start()
 			err = f.Run()
 		}
