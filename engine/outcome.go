@@ -138,7 +138,7 @@ func (s *State) applyOutcome(o *Outcome) {
 	for _, e := range o.Slices {
 		s.Pools[e.Pool].ApplySliceEffect(e)
 	}
-	s.Books[o.Book].ApplyOutcome(o)
+	s.book(o.Book).book.ApplyOutcome(o)
 	if d := o.Debit; d != nil {
 		s.Treasuries[d.Mode].ApplyDebit(d)
 	}
