@@ -741,14 +741,12 @@ type quoteIndexer struct {
 func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
 	ix := &quoteIndexer{s: s, version: version, ids: make(chan []Quote, 16), keys: make(chan []Quote, 16)}
 	ix.done.Go(func() {
-		var hashes []uint64
 		for slab := range ix.ids {
 			// The slab's slots are read ahead together (State.Warm).
-			hashes = hashes[:0]
 			for i := range slab {
-				hashes = append(hashes, s.Quotes.hash(slab[i].ID))
+				s.Quotes.readAhead(slab[i].ID)
 			}
-			s.Quotes.warm(hashes)
+			s.Quotes.warm()
 			for i := range slab {
 				if !ix.corrupt && !ix.indexID(&slab[i]) {
 					ix.corrupt = true

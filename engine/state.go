@@ -85,8 +85,6 @@ type State struct {
 	// made, stays its key's (ensureBook only adds), so an entry never
 	// goes stale.
 	bookCache [8]bookSlot
-	// warmHashes is Warm's reused storage.
-	warmHashes []uint64
 }
 
 type bookSlot struct {
@@ -434,17 +432,14 @@ func (s *State) check(ev Event) error {
 // loop, where the processor keeps many in flight at once. It changes
 // nothing the state holds.
 func (s *State) Warm(evs []Event) {
-	hashes := s.warmHashes[:0]
 	for _, ev := range evs {
-		switch ev := ev.(type) {
-		case *QuoteCreated:
-			hashes = append(hashes, s.Quotes.hash(ev.Quote))
-		case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
-			hashes = append(hashes, s.Quotes.hash(quoteOf(ev)))
+		if c, ok := ev.(*QuoteCreated); ok {
+			s.Quotes.readAhead(c.Quote)
+		} else if id := quoteOf(ev); !id.IsZero() {
+			s.Quotes.readAhead(id)
 		}
 	}
-	s.Quotes.warm(hashes)
-	s.warmHashes = hashes
+	s.Quotes.warm()
 }
 
 func (s *State) checkQuoteCreated(ev *QuoteCreated) error {
