@@ -64,19 +64,9 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
-	bulk, settle := replica.beginReplay(log.LastSeq())
-	err = replayDecoded(log, stats.Snapshot, bulk, replica.Warm, func(seq uint64, ev engine.Event) error {
-		if seq != replica.Seq()+1 {
-			return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, replica.Seq())
-		}
-		if err := replica.ApplyEvent(ev); err != nil {
-			return fmt.Errorf("actors: %w", err)
-		}
-		stats.Events++
-		stats.LastSeq = seq
-		return nil
-	})
-	settle()
+	err = replica.replay(log, log.LastSeq(), replica.applyRecord)
+	stats.LastSeq = replica.Seq()
+	stats.Events = stats.LastSeq - stats.Snapshot
 	if err != nil {
 		return nil, stats, err
 	}
@@ -164,6 +154,11 @@ const replayBatchLen = 512
 // errReplayStopped ends replayDecoded's scanner when a later stage failed.
 var errReplayStopped = errors.New("actors: replay stopped")
 
+// recordReplayer reads the log's records after from, in order (wal.Log).
+type recordReplayer interface {
+	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
+}
+
 // replayDecoded replays the records after from in three stages, each on a
 // goroutine of its own: a scanner copies the records out of the log, a
 // decoder decodes them (together a third of a replay's time, and more than
@@ -177,9 +172,7 @@ var errReplayStopped = errors.New("actors: replay stopped")
 //
 // NB: a decoded event holds no reference into the record's bytes (the
 // codec copies strings), so a batch of records is reused once decoded.
-func replayDecoded(log interface {
-	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
-}, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
+func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
 	decode := engine.DecodeEvent
 	if bulk {
 		decode = new(engine.EventDecoder).Decode

@@ -264,24 +264,19 @@ func (f *Follower) CatchUp() error {
 	if durable <= f.replica.Seq() {
 		return nil
 	}
-	bulk, settle := f.replica.beginReplay(durable)
-	err := replayDecoded(f.log, f.replica.Seq(), bulk, f.replica.Warm, func(seq uint64, ev engine.Event) error {
+	err := f.replica.replay(f.log, durable, func(seq uint64, ev engine.Event) error {
 		if seq > durable {
 			return errPastDurable
 		}
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
-		if seq != f.replica.Seq()+1 {
-			return fmt.Errorf("actors: record %d after %d: the log skips records", seq, f.replica.Seq())
-		}
-		if err := f.replica.ApplyEvent(ev); err != nil {
-			return fmt.Errorf("actors: %w", err)
+		if err := f.replica.applyRecord(seq, ev); err != nil {
+			return err
 		}
 		f.replica.HandOut(f.cfg.Webhooks, f.cfg.Events)
 		return nil
 	})
-	settle()
 	f.stats.applied.Store(f.replica.Seq())
 	if f.cfg.Events != nil {
 		f.cfg.Events.Applied(f.replica.Seq())

@@ -76,9 +76,6 @@ func (r *Replica) Apply(rec []byte) error {
 	return r.ApplyEvent(ev)
 }
 
-// Warm reads ahead what applying evs will read first (engine.State.Warm).
-func (r *Replica) Warm(evs []engine.Event) { r.state.Warm(evs) }
-
 // ApplyEvent applies the next record, decoded.
 func (r *Replica) ApplyEvent(ev engine.Event) error {
 	seq := r.seq + 1
@@ -145,6 +142,28 @@ func (r *Replica) beginReplay(last uint64) (bulk bool, settle func()) {
 	}
 	r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
 	return true, r.state.IndexKeysAside()
+}
+
+// replay replays log's records after the last one applied, about up to
+// last, through apply (replayDecoded), which must apply each in turn
+// (applyRecord): as a bulk replay when they are many (beginReplay), the
+// state's quote index read ahead a batch at a time (engine.State.Warm).
+func (r *Replica) replay(log recordReplayer, last uint64, apply func(seq uint64, ev engine.Event) error) error {
+	bulk, settle := r.beginReplay(last)
+	defer settle()
+	return replayDecoded(log, r.seq, bulk, r.state.Warm, apply)
+}
+
+// applyRecord applies ev, the event of record seq, which must be the next
+// record.
+func (r *Replica) applyRecord(seq uint64, ev engine.Event) error {
+	if seq != r.seq+1 {
+		return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, r.seq)
+	}
+	if err := r.ApplyEvent(ev); err != nil {
+		return fmt.Errorf("actors: %w", err)
+	}
+	return nil
 }
 
 // State is the replica's state (the owner's to read, or to hand over).
