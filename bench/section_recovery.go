@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -66,7 +67,7 @@ type RecoverySize struct {
 	// memory); ApplySeconds applies those decoded events to a new
 	// engine.State, reading nothing, its Idempotency-Key writes on a
 	// goroutine of their own (State.IndexKeysAside, settled within the
-	// time). Recovery overlaps them (scanning, decoding and applying on
+	// time) and its quote index read ahead a batch at a time (State.Warm). Recovery overlaps them (scanning, decoding and applying on
 	// three goroutines), so its replay takes at least the larger:
 	// RatioCeiling is the ratio a replay would reach if it took no longer
 	// than ApplySeconds, the bound applying puts on it.
@@ -366,6 +367,10 @@ func saveSnapshot(store, file string) (float64, error) {
 	return round3(seconds), errors.Join(err, l.Close())
 }
 
+// replayBatch is how many decoded events Recover applies at once (its
+// read-ahead's batch: actors' replayBatchLen).
+const replayBatch = 512
+
 // replayParts times replay's parts alone: reading and decoding every
 // record into memory, then applying the decoded events to a new state.
 func replayParts(store string, events int) (decode, apply float64, err error) {
@@ -394,10 +399,15 @@ func replayParts(store string, events int) (decode, apply float64, err error) {
 	state.Reserve(len(evs)) // as Recover does
 	start = time.Now()
 	settle := state.IndexKeysAside()
-	for i, ev := range evs {
-		if err := state.Apply(ev); err != nil {
-			settle()
-			return 0, 0, fmt.Errorf("bench: event %d: %w", i+1, err)
+	applied := 0
+	for batch := range slices.Chunk(evs, replayBatch) {
+		state.Warm(batch) // as Recover, a batch at a time
+		for _, ev := range batch {
+			if err := state.Apply(ev); err != nil {
+				settle()
+				return 0, 0, fmt.Errorf("bench: event %d: %w", applied+1, err)
+			}
+			applied++
 		}
 	}
 	settle()
