@@ -186,12 +186,7 @@ func (f *fsm) applyCommand(l *raft.Log) applied {
 func (f *fsm) lend() (*engine.State, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.replica == nil && f.failed == nil {
-		wait := f.rebuilt
-		f.mu.Unlock()
-		<-wait
-		f.mu.Lock()
-	}
+	f.awaitReplica(f.mu.Lock, f.mu.Unlock)
 	if f.failed != nil {
 		return nil, f.failed
 	}
@@ -210,6 +205,18 @@ func (f *fsm) lend() (*engine.State, error) {
 		f.rebuildReplica(gen, base, baseSeq, entries, lent)
 	})
 	return state, nil
+}
+
+// awaitReplica returns once the replica is not lent (or failed), with f.mu
+// held again as lock took it: it waits for a rebuild without the lock.
+// REQUIRES: f.mu held by lock.
+func (f *fsm) awaitReplica(lock, unlock func()) {
+	for f.replica == nil && f.failed == nil {
+		wait := f.rebuilt
+		unlock()
+		<-wait
+		lock()
+	}
 }
 
 // close ends a rebuild still running and waits for it to stop: the fsm
@@ -267,14 +274,14 @@ func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []
 			r.State().TellWebhooks(observer) // the dispatcher skips what it holds already
 			told = observer
 		}
-		if len(queued) == 0 && r.Seq() != f.seq {
-			// The records counted while it rebuilt and the records it
-			// applied must be the same ones.
-			f.fail(fmt.Errorf("cluster: rebuilt the replica to record %d, counted %d", r.Seq(), f.seq))
-			f.mu.Unlock()
-			return
-		}
 		if len(queued) == 0 {
+			if r.Seq() != f.seq {
+				// The records counted while it rebuilt and the records
+				// it applied must be the same ones.
+				f.fail(fmt.Errorf("cluster: rebuilt the replica to record %d, counted %d", r.Seq(), f.seq))
+				f.mu.Unlock()
+				return
+			}
 			f.replica = r
 			f.collect()
 			f.endRebuild()
@@ -301,12 +308,7 @@ func (f *fsm) rebuildReplica(gen uint64, base []byte, baseSeq uint64, entries []
 // not lent.
 func (f *fsm) read(fn func(s *engine.State, seq uint64) error) error {
 	f.mu.RLock()
-	for f.replica == nil && f.failed == nil {
-		wait := f.rebuilt
-		f.mu.RUnlock()
-		<-wait
-		f.mu.RLock()
-	}
+	f.awaitReplica(f.mu.RLock, f.mu.RUnlock)
 	defer f.mu.RUnlock()
 	if f.failed != nil {
 		return f.failed
