@@ -60,6 +60,14 @@ func TestQuoteIndexAgainstAMap(t *testing.T) {
 					t.Fatalf("step %d: Len %d, want %d", step, x.Len(), len(want))
 				}
 				if step%1009 == 0 || step > 19_980 {
+					// Reading ahead changes nothing and keeps nothing queued.
+					for id := range want {
+						x.readAhead(id)
+					}
+					x.warm()
+					if len(x.ahead) != 0 {
+						t.Fatalf("step %d: %d reads still queued after warm", step, len(x.ahead))
+					}
 					for id, q := range want {
 						if got := x.Get(id); got != q {
 							t.Fatalf("step %d: Get(%x) = %p, want %p", step, id[:2], got, q)
