@@ -22,7 +22,13 @@ type Key struct {
 	// LastUsedAt is when the key last authenticated a request, to the
 	// minute, as recorded (KeysUsed; 0: never recorded).
 	LastUsedAt int64
+	// RolledFrom is the key this one was rolled from (zero: created).
+	RolledFrom KeyID
 }
+
+// Rolled reports whether the key was rolled: a roll is what gives a key
+// its expiry, and a key is rolled once (its successor may roll).
+func (k *Key) Rolled() bool { return k.ExpiresAt != 0 }
 
 // Works reports whether the key authenticates at now (Unix ms).
 func (k *Key) Works(now int64) bool {

@@ -319,6 +319,9 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.str(ev.Action)
 		e.str(ev.Target)
 		e.uvarint(uint64(ev.Status))
+		if ev.Details != nil {
+			e.auditDetails(ev.Details)
+		}
 	case *PoolCreated:
 		e.id(ev.Pool)
 		e.byte1(uint8(ev.Mode))
@@ -343,6 +346,11 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	case *AccountDeposited:
 		e.id(ev.Account)
 		e.amount(ev.Amount)
+		if !ev.Reference.IsZero() {
+			e.identity(ev.Reference)
+			e.str(ev.IdempotencyKey)
+			e.hash(ev.RequestHash)
+		}
 	case *QuoteCreated:
 		e.id(ev.Quote)
 		e.id(ev.Client)
@@ -387,11 +395,26 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.id(ev.Quote)
 		e.id(ev.Account)
 		e.amount(ev.Amount)
-		e.str(ev.Reference)
-		e.id(ev.Address)
+		if ev.Identity.IsZero() {
+			e.str(ev.Reference)
+			e.id(ev.Address)
+		} else { // the reference is the identity's text
+			e.id(ev.Address)
+			e.identity(ev.Identity)
+		}
 	case *AccountWithdrawn:
 		e.id(ev.Account)
 		e.amount(ev.Amount)
+		if !ev.Reference.IsZero() {
+			e.identity(ev.Reference)
+			e.str(ev.IdempotencyKey)
+			e.hash(ev.RequestHash)
+		}
+	case *ReceiptReversed:
+		e.receiptID(ev.Receipt)
+		e.id(ev.Account)
+		e.amount(ev.Amount)
+		e.str(ev.Reason)
 	case *CreditLimitSet:
 		e.id(ev.Account)
 		e.amount(ev.Limit)
@@ -505,12 +528,15 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		ev = &OperatorCreated{At: at, Operator: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash()}
 	case EventOperatorRevoked:
 		ev = &OperatorRevoked{At: at, Operator: d.id()}
-	case EventOperatorActed:
+	case EventOperatorActed, EventOperatorActedInline:
 		e := &OperatorActed{At: at, Audit: d.id(), Operator: d.str(), OperatorID: d.id(), Action: d.str(), Target: d.str()}
 		if st := d.uvarint(); st <= 999 {
 			e.Status = uint16(st)
 		} else {
 			d.fail()
+		}
+		if typ == EventOperatorActedInline {
+			e.Details = d.auditDetails()
 		}
 		ev = e
 	case EventPoolCreated:
@@ -524,8 +550,12 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		ev = &PoolDeposited{At: at, Pool: d.id(), Amount: d.amount()}
 	case EventPoolWithdrawn:
 		ev = &PoolWithdrawn{At: at, Pool: d.id(), Amount: d.amount()}
-	case EventAccountDeposited:
-		ev = &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
+	case EventAccountDeposited, EventAccountDepositedRef:
+		e := &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
+		if typ == EventAccountDepositedRef {
+			e.Reference, e.IdempotencyKey, e.RequestHash = d.referenceIdentity(), d.str(), d.hash()
+		}
+		ev = e
 	case EventQuoteCreated:
 		if x != nil {
 			d.arena = &x.arena // for the quote's strings and allocations alone
@@ -576,17 +606,31 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 			d.fail()
 		}
 		ev = e
-	case EventPaymentReceived:
-		e := &PaymentReceived{At: at, Method: ReceiptMethod(d.byte1()), Quote: d.id(), Account: d.id(),
-			Amount: d.amount(), Reference: d.str(), Address: d.id()}
+	case EventPaymentReceived, EventPaymentIdentified:
+		e := &PaymentReceived{At: at, Method: ReceiptMethod(d.byte1()), Quote: d.id(), Account: d.id(), Amount: d.amount()}
+		if typ == EventPaymentReceived {
+			e.Reference, e.Address = d.str(), d.id()
+		} else {
+			e.Address, e.Identity = d.id(), d.identity()
+			e.Reference = e.Identity.Text()
+		}
 		if e.Method != ReceiptCrypto && e.Method != ReceiptBank || e.Amount <= 0 || e.Amount > AmountMax ||
 			e.Reference == "" || len(e.Reference) > ReceiptReferenceBytesMax {
 			d.fail()
 		}
 		ev = e
-	case EventAccountWithdrawn:
+	case EventAccountWithdrawn, EventAccountWithdrawnRef:
 		e := &AccountWithdrawn{At: at, Account: d.id(), Amount: d.amount()}
+		if typ == EventAccountWithdrawnRef {
+			e.Reference, e.IdempotencyKey, e.RequestHash = d.referenceIdentity(), d.str(), d.hash()
+		}
 		if e.Amount <= 0 || e.Amount > AmountMax {
+			d.fail()
+		}
+		ev = e
+	case EventReceiptReversed:
+		e := &ReceiptReversed{At: at, Receipt: d.receiptID(), Account: d.id(), Amount: d.amount(), Reason: d.str()}
+		if e.Amount <= 0 || e.Amount > AmountMax || len(e.Reason) > ReversalReasonBytesMax {
 			d.fail()
 		}
 		ev = e
@@ -614,6 +658,79 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		return nil, fmt.Errorf("%w: %d trailing bytes after %s", ErrCorruptEvent, len(d.buf), typ)
 	}
 	return ev, nil
+}
+
+// identity writes a payment's identity (identity.go).
+func (e *encoder) identity(id Identity) {
+	e.byte1(uint8(id.Kind))
+	e.byte1(uint8(id.Chain))
+	e.byte1(uint8(id.Currency))
+	e.uvarint(uint64(id.LogIndex))
+	e.str(id.Ref)
+}
+
+// identity reads what encoder.identity wrote: a well-formed identity, else
+// the record is corrupt.
+func (d *decoder) identity() Identity {
+	id := Identity{Kind: IdentityKind(d.byte1()), Chain: Chain(d.byte1()), Currency: Currency(d.byte1())}
+	if n := d.uvarint(); n <= LogIndexMax {
+		id.LogIndex = uint32(n)
+	} else {
+		d.fail()
+	}
+	id.Ref = d.str()
+	if d.err == nil && !id.valid() {
+		d.fail()
+	}
+	return id
+}
+
+// referenceIdentity reads a prefund's or payout's identity: one of the
+// reference kinds.
+func (d *decoder) referenceIdentity() Identity {
+	id := d.identity()
+	if id.Kind != IdentityInbound && id.Kind != IdentityOutbound {
+		d.fail()
+	}
+	return id
+}
+
+func (e *encoder) receiptID(id ReceiptID) {
+	e.byte1(uint8(id.Mode))
+	e.uvarint(id.Seq)
+}
+
+func (d *decoder) receiptID() ReceiptID {
+	id := ReceiptID{Mode: d.mode(), Seq: d.uvarint()}
+	if id.Seq == 0 {
+		d.fail()
+	}
+	return id
+}
+
+// auditDetails writes an audit line's details; an empty reference is one
+// byte.
+func (e *encoder) auditDetails(a *AuditDetails) {
+	e.amount(a.Amount)
+	e.byte1(uint8(a.Currency))
+	e.str(a.Reference)
+	e.str(a.TxHash)
+	e.str(a.BankTransactionID)
+	e.id(a.Quote)
+	e.id(a.Account)
+	e.byte1(uint8(a.Receipt.Mode))
+	e.uvarint(a.Receipt.Seq)
+}
+
+func (d *decoder) auditDetails() *AuditDetails {
+	a := &AuditDetails{Amount: d.amount(), Currency: Currency(d.byte1()), Reference: d.str(), TxHash: d.str(),
+		BankTransactionID: d.str(), Quote: d.id(), Account: d.id()}
+	a.Receipt = ReceiptID{Mode: Mode(d.byte1()), Seq: d.uvarint()}
+	if a.Amount < 0 || a.Currency != CurrencyNone && !a.Currency.Valid() ||
+		a.Receipt.Seq != 0 && a.Receipt.Mode != ModeLive && a.Receipt.Mode != ModeSandbox {
+		d.fail()
+	}
+	return a
 }
 
 // AppendRateUvarint appends r as an unsigned LEB128 varint of up to 19

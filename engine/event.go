@@ -61,7 +61,18 @@ const (
 	EventOperatorCreated EventType = 30
 	EventOperatorRevoked EventType = 31
 	EventOperatorActed   EventType = 32
-	eventTypeEnd         EventType = 33
+	// The identity of money (identity.go): a receipt that carries its
+	// canonical identity; a prefund and a payout that carry their
+	// reference; a receipt taken back; an audit line written in the same
+	// record batch as the write it describes, with the write's details.
+	// Each has its own tag, so every record written before identities
+	// encodes and replays as it always did.
+	EventPaymentIdentified   EventType = 33
+	EventAccountDepositedRef EventType = 34
+	EventAccountWithdrawnRef EventType = 35
+	EventReceiptReversed     EventType = 36
+	EventOperatorActedInline EventType = 37
+	eventTypeEnd             EventType = 38
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -97,6 +108,11 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventOperatorCreated:          "OperatorCreated",
 	EventOperatorRevoked:          "OperatorRevoked",
 	EventOperatorActed:            "OperatorActed",
+	EventPaymentIdentified:        "PaymentIdentified",
+	EventAccountDepositedRef:      "AccountDepositedRef",
+	EventAccountWithdrawnRef:      "AccountWithdrawnRef",
+	EventReceiptReversed:          "ReceiptReversed",
+	EventOperatorActedInline:      "OperatorActedInline",
 }
 
 func (t EventType) String() string {
@@ -212,11 +228,18 @@ type PoolWithdrawn struct {
 	Amount Amount
 }
 
-// AccountDeposited: clearing(currency) → a wallet.
+// AccountDeposited: clearing(currency) → a wallet, an operator's prefund.
+// Reference is the bank's (or chain's) id of the transfer it records, its
+// identity in the inbound namespace (identity.go); zero in a prefund
+// recorded before identities. IdempotencyKey and RequestHash are the
+// operator's Idempotency-Key and its request's hash, if one was sent.
 type AccountDeposited struct {
-	At      int64
-	Account AccountID
-	Amount  Amount
+	At             int64
+	Account        AccountID
+	Amount         Amount
+	Reference      Identity
+	IdempotencyKey string
+	RequestHash    [32]byte
 }
 
 // Chain is a blockchain network.
@@ -375,21 +398,31 @@ type QuoteCompleted struct {
 // Funded reports whether the completion debits the partner's wallet.
 func (e *QuoteCompleted) Funded() bool { return !e.Wallet.IsZero() }
 
-func (*ClientCreated) Type() EventType    { return EventClientCreated }
-func (*KeyCreated) Type() EventType       { return EventKeyCreated }
-func (*KeyRevoked) Type() EventType       { return EventKeyRevoked }
-func (*KeyRolled) Type() EventType        { return EventKeyRolled }
-func (*KeysUsed) Type() EventType         { return EventKeysUsed }
-func (*OperatorCreated) Type() EventType  { return EventOperatorCreated }
-func (*OperatorRevoked) Type() EventType  { return EventOperatorRevoked }
-func (*OperatorActed) Type() EventType    { return EventOperatorActed }
-func (*PoolCreated) Type() EventType      { return EventPoolCreated }
-func (*PoolRateSet) Type() EventType      { return EventPoolRateSet }
-func (*PoolStatusSet) Type() EventType    { return EventPoolStatusSet }
-func (*PoolDeposited) Type() EventType    { return EventPoolDeposited }
-func (*PoolWithdrawn) Type() EventType    { return EventPoolWithdrawn }
-func (*AccountDeposited) Type() EventType { return EventAccountDeposited }
-func (*QuoteCreated) Type() EventType     { return EventQuoteCreated }
+func (*ClientCreated) Type() EventType   { return EventClientCreated }
+func (*KeyCreated) Type() EventType      { return EventKeyCreated }
+func (*KeyRevoked) Type() EventType      { return EventKeyRevoked }
+func (*KeyRolled) Type() EventType       { return EventKeyRolled }
+func (*KeysUsed) Type() EventType        { return EventKeysUsed }
+func (*OperatorCreated) Type() EventType { return EventOperatorCreated }
+func (*OperatorRevoked) Type() EventType { return EventOperatorRevoked }
+func (e *OperatorActed) Type() EventType {
+	if e.Details != nil {
+		return EventOperatorActedInline
+	}
+	return EventOperatorActed
+}
+func (*PoolCreated) Type() EventType   { return EventPoolCreated }
+func (*PoolRateSet) Type() EventType   { return EventPoolRateSet }
+func (*PoolStatusSet) Type() EventType { return EventPoolStatusSet }
+func (*PoolDeposited) Type() EventType { return EventPoolDeposited }
+func (*PoolWithdrawn) Type() EventType { return EventPoolWithdrawn }
+func (e *AccountDeposited) Type() EventType {
+	if !e.Reference.IsZero() {
+		return EventAccountDepositedRef
+	}
+	return EventAccountDeposited
+}
+func (*QuoteCreated) Type() EventType { return EventQuoteCreated }
 func (e *QuoteAccepted) Type() EventType {
 	if e.PayIn != nil {
 		return EventQuoteAcceptedWithPayIn

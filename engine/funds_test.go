@@ -131,7 +131,9 @@ func TestTreasuryForgetTouched(t *testing.T) {
 	q1, q2, q3 := engine.QuoteID(w.newID()), engine.QuoteID(w.newID()), engine.QuoteID(w.newID())
 	tr := w.state.Treasuries[engine.ModeLive]
 	receipt := func(q engine.QuoteID, ref string, at int64) {
-		tr.ApplyReceipt(&engine.PaymentReceived{At: at, Method: engine.ReceiptBank, Quote: q, Account: live.ID, Amount: 1, Reference: ref})
+		id, _ := engine.InboundIdentity(engine.CurrencyNGN, ref)
+		tr.ApplyReceipt(w.state.Payments, &engine.PaymentReceived{At: at, Method: engine.ReceiptBank, Quote: q, Account: live.ID,
+			Amount: 1, Reference: id.Text(), Identity: id}, id)
 	}
 	receipt(q1, "old-1", 10)
 	receipt(q2, "old-2", 10)

@@ -42,6 +42,7 @@ func (id AuditID) String() string      { return uuid.UUID(id).String() }
 func (id QuoteID) IsZero() bool    { return id == QuoteID{} }
 func (id PoolID) IsZero() bool     { return id == PoolID{} }
 func (id ClientID) IsZero() bool   { return id == ClientID{} }
+func (id KeyID) IsZero() bool      { return id == KeyID{} }
 func (id AccountID) IsZero() bool  { return id == AccountID{} }
 func (id OperatorID) IsZero() bool { return id == OperatorID{} }
 func (id AuditID) IsZero() bool    { return id == AuditID{} }

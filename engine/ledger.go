@@ -78,10 +78,12 @@ type Treasury struct {
 	// sequence of the last posting (funds.go).
 	History    map[AccountID][]Posting
 	PostingSeq uint64
-	// Receipts are the payments received by idempotency key; receiptsOf
-	// indexes them by quote (funds.go).
-	Receipts   map[ReceiptKey]*PaymentReceived
-	receiptsOf map[QuoteID][]*PaymentReceived
+	// receiptsOf lists the receipts of each quote within the retention,
+	// in log order (funds.go); receiptsFrom is the retention's cutoff of
+	// the last Forget (receipts before it are not listed). The receipts
+	// themselves are State.Payments'.
+	receiptsOf   map[QuoteID][]*Payment
+	receiptsFrom int64
 }
 
 // NewTreasury returns the empty treasury of mode m.
@@ -92,8 +94,7 @@ func NewTreasury(m Mode) *Treasury {
 		byClient:   make(map[ClientID]*[CurrenciesMax]AccountID),
 		Credit:     make(map[AccountID]Amount),
 		History:    make(map[AccountID][]Posting),
-		Receipts:   make(map[ReceiptKey]*PaymentReceived),
-		receiptsOf: make(map[QuoteID][]*PaymentReceived),
+		receiptsOf: make(map[QuoteID][]*Payment),
 	}
 }
 

@@ -71,6 +71,13 @@ type OperatorRevoked struct {
 // OperatorID its id (zero for root); Action the route ("POST
 // /admin/v1/pools/{poolId}/rate"), Target the path it named, Status the
 // HTTP status it was answered with.
+//
+// A line with Details (EventOperatorActedInline) is written in the same
+// append as the write it describes — one durable step: no write without
+// its line, no line without its write — and Details say what the write
+// moved and named. A line without (EventOperatorActed) was written after
+// its write, as lines were before, or describes an action that is not a
+// write to the log (a backup, a cluster membership change).
 type OperatorActed struct {
 	At         int64
 	Audit      AuditID
@@ -79,6 +86,54 @@ type OperatorActed struct {
 	Action     string
 	Target     string
 	Status     uint16
+	Details    *AuditDetails
+}
+
+// AuditDetails are what an audited write moved and named: for money, the
+// amount and currency, and whichever references it carried.
+type AuditDetails struct {
+	Amount            Amount // 0 with Currency none: no money moved
+	Currency          Currency
+	Reference         string // a prefund's or payout's reference
+	TxHash            string
+	BankTransactionID string
+	Quote             QuoteID
+	Account           AccountID
+	Receipt           ReceiptID
+}
+
+// AuditDetailsOf are the details of a write's event. currency is the
+// currency of its amount where the event does not name it (the wallet's or
+// pool's; CurrencyNone for an event that moves no money).
+func AuditDetailsOf(ev Event, currency Currency) AuditDetails {
+	d := AuditDetails{Currency: currency}
+	switch ev := ev.(type) {
+	case *PaymentReceived:
+		d.Amount, d.Quote, d.Account = ev.Amount, ev.Quote, ev.Account
+		if ev.Method == ReceiptCrypto {
+			d.TxHash = ev.Reference
+		} else {
+			d.BankTransactionID = ev.Reference
+		}
+	case *AccountDeposited:
+		d.Amount, d.Account, d.Reference = ev.Amount, ev.Account, ev.Reference.Text()
+	case *AccountWithdrawn:
+		d.Amount, d.Account, d.Reference = ev.Amount, ev.Account, ev.Reference.Text()
+	case *ReceiptReversed:
+		d.Amount, d.Account, d.Receipt = ev.Amount, ev.Account, ev.Receipt
+	case *CreditLimitSet:
+		d.Amount, d.Account = ev.Limit, ev.Account
+	case *PoolDeposited:
+		d.Amount = ev.Amount
+	case *PoolWithdrawn:
+		d.Amount = ev.Amount
+	default:
+		d.Currency = CurrencyNone
+		if q := quoteOf(ev); !q.IsZero() {
+			d.Quote = q
+		}
+	}
+	return d
 }
 
 // AuditEntry is one line of the audit trail.
@@ -90,6 +145,7 @@ type AuditEntry struct {
 	Action     string
 	Target     string
 	Status     uint16
+	Details    *AuditDetails // nil: a line written apart from its write
 }
 
 // Bounds of operator records: a name, an action, a target; the audit
@@ -162,7 +218,7 @@ func AppendAudit(entries []AuditEntry, e AuditEntry) []AuditEntry {
 // AuditEntryOf is the audit line an OperatorActed records.
 func AuditEntryOf(ev *OperatorActed) AuditEntry {
 	return AuditEntry{ID: ev.Audit, At: ev.At, Operator: ev.Operator, OperatorID: ev.OperatorID,
-		Action: ev.Action, Target: ev.Target, Status: ev.Status}
+		Action: ev.Action, Target: ev.Target, Status: ev.Status, Details: ev.Details}
 }
 
 // RootOperator is the name the admin token acts under.

@@ -46,8 +46,16 @@ const (
 	ResultPayInUnavailable
 	// ResultOperatorNotFound: no named operator with that id (404).
 	ResultOperatorNotFound
-	// ResultOperatorExists: a working operator has that name (409).
+	// ResultOperatorExists: an operator has, or had, a name that reads as
+	// that one (409).
 	ResultOperatorExists
+	// ResultReceiptNotFound: no receipt has that id (404).
+	ResultReceiptNotFound
+	// ResultReceiptReversed: the receipt was reversed already (409).
+	ResultReceiptReversed
+	// ResultKeyRolled: the key was rolled already; its successor may roll
+	// (409).
+	ResultKeyRolled
 	resultCount
 )
 
@@ -92,4 +100,7 @@ var resultNames = [resultCount]string{
 	ResultPayInUnavailable:      "PayInUnavailable",
 	ResultOperatorNotFound:      "OperatorNotFound",
 	ResultOperatorExists:        "OperatorExists",
+	ResultReceiptNotFound:       "ReceiptNotFound",
+	ResultReceiptReversed:       "ReceiptReversed",
+	ResultKeyRolled:             "KeyRolled",
 }

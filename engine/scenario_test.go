@@ -39,8 +39,16 @@ import (
 // (nothing debited), settle the one the service makes now:
 //
 //	settle QUOTE                       pay QUOTE bank|crypto AMOUNT REFERENCE
-//	payout CLIENT MODE CURRENCY AMOUNT credit CLIENT MODE CURRENCY LIMIT
-//	statement CLIENT MODE CURRENCY
+//	payout CLIENT MODE CURRENCY AMOUNT REFERENCE
+//	credit CLIENT MODE CURRENCY LIMIT  statement CLIENT MODE CURRENCY
+//
+// The identity of money (identity.go, payments.go): a REFERENCE is the
+// rest of the line, as typed; legacy-pay records a receipt as it was
+// recorded before identities (the reference as typed, no identity):
+//
+//	prefund CLIENT MODE CURRENCY AMOUNT REFERENCE
+//	legacy-pay QUOTE bank|crypto AMOUNT REFERENCE
+//	reverse RECEIPT_ID [REASON]        duplicates
 //
 // Run with -rewrite (datadriven's flag) to regenerate the expected output;
 // review it as a diff.
@@ -338,22 +346,92 @@ func (s *scenario) run(line string) string {
 			text += "\n" + s.walletLines(q.Client, q.Mode)
 		}
 		return text
-	case "pay":
+	case "pay", "legacy-pay":
 		need(4)
 		q := s.quote(args[0])
-		method, address := engine.ReceiptBank, engine.AddressID{}
+		req := engine.ReceiptRequest{Method: engine.ReceiptBank, Amount: decimalAmount(s.t, args[2], q.Pair.Source)}
+		reference := strings.Join(args[3:], " ")
+		var err error
 		if args[1] == "crypto" {
-			method = engine.ReceiptCrypto
+			req.Method = engine.ReceiptCrypto
+			chain := engine.ChainTron
 			if q.PayIn != nil {
-				address = q.PayIn.Address
+				req.Address, chain = q.PayIn.Address, q.PayIn.Chain
 			}
+			var hash string
+			if hash, err = engine.CanonicalTxHash(reference); err == nil {
+				req.Identity = engine.ChainIdentity(chain, hash, 0)
+			}
+		} else {
+			req.Identity, err = engine.InboundIdentity(q.Pair.Source, reference)
 		}
-		res, ev := w.state.Treasuries[q.Mode].DecideReceipt(q, method, address, decimalAmount(s.t, args[2], q.Pair.Source), args[3], w.now)
+		if err != nil {
+			return fmt.Sprintf("pay %s: %v", args[0], err)
+		}
+		t := w.state.Treasuries[q.Mode]
+		if fields[0] == "legacy-pay" { // as recorded before identities: the reference as typed
+			w.apply(&engine.PaymentReceived{At: w.now, Method: req.Method, Quote: q.ID, Address: req.Address, Amount: req.Amount,
+				Account: w.wallet(q.Client, q.Mode, q.Pair.Source).ID, Reference: reference})
+			return fmt.Sprintf("legacy-pay %s: receipt %s\n%s", args[0], engine.ReceiptID{Mode: q.Mode, Seq: t.PostingSeq}, s.walletLines(q.Client, q.Mode))
+		}
+		res, ev, prior := t.DecideReceipt(w.state.Payments, q, req, w.now)
 		if ev == nil {
-			return fmt.Sprintf("pay %s: %s (no event)", args[0], res)
+			text := fmt.Sprintf("pay %s: %s (no event)", args[0], res)
+			if prior != nil {
+				text += fmt.Sprintf(", first recorded as %s (%s %s)", prior.ReceiptID(), prior.Identity, amountText(prior.Amount, prior.Currency))
+			}
+			return text
 		}
 		w.apply(ev)
-		return fmt.Sprintf("pay %s: %s\n%s", args[0], res, s.walletLines(q.Client, q.Mode))
+		return fmt.Sprintf("pay %s: %s, receipt %s %s\n%s", args[0], res, engine.ReceiptID{Mode: q.Mode, Seq: t.PostingSeq}, ev.Identity, s.walletLines(q.Client, q.Mode))
+	case "prefund":
+		need(5)
+		c, m, cur := s.client(args[0]), s.mode(args[1]), s.currency(args[2])
+		id, err := engine.InboundIdentity(cur, strings.Join(args[4:], " "))
+		if err != nil {
+			return fmt.Sprintf("prefund: %v", err)
+		}
+		t := w.state.Treasuries[m]
+		res, ev, prior := t.DecideDeposit(w.state.Payments, engine.MoneyRequest{Account: w.wallet(c, m, cur).ID,
+			Amount: decimalAmount(s.t, args[3], cur), Reference: id}, w.now)
+		if ev == nil {
+			text := fmt.Sprintf("prefund: %s (no event)", res)
+			if prior != nil {
+				text += fmt.Sprintf(", first recorded as %s %s in %s", prior.Kind, prior.Identity, prior.Mode)
+			}
+			return text
+		}
+		w.apply(ev)
+		return fmt.Sprintf("prefund: %s %s\n%s", res, id, s.walletLines(c, m))
+	case "reverse":
+		need(1)
+		id, ok := engine.ParseReceiptID(args[0])
+		if !ok {
+			s.fatalf("bad receipt id %q", args[0])
+		}
+		res, ev, _ := w.state.Treasuries[id.Mode].DecideReversal(w.state.Payments, id, strings.Join(args[1:], " "), nil, w.now)
+		if ev == nil {
+			return fmt.Sprintf("reverse %s: %s (no event)", args[0], res)
+		}
+		w.apply(ev)
+		r, _ := w.state.Payments.Receipt(id)
+		return fmt.Sprintf("reverse %s: %s\n%s", args[0], res, s.walletLines(r.Client, r.Mode))
+	case "duplicates":
+		var lines []string
+		for _, d := range w.state.Payments.Duplicates() {
+			line := "duplicate " + d.Identity.String() + ":"
+			for _, p := range d.Payments {
+				line += fmt.Sprintf(" %s %s %q", p.ReceiptID(), amountText(p.Amount, p.Currency), p.Reference)
+				if p.Reversed() {
+					line += " reversed"
+				}
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) == 0 {
+			return "no duplicates"
+		}
+		return strings.Join(lines, "\n")
 	case "payout", "credit":
 		need(4)
 		c, m, cur := s.client(args[0]), s.mode(args[1]), s.currency(args[2])
@@ -366,8 +444,16 @@ func (s *scenario) run(line string) string {
 		var res engine.Result
 		var ev engine.Event
 		if fields[0] == "payout" {
-			r, e := t.DecideWithdrawal(wallet, amount, nil, w.now)
+			need(5)
+			ref, err := engine.OutboundIdentity(cur, strings.Join(args[4:], " "))
+			if err != nil {
+				return fmt.Sprintf("payout: %v", err)
+			}
+			r, e, prior := t.DecideWithdrawal(w.state.Payments, engine.MoneyRequest{Account: wallet, Amount: amount, Reference: ref}, nil, w.now)
 			res, ev = r, asEvent(e)
+			if ev == nil && prior != nil {
+				return fmt.Sprintf("payout: %s (no event), first recorded as %s %s", res, prior.Identity, amountText(prior.Amount, cur))
+			}
 		} else {
 			r, e := t.DecideCreditLimit(wallet, amount, nil, w.now)
 			res, ev = r, asEvent(e)
@@ -387,8 +473,11 @@ func (s *scenario) run(line string) string {
 			if !p.Quote.IsZero() {
 				line += " quote " + s.names[p.Quote]
 			}
-			if p.Reference != "" && p.Type == engine.PostingPayIn {
+			if p.Reference != "" && p.Type != engine.PostingSettlement {
 				line += " ref " + p.Reference
+			}
+			if r := p.ReceiptID(m); !r.IsZero() {
+				line += " receipt " + r.String()
 			}
 			lines = append(lines, line)
 		}

@@ -35,8 +35,14 @@ import (
 // overwriting, without first looking up the older quote it replaces, and
 // lays the quotes out in memory as a replay would. Version 9 changes no
 // field either: each quote starts with a fixed-width record
-// (snapshot_quote.go), read without a varint loop.
-const snapshotVersion = 9
+// (snapshot_quote.go), read without a varint loop. Version 10 (the
+// identity of money, payments.go) writes each statement posting's Of and
+// each treasury's receipts cutoff instead of its receipts, each audit
+// line's details and, at the end, every payment recorded (State.Payments)
+// and each rolled key's predecessor. A version 4 to 9 snapshot's receipts
+// become payments recorded before identities, each with the sequence of
+// its statement posting.
+const snapshotVersion = 10
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -177,7 +183,7 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 	}
 	// version 4: each treasury's credit limits, statements and receipts.
 	for _, m := range Modes {
-		encodeTreasuryFunds(&e, s.Treasuries[m])
+		encodeTreasuryFunds(&e, s.Treasuries[m], version)
 	}
 	// Version 5: the expiry of every rolled key.
 	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.ExpiresAt })
@@ -216,8 +222,89 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 		e.str(a.Action)
 		e.str(a.Target)
 		e.uvarint(uint64(a.Status))
+		if version >= 10 {
+			e.boolean(a.Details != nil)
+			if a.Details != nil {
+				e.auditDetails(a.Details)
+			}
+		}
+	}
+	if version >= 10 {
+		encodePayments(&e, s.Payments)
+		var rolled []KeyID
+		for _, id := range sortedKeys(s.Keys) {
+			if !s.Keys[id].RolledFrom.IsZero() {
+				rolled = append(rolled, id)
+			}
+		}
+		e.uvarint(uint64(len(rolled)))
+		for _, id := range rolled {
+			e.id(id)
+			e.id(s.Keys[id].RolledFrom)
+		}
 	}
 	return e.buf
+}
+
+// encodePayments writes every payment in log order.
+func encodePayments(e *encoder, ps *Payments) {
+	e.uvarint(uint64(ps.Len()))
+	for p := range ps.All() {
+		e.byte1(uint8(p.Kind))
+		e.byte1(uint8(p.Mode))
+		e.uvarint(p.Seq)
+		e.id(p.Account)
+		e.amount(p.Amount)
+		e.varint(p.At)
+		e.boolean(p.Legacy)
+		if p.Legacy {
+			e.byte1(uint8(p.Identity.Kind))
+			e.byte1(uint8(p.Identity.Chain))
+			e.byte1(uint8(p.Identity.Currency))
+			e.str(p.Identity.Ref)
+		} else {
+			e.identity(p.Identity)
+		}
+		e.str(p.Reference)
+		e.varint(p.ReversedAt)
+		if p.Kind == PaymentReceipt {
+			e.byte1(uint8(p.Method))
+			e.id(p.Quote)
+			e.id(p.Address)
+		} else {
+			e.str(p.IdempotencyKey)
+			e.hash(p.RequestHash)
+		}
+	}
+}
+
+// decodePayments reads what encodePayments wrote, after the treasuries
+// (each payment's wallet must be one of them).
+func decodePayments(d *decoder, s *State, count func() uint64) {
+	for n := count(); n > 0 && d.err == nil; n-- {
+		p := &Payment{Kind: PaymentKind(d.byte1()), Mode: d.mode(), Seq: d.uvarint(), Account: d.id(), Amount: d.amount(), At: d.varint()}
+		if p.Legacy = d.boolean(); p.Legacy {
+			p.Identity = Identity{Kind: IdentityKind(d.byte1()), Chain: Chain(d.byte1()), Currency: Currency(d.byte1()), Ref: d.str()}
+		} else {
+			p.Identity = d.identity()
+		}
+		p.Reference, p.ReversedAt = d.str(), d.varint()
+		if p.Kind == PaymentReceipt {
+			p.Method, p.Quote, p.Address = ReceiptMethod(d.byte1()), d.id(), d.id()
+		} else {
+			p.IdempotencyKey, p.RequestHash = d.str(), d.hash()
+		}
+		w, ok := s.Treasuries[p.Mode].Wallets[p.Account]
+		if d.err != nil || !ok || p.Kind < PaymentReceipt || p.Kind > PaymentPayout || p.Amount <= 0 || p.Seq == 0 {
+			d.fail()
+			return
+		}
+		p.Client, p.Currency = ClientID(w.Owner), w.Currency
+		s.Payments.record(p)
+		if t := s.Treasuries[p.Mode]; p.Kind == PaymentReceipt && p.At >= t.receiptsFrom {
+			t.receiptsOf[p.Quote] = append(t.receiptsOf[p.Quote], p)
+		}
+	}
 }
 
 // quotesToEncode is s's quotes in a snapshot's order: from version 8 by
@@ -290,9 +377,8 @@ func restBytesHint(s *State) int {
 		for _, h := range t.History {
 			n += len(h) * 96
 		}
-		n += len(t.Receipts) * 128
 	}
-	return n + len(s.Audit)*160
+	return n + len(s.Audit)*160 + s.Payments.Len()*160
 }
 
 // creationOrder compares two quotes, by creation time and id, in the
@@ -340,7 +426,7 @@ func (d *decoder) receipt() *PaymentReceived {
 
 // encodeTreasuryFunds writes what funds first keeps in a treasury, each
 // part in a deterministic order.
-func encodeTreasuryFunds(e *encoder, t *Treasury) {
+func encodeTreasuryFunds(e *encoder, t *Treasury, version uint8) {
 	e.uvarint(uint64(len(t.Credit)))
 	for _, id := range sortedKeys(t.Credit) {
 		e.id(id)
@@ -361,21 +447,29 @@ func encodeTreasuryFunds(e *encoder, t *Treasury) {
 			e.id(p.Quote)
 			e.str(p.Reference)
 			e.varint(p.At)
+			if version >= 10 {
+				e.uvarint(p.Of)
+			}
 		}
 	}
-	// Receipts in log order (their postings' order is theirs too): by
-	// time, then key, so equal states encode equally.
-	receipts := slices.SortedFunc(maps.Values(t.Receipts), func(a, b *PaymentReceived) int {
-		return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Method, b.Method),
-			slices.Compare(a.Address[:], b.Address[:]), cmp.Compare(a.Reference, b.Reference))
-	})
+	if version >= 10 { // the receipts are State.Payments'
+		e.varint(t.receiptsFrom)
+		return
+	}
+	// Receipts in log order (by their postings' sequence).
+	var receipts []*Payment
+	for _, rs := range t.receiptsOf {
+		receipts = append(receipts, rs...)
+	}
+	slices.SortFunc(receipts, func(a, b *Payment) int { return cmp.Compare(a.Seq, b.Seq) })
 	e.uvarint(uint64(len(receipts)))
 	for _, r := range receipts {
-		e.receipt(r)
+		e.receipt(&PaymentReceived{At: r.At, Method: r.Method, Quote: r.Quote, Account: r.Account, Amount: r.Amount,
+			Reference: r.Reference, Address: r.Address})
 	}
 }
 
-func decodeTreasuryFunds(d *decoder, t *Treasury, count func() uint64) {
+func decodeTreasuryFunds(d *decoder, s *State, t *Treasury, count func() uint64, version uint8) {
 	for n := count(); n > 0 && d.err == nil; n-- {
 		id, limit := AccountID(d.id()), d.amount()
 		if _, ok := t.Wallets[id]; !ok || limit <= 0 {
@@ -395,6 +489,9 @@ func decodeTreasuryFunds(d *decoder, t *Treasury, count func() uint64) {
 		for i := uint64(0); i < postings && d.err == nil; i++ {
 			p := Posting{Seq: d.uvarint(), Type: PostingType(d.byte1()), Amount: d.amount(), BalanceAfter: d.amount(),
 				Quote: d.id(), Reference: d.str(), At: d.varint()}
+			if version >= 10 {
+				p.Of = d.uvarint()
+			}
 			if p.Type == 0 || p.Type >= postingTypeEnd || p.Seq > t.PostingSeq || len(h) > 0 && p.Seq <= h[len(h)-1].Seq {
 				d.fail()
 			}
@@ -402,15 +499,44 @@ func decodeTreasuryFunds(d *decoder, t *Treasury, count func() uint64) {
 		}
 		t.History[id] = h
 	}
+	if version >= 10 {
+		t.receiptsFrom = d.varint()
+		return
+	}
+	// Before version 10: the receipts kept, recorded before identities,
+	// each with its statement posting's sequence (the statement is kept as
+	// long as its receipts are).
 	for n := count(); n > 0 && d.err == nil; n-- {
 		r := d.receipt()
-		if _, ok := t.Wallets[r.Account]; d.err != nil || !ok {
+		w, ok := t.Wallets[r.Account]
+		if d.err != nil || !ok {
 			d.fail()
 			return
 		}
-		t.Receipts[r.Key()] = r
-		t.receiptsOf[r.Quote] = append(t.receiptsOf[r.Quote], r)
+		seq := receiptPosting(t.History[r.Account], r)
+		if seq == 0 {
+			d.fail()
+			return
+		}
+		p := &Payment{Kind: PaymentReceipt, Mode: t.Mode, Seq: seq, Account: r.Account, Client: ClientID(w.Owner),
+			Currency: w.Currency, Amount: r.Amount, At: r.At, Method: r.Method, Quote: r.Quote, Address: r.Address,
+			Reference: r.Reference, Legacy: true}
+		p.Identity = legacyIdentity(r.Method, s.payInChain(r.Address), w.Currency, r.Reference)
+		s.Payments.record(p)
+		t.receiptsOf[r.Quote] = append(t.receiptsOf[r.Quote], p)
 	}
+}
+
+// receiptPosting is the sequence of the payin posting of r in a wallet's
+// statement h (0: none).
+func receiptPosting(h []Posting, r *PaymentReceived) uint64 {
+	for i := range h {
+		p := &h[i]
+		if p.Type == PostingPayIn && p.At == r.At && p.Quote == r.Quote && p.Amount == r.Amount && p.Reference == r.Reference {
+			return p.Seq
+		}
+	}
+	return 0
 }
 
 func encodeTicker(e *encoder, t *Ticker) {
@@ -648,7 +774,7 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	if version >= 4 {
 		for _, m := range Modes {
-			decodeTreasuryFunds(&d, s.Treasuries[m], count)
+			decodeTreasuryFunds(&d, s, s.Treasuries[m], count, version)
 		}
 	}
 	if version >= 5 {
@@ -704,7 +830,22 @@ func DecodeState(b []byte) (*State, error) {
 				d.fail()
 			}
 			a.Status = uint16(st)
+			if version >= 10 && d.boolean() {
+				a.Details = d.auditDetails()
+			}
 			s.Audit = append(s.Audit, a)
+		}
+	}
+	if version >= 10 {
+		decodePayments(&d, s, count)
+		for n := count(); n > 0 && d.err == nil; n-- {
+			id, from := KeyID(d.id()), KeyID(d.id())
+			k, ok := s.Keys[id]
+			if _, known := s.Keys[from]; !ok || !known {
+				d.fail()
+				break
+			}
+			k.RolledFrom = from
 		}
 	}
 	if d.err != nil {

@@ -408,3 +408,87 @@ func TestIndexKeysAside(t *testing.T) {
 		t.Fatal("no quote forgotten: the forget path went untested")
 	}
 }
+
+// TestSnapshotPayments: payments of every kind, a reversal, an audit
+// line's details and a rolled key's predecessor survive a snapshot; a
+// version 9 snapshot's receipts (all recorded before identities, then)
+// come back as those payments, each with its statement posting's
+// sequence, and their duplicates are found again.
+func TestSnapshotPayments(t *testing.T) {
+	s, _ := workload(t, 7, 50)
+	apply := func(ev Event) {
+		t.Helper()
+		if err := s.Apply(ev); err != nil {
+			t.Fatalf("apply %s: %v", ev.Type(), err)
+		}
+	}
+	now := s.LastAt + 1
+	var client *Client
+	for _, c := range s.Clients {
+		client = c
+	}
+	live := s.Treasuries[ModeLive]
+	wallet, _ := live.Wallet(client.ID, CurrencyNGN)
+	quote := QuoteID{9}
+	// Receipts as recorded before identities: one transfer typed twice.
+	legacy := []*PaymentReceived{
+		{At: now, Method: ReceiptBank, Quote: quote, Account: wallet.ID, Amount: 6000, Reference: "NIP-VAR-1"},
+		{At: now, Method: ReceiptBank, Quote: quote, Account: wallet.ID, Amount: 6000, Reference: " nip-var-1"},
+		{At: now, Method: ReceiptBank, Quote: quote, Account: wallet.ID, Amount: 100, Reference: "NIP-2"},
+	}
+	for _, ev := range legacy {
+		apply(ev)
+	}
+	v9 := appendState(nil, s, 9)
+	old, err := DecodeState(v9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := old.Hash(), s.Hash(); got != want {
+		t.Fatalf("version 9 with receipts decodes to hash %x, want %x", got[:8], want[:8])
+	}
+	if d := old.Payments.Duplicates(); len(d) != 1 || len(d[0].Payments) != 2 || d[0].Payments[1].Seq != d[0].Payments[0].Seq+1 {
+		t.Fatalf("duplicates from version 9: %+v", d)
+	}
+
+	inbound, _ := InboundIdentity(CurrencyNGN, "NIP-3")
+	apply(&PaymentReceived{At: now, Method: ReceiptBank, Quote: quote, Account: wallet.ID, Amount: 50, Reference: inbound.Text(), Identity: inbound})
+	prefund, _ := InboundIdentity(CurrencyNGN, "NIP-PREFUND")
+	apply(&AccountDeposited{At: now, Account: wallet.ID, Amount: 70, Reference: prefund, IdempotencyKey: "k1", RequestHash: [32]byte{1}})
+	payout, _ := OutboundIdentity(CurrencyNGN, "PAYOUT-1")
+	apply(&AccountWithdrawn{At: now, Account: wallet.ID, Amount: 30, Reference: payout})
+	second := legacy[1]
+	r, _ := s.Payments.Lookup(legacyIdentity(ReceiptBank, ChainNone, CurrencyNGN, second.Reference))
+	dup := s.Payments.clashes[r.Identity][1]
+	apply(&ReceiptReversed{At: now, Receipt: dup.ReceiptID(), Account: dup.Account, Amount: dup.Amount, Reason: "typed twice"})
+	apply(&OperatorActed{At: now, Audit: AuditID{1}, Operator: "root", Action: "POST /x", Target: "/x", Status: 200,
+		Details: &AuditDetails{Amount: 30, Currency: CurrencyNGN, Reference: "payout-1", Account: wallet.ID, Receipt: dup.ReceiptID()}})
+	for _, k := range s.Keys {
+		apply(&KeyRolled{At: now, Old: k.ID, Key: KeyID{7}, Hash: [32]byte{7}, ExpiresAt: now + 1})
+		break
+	}
+
+	enc := EncodeState(s)
+	decoded, err := DecodeState(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if decoded.Hash() != s.Hash() || !bytes.Equal(EncodeState(decoded), enc) {
+		t.Fatal("a snapshot with payments decodes to another state")
+	}
+	if p, ok := decoded.Payments.ByKey("k1"); !ok || p.Identity != prefund || p.RequestHash != [32]byte{1} {
+		t.Errorf("prefund by key: %+v", p)
+	}
+	if p, ok := decoded.Payments.Receipt(dup.ReceiptID()); !ok || !p.Reversed() || !p.Legacy {
+		t.Errorf("reversed receipt: %+v", p)
+	}
+	if a := decoded.Audit[len(decoded.Audit)-1]; a.Details == nil || a.Details.Receipt != dup.ReceiptID() || a.Details.Reference != "payout-1" {
+		t.Errorf("audit details: %+v", a.Details)
+	}
+	if k := decoded.Keys[KeyID{7}]; k == nil || k.RolledFrom.IsZero() {
+		t.Errorf("rolled key: %+v", k)
+	}
+	if got := decoded.Treasuries[ModeLive].ReceiptsOf(quote); len(got) != 4 {
+		t.Errorf("receipts of the quote after decode: %d, want 4", len(got))
+	}
+}

@@ -40,6 +40,9 @@ type State struct {
 	// lines of the audit trail, oldest first (operator.go).
 	Operators map[OperatorID]*Operator
 	Audit     []AuditEntry
+	// Payments are the receipts, prefunds and payouts by identity, across
+	// both modes, kept for ever (payments.go).
+	Payments *Payments
 	// Markets are the markets in force: DefaultMarkets until a MarketsSet.
 	Markets *Markets
 	// PayIns indexes the quotes' crypto pay-ins by address id; PayInNext
@@ -106,6 +109,7 @@ func NewState() *State {
 		Idempotency: NewIdempotencyIndex(0),
 		Webhooks:    make(map[WebhookID]*Webhook),
 		Operators:   make(map[OperatorID]*Operator),
+		Payments:    NewPayments(),
 		webhooksOf:  make(map[ClientID][]*Webhook),
 		accountPool: make(map[AccountID]PoolID),
 		Markets:     DefaultMarkets(),
@@ -255,7 +259,9 @@ func (s *State) apply(ev Event) error {
 		}
 	case *KeyRolled:
 		old := s.Keys[ev.Old]
-		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: old.Client, Mode: old.Mode, Hash: ev.Hash, CreatedAt: ev.At}
+		s.Keys[ev.Key] = &Key{ID: ev.Key, Client: old.Client, Mode: old.Mode, Hash: ev.Hash, CreatedAt: ev.At, RolledFrom: ev.Old}
+		// NB: a log written before a key rolled once may roll one key
+		// again; the last roll's expiry stands, as it did when written.
 		old.ExpiresAt = ev.ExpiresAt
 	case *PoolCreated:
 		p := NewPool(ev)
@@ -279,10 +285,7 @@ func (s *State) apply(ev Event) error {
 		p := s.Pools[ev.Pool]
 		p.ApplyWithdraw(ev.Amount)
 		s.Book(p.Mode, p.Pair).AddAvailable(p.ID, -ev.Amount)
-	case *AccountDeposited:
-		t, _ := s.walletTreasury(ev.Account)
-		t.ApplyDeposit(ev)
-	case *PaymentReceived, *AccountWithdrawn, *CreditLimitSet:
+	case *PaymentReceived, *AccountDeposited, *AccountWithdrawn, *ReceiptReversed, *CreditLimitSet:
 		s.applyFunds(ev)
 	case *QuoteCreated:
 		q := s.newQuote(ev)
@@ -400,19 +403,11 @@ func (s *State) check(ev Event) error {
 		if ev.Amount <= 0 || p.Withdraw(ev.Amount) != ResultOK {
 			return fmt.Errorf("withdrawal of %d out of range or over available liquidity", ev.Amount)
 		}
-	case *AccountDeposited:
-		t, ok := s.walletTreasury(ev.Account)
-		if !ok {
-			return fmt.Errorf("unknown wallet %s", ev.Account)
-		}
-		if !DepositFits(t.Wallets[ev.Account].Balance, ev.Amount) {
-			return fmt.Errorf("deposit of %d out of range", ev.Amount)
-		}
 	case *QuoteCreated:
 		return s.checkQuoteCreated(ev)
 	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
 		return s.checkLifecycle(ev)
-	case *PaymentReceived, *AccountWithdrawn, *CreditLimitSet:
+	case *PaymentReceived, *AccountDeposited, *AccountWithdrawn, *ReceiptReversed, *CreditLimitSet:
 		return s.checkFunds(ev)
 	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated, *WebhookUpdated:
 		return s.checkWebhook(ev)
