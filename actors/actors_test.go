@@ -443,8 +443,8 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 	changePool(t, sys, &actors.PoolCommand{Pool: accra.ID, Status: &active})
 	changePool(t, sys, &actors.PoolCommand{Pool: accra.ID, Withdraw: amount(t, "1000", engine.CurrencyGHS)})
 	waitWallets(t, sys, ada) // NB: see TestClientWalletsReadableOnceCreated
-	if r := sys.DepositAccount(&actors.DepositAccount{Account: walletOf(t, ada, engine.ModeSandbox, engine.CurrencyNGN),
-		Amount: amount(t, "250000", engine.CurrencyNGN)}); r.Err != nil || r.Result != engine.ResultOK {
+	if r := sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: walletOf(t, ada, engine.ModeSandbox, engine.CurrencyNGN),
+		Amount: amount(t, "250000", engine.CurrencyNGN)}}); r.Err != nil || r.Result != engine.ResultOK {
 		t.Fatalf("deposit: %v %s", r.Err, r.Result)
 	}
 
@@ -468,8 +468,8 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 		Chain: engine.ChainEthereum})
 	mustTransition(t, sys, completed, jsonAccept(t, bayo, completed))
 	clk.Advance(time.Minute)
-	if r := sys.DepositAccount(&actors.DepositAccount{Account: walletOf(t, bayo, engine.ModeLive, engine.CurrencyNGN),
-		Amount: amount(t, "100000", engine.CurrencyNGN)}); r.Err != nil || r.Result != engine.ResultOK {
+	if r := sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: walletOf(t, bayo, engine.ModeLive, engine.CurrencyNGN),
+		Amount: amount(t, "100000", engine.CurrencyNGN)}}); r.Err != nil || r.Result != engine.ResultOK {
 		t.Fatalf("deposit: %v %s", r.Err, r.Result) // funds first: a live completion spends the partner's wallet
 	}
 	mustTransition(t, sys, completed, completeOp)
@@ -950,7 +950,7 @@ func TestClientWalletsReadableOnceCreated(t *testing.T) {
 			}
 		}
 		w := walletOf(t, c, engine.ModeLive, engine.CurrencyNGN)
-		if r := n.sys.DepositAccount(&actors.DepositAccount{Account: w, Amount: 100}); r.Err != nil || r.Result != engine.ResultOK {
+		if r := n.sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: w, Amount: 100}}); r.Err != nil || r.Result != engine.ResultOK {
 			t.Fatalf("client %d: deposit right after CreateClient: %v %s", i, r.Err, r.Result)
 		}
 	}

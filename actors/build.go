@@ -38,7 +38,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		s.startPool(p)
 	}
-	s.coordinator = s.spawn(&coordinatorActor{sys: s}, kindCoordinator)
+	s.coordinator = s.spawn(&coordinatorActor{sys: s, rolling: map[engine.KeyID]bool{}, naming: map[string]bool{}}, kindCoordinator)
 	s.expiry.start()
 	return s, nil
 }
@@ -125,8 +125,9 @@ func (b *builder) treasuries() {
 			s.receipts.publish(q, list)
 		}
 		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(engine.Committed),
-			receiving: make(map[engine.ReceiptKey][]*actor.PID)}, kindTreasury)
+			inFlight: make(map[engine.Identity]*flight)}, kindTreasury)
 	}
+	s.payments.p = b.state.Payments
 }
 
 // quotes makes one pass over the quotes (a million of them cost a cache

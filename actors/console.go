@@ -254,20 +254,20 @@ func (s *System) AwaitingPayment(m engine.Mode, after engine.QuoteID, limit int)
 }
 
 // newestReceipt orders receipts newest first.
-func newestReceipt(a, b *engine.PaymentReceived) int {
-	return cmp.Or(cmp.Compare(b.At, a.At), slices.Compare(a.Quote[:], b.Quote[:]), cmp.Compare(a.Reference, b.Reference))
+func newestReceipt(a, b engine.Payment) int {
+	return cmp.Or(cmp.Compare(b.At, a.At), cmp.Compare(a.Mode, b.Mode), cmp.Compare(b.Seq, a.Seq))
 }
 
 // RecentReceipts is a page of mode m's payments received (bank and
 // crypto), newest first, from offset on, and whether more follow: the
 // receipts the treasuries keep (within --retention). It walks them all:
 // for an operator's page, not a hot path.
-func (s *System) RecentReceipts(m engine.Mode, offset, limit int) ([]*engine.PaymentReceived, bool) {
+func (s *System) RecentReceipts(m engine.Mode, offset, limit int) ([]engine.Payment, bool) {
 	offset = max(offset, 0)
-	first := &firstN[*engine.PaymentReceived]{n: offset + limit + 1, cmp: newestReceipt}
+	first := &firstN[engine.Payment]{n: offset + limit + 1, cmp: newestReceipt}
 	s.receipts.m.Range(func(_, v any) bool {
-		for _, r := range v.([]*engine.PaymentReceived) {
-			if a, ok := s.Account(r.Account); ok && a.Mode == m {
+		for _, r := range v.([]engine.Payment) {
+			if r.Mode == m {
 				first.offer(r)
 			}
 		}

@@ -110,7 +110,8 @@ func TestConsoleReadModels(t *testing.T) {
 	// Payments received, newest first, a page at a time, of the mode.
 	for i, q := range []*engine.Quote{a2, a1} {
 		clk.Advance(time.Second)
-		if r := sys.RecordBankReceipt(q.Reference, amount(t, "1000", engine.CurrencyNGN), "tx-"+string(rune('a'+i))); r.Err != nil || r.Result != engine.ResultOK {
+		tx, _ := engine.InboundIdentity(engine.CurrencyNGN, "tx-"+string(rune('a'+i)))
+		if r := sys.RecordBankReceipt(q.Mode, q.Reference, amount(t, "1000", engine.CurrencyNGN), tx, nil); r.Err != nil || r.Result != engine.ResultOK {
 			t.Fatalf("bank receipt for %s: %v %s", q.Reference, r.Err, r.Result)
 		}
 	}

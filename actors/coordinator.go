@@ -11,6 +11,12 @@ import (
 // they are durable updates the registry and starts the actors they need.
 type coordinatorActor struct {
 	sys *System
+	// rolling are the keys whose roll is in flight: a key is rolled once
+	// (engine.Key.Rolled), so a second roll of one waits for nothing — it
+	// is refused as the first is being made durable.
+	rolling map[engine.KeyID]bool
+	// naming are the canonical names of operators being created.
+	naming map[string]bool
 }
 
 // keySecretChars is the number of random base62 characters of an API key
@@ -56,18 +62,20 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 
 // commit logs ev; once it is durable the coordinator itself runs onDurable
 // (registry writes, spawns) and replies with what it returns.
-func (a *coordinatorActor) commit(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply) {
-	a.commitOrUndo(ctx, ev, onDurable, nil)
+// An operator's command is logged with its audit line (audit, nil for a
+// partner's).
+func (a *coordinatorActor) commit(ctx actor.Context, audit *engine.OperatorActed, ev engine.Event, onDurable func() *AdminReply) {
+	a.commitOrUndo(ctx, audit, ev, onDurable, nil)
 }
 
 // commitOrUndo is commit for a decision the coordinator applied before the
 // append (so that the next command it takes sees it): onFailed undoes it
 // if the append fails.
-func (a *coordinatorActor) commitOrUndo(ctx actor.Context, ev engine.Event, onDurable func() *AdminReply, onFailed func()) {
+func (a *coordinatorActor) commitOrUndo(ctx actor.Context, audit *engine.OperatorActed, ev engine.Event, onDurable func() *AdminReply, onFailed func()) {
 	replyTo, self := ctx.Sender(), ctx.Self()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
 		return self, &structuralDurable{onDurable: onDurable, onFailed: onFailed, replyTo: replyTo, err: err}
-	}, ev)
+	}, a.sys.audited(audit, engine.CurrencyNone, ev)...)
 }
 
 func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
@@ -78,7 +86,7 @@ func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 			ev.Wallets = append(ev.Wallets, engine.WalletAccount{Mode: m, Currency: c, Account: engine.AccountID(sys.ids.UUID())})
 		}
 	}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, cmd.Audit, ev, func() *AdminReply {
 		c := &engine.Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
 		// The wallets are readable from the moment the 201 is sent: publish
 		// their (empty) views now; the treasury actors own them from here.
@@ -105,7 +113,7 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)
 	ev := &engine.KeyCreated{At: sys.nowMillis(), Key: engine.KeyID(sys.ids.UUID()), Client: cmd.Client,
 		Mode: cmd.Mode, Hash: HashKey(secret)}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, cmd.Audit, ev, func() *AdminReply {
 		ref := &keyRef{key: engine.Key{ID: ev.Key, Client: ev.Client, Mode: ev.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
 		sys.directory.addKey(ref)
 		k := ref.key
@@ -115,7 +123,8 @@ func (a *coordinatorActor) createKey(ctx actor.Context, cmd *CreateKey) {
 
 // rollKey makes a new key in one record with the old key's expiry. A key
 // of another client or mode, or one that no longer works (revoked,
-// expired), answers as a missing key.
+// expired), answers as a missing key; a key rolled already (or being
+// rolled) is ResultKeyRolled: a key is rolled once, its successor may roll.
 func (a *coordinatorActor) rollKey(ctx actor.Context, cmd *RollKey) {
 	sys := a.sys
 	now := sys.nowMillis()
@@ -124,16 +133,22 @@ func (a *coordinatorActor) rollKey(ctx actor.Context, cmd *RollKey) {
 		ctx.Respond(&AdminReply{Result: engine.ResultKeyNotFound})
 		return
 	}
+	if ref.expiresAt.Load() != 0 || a.rolling[cmd.Key] {
+		ctx.Respond(&AdminReply{Result: engine.ResultKeyRolled})
+		return
+	}
 	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)
 	ev := &engine.KeyRolled{At: now, Old: cmd.Key, Key: engine.KeyID(sys.ids.UUID()), Hash: HashKey(secret),
 		ExpiresAt: now + cmd.ExpiresIn.Milliseconds()}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.rolling[cmd.Key] = true
+	a.commitOrUndo(ctx, nil, ev, func() *AdminReply {
+		delete(a.rolling, cmd.Key)
 		ref.expiresAt.Store(ev.ExpiresAt)
-		n := &keyRef{key: engine.Key{ID: ev.Key, Client: cmd.Client, Mode: cmd.Mode, Hash: ev.Hash, CreatedAt: ev.At}}
+		n := &keyRef{key: engine.Key{ID: ev.Key, Client: cmd.Client, Mode: cmd.Mode, Hash: ev.Hash, CreatedAt: ev.At, RolledFrom: cmd.Key}}
 		sys.directory.addKey(n)
 		k := n.key
 		return &AdminReply{Result: engine.ResultOK, Key: &k, Secret: secret}
-	})
+	}, func() { delete(a.rolling, cmd.Key) })
 }
 
 // newSecret returns prefix + n base62 characters, drawn without modulo
@@ -165,7 +180,7 @@ func (a *coordinatorActor) revokeKey(ctx actor.Context, cmd *RevokeKey) {
 		return
 	}
 	ev := &engine.KeyRevoked{At: sys.nowMillis(), Key: cmd.Key}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, cmd.Audit, ev, func() *AdminReply {
 		ref.revoked.Store(true)
 		return &AdminReply{Result: engine.ResultOK}
 	})
@@ -186,7 +201,7 @@ func (a *coordinatorActor) createPool(ctx actor.Context, cmd *CreatePool) {
 	ev := &engine.PoolCreated{At: sys.nowMillis(), Pool: engine.PoolID(sys.ids.UUID()), Mode: cmd.Mode,
 		Name: cmd.Name, Pair: cmd.Pair, Rate: cmd.Rate, Owner: cmd.Owner,
 		LiquidityAccount: engine.AccountID(sys.ids.UUID()), ProceedsAccount: engine.AccountID(sys.ids.UUID())}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, cmd.Audit, ev, func() *AdminReply {
 		p := engine.NewPool(ev)
 		sys.startPool(p)
 		sys.root.Send(sys.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})

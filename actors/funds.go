@@ -58,15 +58,16 @@ type walletsSettled struct {
 }
 
 // WithdrawAccount asks a treasury actor to pay a wallet's money out
-// (wallet → clearing). Reply: *AccountReply.
+// (wallet → clearing) under the payout's reference. Reply: *AccountReply.
 type WithdrawAccount struct {
-	Account engine.AccountID
-	Amount  engine.Amount
+	Audited
+	engine.MoneyRequest
 }
 
 // SetCreditLimit asks a treasury actor to set a wallet's credit limit.
 // Reply: *CreditReply.
 type SetCreditLimit struct {
+	Audited
 	Account engine.AccountID
 	Limit   engine.Amount
 }
@@ -82,20 +83,27 @@ type CreditReply struct {
 // recordReceipt asks a treasury actor to credit a payment received for
 // quote. Reply: *ReceiptReply.
 type recordReceipt struct {
-	quote     *engine.Quote
-	method    engine.ReceiptMethod
-	address   engine.AddressID
-	amount    engine.Amount
-	reference string
+	Audited
+	quote   *engine.Quote
+	request engine.ReceiptRequest
 }
 
-// ReceiptReply answers a receipt: the receipt recorded (a new one, or the
-// one recorded before under the same key: Repeated).
+// ReceiptReply answers a receipt and a reversal: the receipt recorded (a
+// copy; on a repeat — Repeated — or a conflict, the one recorded first
+// under its identity).
 type ReceiptReply struct {
 	Result   engine.Result
-	Receipt  *engine.PaymentReceived
+	Receipt  *engine.Payment
 	Repeated bool
 	Err      error
+}
+
+// reverseReceipt asks the treasury actor of a receipt's mode to take it
+// back. Reply: *ReceiptReply (the receipt, reversed).
+type reverseReceipt struct {
+	Audited
+	receipt engine.ReceiptID
+	reason  string
 }
 
 // readStatement asks a treasury actor for a page of a wallet's statement.
@@ -120,24 +128,93 @@ type StatementReply struct {
 type forgetFunds struct{ cutoff int64 }
 
 // receiptViews publishes each quote's receipts for readers: quote id →
-// []*engine.PaymentReceived, a new slice each time (never modified).
+// []engine.Payment, copies made each time (never modified).
 type receiptViews struct{ m sync.Map }
 
-func (r *receiptViews) of(q engine.QuoteID) []*engine.PaymentReceived {
+func (r *receiptViews) of(q engine.QuoteID) []engine.Payment {
 	v, ok := r.m.Load(q)
 	if !ok {
 		return nil
 	}
-	return v.([]*engine.PaymentReceived)
+	return v.([]engine.Payment)
 }
 
-// publish replaces q's receipts with the treasury's list.
-func (r *receiptViews) publish(q engine.QuoteID, list []*engine.PaymentReceived) {
+// publish replaces q's receipts with copies of the treasury's list.
+func (r *receiptViews) publish(q engine.QuoteID, list []*engine.Payment) {
 	if len(list) == 0 {
 		r.m.Delete(q)
 		return
 	}
-	r.m.Store(q, append([]*engine.PaymentReceived(nil), list...))
+	out := make([]engine.Payment, len(list))
+	for i, p := range list {
+		out[i] = *p
+	}
+	r.m.Store(q, out)
+}
+
+// payments is the record of payments (engine.Payments), shared by the two
+// treasury actors: a bank transfer's identity is one across both modes, so
+// each decides against, and records in, the same record, under mu — a
+// decision and its record are one step. Readers (the duplicates listing)
+// take mu too.
+type payments struct {
+	mu sync.Mutex
+	p  *engine.Payments
+}
+
+// flight is a payment whose append is in flight: who waits for its answer
+// (the requester, then each repeat that came meanwhile) and the answer.
+type flight struct {
+	waiters []*actor.PID
+	answer  func(err error, repeated bool) any
+}
+
+// paymentDurable finishes a payment's append: its requester and every
+// repeat that came while it was in flight get the answer now, so no 2xx
+// reports a payment that is not yet on disk.
+type paymentDurable struct {
+	identity engine.Identity
+	err      error
+}
+
+// recordPayment appends a decided payment's events (with the operator's
+// audit line) and answers its requester once durable.
+func (a *treasuryActor) recordPayment(ctx actor.Context, id engine.Identity, answer func(error, bool) any, evs ...engine.Event) {
+	a.inFlight[id] = &flight{waiters: []*actor.PID{ctx.Sender()}, answer: answer}
+	self := ctx.Self()
+	a.sys.appendThen(func(err error) (*actor.PID, any) {
+		return self, &paymentDurable{identity: id, err: err}
+	}, evs...)
+}
+
+// repeat answers a payment decided as a repeat of prior: once prior is
+// durable, if its append is in flight; at once otherwise.
+func (a *treasuryActor) repeat(ctx actor.Context, prior *engine.Payment, answer func(error, bool) any) {
+	if f, ok := a.inFlight[prior.Identity]; ok && prior.Mode == a.treasury.Mode {
+		f.waiters = append(f.waiters, ctx.Sender())
+		return
+	}
+	ctx.Respond(answer(nil, true))
+}
+
+func (a *treasuryActor) paymentDone(ctx actor.Context, msg *paymentDurable) {
+	f := a.inFlight[msg.identity]
+	delete(a.inFlight, msg.identity)
+	for i, to := range f.waiters {
+		ctx.Send(to, f.answer(msg.err, i > 0))
+	}
+}
+
+// copyOf is a copy of p for a reply (nil for none), read under the
+// record's lock.
+func (a *treasuryActor) copyOf(p *engine.Payment) *engine.Payment {
+	if p == nil {
+		return nil
+	}
+	a.sys.payments.mu.Lock()
+	c := *p
+	a.sys.payments.mu.Unlock()
+	return &c
 }
 
 // fund decides a completion's funding (step 1 above).
@@ -171,26 +248,88 @@ func (a *treasuryActor) withdraw(ctx actor.Context, cmd *WithdrawAccount) {
 		ctx.Respond(&AccountReply{Err: err})
 		return
 	}
-	res, ev := a.treasury.DecideWithdrawal(cmd.Account, cmd.Amount, a.committed, a.sys.nowMillis())
-	if ev == nil {
-		ctx.Respond(&AccountReply{Result: res})
-		return
+	ps := &a.sys.payments
+	ps.mu.Lock()
+	res, ev, prior := a.treasury.DecideWithdrawal(ps.p, cmd.MoneyRequest, a.committed, a.sys.nowMillis())
+	var made engine.Event // nil, not a nil *AccountWithdrawn, when nothing is made
+	if ev != nil {
+		a.treasury.ApplyWithdrawal(ps.p, ev)
+		made = ev
 	}
-	a.treasury.ApplyWithdrawal(ev)
-	a.logged(ctx, ev, cmd.Account)
+	ps.mu.Unlock()
+	a.moneyMoved(ctx, cmd.Account, cmd.Audit, res, made, prior)
 }
 
-// logged appends ev, already applied to the wallet account, and answers
-// the requester with the wallet once it is durable.
-func (a *treasuryActor) logged(ctx actor.Context, ev engine.Event, account engine.AccountID) {
+// deposit decides, applies and logs an operator's prefund.
+func (a *treasuryActor) deposit(ctx actor.Context, cmd *DepositAccount) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&AccountReply{Err: err})
+		return
+	}
+	ps := &a.sys.payments
+	ps.mu.Lock()
+	res, ev, prior := a.treasury.DecideDeposit(ps.p, cmd.MoneyRequest, a.sys.nowMillis())
+	var made engine.Event // nil, not a nil *AccountDeposited, when nothing is made
+	if ev != nil {
+		a.treasury.ApplyDeposit(ps.p, ev)
+		made = ev
+	}
+	ps.mu.Unlock()
+	a.moneyMoved(ctx, cmd.Account, cmd.Audit, res, made, prior)
+}
+
+// moneyMoved answers a prefund or payout decided (ev applied, or a repeat
+// or refusal) and logs ev with its audit line.
+func (a *treasuryActor) moneyMoved(ctx actor.Context, account engine.AccountID, audit *engine.OperatorActed,
+	res engine.Result, ev engine.Event, prior *engine.Payment) {
 	view := a.publish(account)
-	replyTo := ctx.Sender()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
+	answer := func(err error, repeated bool) any {
 		if err != nil {
-			return replyTo, &AccountReply{Err: err}
+			return &AccountReply{Err: err}
 		}
-		return replyTo, &AccountReply{Result: engine.ResultOK, Account: view}
-	}, ev)
+		return &AccountReply{Result: engine.ResultOK, Account: view, Repeated: repeated, Payment: a.paymentOf(ev, prior)}
+	}
+	switch {
+	case ev == nil && res == engine.ResultOK && prior != nil:
+		a.repeat(ctx, prior, answer)
+	case ev == nil:
+		ctx.Respond(&AccountReply{Result: res, Account: view, Payment: a.copyOf(prior)})
+	default:
+		id := paymentIdentity(ev)
+		if id.IsZero() { // no reference: answered on its own
+			replyTo := ctx.Sender()
+			a.sys.appendThen(func(err error) (*actor.PID, any) { return replyTo, answer(err, false) },
+				a.sys.audited(audit, view.Currency, ev)...)
+			return
+		}
+		a.recordPayment(ctx, id, answer, a.sys.audited(audit, view.Currency, ev)...)
+	}
+}
+
+// paymentOf is the payment ev recorded (or prior, for a repeat), copied.
+func (a *treasuryActor) paymentOf(ev engine.Event, prior *engine.Payment) *engine.Payment {
+	if prior != nil {
+		return a.copyOf(prior)
+	}
+	if id := paymentIdentity(ev); !id.IsZero() {
+		a.sys.payments.mu.Lock()
+		p, _ := a.sys.payments.p.Lookup(id)
+		a.sys.payments.mu.Unlock()
+		return a.copyOf(p)
+	}
+	return nil
+}
+
+// paymentIdentity is the identity a prefund or payout event records
+// (zero: none).
+func paymentIdentity(ev engine.Event) engine.Identity {
+	switch ev := ev.(type) {
+	case *engine.AccountDeposited:
+		return ev.Reference
+	case *engine.AccountWithdrawn:
+		return ev.Reference
+	}
+	return engine.Identity{}
 }
 
 // setCredit decides, applies and logs a credit limit.
@@ -212,7 +351,7 @@ func (a *treasuryActor) setCredit(ctx actor.Context, cmd *SetCreditLimit) {
 			return replyTo, &CreditReply{Err: err}
 		}
 		return replyTo, &CreditReply{Result: engine.ResultOK, Account: view, Limit: ev.Limit}
-	}, ev)
+	}, a.sys.audited(cmd.Audit, view.Currency, ev)...)
 }
 
 // receive decides, applies and logs a payment received.
@@ -221,56 +360,83 @@ func (a *treasuryActor) receive(ctx actor.Context, cmd *recordReceipt) {
 		ctx.Respond(&ReceiptReply{Err: err})
 		return
 	}
-	res, ev := a.treasury.DecideReceipt(cmd.quote, cmd.method, cmd.address, cmd.amount, cmd.reference, a.sys.nowMillis())
-	key := engine.ReceiptKey{Method: cmd.method, Address: cmd.address, Reference: cmd.reference}
-	if waiting, inFlight := a.receiving[key]; inFlight && ev == nil && res == engine.ResultOK {
-		a.receiving[key] = append(waiting, ctx.Sender()) // a repeat: answered once the first is durable
-		return
+	ps := &a.sys.payments
+	ps.mu.Lock()
+	res, ev, prior := a.treasury.DecideReceipt(ps.p, cmd.quote, cmd.request, a.sys.nowMillis())
+	var recorded *engine.Payment
+	if ev != nil {
+		recorded = a.treasury.ApplyReceipt(ps.p, ev, ev.Identity)
+		prior = recorded
 	}
-	if ev == nil {
+	var c engine.Payment
+	if prior != nil {
+		c = *prior
+	}
+	ps.mu.Unlock()
+	answer := func(err error, repeated bool) any {
+		if err != nil {
+			return &ReceiptReply{Err: err}
+		}
+		return &ReceiptReply{Result: engine.ResultOK, Receipt: &c, Repeated: repeated}
+	}
+	switch {
+	case ev == nil && res == engine.ResultOK:
+		a.repeat(ctx, prior, answer)
+		return
+	case ev == nil:
 		reply := &ReceiptReply{Result: res}
-		if res == engine.ResultOK {
-			reply.Receipt, _ = a.treasury.Receipt(key)
-			reply.Repeated = true
+		if prior != nil {
+			reply.Receipt = &c
 		}
 		ctx.Respond(reply)
 		return
 	}
-	a.treasury.ApplyReceipt(ev)
 	a.publish(ev.Account)
 	a.sys.receipts.publish(ev.Quote, a.treasury.ReceiptsOf(ev.Quote))
-	a.receiving[key] = []*actor.PID{ctx.Sender()}
-	self := ctx.Self()
+	a.recordPayment(ctx, ev.Identity, answer, a.sys.audited(cmd.Audit, c.Currency, ev)...)
+}
+
+// reverse decides, applies and logs taking a receipt back.
+func (a *treasuryActor) reverse(ctx actor.Context, cmd *reverseReceipt) {
+	if err := a.sys.writable(); err != nil {
+		ctx.Respond(&ReceiptReply{Err: err})
+		return
+	}
+	ps := &a.sys.payments
+	ps.mu.Lock()
+	res, ev, r := a.treasury.DecideReversal(ps.p, cmd.receipt, cmd.reason, a.committed, a.sys.nowMillis())
+	if ev != nil {
+		a.treasury.ApplyReversal(ps.p, ev)
+	}
+	var c engine.Payment
+	if r != nil {
+		c = *r
+	}
+	ps.mu.Unlock()
+	if ev == nil {
+		reply := &ReceiptReply{Result: res}
+		if r != nil {
+			reply.Receipt = &c
+		}
+		ctx.Respond(reply)
+		return
+	}
+	a.publish(ev.Account)
+	a.sys.receipts.publish(c.Quote, a.treasury.ReceiptsOf(c.Quote))
+	replyTo := ctx.Sender()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &receiptDurable{key: key, receipt: ev, err: err}
-	}, ev)
-}
-
-// receiptDurable finishes a receipt's append: its requester and every
-// repeat that came while it was in flight get the answer now, so no 2xx
-// reports a receipt that is not yet on disk.
-type receiptDurable struct {
-	key     engine.ReceiptKey
-	receipt *engine.PaymentReceived
-	err     error
-}
-
-func (a *treasuryActor) receiptDone(ctx actor.Context, msg *receiptDurable) {
-	reply := &ReceiptReply{Result: engine.ResultOK, Receipt: msg.receipt}
-	if msg.err != nil {
-		reply = &ReceiptReply{Err: msg.err}
-	}
-	for i, to := range a.receiving[msg.key] {
-		r := *reply
-		r.Repeated = i > 0 && msg.err == nil
-		ctx.Send(to, &r)
-	}
-	delete(a.receiving, msg.key)
+		if err != nil {
+			return replyTo, &ReceiptReply{Err: err}
+		}
+		return replyTo, &ReceiptReply{Result: engine.ResultOK, Receipt: &c}
+	}, a.sys.audited(cmd.Audit, c.Currency, ev)...)
 }
 
 // forget drops what the retention allows and republishes the receipts of
 // the quotes it touched.
 func (a *treasuryActor) forget(cutoff int64) {
+	a.sys.payments.mu.Lock() // the views read the payments
+	defer a.sys.payments.mu.Unlock()
 	_, touched := a.treasury.Forget(cutoff)
 	for _, q := range touched {
 		a.sys.receipts.publish(q, a.treasury.ReceiptsOf(q))
@@ -305,14 +471,23 @@ func (s *System) treasuryOfWallet(id engine.AccountID) (*actor.PID, bool) {
 
 // WithdrawAccount pays a wallet's available money out (operator).
 func (s *System) WithdrawAccount(cmd *WithdrawAccount) *AccountReply {
-	pid, ok := s.treasuryOfWallet(cmd.Account)
+	return s.moveMoney(cmd.Account, cmd)
+}
+
+// DepositAccount credits a wallet from clearing (operator's prefund).
+func (s *System) DepositAccount(cmd *DepositAccount) *AccountReply {
+	return s.moveMoney(cmd.Account, cmd)
+}
+
+func (s *System) moveMoney(wallet engine.AccountID, cmd Request[*AccountReply]) *AccountReply {
+	pid, ok := s.treasuryOfWallet(wallet)
 	if !ok {
 		return &AccountReply{Result: engine.ResultAccountNotFound}
 	}
 	if err := s.writable(); err != nil {
 		return &AccountReply{Err: err}
 	}
-	reply, err := ask[*AccountReply](s, pid, cmd)
+	reply, err := ask(s, pid, cmd)
 	if err != nil {
 		return &AccountReply{Err: err}
 	}
@@ -321,7 +496,7 @@ func (s *System) WithdrawAccount(cmd *WithdrawAccount) *AccountReply {
 
 // SetCreditLimit sets the credit limit of a client's wallet in a mode and
 // currency (operator).
-func (s *System) SetCreditLimit(client engine.ClientID, m engine.Mode, c engine.Currency, limit engine.Amount) *CreditReply {
+func (s *System) SetCreditLimit(client engine.ClientID, m engine.Mode, c engine.Currency, limit engine.Amount, audit *engine.OperatorActed) *CreditReply {
 	wallet, ok := s.wallet(client, m, c)
 	if !ok {
 		return &CreditReply{Result: engine.ResultClientNotFound}
@@ -329,7 +504,7 @@ func (s *System) SetCreditLimit(client engine.ClientID, m engine.Mode, c engine.
 	if err := s.writable(); err != nil {
 		return &CreditReply{Err: err}
 	}
-	reply, err := ask[*CreditReply](s, s.treasuries[m], &SetCreditLimit{Account: wallet, Limit: limit})
+	reply, err := ask[*CreditReply](s, s.treasuries[m], &SetCreditLimit{Audited: Audited{audit}, Account: wallet, Limit: limit})
 	if err != nil {
 		return &CreditReply{Err: err}
 	}
@@ -350,6 +525,29 @@ func (s *System) wallet(client engine.ClientID, m engine.Mode, c engine.Currency
 	return engine.AccountID{}, false
 }
 
+// readCredit asks a treasury actor for the credit limits of some of its
+// wallets. Reply: *creditRead.
+type readCredit struct{ wallets []engine.AccountID }
+
+// creditRead answers readCredit: each wallet's limit (absent: none).
+type creditRead struct {
+	limits map[engine.AccountID]engine.Amount
+}
+
+// CreditLimits reads the credit limits of wallets of mode m (a client's
+// page in the console).
+func (s *System) CreditLimits(m engine.Mode, wallets []engine.AccountID) (map[engine.AccountID]engine.Amount, error) {
+	pid, ok := s.treasuries[m]
+	if !ok {
+		return nil, nil
+	}
+	r, err := ask[*creditRead](s, pid, &readCredit{wallets: wallets})
+	if err != nil {
+		return nil, err
+	}
+	return r.limits, nil
+}
+
 // CreditLimit is the credit limit of a wallet, read through its treasury.
 func (s *System) CreditLimit(wallet engine.AccountID) (engine.Amount, error) {
 	pid, ok := s.treasuryOfWallet(wallet)
@@ -364,36 +562,43 @@ func (s *System) CreditLimit(wallet engine.AccountID) (engine.Amount, error) {
 }
 
 // RecordCryptoReceipt credits a deposit seen on chain to a pay-in
-// address (an operator's POST /admin/v1/payins/{addressId}/seen),
-// whatever its quote's status: money received is never orphaned.
-func (s *System) RecordCryptoReceipt(address engine.AddressID, amount engine.Amount, txHash string) *ReceiptReply {
+// address (an operator's POST /admin/v1/payins/{addressId}/seen, or the
+// chain watcher), whatever its quote's status: money received is never
+// orphaned. Its identity is (the pay-in's chain, hash, logIndex).
+func (s *System) RecordCryptoReceipt(address engine.AddressID, amount engine.Amount, hash string, logIndex uint32, audit *engine.OperatorActed) *ReceiptReply {
 	q, ok := s.PayInQuote(address)
 	if !ok || q.PayIn == nil {
 		return &ReceiptReply{Result: engine.ResultPayInNotFound}
 	}
-	return s.recordReceipt(&recordReceipt{quote: q, method: engine.ReceiptCrypto, address: address, amount: amount, reference: txHash})
+	return s.recordReceipt(&recordReceipt{Audited: Audited{audit}, quote: q, request: engine.ReceiptRequest{
+		Method: engine.ReceiptCrypto, Address: address, Amount: amount,
+		Identity: engine.ChainIdentity(q.PayIn.Chain, hash, logIndex)}})
 }
 
-// RecordBankReceipt credits a bank transfer carrying a quote's reference
-// (an operator's POST /admin/v1/payins/bank). ResultQuoteNotFound when no
-// held quote of a fiat source has that reference.
-func (s *System) RecordBankReceipt(reference string, amount engine.Amount, bankTransactionID string) *ReceiptReply {
-	q, ok := s.QuoteByReference(reference)
+// RecordBankReceipt credits a bank transfer carrying the reference of a
+// quote of mode m (an operator's POST /admin/v1/payins/bank).
+// ResultQuoteNotFound when no held quote of a fiat source in m has that
+// reference. Its identity is (the quote's source currency, the bank
+// transaction id, canonical).
+func (s *System) RecordBankReceipt(m engine.Mode, reference string, amount engine.Amount, bankTransactionID engine.Identity, audit *engine.OperatorActed) *ReceiptReply {
+	q, ok := s.QuoteByReference(m, reference)
 	if !ok {
 		return &ReceiptReply{Result: engine.ResultQuoteNotFound}
 	}
-	return s.recordReceipt(&recordReceipt{quote: q, method: engine.ReceiptBank, amount: amount, reference: bankTransactionID})
+	return s.recordReceipt(&recordReceipt{Audited: Audited{audit}, quote: q, request: engine.ReceiptRequest{
+		Method: engine.ReceiptBank, Amount: amount, Identity: bankTransactionID}})
 }
 
-// QuoteByReference finds a held quote of a fiat source by its bank pay-in
-// reference.
-func (s *System) QuoteByReference(reference string) (*engine.Quote, bool) {
-	id, ok := s.references.lookup(reference, &s.quotes)
+// QuoteByReference finds a held quote of a fiat source in mode m by its
+// bank pay-in reference, as a bank or an operator writes it (any case,
+// padded).
+func (s *System) QuoteByReference(m engine.Mode, reference string) (*engine.Quote, bool) {
+	id, ok := s.references.lookup(engine.CanonicalPayInReference(reference), &s.quotes)
 	if !ok {
 		return nil, false
 	}
 	q, ok := s.AnyQuote(id)
-	if !ok || q.Pair.Source.IsToken() {
+	if !ok || q.Pair.Source.IsToken() || q.Mode != m {
 		return nil, false
 	}
 	return q, true
@@ -410,8 +615,60 @@ func (s *System) recordReceipt(cmd *recordReceipt) *ReceiptReply {
 	return reply
 }
 
+// ReverseReceipt takes a receipt back (POST
+// /admin/v1/payins/{receiptId}/reverse): wallet → clearing, a reversal
+// statement row.
+func (s *System) ReverseReceipt(id engine.ReceiptID, reason string, audit *engine.OperatorActed) *ReceiptReply {
+	pid, ok := s.treasuries[id.Mode]
+	if !ok {
+		return &ReceiptReply{Result: engine.ResultReceiptNotFound}
+	}
+	if err := s.writable(); err != nil {
+		return &ReceiptReply{Err: err}
+	}
+	reply, err := ask[*ReceiptReply](s, pid, &reverseReceipt{Audited: Audited{audit}, receipt: id, reason: reason})
+	if err != nil {
+		return &ReceiptReply{Err: err}
+	}
+	return reply
+}
+
+// Receipt is the receipt id names (a copy).
+func (s *System) Receipt(id engine.ReceiptID) (engine.Payment, bool) {
+	s.payments.mu.Lock()
+	defer s.payments.mu.Unlock()
+	p, ok := s.payments.p.Receipt(id)
+	if !ok {
+		return engine.Payment{}, false
+	}
+	return *p, true
+}
+
+// Duplicates lists the identities recorded more than once (receipts
+// recorded before identities), each with copies of its payments.
+func (s *System) Duplicates() []Duplicate {
+	s.payments.mu.Lock()
+	defer s.payments.mu.Unlock()
+	var out []Duplicate
+	for _, d := range s.payments.p.Duplicates() {
+		g := Duplicate{Identity: d.Identity}
+		for _, p := range d.Payments {
+			g.Payments = append(g.Payments, *p)
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// Duplicate is an identity recorded more than once, with copies of its
+// payments in log order.
+type Duplicate struct {
+	Identity engine.Identity
+	Payments []engine.Payment
+}
+
 // Receipts returns the payments received for a quote, oldest first.
-func (s *System) Receipts(q engine.QuoteID) []*engine.PaymentReceived { return s.receipts.of(q) }
+func (s *System) Receipts(q engine.QuoteID) []engine.Payment { return s.receipts.of(q) }
 
 // Statement reads a page of a wallet's statement, newest first, after the
 // posting with sequence after (0: from the newest).
@@ -429,13 +686,13 @@ func (s *System) Statement(wallet engine.AccountID, after uint64, limit int) *St
 
 // OperatorComplete completes any client's quote for an operator, under
 // the same funding rule as the partner's completion.
-func (s *System) OperatorComplete(id engine.QuoteID) *QuoteReply {
+func (s *System) OperatorComplete(id engine.QuoteID, audit *engine.OperatorActed) *QuoteReply {
 	ref, ok := s.quoteRef(id)
 	if !ok {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
 	client, mode := ref.owner()
-	return s.TransitionQuote(client, mode, id, &TransitionQuote{Operation: OperationComplete})
+	return s.TransitionQuote(client, mode, id, &TransitionQuote{Audited: Audited{audit}, Operation: OperationComplete})
 }
 
 // referenceIndex finds a quote by its bank pay-in reference, for bank
@@ -455,7 +712,7 @@ func (x *referenceIndex) add(q *engine.Quote) {
 		return
 	}
 	x.mu.Lock()
-	x.m[q.Reference] = q.ID
+	x.m[engine.CanonicalPayInReference(q.Reference)] = q.ID
 	x.mu.Unlock()
 }
 
@@ -466,7 +723,7 @@ func (x *referenceIndex) drop(refs []string) {
 	}
 	x.mu.Lock()
 	for _, r := range refs {
-		delete(x.m, r)
+		delete(x.m, engine.CanonicalPayInReference(r))
 	}
 	x.mu.Unlock()
 }
@@ -482,7 +739,7 @@ func (x *referenceIndex) lookup(reference string, registry *quoteRegistry) (engi
 		x.built.Store(true)
 		registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
 			if r := ref.view.Load().Reference; r != "" {
-				x.m[r] = id
+				x.m[engine.CanonicalPayInReference(r)] = id
 			}
 			return true
 		})

@@ -43,6 +43,7 @@ const (
 // TransitionQuote asks a quote actor to accept, cancel or complete.
 // Reply: *QuoteReply.
 type TransitionQuote struct {
+	Audited
 	Operation QuoteOperation
 	Accept    engine.AcceptQuote // OperationAccept only
 	// ByOperator: an operator's cancel (the admin API), recorded as such.
@@ -70,6 +71,7 @@ type QuoteReply struct {
 // PoolCommand asks a pair actor to change one of its pools. Exactly one of
 // the fields is set. Reply: *PoolReply (sent by the pool actor once applied).
 type PoolCommand struct {
+	Audited
 	Pool     engine.PoolID
 	Rate     engine.Rate // SetRate when non-zero
 	Status   *bool       // SetStatus when non-nil (true = active)
@@ -142,18 +144,23 @@ type sliceEffect struct{ effect engine.SliceEffect }
 // clientOpened carries a durable ClientCreated to a treasury actor.
 type clientOpened struct{ event *engine.ClientCreated }
 
-// DepositAccount asks a treasury actor to credit a wallet from clearing.
+// DepositAccount asks a treasury actor to credit a wallet from clearing:
+// an operator's prefund under its reference (engine.MoneyRequest).
 // Reply: *AccountReply.
 type DepositAccount struct {
-	Account engine.AccountID
-	Amount  engine.Amount
+	Audited
+	engine.MoneyRequest
 }
 
-// AccountReply answers DepositAccount.
+// AccountReply answers DepositAccount and WithdrawAccount.
 type AccountReply struct {
 	Result  engine.Result
 	Account *engine.Account
-	Err     error
+	// Payment is the prefund or payout recorded (a copy): on a repeat
+	// (Repeated) or a conflict, the one recorded first.
+	Payment  *engine.Payment
+	Repeated bool
+	Err      error
 }
 
 // treasurySnapshot asks a treasury actor for a consistent copy of its
@@ -182,12 +189,19 @@ type quoteRecorded struct {
 }
 
 // Coordinator commands. Reply: *AdminReply.
-type CreateClient struct{ Name string }
+type CreateClient struct {
+	Audited
+	Name string
+}
 type CreateKey struct {
+	Audited
 	Client engine.ClientID
 	Mode   engine.Mode
 }
-type RevokeKey struct{ Key engine.KeyID }
+type RevokeKey struct {
+	Audited
+	Key engine.KeyID
+}
 
 // RollKey makes a new key for the client and mode of Key, which must be
 // the caller's (Client, Mode) and still work, and has Key stop working
@@ -200,6 +214,7 @@ type RollKey struct {
 	ExpiresIn time.Duration
 }
 type CreatePool struct {
+	Audited
 	Mode  engine.Mode
 	Name  string
 	Pair  engine.Pair

@@ -115,10 +115,14 @@ func (s *System) AuditPage(after engine.AuditID, limit int) (page []engine.Audit
 // Operator commands (coordinator). Reply: *OperatorReply.
 type (
 	CreateOperator struct {
+		Audited
 		Name string
 		Role engine.Role
 	}
-	RevokeOperator struct{ Operator engine.OperatorID }
+	RevokeOperator struct {
+		Audited
+		Operator engine.OperatorID
+	}
 	// RecordAudit records an operator's write (engine.OperatorActed).
 	RecordAudit struct {
 		Operator   string
@@ -132,6 +136,7 @@ type (
 // OperatorReply answers the operator commands.
 type OperatorReply struct {
 	Result   engine.Result
+	Reason   error // on ResultValidation of a name: what it must be
 	Operator engine.Operator
 	Token    string // CreateOperator: the token, shown once
 	Err      error
@@ -157,15 +162,18 @@ func (s *System) OperatorCommand(cmd Request[*OperatorReply]) *OperatorReply {
 // is durable (or failed).
 type operatorDurable struct {
 	onDurable func() *OperatorReply
+	onDone    func() // after onDurable or the failure, if set
 	replyTo   *actor.PID
 	err       error
 }
 
-func (a *coordinatorActor) commitOperator(ctx actor.Context, ev engine.Event, onDurable func() *OperatorReply) {
+// commitOperator logs ev with an operator's audit line (if any); once it is
+// durable the coordinator runs onDurable, then onDone either way.
+func (a *coordinatorActor) commitOperator(ctx actor.Context, audit *engine.OperatorActed, ev engine.Event, onDurable func() *OperatorReply, onDone func()) {
 	replyTo, self := ctx.Sender(), ctx.Self()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &operatorDurable{onDurable: onDurable, replyTo: replyTo, err: err}
-	}, ev)
+		return self, &operatorDurable{onDurable: onDurable, onDone: onDone, replyTo: replyTo, err: err}
+	}, a.sys.audited(audit, engine.CurrencyNone, ev)...)
 }
 
 func (a *coordinatorActor) operatorCommand(ctx actor.Context, msg any) bool {
@@ -174,26 +182,37 @@ func (a *coordinatorActor) operatorCommand(ctx actor.Context, msg any) bool {
 	case *CreateOperator:
 		// NB: what the engine's check refuses is refused here first: a
 		// logged record must apply on every replica.
-		if cmd.Name == "" || len(cmd.Name) > engine.OperatorNameMax || cmd.Name == engine.RootOperator ||
-			(cmd.Role != engine.RoleViewer && cmd.Role != engine.RoleOperator) ||
+		if (cmd.Role != engine.RoleViewer && cmd.Role != engine.RoleOperator) ||
 			len(sys.operators.view.Load().byID) >= engine.OperatorsCountMax {
 			ctx.Respond(&OperatorReply{Result: engine.ResultValidation})
 			return true
 		}
-		for _, o := range sys.operators.view.Load().byID {
-			if o.Name == cmd.Name && o.RevokedAt == 0 {
-				ctx.Respond(&OperatorReply{Result: engine.ResultOperatorExists})
-				return true
+		names := func(yield func(string) bool) {
+			for _, o := range sys.operators.view.Load().byID {
+				if !yield(o.Name) {
+					return
+				}
+			}
+			for n := range a.naming {
+				if !yield(n) {
+					return
+				}
 			}
 		}
+		name, res, err := engine.DecideOperatorName(cmd.Name, names)
+		if res != engine.ResultOK {
+			ctx.Respond(&OperatorReply{Result: res, Reason: err})
+			return true
+		}
 		token := a.newSecret("oja_op_", operatorTokenChars)
-		ev := &engine.OperatorCreated{At: sys.nowMillis(), Operator: engine.OperatorID(sys.ids.UUID()), Name: cmd.Name,
+		ev := &engine.OperatorCreated{At: sys.nowMillis(), Operator: engine.OperatorID(sys.ids.UUID()), Name: name,
 			Role: cmd.Role, Hash: sha256.Sum256([]byte(token))}
-		a.commitOperator(ctx, ev, func() *OperatorReply {
+		a.naming[name] = true
+		a.commitOperator(ctx, cmd.Audit, ev, func() *OperatorReply {
 			o := engine.Operator{ID: ev.Operator, Name: ev.Name, Role: ev.Role, Hash: ev.Hash, CreatedAt: ev.At}
 			sys.operators.put(o)
 			return &OperatorReply{Result: engine.ResultOK, Operator: o, Token: token}
-		})
+		}, func() { delete(a.naming, name) })
 	case *RevokeOperator:
 		o, ok := sys.operators.view.Load().byID[cmd.Operator]
 		if !ok {
@@ -205,12 +224,12 @@ func (a *coordinatorActor) operatorCommand(ctx actor.Context, msg any) bool {
 			return true
 		}
 		ev := &engine.OperatorRevoked{At: sys.nowMillis(), Operator: cmd.Operator}
-		a.commitOperator(ctx, ev, func() *OperatorReply {
+		a.commitOperator(ctx, cmd.Audit, ev, func() *OperatorReply {
 			r := *o
 			r.RevokedAt = ev.At
 			sys.operators.put(r)
 			return &OperatorReply{Result: engine.ResultOK, Operator: r}
-		})
+		}, nil)
 	case *RecordAudit:
 		if cmd.Operator == "" || cmd.Action == "" {
 			ctx.Respond(&OperatorReply{Result: engine.ResultValidation})
@@ -219,16 +238,16 @@ func (a *coordinatorActor) operatorCommand(ctx actor.Context, msg any) bool {
 		ev := &engine.OperatorActed{At: sys.nowMillis(), Audit: engine.AuditID(sys.ids.UUID()), Operator: truncate(cmd.Operator, engine.OperatorNameMax),
 			OperatorID: cmd.OperatorID, Action: truncate(cmd.Action, engine.AuditActionMax),
 			Target: truncate(cmd.Target, engine.AuditTargetMax), Status: cmd.Status}
-		a.commitOperator(ctx, ev, func() *OperatorReply {
-			sys.audit.mu.Lock()
-			sys.audit.entries = engine.AppendAudit(sys.audit.entries, engine.AuditEntryOf(ev))
-			sys.audit.mu.Unlock()
+		a.commitOperator(ctx, nil, ev, func() *OperatorReply { // appendThen keeps the line
 			return &OperatorReply{Result: engine.ResultOK}
-		})
+		}, nil)
 	case *operatorDurable:
 		reply := &OperatorReply{Err: cmd.err}
 		if cmd.err == nil {
 			reply = cmd.onDurable()
+		}
+		if cmd.onDone != nil {
+			cmd.onDone()
 		}
 		ctx.Send(cmd.replyTo, reply)
 	default:

@@ -279,5 +279,5 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 			return replyTo, &PoolReply{Err: err}
 		}
 		return pool, &poolEventApplied{event: ev, replyTo: replyTo}
-	}, ev)
+	}, sys.audited(cmd.Audit, a.key.Pair.Destination, ev)...)
 }

@@ -61,7 +61,7 @@ func (a *poolActor) deposit(ctx actor.Context, cmd *PoolCommand) {
 	replyTo, view, pair := ctx.Sender(), a.ref.view.Load(), a.ref.pair
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
 		return pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount, view: view, replyTo: replyTo, err: err}
-	}, ev)
+	}, a.sys.audited(cmd.Audit, a.pool.Pair.Destination, ev)...)
 }
 
 func (a *poolActor) applyEvent(ev engine.Event) {

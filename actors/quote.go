@@ -67,7 +67,7 @@ func (a *quoteActor) Receive(ctx actor.Context) {
 // calls it first, so a command never acts on a quote that is already dead.
 func (a *quoteActor) expireIfDue(ctx actor.Context) {
 	if ev := a.quote.ExpireIfDue(a.sys.nowMillis()); ev != nil {
-		a.apply(ctx, ev, nil)
+		a.apply(ctx, nil, ev, nil)
 	}
 }
 
@@ -119,7 +119,15 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		ev.Wallet, ev.Simulated = funding.funding.Wallet.ID, funding.funding.Simulated
 	}
 	if ev != nil {
-		a.apply(ctx, ev, ctx.Sender())
+		var line []engine.Event
+		if cmd.Audit != nil {
+			d := engine.AuditDetailsOf(ev, engine.CurrencyNone)
+			if c, ok := ev.(*engine.QuoteCompleted); ok {
+				d.Amount, d.Currency, d.Account = a.quote.TotalSource, a.quote.Pair.Source, c.Wallet
+			}
+			line = a.sys.auditedWith(cmd.Audit, d)
+		}
+		a.apply(ctx, line, ev, ctx.Sender())
 		return
 	}
 	reply := &QuoteReply{Result: res, Quote: a.quote.Clone()}
@@ -137,9 +145,10 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 }
 
 // apply moves the quote by ev now (so the next command sees it) and makes ev
-// durable; once it is, the view is published, the consequences are sent to
-// the pools, pair and treasury, and replyTo (if any) gets the answer.
-func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PID) {
+// durable, with an operator's audit line if any (one append); once it is,
+// the view is published, the consequences are sent to the pools, pair and
+// treasury, and replyTo (if any) gets the answer.
+func (a *quoteActor) apply(ctx actor.Context, audit []engine.Event, ev engine.Event, replyTo *actor.PID) {
 	a.quote.Apply(ev)
 	view := a.quote.Clone()
 	if _, ok := ev.(*engine.QuoteAccepted); ok {
@@ -149,7 +158,7 @@ func (a *quoteActor) apply(ctx actor.Context, ev engine.Event, replyTo *actor.PI
 	self := ctx.Self()
 	a.sys.appendThen(func(err error) (*actor.PID, any) {
 		return self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err}
-	}, ev)
+	}, append([]engine.Event{ev}, audit...)...)
 }
 
 // durable finishes one append: on success it publishes the view, sends the

@@ -22,7 +22,9 @@ func (*WithdrawAccount) answeredWith(*AccountReply)     {}
 func (*SetCreditLimit) answeredWith(*CreditReply)       {}
 func (*fundCompletion) answeredWith(*fundingReply)      {}
 func (*recordReceipt) answeredWith(*ReceiptReply)       {}
+func (*reverseReceipt) answeredWith(*ReceiptReply)      {}
 func (*readStatement) answeredWith(*StatementReply)     {}
+func (*readCredit) answeredWith(*creditRead)            {}
 func (*treasurySnapshot) answeredWith(*engine.Treasury) {}
 
 // The coordinator: clients, keys, pools, webhooks.

@@ -120,7 +120,7 @@ func TestStorageFault(t *testing.T) {
 			pending := mustQuote(t, sys, create)
 			accepted := mustTransition(t, sys, mustQuote(t, sys, create), jsonAccept(t, ada, pending))
 			wallet := walletOf(t, ada, engine.ModeSandbox, engine.CurrencyNGN)
-			deposited := sys.DepositAccount(&actors.DepositAccount{Account: wallet, Amount: 5000})
+			deposited := sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: wallet, Amount: 5000}})
 			if deposited.Err != nil || deposited.Result != engine.ResultOK {
 				t.Fatalf("deposit: %v %s", deposited.Err, deposited.Result)
 			}
@@ -141,11 +141,13 @@ func TestStorageFault(t *testing.T) {
 				"accept": func() error {
 					return sys.TransitionQuote(ada.ID, engine.ModeSandbox, pending.ID, jsonAccept(t, ada, pending)).Err
 				},
-				"complete":       func() error { return sys.TransitionQuote(ada.ID, engine.ModeSandbox, accepted.ID, completeOp).Err },
-				"pool deposit":   func() error { return sys.ChangePool(&actors.PoolCommand{Pool: pool.ID, Deposit: 1}).Err },
-				"pool rate":      func() error { return sys.ChangePool(&actors.PoolCommand{Pool: pool.ID, Rate: rate(t, "0.0007")}).Err },
-				"wallet deposit": func() error { return sys.DepositAccount(&actors.DepositAccount{Account: wallet, Amount: 1}).Err },
-				"new client":     func() error { return sys.Admin(&actors.CreateClient{Name: "bayo"}).Err },
+				"complete":     func() error { return sys.TransitionQuote(ada.ID, engine.ModeSandbox, accepted.ID, completeOp).Err },
+				"pool deposit": func() error { return sys.ChangePool(&actors.PoolCommand{Pool: pool.ID, Deposit: 1}).Err },
+				"pool rate":    func() error { return sys.ChangePool(&actors.PoolCommand{Pool: pool.ID, Rate: rate(t, "0.0007")}).Err },
+				"wallet deposit": func() error {
+					return sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: wallet, Amount: 1}}).Err
+				},
+				"new client": func() error { return sys.Admin(&actors.CreateClient{Name: "bayo"}).Err },
 				"new pool": func() error {
 					return sys.Admin(&actors.CreatePool{Mode: engine.ModeLive, Name: "x", Pair: pairNGNUSDT, Rate: pool.Rate}).Err
 				},

@@ -93,6 +93,10 @@ type System struct {
 	storage atomic.Pointer[error] // the log failed: writes refused until restart
 	stopped atomic.Bool
 
+	// payments is the record of payments both treasury actors decide
+	// against (funds.go).
+	payments payments
+
 	open   openQuotes // open quotes per API key (limits.go)
 	idem   idempotencyIndex
 	payIns payIns // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
@@ -205,6 +209,9 @@ func (s *System) appendThen(then func(err error) (to *actor.PID, msg any), evs .
 			}
 			err = fmt.Errorf("%w: %v", ErrUnavailable, logErr)
 		}
+		if err == nil {
+			s.audit.add(evs) // the audit line written with its write (audit.go)
+		}
 		to, msg := then(err)
 		s.root.Send(to, msg)
 	})
@@ -266,13 +273,13 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 
 // OperatorCancel cancels any client's quote, in either mode, for an
 // operator: the log records the cancel as the operator's.
-func (s *System) OperatorCancel(id engine.QuoteID) *QuoteReply {
+func (s *System) OperatorCancel(id engine.QuoteID, audit *engine.OperatorActed) *QuoteReply {
 	ref, ok := s.quoteRef(id)
 	if !ok {
 		return &QuoteReply{Result: engine.ResultQuoteNotFound}
 	}
 	client, mode := ref.owner()
-	return s.TransitionQuote(client, mode, id, &TransitionQuote{Operation: OperationCancel, ByOperator: true})
+	return s.TransitionQuote(client, mode, id, &TransitionQuote{Audited: Audited{audit}, Operation: OperationCancel, ByOperator: true})
 }
 
 // TransitionQuote accepts, cancels or completes the caller's quote.
@@ -337,22 +344,6 @@ func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
 	reply, err := ask[*PoolReply](s, target, cmd)
 	if err != nil {
 		return &PoolReply{Err: err}
-	}
-	return reply
-}
-
-// DepositAccount credits a wallet from clearing (operator).
-func (s *System) DepositAccount(cmd *DepositAccount) *AccountReply {
-	a, ok := s.Account(cmd.Account)
-	if !ok || a.Kind != engine.AccountWallet {
-		return &AccountReply{Result: engine.ResultAccountNotFound}
-	}
-	if err := s.writable(); err != nil {
-		return &AccountReply{Err: err}
-	}
-	reply, err := ask[*AccountReply](s, s.treasuries[a.Mode], cmd)
-	if err != nil {
-		return &AccountReply{Err: err}
 	}
 	return reply
 }

@@ -647,7 +647,7 @@ func (w *tortureWorker) depositWallet() {
 	}
 	account := c.Wallets[w.rng.IntN(len(c.Wallets))].Account
 	amount := extremeAmount(w.rng, 1_000_000)
-	r := w.sys.DepositAccount(&actors.DepositAccount{Account: account, Amount: amount})
+	r := w.sys.DepositAccount(&actors.DepositAccount{MoneyRequest: engine.MoneyRequest{Account: account, Amount: amount}})
 	if r.Err != nil || r.Result != engine.ResultOK {
 		return
 	}
@@ -668,11 +668,12 @@ func (w *tortureWorker) funds() {
 		if !ok {
 			return
 		}
-		r := w.sys.RecordBankReceipt(q.Reference, extremeAmount(rng, 50_000_000), fmt.Sprintf("BTX-%d", rng.IntN(1000)))
+		txID, _ := engine.InboundIdentity(q.Pair.Source, fmt.Sprintf("BTX-%d", rng.IntN(1000)))
+		r := w.sys.RecordBankReceipt(q.Mode, q.Reference, extremeAmount(rng, 50_000_000), txID, nil)
 		if r.Err != nil || r.Result != engine.ResultOK || r.Repeated {
 			return
 		}
-		move = walletDeposit{engine.EventPaymentReceived, r.Receipt.Account, r.Receipt.Amount}
+		move = walletDeposit{engine.EventPaymentIdentified, r.Receipt.Account, r.Receipt.Amount}
 	default:
 		c, ok := pick(w.known, rng, &w.known.clients)
 		if !ok || len(c.Wallets) == 0 {
@@ -681,16 +682,17 @@ func (w *tortureWorker) funds() {
 		wa := c.Wallets[rng.IntN(len(c.Wallets))]
 		amount := extremeAmount(rng, 5_000_000)
 		if x < 8 {
-			r := w.sys.WithdrawAccount(&actors.WithdrawAccount{Account: wa.Account, Amount: amount})
-			if r.Err != nil || r.Result != engine.ResultOK {
+			ref, _ := engine.OutboundIdentity(wa.Currency, fmt.Sprintf("PAYOUT-%d", rng.IntN(1000)))
+			r := w.sys.WithdrawAccount(&actors.WithdrawAccount{MoneyRequest: engine.MoneyRequest{Account: wa.Account, Amount: amount, Reference: ref}})
+			if r.Err != nil || r.Result != engine.ResultOK || r.Repeated {
 				return
 			}
-			move = walletDeposit{engine.EventAccountWithdrawn, wa.Account, amount}
+			move = walletDeposit{engine.EventAccountWithdrawnRef, wa.Account, amount}
 		} else {
 			if rng.IntN(3) == 0 {
 				amount = 0
 			}
-			r := w.sys.SetCreditLimit(c.ID, wa.Mode, wa.Currency, amount)
+			r := w.sys.SetCreditLimit(c.ID, wa.Mode, wa.Currency, amount, nil)
 			if r.Err != nil || r.Result != engine.ResultOK {
 				return
 			}

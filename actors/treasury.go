@@ -17,9 +17,9 @@ type treasuryActor struct {
 	// committed is, per wallet, what completions in flight were promised
 	// (funds.go): decided, not yet durable.
 	committed engine.Committed
-	// receiving holds, per receipt whose append is in flight, who waits
+	// inFlight holds, per payment whose append is in flight, who waits
 	// for its answer: the requester, then any repeat (funds.go).
-	receiving map[engine.ReceiptKey][]*actor.PID
+	inFlight map[engine.Identity]*flight
 }
 
 func (a *treasuryActor) Receive(ctx actor.Context) {
@@ -46,36 +46,27 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 			a.setCredit(ctx, msg)
 		case *recordReceipt:
 			a.receive(ctx, msg)
-		case *receiptDurable:
-			a.receiptDone(ctx, msg)
+		case *reverseReceipt:
+			a.reverse(ctx, msg)
+		case *paymentDurable:
+			a.paymentDone(ctx, msg)
 		case *readStatement:
 			page, more, known := a.treasury.Statement(msg.account, msg.after, msg.limit)
 			ctx.Respond(&StatementReply{Postings: page, More: more, Known: known})
+		case *readCredit:
+			limits := make(map[engine.AccountID]engine.Amount, len(msg.wallets))
+			for _, w := range msg.wallets {
+				if l := a.treasury.CreditLimit(w); l != 0 {
+					limits[w] = l
+				}
+			}
+			ctx.Respond(&creditRead{limits: limits})
 		case *forgetFunds:
 			a.forget(msg.cutoff)
 		case *treasurySnapshot:
 			ctx.Respond(a.snapshot())
 		}
 	})
-}
-
-func (a *treasuryActor) deposit(ctx actor.Context, cmd *DepositAccount) {
-	if err := a.sys.writable(); err != nil {
-		ctx.Respond(&AccountReply{Err: err})
-		return
-	}
-	w, ok := a.treasury.Wallets[cmd.Account]
-	if !ok {
-		ctx.Respond(&AccountReply{Result: engine.ResultAccountNotFound})
-		return
-	}
-	if !engine.DepositFits(w.Balance, cmd.Amount) {
-		ctx.Respond(&AccountReply{Result: engine.ResultAmountOutOfRange})
-		return
-	}
-	ev := &engine.AccountDeposited{At: a.sys.nowMillis(), Account: cmd.Account, Amount: cmd.Amount}
-	a.treasury.ApplyDeposit(ev)
-	a.logged(ctx, ev, cmd.Account)
 }
 
 // publish stores a new view of one wallet and returns it.

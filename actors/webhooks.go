@@ -105,7 +105,7 @@ func (a *coordinatorActor) createWebhook(ctx actor.Context, cmd *CreateWebhook) 
 	w := &engine.Webhook{ID: ev.Webhook, Client: ev.Client, Mode: ev.Mode, URL: ev.URL, Events: ev.Events,
 		Secret: ev.Secret, CreatedAt: ev.At}
 	sys.webhooks.add(w)
-	a.commitOrUndo(ctx, ev, func() *AdminReply {
+	a.commitOrUndo(ctx, nil, ev, func() *AdminReply {
 		return &AdminReply{Result: engine.ResultOK, Webhook: w, Secret: ev.Secret}
 	}, func() { sys.webhooks.remove(w.Client, w.ID) })
 }
@@ -127,7 +127,7 @@ func (a *coordinatorActor) updateWebhook(ctx actor.Context, cmd *UpdateWebhook) 
 		w.Events = cmd.Events
 	}
 	ev := &engine.WebhookUpdated{At: sys.nowMillis(), Webhook: w.ID, URL: w.URL, Events: w.Events}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, nil, ev, func() *AdminReply {
 		sys.webhooks.replace(&w)
 		out := w
 		out.Secret = ""
@@ -151,7 +151,7 @@ func (a *coordinatorActor) rotateWebhookSecret(ctx actor.Context, cmd *RotateWeb
 	now := sys.nowMillis()
 	ev := &engine.WebhookSecretRotated{At: now, Webhook: cmd.Webhook, Secret: a.newSecret("whsec_", webhookSecretChars),
 		PreviousUntil: now + cmd.PreviousFor.Milliseconds()}
-	a.commit(ctx, ev, func() *AdminReply {
+	a.commit(ctx, nil, ev, func() *AdminReply {
 		w := *found
 		w.Secret, w.PreviousSecret, w.PreviousUntil = "", "", ev.PreviousUntil
 		return &AdminReply{Result: engine.ResultOK, Webhook: &w, Secret: ev.Secret}
@@ -166,7 +166,7 @@ func (a *coordinatorActor) deleteWebhook(ctx actor.Context, cmd *DeleteWebhook) 
 	}
 	sys.webhooks.remove(cmd.Client, cmd.Webhook)
 	ev := &engine.WebhookDeleted{At: sys.nowMillis(), Webhook: cmd.Webhook}
-	a.commitOrUndo(ctx, ev, func() *AdminReply {
+	a.commitOrUndo(ctx, nil, ev, func() *AdminReply {
 		return &AdminReply{Result: engine.ResultOK}
 	}, func() { sys.webhooks.add(w) })
 }

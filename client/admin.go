@@ -211,15 +211,17 @@ func (a *Admin) CancelQuote(ctx context.Context, quoteID string, opts ...CallOpt
 
 // RecordPayIn records a deposit seen on chain to a crypto pay-in address
 // (POST /admin/v1/payins/{addressId}/seen; oja admin payins seen): the
-// amount is credited to the partner's wallet in the token at once. The
-// same txHash again with the same amount changes nothing; with another
-// amount it is a CONFLICT. It answers with the pay-in.
-func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decimal.Decimal, txHash string, opts ...CallOption) (PayIn, error) {
+// amount is credited to the partner's wallet in the token at once. Its
+// identity is (the chain, txHash however spelled, logIndex): the same
+// again with the same amount changes nothing; with another amount it is a
+// CONFLICT. It answers with the pay-in.
+func (a *Admin) RecordPayIn(ctx context.Context, addressID string, amount decimal.Decimal, txHash string, logIndex int, opts ...CallOption) (PayIn, error) {
 	var out PayIn
 	body := struct {
-		Amount json.Number `json:"amount"`
-		TxHash string      `json:"txHash"`
-	}{number(amount), txHash}
+		Amount   json.Number `json:"amount"`
+		TxHash   string      `json:"txHash"`
+		LogIndex int         `json:"logIndex"`
+	}{number(amount), txHash, logIndex}
 	_, err := a.t.do(ctx, newCall(http.MethodPost, "/payins/"+url.PathEscape(addressID)+"/seen", body, opts), &out)
 	return out, err
 }
@@ -239,10 +241,13 @@ type PayIn struct {
 
 // PayInDeposit is a deposit to a pay-in address.
 type PayInDeposit struct {
-	Amount    decimal.Decimal `json:"amount"`
-	TxHash    string          `json:"txHash"`
-	CreatedAt time.Time       `json:"createdAt"` // when it was credited
-	SeenAt    time.Time       `json:"seenAt"`    // Deposit only
+	ReceiptID  string          `json:"receiptId,omitempty"`
+	Amount     decimal.Decimal `json:"amount"`
+	TxHash     string          `json:"txHash"`
+	LogIndex   int             `json:"logIndex,omitempty"`
+	ReversedAt *time.Time      `json:"reversedAt,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"` // when it was credited
+	SeenAt     time.Time       `json:"seenAt"`    // Deposit only
 }
 
 // GetPayIn looks a crypto pay-in up by its address id.
@@ -298,10 +303,13 @@ func (a *Admin) pool(ctx context.Context, call *call) (Pool, error) {
 	return out, err
 }
 
-// DepositAccount credits a partner's wallet from clearing.
-func (a *Admin) DepositAccount(ctx context.Context, accountID string, amount decimal.Decimal, opts ...CallOption) (Balance, error) {
-	var out Balance
-	_, err := a.t.do(ctx, newCall(http.MethodPost, "/accounts/"+url.PathEscape(accountID)+"/deposit", amountBody{number(amount)}, opts), &out)
+// DepositAccount credits a partner's wallet from clearing (a prefund)
+// under the bank's or chain's reference of the transfer it records: the
+// same prefund again changes nothing, and no receipt credits that
+// transfer again.
+func (a *Admin) DepositAccount(ctx context.Context, accountID string, amount decimal.Decimal, reference string, opts ...CallOption) (Movement, error) {
+	var out Movement
+	_, err := a.t.do(ctx, newCall(http.MethodPost, "/accounts/"+url.PathEscape(accountID)+"/deposit", referenceBody{number(amount), reference}, opts), &out)
 	return out, err
 }
 

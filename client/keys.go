@@ -15,6 +15,8 @@ type KeyInfo struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// ExpiresAt is when a rolled key stops working (nil: never).
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	// RolledFrom is the key a roll made this one from ("": created).
+	RolledFrom string `json:"rolledFrom,omitempty"`
 	// LastUsedAt is when the key last authenticated a request, to the
 	// minute (nil: never recorded).
 	LastUsedAt *time.Time `json:"lastUsedAt,omitempty"`

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"github.com/shopspring/decimal"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -28,12 +29,28 @@ type OperatorList struct {
 
 // AuditEntry is one operator write in the audit trail.
 type AuditEntry struct {
-	ID        string    `json:"id"`
-	Operator  string    `json:"operator"` // the name; "root" for the admin token
-	Action    string    `json:"action"`   // "METHOD /admin/v1/route/{param}"
-	Target    string    `json:"target"`   // the path
-	Status    int       `json:"status"`   // the HTTP status it was answered with
-	CreatedAt time.Time `json:"createdAt"`
+	ID         string        `json:"id"`
+	Operator   string        `json:"operator"`   // the name; "root" for the admin token
+	OperatorID string        `json:"operatorId"` // the operator's id; "root" for the admin token
+	Action     string        `json:"action"`     // "METHOD /admin/v1/route/{param}"
+	Target     string        `json:"target"`     // the path
+	Status     int           `json:"status"`     // the HTTP status a success answers
+	Details    *AuditDetails `json:"details,omitempty"`
+	CreatedAt  time.Time     `json:"createdAt"`
+}
+
+// AuditDetails are what an audited write moved and named (nil on a line
+// written apart from its write: before the audit was part of the write, or
+// an action the log does not hold, a backup or a membership change).
+type AuditDetails struct {
+	Amount            *decimal.Decimal `json:"amount,omitempty"`
+	Currency          string           `json:"currency,omitempty"`
+	Reference         string           `json:"reference,omitempty"`
+	TxHash            string           `json:"txHash,omitempty"`
+	BankTransactionID string           `json:"bankTransactionId,omitempty"`
+	QuoteID           string           `json:"quoteId,omitempty"`
+	AccountID         string           `json:"accountId,omitempty"`
+	ReceiptID         string           `json:"receiptId,omitempty"`
 }
 
 // AuditPage is one page of GET /admin/v1/audit, newest first.

@@ -428,6 +428,9 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.boolean(ev.Delivered)
 	case *MarketsSet:
 		e.markets(ev.Markets)
+		if len(ev.Markets.SandboxCollection) > 0 {
+			e.sandboxCollection(ev.Markets)
+		}
 	default:
 		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
@@ -646,8 +649,15 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		ev = &WebhookDeleted{At: at, Webhook: d.id()}
 	case EventWebhookSettled:
 		ev = &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
-	case EventMarketsSet:
-		ev = &MarketsSet{At: at, Markets: d.markets()}
+	case EventMarketsSet, EventMarketsSetSandbox:
+		m := d.markets()
+		if typ == EventMarketsSetSandbox {
+			d.sandboxCollection(m)
+			if len(m.SandboxCollection) == 0 {
+				d.fail()
+			}
+		}
+		ev = &MarketsSet{At: at, Markets: m}
 	default:
 		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
 	}

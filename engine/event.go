@@ -72,7 +72,10 @@ const (
 	EventAccountWithdrawnRef EventType = 35
 	EventReceiptReversed     EventType = 36
 	EventOperatorActedInline EventType = 37
-	eventTypeEnd             EventType = 38
+	// EventMarketsSetSandbox is a MarketsSet whose markets name sandbox
+	// collection accounts (markets.go).
+	EventMarketsSetSandbox EventType = 38
+	eventTypeEnd           EventType = 39
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -113,6 +116,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventAccountWithdrawnRef:      "AccountWithdrawnRef",
 	EventReceiptReversed:          "ReceiptReversed",
 	EventOperatorActedInline:      "OperatorActedInline",
+	EventMarketsSetSandbox:        "MarketsSetSandbox",
 }
 
 func (t EventType) String() string {

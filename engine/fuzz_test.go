@@ -595,10 +595,10 @@ var spellings = []func(string) string{
 	func(s string) string { return s },
 	strings.ToLower,
 	func(s string) string { return "  " + s + "\t" },
-	func(s string) string { return strings.ReplaceAll(s, "-", "\u2010") },  // hyphen
-	func(s string) string { return strings.ReplaceAll(s, "-", "\u2014") },  // em dash
+	func(s string) string { return strings.ReplaceAll(s, "-", "\u2010") },                  // hyphen
+	func(s string) string { return strings.ReplaceAll(s, "-", "\u2014") },                  // em dash
 	func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "b", "\uff42") }, // fullwidth b
-	func(s string) string { return strings.ReplaceAll(s, "X", "\u0445") },  // not a spelling: Cyrillic
+	func(s string) string { return strings.ReplaceAll(s, "X", "\u0445") },                  // not a spelling: Cyrillic
 }
 
 // checkIdentities fails if an identity was recorded twice: no receipt or

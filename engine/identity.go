@@ -231,7 +231,7 @@ func legacyIdentity(method ReceiptMethod, chain Chain, c Currency, reference str
 
 // Errors of operator names.
 var (
-	ErrOperatorNameLength  = fmt.Errorf("must be 1 to %d characters", OperatorNameMax)
+	ErrOperatorNameLength  = fmt.Errorf("must be 1 to %d characters (%d bytes)", OperatorNameMax, OperatorNameMax)
 	ErrOperatorNameScripts = errors.New("must be written in one script (Unicode's single-script rule, UTS #39: no Latin mixed with Cyrillic or Greek look-alikes)")
 )
 

@@ -27,6 +27,11 @@ type Markets struct {
 	Pairs []PairSpec
 	// Collection is the marketplace's bank account per fiat source.
 	Collection map[Currency]BankAccount
+	// SandboxCollection is what sandbox quotes show instead
+	// (CollectionAccount): plainly not a real account, so that no real
+	// transfer is made to pay a sandbox quote. Absent currencies show
+	// SandboxCollectionDefault.
+	SandboxCollection map[Currency]BankAccount
 	// DepositKeys are the extended public keys deposit addresses of a token
 	// source are derived from, per chain.
 	DepositKeys map[Currency]map[Chain]string
@@ -91,6 +96,26 @@ func DefaultMarkets() *Markets {
 			CurrencyGHS: {AccountName: "Oja Marketplace Collections GHS", AccountNumber: "1002003004", BankName: "Oja Settlement Bank Ghana"},
 		},
 	}
+}
+
+// SandboxCollectionDefault is the collection account a sandbox quote
+// shows where the markets name none: plainly not a real account.
+var SandboxCollectionDefault = BankAccount{AccountName: "Oja Sandbox — not a real account",
+	AccountNumber: "0000000000", BankName: "Oja Sandbox (no real bank)"}
+
+// CollectionAccount is the account a quote of mode m with fiat source c
+// is paid into: the collection account live, a sandbox one in sandbox
+// (Modes do not mix: a real transfer never pays a sandbox quote). ok is
+// false where c has no collection account.
+func (m *Markets) CollectionAccount(mode Mode, c Currency) (BankAccount, bool) {
+	a, ok := m.Collection[c]
+	if !ok || mode != ModeSandbox {
+		return a, ok
+	}
+	if s, ok := m.SandboxCollection[c]; ok {
+		return s, true
+	}
+	return SandboxCollectionDefault, true
 }
 
 // Pair returns the spec of p when p takes quotes.
@@ -210,7 +235,9 @@ func (m *Markets) PairsText() string {
 func (m *Markets) Equal(o *Markets) bool {
 	var a, b encoder
 	a.markets(m)
+	a.sandboxCollection(m)
 	b.markets(o)
+	b.sandboxCollection(o)
 	return bytes.Equal(a.buf, b.buf)
 }
 
@@ -221,8 +248,13 @@ type MarketsSet struct {
 	Markets *Markets
 }
 
-func (ev *MarketsSet) Type() EventType { return EventMarketsSet }
-func (ev *MarketsSet) Time() int64     { return ev.At }
+func (ev *MarketsSet) Type() EventType {
+	if len(ev.Markets.SandboxCollection) > 0 {
+		return EventMarketsSetSandbox
+	}
+	return EventMarketsSet
+}
+func (ev *MarketsSet) Time() int64 { return ev.At }
 
 // markets encodes m with every map in key order, so equal markets encode to
 // equal bytes. A currency carries its code, minor units and kind: decoding
@@ -267,6 +299,35 @@ func (e *encoder) markets(m *Markets) {
 			e.byte1(uint8(ch))
 			e.str(keys[ch])
 		}
+	}
+}
+
+// sandboxCollection writes m's sandbox collection accounts (a MarketsSet
+// that has them; snapshot version 10).
+func (e *encoder) sandboxCollection(m *Markets) {
+	keys := slices.Sorted(maps.Keys(m.SandboxCollection))
+	e.uvarint(uint64(len(keys)))
+	for _, c := range keys {
+		a := m.SandboxCollection[c]
+		e.byte1(uint8(c))
+		e.str(a.AccountName)
+		e.str(a.AccountNumber)
+		e.str(a.BankName)
+	}
+}
+
+func (d *decoder) sandboxCollection(m *Markets) {
+	n := d.uvarint()
+	if n > marketsCountMax {
+		d.fail()
+		return
+	}
+	for ; n > 0 && d.err == nil; n-- {
+		c := d.currency()
+		if m.SandboxCollection == nil {
+			m.SandboxCollection = map[Currency]BankAccount{}
+		}
+		m.SandboxCollection[c] = BankAccount{AccountName: d.str(), AccountNumber: d.str(), BankName: d.str()}
 	}
 }
 

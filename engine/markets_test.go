@@ -233,3 +233,60 @@ func TestMarketsSetRefusedByReplay(t *testing.T) {
 		t.Errorf("a MarketsSet renaming currency 2 decoded")
 	}
 }
+
+// TestSandboxCollectionAccounts: a markets file's sandbox collection
+// accounts are what sandbox quotes show (never the real one), recorded in
+// the log (MarketsSetSandbox) and in snapshots; a sandbox account that
+// names the real account number is refused; without one a sandbox quote
+// shows SandboxCollectionDefault.
+func TestSandboxCollectionAccounts(t *testing.T) {
+	withSandbox := strings.Replace(marketsJSON, `"depositKeys"`,
+		`"sandboxCollectionAccounts": {"NGN": {"accountName":"Play NGN","accountNumber":"9999999999","bankName":"Play Bank"}},
+ "depositKeys"`, 1)
+	cfg, err := engine.ParseMarketsConfig([]byte(withSandbox))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cfg.Resolve(engine.DefaultMarkets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kes, _ := engine.ParseCurrency("KES")
+	for _, tc := range []struct {
+		mode     engine.Mode
+		currency engine.Currency
+		number   string
+	}{
+		{engine.ModeLive, engine.CurrencyNGN, "0123456789"},
+		{engine.ModeSandbox, engine.CurrencyNGN, "9999999999"},
+		{engine.ModeSandbox, kes, engine.SandboxCollectionDefault.AccountNumber},
+		{engine.ModeLive, kes, "5550001"},
+	} {
+		if a, ok := m.CollectionAccount(tc.mode, tc.currency); !ok || a.AccountNumber != tc.number {
+			t.Errorf("%s %s: %+v %v, want %s", tc.mode, tc.currency, a, ok, tc.number)
+		}
+	}
+	if _, ok := m.CollectionAccount(engine.ModeSandbox, engine.CurrencyUSDT); ok {
+		t.Error("a token has a sandbox collection account")
+	}
+	ev := &engine.MarketsSet{At: 1, Markets: m}
+	if ev.Type() != engine.EventMarketsSetSandbox {
+		t.Fatalf("type %s", ev.Type())
+	}
+	decoded, err := engine.DecodeEvent(engine.AppendEvent(nil, ev))
+	if err != nil || !decoded.(*engine.MarketsSet).Markets.Equal(m) {
+		t.Fatalf("round trip: %v", err)
+	}
+	s := engine.NewState()
+	if err := s.Apply(ev); err != nil {
+		t.Fatal(err)
+	}
+	back, err := engine.DecodeState(engine.EncodeState(s))
+	if err != nil || !back.Markets.Equal(m) {
+		t.Fatalf("snapshot round trip: %v", err)
+	}
+	real := strings.Replace(withSandbox, `"9999999999"`, `"0123456789"`, 1)
+	if _, err := engine.ParseMarketsConfig([]byte(real)); err == nil || !strings.Contains(err.Error(), "never show a real account") {
+		t.Errorf("a sandbox account with the real number: %v", err)
+	}
+}

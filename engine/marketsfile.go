@@ -21,6 +21,7 @@ type MarketsConfig struct {
 	currencies []currencyDef
 	pairs      []pairDef
 	collection map[string]BankAccount
+	sandbox    map[string]BankAccount
 	keys       map[string]map[Chain]string
 }
 
@@ -57,6 +58,13 @@ type marketsFile struct {
 		AccountNumber string `json:"accountNumber"`
 		BankName      string `json:"bankName"`
 	} `json:"collectionAccounts"`
+	// SandboxCollectionAccounts are what sandbox quotes show instead;
+	// SandboxCollectionDefault where a currency has none.
+	SandboxCollectionAccounts map[string]struct {
+		AccountName   string `json:"accountName"`
+		AccountNumber string `json:"accountNumber"`
+		BankName      string `json:"bankName"`
+	} `json:"sandboxCollectionAccounts"`
 	DepositKeys map[string]map[string]string `json:"depositKeys"`
 }
 
@@ -217,6 +225,24 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 			cfg.collection[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
 		}
 	}
+	for _, code := range slices.Sorted(maps.Keys(f.SandboxCollectionAccounts)) {
+		a := f.SandboxCollectionAccounts[code]
+		where := fmt.Sprintf("sandboxCollectionAccounts.%s", code)
+		live, ok := f.CollectionAccounts[code]
+		switch {
+		case defs[code] == nil || defs[code].token || !ok:
+			problem("%s: not a currency with a collectionAccounts entry", where)
+		case a.AccountName == "" || a.AccountNumber == "" || a.BankName == "":
+			problem("%s: accountName, accountNumber and bankName are all required", where)
+		case a.AccountNumber == live.AccountNumber:
+			problem("%s: the sandbox account number is the real collection account's: sandbox quotes must never show a real account", where)
+		default:
+			if cfg.sandbox == nil {
+				cfg.sandbox = map[string]BankAccount{}
+			}
+			cfg.sandbox[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
+		}
+	}
 	for _, code := range slices.Sorted(maps.Keys(f.DepositKeys)) {
 		where := fmt.Sprintf("depositKeys.%s", code)
 		d := defs[code]
@@ -350,6 +376,13 @@ func (cfg *MarketsConfig) Resolve(recorded *Markets) (*Markets, error) {
 	for code, keys := range cfg.keys {
 		c, _ := ParseCurrency(code)
 		m.DepositKeys[c] = maps.Clone(keys)
+	}
+	for code, a := range cfg.sandbox {
+		c, _ := ParseCurrency(code)
+		if m.SandboxCollection == nil {
+			m.SandboxCollection = map[Currency]BankAccount{}
+		}
+		m.SandboxCollection[c] = a
 	}
 	return m, nil
 }

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"iter"
 	"slices"
+	"strings"
 )
 
 // Named operators and the audit trail (contract §15.2). An operator is a
@@ -219,6 +221,31 @@ func AppendAudit(entries []AuditEntry, e AuditEntry) []AuditEntry {
 func AuditEntryOf(ev *OperatorActed) AuditEntry {
 	return AuditEntry{ID: ev.Audit, At: ev.At, Operator: ev.Operator, OperatorID: ev.OperatorID,
 		Action: ev.Action, Target: ev.Target, Status: ev.Status, Details: ev.Details}
+}
+
+// DecideOperatorName decides a new operator's name against the names of
+// every operator created, revoked ones too: the name as kept (trimmed),
+// or ResultValidation with the reason (characters, scripts, length), or
+// ResultOperatorExists — it reads as root or as one of names
+// (CanonicalOperatorName: as people read them).
+func DecideOperatorName(name string, names iter.Seq[string]) (string, Result, error) {
+	canonical, err := CanonicalOperatorName(name)
+	if err != nil {
+		return "", ResultValidation, err
+	}
+	kept := strings.TrimSpace(name)
+	if len(kept) > OperatorNameMax {
+		return "", ResultValidation, ErrOperatorNameLength
+	}
+	if canonical == RootOperator {
+		return "", ResultOperatorExists, nil
+	}
+	for n := range names {
+		if c, err := CanonicalOperatorName(n); n == kept || err == nil && c == canonical {
+			return "", ResultOperatorExists, nil
+		}
+	}
+	return kept, ResultOK, nil
 }
 
 // RootOperator is the name the admin token acts under.

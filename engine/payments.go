@@ -27,11 +27,11 @@ import (
 // the others of identity.go) is never a second record of one: replay
 // refuses it as a corrupt log.
 type Payments struct {
-	list     []*Payment               // in log order
-	first    map[Identity]*Payment    // each identity's first record
-	clashes  map[Identity][]*Payment  // identities recorded more than once, every record in log order
-	receipts map[ReceiptID]*Payment   // receipts by id
-	keys     map[string]*Payment      // prefunds and payouts by the operator's Idempotency-Key
+	list     []*Payment              // in log order
+	first    map[Identity]*Payment   // each identity's first record
+	clashes  map[Identity][]*Payment // identities recorded more than once, every record in log order
+	receipts map[ReceiptID]*Payment  // receipts by id
+	keys     map[string]*Payment     // prefunds and payouts by the operator's Idempotency-Key
 }
 
 // PaymentKind is what a Payment records.

@@ -64,6 +64,9 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 	e.byte1(version)
 	e.varint(s.LastAt)
 	e.markets(s.Markets)
+	if version >= 10 {
+		e.sandboxCollection(s.Markets)
+	}
 	e.uvarint(uint64(len(s.Clients)))
 	for _, id := range sortedKeys(s.Clients) {
 		c := s.Clients[id]
@@ -623,6 +626,9 @@ func DecodeState(b []byte) (*State, error) {
 	s.LastAt = d.varint()
 	if version >= 3 {
 		m := d.markets()
+		if version >= 10 {
+			d.sandboxCollection(m)
+		}
 		if d.err != nil {
 			return nil, fmt.Errorf("engine: corrupt snapshot: markets: %w", d.err)
 		}

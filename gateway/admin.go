@@ -28,7 +28,6 @@ func (s *Server) adminRouter() *router.Router {
 	r.PUT(adminBase+"/pools/{poolId}/status", s.operator(s.poolCommand(parseStatus)))
 	r.POST(adminBase+"/pools/{poolId}/deposit", s.operator(s.poolCommand(parseMove(true))))
 	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(s.poolCommand(parseMove(false))))
-	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.depositAccount))
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
 	r.POST(adminBase+"/backup", s.adminAuth(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
@@ -94,7 +93,7 @@ func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.Admin(&actors.CreateClient{Name: name})
+	reply := sys.Admin(&actors.CreateClient{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -121,7 +120,8 @@ func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.Admin(&actors.CreateKey{Client: engine.ClientID(client), Mode: mode})
+	reply := sys.Admin(&actors.CreateKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)},
+		Client: engine.ClientID(client), Mode: mode})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -153,7 +153,7 @@ func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.Admin(&actors.RevokeKey{Key: engine.KeyID(key)})
+	reply := sys.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -208,6 +208,7 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, invalidCurrencyPair(sys.Markets()))
 		return
 	}
+	cmd.Audit = s.auditLine(ctx, fasthttp.StatusCreated)
 	reply := sys.Admin(cmd)
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
@@ -360,41 +361,13 @@ func (s *Server) poolCommand(parse poolParser) operatorHandler {
 			s.writeError(ctx, e)
 			return
 		}
+		cmd.Audit = s.auditLine(ctx, fasthttp.StatusOK)
 		reply := sys.ChangePool(cmd)
 		if s.adminFailed(ctx, reply.Err, reply.Result) {
 			return
 		}
 		s.writeJSON(ctx, fasthttp.StatusOK, appendPool(nil, reply.Pool))
 	}
-}
-
-func (s *Server) depositAccount(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	id, e := pathID(ctx, "accountId")
-	if e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	account, ok := sys.Account(engine.AccountID(id))
-	if !ok || account.Kind != engine.AccountWallet {
-		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
-		return
-	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
-	}
-	amount, _ := o.amount("amount", account.Currency)
-	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	reply := sys.DepositAccount(&actors.DepositAccount{Account: account.ID, Amount: amount})
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	appendBalance(&w, reply.Account)
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
 func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {

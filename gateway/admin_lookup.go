@@ -116,6 +116,12 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		w.str("mode", k.Mode.String())
 		w.time("createdAt", k.CreatedAt)
 		w.boolean("revoked", k.Revoked)
+		if k.ExpiresAt != 0 {
+			w.time("expiresAt", k.ExpiresAt)
+		}
+		if !k.RolledFrom.IsZero() {
+			w.id("rolledFrom", k.RolledFrom)
+		}
 		if k.LastUsedAt != 0 {
 			w.time("lastUsedAt", k.LastUsedAt)
 		}
@@ -156,8 +162,8 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	receipts := sys.Receipts(q.ID)
 	w.amount("receivedAmount", receivedTotal(receipts), q.Pair.Source)
 	w.openArray("receipts")
-	for _, r := range receipts {
-		appendReceipt(&w, "", r, q)
+	for i := range receipts {
+		appendReceipt(&w, "", &receipts[i], false)
 	}
 	w.closeArray()
 	w.close()
@@ -165,10 +171,13 @@ func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 // receivedTotal is what the receipts of one quote add up to.
-func receivedTotal(receipts []*engine.PaymentReceived) engine.Amount {
+// A receipt taken back (reversed) adds nothing.
+func receivedTotal(receipts []engine.Payment) engine.Amount {
 	var total engine.Amount
 	for _, r := range receipts {
-		total += r.Amount
+		if !r.Reversed() {
+			total += r.Amount
+		}
 	}
 	return total
 }
@@ -183,5 +192,5 @@ func (s *Server) operatorCancel(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	s.quoteReply(ctx, sys, sys.OperatorCancel(engine.QuoteID(raw)), nil)
+	s.quoteReply(ctx, sys, sys.OperatorCancel(engine.QuoteID(raw), s.auditLine(ctx, fasthttp.StatusOK)), nil)
 }

@@ -489,11 +489,14 @@ func TestAdminAccountDeposit(t *testing.T) {
 	ngn := wallet(t, partner, engine.ModeSandbox, engine.CurrencyNGN)
 	usdtLive := wallet(t, partner, engine.ModeLive, engine.CurrencyUSDT)
 	deposit := func(account string, body any) *response {
+		if m, ok := body.(map[string]any); ok && m["reference"] == nil {
+			m["reference"] = nextRef() // the reference's own rules: TestMoneyReferences
+		}
 		return admin(t, s, http.MethodPost, "/admin/v1/accounts/"+account+"/deposit", body)
 	}
 
 	b := wantOK(t, deposit(ngn, map[string]any{"amount": n("1500.25")}))
-	wantKeys(t, "balance", b, "accountId", "currency", "balance", "availableBalance")
+	wantKeys(t, "balance", b, "accountId", "currency", "balance", "availableBalance", "reference")
 	if b["accountId"] != ngn || b["currency"] != "NGN" {
 		t.Errorf("balance: got account %v currency %v, want %s NGN", b["accountId"], b["currency"], ngn)
 	}
@@ -609,7 +612,7 @@ func mixedWorkload(t testing.TB, s *gatewaytest.Server, a, b gatewaytest.Partner
 		"reference": getString(t, getObject(t, getObject(t, liveAccepted, "metadata"), "bankPayIn"), "reference"), "bankTransactionId": "mixed-1"}))
 	wantOK(t, transition(t, s, a.LiveKey, getString(t, live, "quoteId"), "complete", nil))
 	wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+wallet(t, b, engine.ModeSandbox, engine.CurrencyNGN)+"/deposit",
-		map[string]any{"amount": n("250")}))
+		map[string]any{"amount": n("250"), "reference": nextRef()}))
 	return ids
 }
 

@@ -108,7 +108,7 @@ func TestBalancesWallets(t *testing.T) {
 	mustAccept(t, s, partner.SandboxKey, q)
 	wantOK(t, transition(t, s, partner.SandboxKey, getString(t, q, "quoteId"), "complete", nil))
 	ngn := wallet(t, partner, engine.ModeSandbox, engine.CurrencyNGN)
-	wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+ngn+"/deposit", map[string]any{"amount": n("500.5")}))
+	wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+ngn+"/deposit", map[string]any{"amount": n("500.5"), "reference": nextRef()}))
 	syncTreasury(t, s, "sandbox")
 
 	want := map[engine.Currency]string{engine.CurrencyUSDT: "0.625", engine.CurrencyNGN: "500.5", engine.CurrencyGHS: "0"}

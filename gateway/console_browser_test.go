@@ -158,7 +158,7 @@ func TestConsoleBrowser(t *testing.T) {
 	if st := text("#quote-status"); st != "pending" {
 		t.Fatalf("quote page status %q, want pending", st)
 	}
-	step("cancel it", click("#cancel"), visible("#flash"))
+	step("cancel it", click("#cancel"), visible("#confirm"), click("#confirm"), visible("#flash"))
 	if flash, st := text("#flash"), text("#quote-status"); flash != "Quote cancelled." || st != "cancelled" {
 		t.Fatalf("after cancel: flash %q, status %q", flash, st)
 	}
@@ -182,12 +182,19 @@ func TestConsoleBrowser(t *testing.T) {
 	if flash := text("#flash"); flash != "Bank receipt recorded for "+ghsQuote.Reference+"." {
 		t.Fatalf("bank receipt: %q", flash)
 	}
-	if received := text("#received tbody"); !strings.Contains(received, "GTB-0001") || !strings.Contains(received, "20000") || !strings.Contains(received, ghsID) {
+	if received := text("#received tbody"); !strings.Contains(received, "gtb-0001") || !strings.Contains(received, "20,000.00 GHS") || !strings.Contains(received, ghsID) {
 		t.Fatalf("pay-ins received: %q", received)
 	}
-	step("complete", chromedp.Navigate(s.Admin+"/console/quotes/"+ghsID), visible("#complete"), click("#complete"), visible("#flash"))
+	step("complete", chromedp.Navigate(s.Admin+"/console/quotes/"+ghsID), visible("#complete"), click("#complete"),
+		visible("#confirm"), click("#confirm"), visible("#flash"))
 	if flash, st := text("#flash"), text("#quote-status"); flash != "Quote completed." || st != "completed" {
 		t.Fatalf("after complete: flash %q, status %q", flash, st)
+	}
+	// The evidence: the receipt's id, its bank transaction id and the
+	// (sandbox) account it was paid into.
+	if rs := text("#receipts tbody"); !strings.Contains(rs, "rcpt_s") || !strings.Contains(rs, "gtb-0001") ||
+		!strings.Contains(rs, engine.SandboxCollectionDefault.AccountNumber) || !strings.Contains(rs, "20,000.00 GHS") {
+		t.Fatalf("the quote's receipts: %q", rs)
 	}
 	step("webhooks", click(`nav a[href^="/console/webhooks"]`), visible("#webhooks"), shot("webhooks"))
 	step("log", click(`nav a[href^="/console/cluster"]`), visible("#figures"), shot("log"))

@@ -59,8 +59,9 @@ type payInsView struct {
 
 // receivedRow is a payment received, in its wallet's currency.
 type receivedRow struct {
-	*engine.PaymentReceived
+	engine.Payment
 	Currency engine.Currency
+	Deposit  string // a crypto receipt's address, as the chain writes it
 }
 
 // consolePayIns is GET /console/payins?mode=&after=&received=: the quotes
@@ -87,9 +88,9 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 	from := r.ctx.QueryArgs().GetUintOrZero("received")
 	received, more := r.sys.RecentReceipts(mode, from, consolePageSize)
 	for _, rc := range received {
-		row := receivedRow{PaymentReceived: rc}
-		if a, ok := r.sys.Account(rc.Account); ok {
-			row.Currency = a.Currency
+		row := receivedRow{Payment: rc, Currency: rc.Currency}
+		if q, ok := r.sys.PayInQuote(rc.Address); ok && rc.Method == engine.ReceiptCrypto && q.PayIn != nil {
+			row.Deposit = q.PayIn.Deposit
 		}
 		v.Received = append(v.Received, row)
 	}
@@ -106,7 +107,8 @@ func (s *Server) consoleBankReceipt(r *consoleRequest) {
 	msg, ok := s.viaAPI(r, s.bankReceipt, jsonForm(
 		formMember{name: "reference", value: string(f.Peek("reference"))},
 		formMember{name: "amount", value: string(f.Peek("amount")), number: true},
-		formMember{name: "bankTransactionId", value: string(f.Peek("bankTransactionId"))}))
+		formMember{name: "bankTransactionId", value: string(f.Peek("bankTransactionId"))},
+		formMember{name: "mode", value: string(f.Peek("mode"))}))
 	if ok {
 		msg = "Bank receipt recorded for " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 	}

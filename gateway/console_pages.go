@@ -26,7 +26,7 @@ import (
 // "partial").
 func parseConsoleTemplates() map[string]*template.Template {
 	funcs := template.FuncMap{
-		"amount": func(a engine.Amount, c engine.Currency) string { return string(engine.AppendAmount(nil, a, c)) },
+		"money":  consoleMoney,
 		"rate":   func(r engine.Rate) string { return string(engine.AppendRate(nil, r)) },
 		"when":   consoleTime,
 		"id":     uuidText,
@@ -47,6 +47,33 @@ func parseConsoleTemplates() map[string]*template.Template {
 			"console/templates/layout.html", p))
 	}
 	return out
+}
+
+// consoleMoney renders an amount as an operator reads money: every place
+// of its currency, thousands grouped, the currency after it
+// ("1,500,000.00 NGN", "-62.500000 USDT").
+func consoleMoney(a engine.Amount, c engine.Currency) string {
+	text := engine.AppendAmount(nil, a, c)
+	sign := ""
+	if len(text) > 0 && text[0] == '-' {
+		sign, text = "-", text[1:]
+	}
+	whole, frac, _ := strings.Cut(string(text), ".")
+	var b strings.Builder
+	b.WriteString(sign)
+	for i, d := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	if places := int(c.MinorUnits()); places > 0 {
+		b.WriteByte('.')
+		b.WriteString(frac + strings.Repeat("0", places-len(frac)))
+	}
+	b.WriteByte(' ')
+	b.WriteString(c.String())
+	return b.String()
 }
 
 // percentOfPPM renders parts per million as a percentage with one decimal
@@ -272,6 +299,7 @@ func (s *Server) viaAPIAnswer(r *consoleRequest, h operatorHandler, body []byte)
 		ctx.Request.SetBody(body)
 		ctx.Request.Header.SetContentType("application/json")
 	}
+	a := startAudit(ctx, r.op)
 	h(ctx, r.sys)
 	status := ctx.Response.StatusCode()
 	var answer struct {
@@ -281,7 +309,7 @@ func (s *Server) viaAPIAnswer(r *consoleRequest, h operatorHandler, body []byte)
 	ok := status < 300
 	var made map[string]any
 	if ok {
-		s.audit(ctx, r.op)
+		s.finishAudit(ctx, a)
 		_ = json.Unmarshal(ctx.Response.Body(), &made) // 204 has none
 	} else if err := json.Unmarshal(ctx.Response.Body(), &answer); err != nil || answer.Message == "" {
 		answer.Message = fmt.Sprintf("refused (%d)", status)
@@ -346,7 +374,7 @@ func (s *Server) consoleQuotes(r *consoleRequest) {
 			} else {
 				res.Problem = "No quote or client has that id (a quote ended longer ago than --retention is no longer held)."
 			}
-		} else if quote, found := r.sys.QuoteByReference(q); found {
+		} else if quote, found := r.sys.QuoteByReference(mode, q); found {
 			s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
 			return
 		} else {
@@ -370,8 +398,11 @@ func (s *Server) consoleGo(r *consoleRequest, target string) {
 type quoteView struct {
 	Quote    *engine.Quote
 	Client   *engine.Client
-	Receipts []*engine.PaymentReceived
+	Receipts []engine.Payment
 	Received engine.Amount
+	// Collection is the account a bank receipt of the quote was paid into
+	// (the mode's: sandbox shows its own); nil for a token source.
+	Collection *engine.BankAccount
 	// Events is the quote's history as its partner's events record it
 	// (the event log), oldest first; HistoryNote says what limits it.
 	Events      []engine.OwedEvent
@@ -421,6 +452,9 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 		return
 	}
 	v := &quoteView{Quote: q, Receipts: r.sys.Receipts(q.ID)}
+	if a, ok := r.sys.Markets().CollectionAccount(q.Mode, q.Pair.Source); ok && !q.Pair.Source.IsToken() {
+		v.Collection = &a
+	}
 	v.Client, _ = r.sys.Client(q.Client)
 	v.Received = receivedTotal(v.Receipts)
 	if h, ok := s.cfg.Events.(quoteHistory); ok {
@@ -441,15 +475,48 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 
 // quoteAction is POST /console/quotes/{quoteId}/cancel and /complete: the
 // admin API's operator cancel or completion (h); made says so.
+//
+// An operator confirms first: a post without confirm=yes changes nothing
+// and shows what it would do (the quote, its money, what was received),
+// with a form that posts again with confirm=yes.
 func (s *Server) quoteAction(h operatorHandler, made string) consoleHandler {
 	return func(r *consoleRequest) {
 		raw, _ := r.ctx.UserValue("quoteId").(string)
+		if string(r.ctx.PostArgs().Peek("confirm")) != "yes" {
+			s.confirmQuoteAction(r, raw)
+			return
+		}
 		msg, ok := s.viaAPI(r, h, nil)
 		if ok {
 			msg = made
 		}
 		s.done(r, consoleBack("quotes", raw), msg, !ok)
 	}
+}
+
+// confirmView is the page that asks an operator to confirm a quote's
+// cancel or completion.
+type confirmView struct {
+	Quote    *engine.Quote
+	Client   *engine.Client
+	Action   string // "cancel" or "complete"
+	Received engine.Amount
+}
+
+func (s *Server) confirmQuoteAction(r *consoleRequest, raw string) {
+	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
+		return r.sys.AnyQuote(engine.QuoteID(id))
+	})
+	if !ok {
+		return
+	}
+	action := "cancel"
+	if strings.HasSuffix(string(r.ctx.Path()), "/complete") {
+		action = "complete"
+	}
+	v := &confirmView{Quote: q, Action: action, Received: receivedTotal(r.sys.Receipts(q.ID))}
+	v.Client, _ = r.sys.Client(q.Client)
+	s.page(r, "confirm", "Confirm: "+action+" quote "+raw, q.Mode, v)
 }
 
 // ---- Clients ---------------------------------------------------------------
@@ -477,6 +544,7 @@ func (s *Server) consoleClients(r *consoleRequest) {
 type clientAccounts struct {
 	Mode     engine.Mode
 	Accounts []*engine.Account
+	Credit   map[engine.AccountID]engine.Amount // each wallet's credit limit (absent: none)
 }
 
 type clientView struct {
@@ -494,7 +562,18 @@ func (s *Server) consoleClient(r *consoleRequest) {
 	}
 	v := &clientView{Client: c, Keys: r.sys.ClientKeys(c.ID)}
 	for _, m := range engine.Modes {
-		v.Accounts = append(v.Accounts, clientAccounts{Mode: m, Accounts: r.sys.ClientAccounts(c.ID, m)})
+		accounts := clientAccounts{Mode: m, Accounts: r.sys.ClientAccounts(c.ID, m)}
+		ids := make([]engine.AccountID, len(accounts.Accounts))
+		for i, a := range accounts.Accounts {
+			ids[i] = a.ID
+		}
+		credit, err := r.sys.CreditLimits(m, ids)
+		if err != nil {
+			s.consoleError(r.ctx, fasthttp.StatusServiceUnavailable, "The treasury did not answer: "+err.Error())
+			return
+		}
+		accounts.Credit = credit
+		v.Accounts = append(v.Accounts, accounts)
 	}
 	s.page(r, "client", c.Name, consoleMode(r.ctx), v)
 }

@@ -232,7 +232,12 @@ func TestConsoleSecurity(t *testing.T) {
 	if got, _ := s.Sys.Pool(pool.ID); string(engine.AppendRate(nil, got.Rate)) != "0.00066" {
 		t.Fatalf("pool rate %s after the console set 0.00066", engine.AppendRate(nil, got.Rate))
 	}
-	if got := location(t, op.do(http.MethodPost, "/console/quotes/"+quoteID+"/cancel", nil)); got != "/console/quotes/"+quoteID {
+	// A cancel asks first: the page says what would happen, nothing
+	// changes until the operator confirms.
+	ask := op.do(http.MethodPost, "/console/quotes/"+quoteID+"/cancel", nil)
+	wantConsole(t, "cancel asks first", ask, http.StatusOK, `name="confirm" value="yes"`)
+	wantHeld(t, s, quoteID, engine.StatusPending)
+	if got := location(t, op.do(http.MethodPost, "/console/quotes/"+quoteID+"/cancel", url.Values{"confirm": {"yes"}})); got != "/console/quotes/"+quoteID {
 		t.Fatalf("cancel went to %q", got)
 	}
 	wantHeld(t, s, quoteID, engine.StatusCancelled)
@@ -353,6 +358,8 @@ func TestConsoleClientsAndPools(t *testing.T) {
 
 	location(t, op.do(http.MethodPost, page+"/credit", url.Values{"mode": {"live"}, "currency": {"NGN"}, "limit": {"50000"}}))
 	wantConsole(t, "credit", op.do(http.MethodGet, page, nil), http.StatusOK, "Credit limit set.")
+	// The client's page shows the limit, in its wallet's row.
+	wantConsole(t, "credit shown", op.do(http.MethodGet, page, nil), http.StatusOK, `<td class="num credit">50,000.00 NGN</td>`)
 	location(t, op.do(http.MethodPost, page+"/credit", url.Values{"mode": {"live"}, "currency": {"XYZ"}, "limit": {"5"}}))
 	wantConsole(t, "bad credit", op.do(http.MethodGet, page, nil), http.StatusOK, "must be a currency")
 
@@ -371,9 +378,9 @@ func TestConsoleClientsAndPools(t *testing.T) {
 			wallet = acc.ID.String()
 		}
 	}
-	wantStatus(t, do(t, http.MethodPost, s.Admin+"/admin/v1/accounts/"+wallet+"/deposit", gatewaytest.AdminToken, map[string]any{"amount": 125000}), http.StatusOK)
+	wantStatus(t, do(t, http.MethodPost, s.Admin+"/admin/v1/accounts/"+wallet+"/deposit", gatewaytest.AdminToken, map[string]any{"amount": 125000, "reference": nextRef()}), http.StatusOK)
 	st := op.do(http.MethodGet, "/console/accounts/"+wallet, nil)
-	wantConsole(t, "statement", st, http.StatusOK, "125000")
+	wantConsole(t, "statement", st, http.StatusOK, "125,000.00 NGN")
 	strictPage(t, "statement", st)
 	wantConsole(t, "not a wallet", op.do(http.MethodGet, "/console/accounts/"+clientID, nil), http.StatusNotFound, "No wallet")
 

@@ -25,7 +25,7 @@ func TestDepositBoundMatchesReplay(t *testing.T) {
 		return admin(t, s, http.MethodPost, "/admin/v1/pools/"+poolID+"/deposit", map[string]any{"amount": n(amount)})
 	}
 	depositWallet := func(amount string) *response {
-		return admin(t, s, http.MethodPost, "/admin/v1/accounts/"+usdt+"/deposit", map[string]any{"amount": n(amount)})
+		return admin(t, s, http.MethodPost, "/admin/v1/accounts/"+usdt+"/deposit", map[string]any{"amount": n(amount), "reference": nextRef()})
 	}
 
 	before := s.Log.LastSeq()

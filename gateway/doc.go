@@ -32,7 +32,9 @@
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)
 //	backupDirBytesMax      4096     the dir of POST /admin/v1/backup
 //	bankReferenceBytesMax  64       a quote's bank pay-in reference in POST /admin/v1/payins/bank
-//	bankTransactionIDBytesMax 128   a bank transaction id (the receipt's idempotency key)
+//	referenceBytesMax      512      a bank transaction id or a prefund's or payout's reference as typed (canonical: 128 characters)
+//	txHashBytesMax         128      a txHash as typed in POST /admin/v1/payins/{addressId}/seen
+//	operatorNameBytesMax   256      an operator's name as typed (canonical: 64 characters)
 //	connectionsMax         20000    concurrent connections per listener
 //	connectionsPerIPMax    0        concurrent connections per client address (0: unlimited)
 //	readTimeout            10 s     reading one request

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -11,12 +13,19 @@ import (
 )
 
 // Funds first (contract §4 Complete, §15.1; engine/funds.go): receipts,
-// payouts, credit limits, statements and the operator's completion.
+// prefunds, payouts, reversals, credit limits, statements and the
+// operator's completion. Every payment is recorded under its identity
+// (engine/identity.go): the same payment again answers 200 and changes
+// nothing; the same identity for another amount, wallet, quote or mode is
+// 409 CONFLICT.
 //
-//	POST /admin/v1/payins/bank                 {reference, amount, bankTransactionId}
-//	POST /admin/v1/payins/{addressId}/seen     {amount, txHash} (payins.go)
-//	POST /admin/v1/accounts/{accountId}/withdraw {amount}
-//	PUT  /admin/v1/clients/{clientId}/credit   {mode, currency, limit}
+//	POST /admin/v1/payins/bank                   {reference, amount, bankTransactionId, mode?}
+//	POST /admin/v1/payins/{addressId}/seen       {amount, txHash, logIndex?} (payins.go)
+//	GET  /admin/v1/payins/duplicates
+//	POST /admin/v1/payins/{receiptId}/reverse    {reason}
+//	POST /admin/v1/accounts/{accountId}/deposit  {amount, reference}
+//	POST /admin/v1/accounts/{accountId}/withdraw {amount, reference}
+//	PUT  /admin/v1/clients/{clientId}/credit     {mode, currency, limit}
 //	GET  /admin/v1/accounts/{accountId}/transactions?limit=&startingAfter=
 //	POST /admin/v1/quotes/{quoteId}/complete
 //	GET  /api/v1/partners/accounts/{accountId}/transactions?limit=&startingAfter=
@@ -26,15 +35,20 @@ const (
 	// page.
 	statementPageSizeDefault = 20
 	statementPageSizeMax     = 100
-	// bankTransactionIDBytesMax bounds a bank transaction id and
-	// bankReferenceBytesMax a quote's bank reference as an operator types it.
-	bankTransactionIDBytesMax = engine.ReceiptReferenceBytesMax
-	bankReferenceBytesMax     = 64
+	// referenceBytesMax bounds a bank transaction id or a prefund's or
+	// payout's reference as typed (its canonical form is at most
+	// engine.ReferenceCharsMax characters), and bankReferenceBytesMax a
+	// quote's bank reference as an operator types it.
+	referenceBytesMax     = 512
+	bankReferenceBytesMax = 64
 )
 
 func (s *Server) registerFunds(r *router.Router) {
 	r.POST(adminBase+"/payins/bank", s.operator(s.bankReceipt))
-	r.POST(adminBase+"/accounts/{accountId}/withdraw", s.operator(s.withdrawAccount))
+	r.GET(adminBase+"/payins/duplicates", s.operator(s.duplicateReceipts))
+	r.POST(adminBase+"/payins/{receiptId}/reverse", s.operator(s.reverseReceipt))
+	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.moveMoney(true)))
+	r.POST(adminBase+"/accounts/{accountId}/withdraw", s.operator(s.moveMoney(false)))
 	r.PUT(adminBase+"/clients/{clientId}/credit", s.operator(s.setCredit))
 	r.GET(adminBase+"/accounts/{accountId}/transactions", s.operator(s.adminStatement))
 	r.POST(adminBase+"/quotes/{quoteId}/complete", s.operator(s.operatorComplete))
@@ -44,8 +58,29 @@ func (s *Server) registerPartnerFunds(r *router.Router) {
 	r.GET(apiBase+"/partners/accounts/{accountId}/transactions", s.partner(s.partnerStatement))
 }
 
+// referenceMember reads a required reference member (a bank transaction
+// id, a prefund's or payout's reference) into its identity of kind in
+// currency c: 400 naming the member when it is not one.
+func referenceMember(o *object, member string, c engine.Currency, outbound bool) engine.Identity {
+	raw, ok := o.str(member, true, referenceBytesMax)
+	if !ok {
+		return engine.Identity{}
+	}
+	identity := engine.InboundIdentity
+	if outbound {
+		identity = engine.OutboundIdentity
+	}
+	id, err := identity(c, raw)
+	if err != nil {
+		o.problem(member, err.Error())
+	}
+	return id
+}
+
 // bankReceipt is POST /admin/v1/payins/bank: a bank transfer that carries a
-// quote's bankPayIn.reference credits that quote's client's wallet.
+// quote's bankPayIn.reference (any case, padded) credits that quote's
+// client's wallet. mode (default live) is the quote's: a reference of the
+// other mode is 404.
 func (s *Server) bankReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	o, ok := s.bodyObject(ctx)
 	if !ok {
@@ -55,19 +90,27 @@ func (s *Server) bankReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	if refOK && len(bytes.TrimSpace([]byte(reference))) == 0 {
 		o.problem("reference", "must not be empty")
 	}
-	txID, txOK := o.str("bankTransactionId", true, bankTransactionIDBytesMax)
-	if txOK && len(bytes.TrimSpace([]byte(txID))) == 0 {
-		o.problem("bankTransactionId", "must not be empty")
+	txText, txOK := o.str("bankTransactionId", true, referenceBytesMax)
+	if txOK {
+		if _, err := engine.CanonicalReference(txText); err != nil {
+			o.problem("bankTransactionId", err.Error())
+		}
+	}
+	mode := engine.ModeLive
+	if raw, ok := o.str("mode", false, enumBytesMax); ok {
+		if mode, ok = engine.ParseMode(raw); !ok {
+			o.problem("mode", `must be "live" or "sandbox"`)
+		}
 	}
 	text, _ := o.number("amount", true)
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	q, ok := sys.QuoteByReference(reference)
+	q, ok := sys.QuoteByReference(mode, reference)
 	if !ok {
 		s.writeError(ctx, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
-			message: "no quote has this bank pay-in reference"})
+			message: "no quote of this mode (" + mode.String() + ") has this bank pay-in reference"})
 		return
 	}
 	amount, _ := amountIn(o, "amount", text, q.Pair.Source)
@@ -75,35 +118,150 @@ func (s *Server) bankReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.RecordBankReceipt(reference, amount, txID)
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
+	txID, _ := engine.InboundIdentity(q.Pair.Source, txText)
+	reply := sys.RecordBankReceipt(mode, reference, amount, txID, s.auditLine(ctx, fasthttp.StatusOK))
+	if s.receiptFailed(ctx, reply) {
 		return
 	}
 	w := jsonWriter{}
-	appendReceipt(&w, "", reply.Receipt, q)
+	appendReceipt(&w, "", reply.Receipt, reply.Repeated)
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
+// receiptFailed answers a receipt's or reversal's failure; a conflict
+// names the payment first recorded under the identity.
+func (s *Server) receiptFailed(ctx *fasthttp.RequestCtx, reply *actors.ReceiptReply) bool {
+	if reply.Err == nil && reply.Result == engine.ResultReceiptConflict && reply.Receipt != nil {
+		s.writeError(ctx, paymentConflict(reply.Receipt))
+		return true
+	}
+	return s.adminFailed(ctx, reply.Err, reply.Result)
+}
+
+// paymentConflict is the 409 of an identity recorded before as another
+// payment: its details name that payment.
+func paymentConflict(p *engine.Payment) *apiError {
+	e := resultError(engine.ResultReceiptConflict)
+	e.message = "this payment's identity (" + p.Identity.String() + ") was recorded before for another amount, wallet, quote or mode"
+	d := map[string]any{"identity": p.Identity.String(), "kind": p.Kind.String(), "mode": p.Mode.String(),
+		"amount": rawNumber(engine.AppendAmount(nil, p.Amount, p.Currency)), "currency": p.Currency.String()}
+	if p.Kind == engine.PaymentReceipt {
+		d["receiptId"] = p.ReceiptID().String()
+	}
+	e.details = d
+	return e
+}
+
 // appendReceipt writes a receipt as an object (named k, "" at top level):
-// the quote and client it pays, the wallet credited, the amount and the
-// rail's reference.
-func appendReceipt(w *jsonWriter, k string, r *engine.PaymentReceived, q *engine.Quote) {
-	c := q.Pair.Source
+// its id, the quote and client it pays, the wallet credited, the amount
+// and the rail's reference; repeated when the request recorded nothing
+// (the same payment again).
+func appendReceipt(w *jsonWriter, k string, r *engine.Payment, repeated bool) {
+	c := r.Currency
 	w.open(k)
+	w.str("receiptId", r.ReceiptID().String())
 	w.id("quoteId", r.Quote)
-	w.id("clientId", q.Client)
+	w.id("clientId", r.Client)
 	w.id("accountId", r.Account)
+	w.str("mode", r.Mode.String())
 	w.str("currency", c.String())
 	w.amount("amount", r.Amount, c)
 	w.str("method", r.Method.String())
+	w.str("identity", r.Identity.String())
 	if r.Method == engine.ReceiptBank {
-		w.str("bankTransactionId", r.Reference)
+		w.str("bankTransactionId", r.Identity.Text())
 	} else {
 		w.id("addressId", r.Address)
-		w.str("txHash", r.Reference)
+		w.str("chain", r.Identity.Chain.String())
+		w.str("txHash", r.Identity.Text())
+		w.integer("logIndex", int64(r.Identity.LogIndex))
+	}
+	if r.Reversed() {
+		w.time("reversedAt", r.ReversedAt)
+	}
+	if repeated {
+		w.boolean("repeated", true)
 	}
 	w.time("createdAt", r.At)
 	w.close()
+}
+
+// duplicateReceipts is GET /admin/v1/payins/duplicates: the receipts
+// recorded before identities whose identities of now collide, a group per
+// identity, each receipt with whether it was reversed.
+func (s *Server) duplicateReceipts(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	if _, e := queryParams(ctx); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	groups := sys.Duplicates()
+	w := jsonWriter{}
+	w.open("")
+	w.openArray("data")
+	for _, g := range groups {
+		w.open("")
+		w.str("identity", g.Identity.String())
+		w.openArray("receipts")
+		for i := range g.Payments {
+			p := &g.Payments[i]
+			w.open("")
+			w.str("receiptId", p.ReceiptID().String())
+			w.id("quoteId", p.Quote)
+			w.id("clientId", p.Client)
+			w.str("mode", p.Mode.String())
+			w.amount("amount", p.Amount, p.Currency)
+			w.str("currency", p.Currency.String())
+			w.str("reference", p.Reference)
+			w.boolean("reversed", p.Reversed())
+			w.time("createdAt", p.At)
+			w.close()
+		}
+		w.closeArray()
+		w.close()
+	}
+	w.closeArray()
+	w.close()
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// reverseReceipt is POST /admin/v1/payins/{receiptId}/reverse {reason}:
+// the receipt's amount goes back from the wallet to clearing (a reversal
+// row); more than the wallet can spend is 422 INSUFFICIENT_FUNDS, a
+// receipt reversed already 409.
+func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	raw, _ := ctx.UserValue("receiptId").(string)
+	id, ok := engine.ParseReceiptID(raw)
+	if !ok {
+		s.writeError(ctx, fieldError("receiptId", "must be a receipt id (rcpt_…)"))
+		return
+	}
+	o, ok := s.bodyObject(ctx)
+	if !ok {
+		return
+	}
+	reason, _ := o.str("reason", true, engine.ReversalReasonBytesMax)
+	if e := o.finish(); e != nil {
+		s.writeError(ctx, e)
+		return
+	}
+	reply := sys.ReverseReceipt(id, reason, s.auditLine(ctx, fasthttp.StatusOK))
+	if reply.Result == engine.ResultInsufficientFunds && reply.Receipt != nil {
+		r := reply.Receipt
+		e := resultError(reply.Result)
+		e.message = "the wallet cannot cover taking this receipt back"
+		e.details = map[string]any{"currency": r.Currency.String(), "required": rawNumber(engine.AppendAmount(nil, r.Amount, r.Currency))}
+		if a, ok := sys.Account(r.Account); ok {
+			e.details["available"] = rawNumber(engine.AppendAmount(nil, a.Available(), r.Currency))
+		}
+		s.writeError(ctx, e)
+		return
+	}
+	if s.receiptFailed(ctx, reply) {
+		return
+	}
+	w := jsonWriter{}
+	appendReceipt(&w, "", reply.Receipt, false)
+	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
 // wallet reads the {accountId} of the route as a wallet: 400 for a
@@ -122,39 +280,92 @@ func (s *Server) wallet(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.A
 	return a, true
 }
 
-// withdrawAccount is POST /admin/v1/accounts/{accountId}/withdraw: a payout
-// of a wallet's available money (wallet → clearing); more than available
-// is 422 INSUFFICIENT_FUNDS; credit is never paid out.
-func (s *Server) withdrawAccount(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	a, ok := s.wallet(ctx, sys)
-	if !ok {
-		return
+// moveMoney is POST /admin/v1/accounts/{accountId}/deposit (in: a
+// prefund) or …/withdraw (out: a payout of the wallet's available money;
+// more is 422 INSUFFICIENT_FUNDS, credit is never paid out), each with the
+// bank's or chain's reference of the transfer. The same payment again
+// (same reference, amount and wallet) answers 200 and changes nothing; an
+// Idempotency-Key is honoured as on create (Idempotent-Replayed: true; the
+// same key with another body: 422 IDEMPOTENCY_KEY_REUSED).
+func (s *Server) moveMoney(in bool) operatorHandler {
+	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
+		a, ok := s.wallet(ctx, sys)
+		if !ok {
+			return
+		}
+		key, e := idempotencyKey(ctx)
+		if e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		o, ok := s.bodyObject(ctx)
+		if !ok {
+			return
+		}
+		amount, _ := o.amount("amount", a.Currency)
+		ref := referenceMember(o, "reference", a.Currency, !in)
+		if e := o.finish(); e != nil {
+			s.writeError(ctx, e)
+			return
+		}
+		req := engine.MoneyRequest{Account: a.ID, Amount: amount, Reference: ref, IdempotencyKey: key}
+		if key != "" {
+			req.RequestHash = moneyRequestHash(in, &req)
+		}
+		var reply *actors.AccountReply
+		if in {
+			reply = sys.DepositAccount(&actors.DepositAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
+		} else {
+			reply = sys.WithdrawAccount(&actors.WithdrawAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
+		}
+		switch {
+		case reply.Err != nil:
+		case reply.Result == engine.ResultInsufficientFunds:
+			e := resultError(reply.Result)
+			e.message = "the wallet's available balance does not cover the payout"
+			e.details = map[string]any{"currency": a.Currency.String(),
+				"required":  rawNumber(engine.AppendAmount(nil, amount, a.Currency)),
+				"available": rawNumber(engine.AppendAmount(nil, reply.Account.Available(), a.Currency))}
+			s.writeError(ctx, e)
+			return
+		case reply.Result == engine.ResultReceiptConflict && reply.Payment != nil:
+			s.writeError(ctx, paymentConflict(reply.Payment))
+			return
+		}
+		if s.adminFailed(ctx, reply.Err, reply.Result) {
+			return
+		}
+		if reply.Repeated && key != "" {
+			ctx.Response.Header.Set("Idempotent-Replayed", "true")
+		}
+		w := jsonWriter{}
+		w.open("")
+		appendBalanceMembers(&w, reply.Account)
+		w.str("reference", ref.Text())
+		if reply.Repeated {
+			w.boolean("repeated", true)
+		}
+		w.close()
+		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
+}
+
+// moneyRequestHash is an operator's prefund or payout as its
+// Idempotency-Key remembers it: the route, the wallet, the amount and the
+// reference's identity.
+func moneyRequestHash(in bool, req *engine.MoneyRequest) [32]byte {
+	h := sha256.New()
+	if in {
+		h.Write([]byte("deposit\x00"))
+	} else {
+		h.Write([]byte("withdraw\x00"))
 	}
-	amount, _ := o.amount("amount", a.Currency)
-	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	reply := sys.WithdrawAccount(&actors.WithdrawAccount{Account: a.ID, Amount: amount})
-	if reply.Result == engine.ResultInsufficientFunds {
-		e := resultError(reply.Result)
-		e.message = "the wallet's available balance does not cover the payout"
-		e.details = map[string]any{"currency": a.Currency.String(),
-			"required":  rawNumber(engine.AppendAmount(nil, amount, a.Currency)),
-			"available": rawNumber(engine.AppendAmount(nil, a.Available(), a.Currency))}
-		s.writeError(ctx, e)
-		return
-	}
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	appendBalance(&w, reply.Account)
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	h.Write(req.Account[:])
+	h.Write(binary.AppendVarint(nil, int64(req.Amount)))
+	h.Write([]byte(req.Reference.String()))
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // setCredit is PUT /admin/v1/clients/{clientId}/credit {mode, currency,
@@ -185,7 +396,7 @@ func (s *Server) setCredit(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.SetCreditLimit(engine.ClientID(client), mode, currency, limit)
+	reply := sys.SetCreditLimit(engine.ClientID(client), mode, currency, limit, s.auditLine(ctx, fasthttp.StatusOK))
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -276,6 +487,9 @@ func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engi
 		if p.Reference != "" {
 			w.str("reference", p.Reference)
 		}
+		if r := p.ReceiptID(a.Mode); !r.IsZero() {
+			w.str("receiptId", r.String())
+		}
 		w.time("createdAt", p.At)
 		w.close()
 	}
@@ -294,7 +508,7 @@ func (s *Server) operatorComplete(ctx *fasthttp.RequestCtx, sys *actors.System) 
 		s.writeError(ctx, e)
 		return
 	}
-	s.quoteReply(ctx, sys, sys.OperatorComplete(engine.QuoteID(id)), nil)
+	s.quoteReply(ctx, sys, sys.OperatorComplete(engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK)), nil)
 }
 
 // fundsDetails are INSUFFICIENT_FUNDS's details on a completion.

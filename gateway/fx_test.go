@@ -363,8 +363,8 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	if c.TradSts != (fxmsg.TradeStatus{Sts: "COMP"}) || c.TTL != 0 || c.UnqTxIdr.TxId != id {
 		t.Errorf("confirmation: %+v", c)
 	}
-	want := fxmsg.BankPayInDetails{AcctNm: "Oja Marketplace Collections NGN", AcctNb: "0123456789",
-		BkNm: "Oja Settlement Bank Nigeria", Ref: reference}
+	sb := engine.SandboxCollectionDefault // a sandbox trade never shows the real collection account
+	want := fxmsg.BankPayInDetails{AcctNm: sb.AccountName, AcctNb: sb.AccountNumber, BkNm: sb.BankName, Ref: reference}
 	if c.SttlmInstr == nil || c.SttlmInstr.BkPayInDtls == nil || *c.SttlmInstr.BkPayInDtls != want {
 		t.Errorf("confirmation BkPayInDtls: got %+v, want %+v", c.SttlmInstr, want)
 	}
@@ -515,7 +515,7 @@ func TestFXAcceptBank(t *testing.T) {
 	}
 
 	a := fxAccept(t, s, p.SandboxKey, id, fxBankAccept("Kofi &amp; Ama Mensah", "0041234567", "GCB-030100"))
-	if a.TradSts.Sts != "SETT" || a.SttlmInstr == nil || a.SttlmInstr.BkPayInDtls.AcctNb != "0123456789" {
+	if a.TradSts.Sts != "SETT" || a.SttlmInstr == nil || a.SttlmInstr.BkPayInDtls.AcctNb != engine.SandboxCollectionDefault.AccountNumber {
 		t.Fatalf("accept: %+v", a)
 	}
 	jq := fxJSONQuote(t, s, p.SandboxKey, id)

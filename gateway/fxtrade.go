@@ -219,7 +219,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.Settlemen
 			WrngMsg: engine.PayInWarning(p.Currency, p.Chain),
 		}}
 	}
-	bank, ok := m.Collection[q.Pair.Source]
+	bank, ok := m.CollectionAccount(q.Mode, q.Pair.Source)
 	if !ok {
 		return nil
 	}

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -475,3 +477,10 @@ func wantCreated(t testing.TB, r *response) map[string]any {
 	wantStatus(t, r, http.StatusCreated)
 	return object(t, r)
 }
+
+// refs numbers the references tests give prefunds and payouts: each call a
+// new one, so no two payments of a test share an identity by accident.
+var refs atomic.Int64
+
+// nextRef is a new bank reference ("NIP-T-7").
+func nextRef() string { return "NIP-T-" + strconv.FormatInt(refs.Add(1), 10) }

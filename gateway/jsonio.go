@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -308,6 +309,20 @@ func (o *object) number(member string, required bool) ([]byte, bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// integer reads a whole-number member from lo to hi (0 when absent).
+func (o *object) integer(member string, required bool, lo, hi int64) (int64, bool) {
+	text, ok := o.number(member, required)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(text), 10, 64)
+	if err != nil || n < lo || n > hi {
+		o.problem(member, fmt.Sprintf("must be a whole number from %d to %d", lo, hi))
+		return 0, false
+	}
+	return n, true
 }
 
 // child reads a nested object member.

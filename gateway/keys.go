@@ -27,8 +27,9 @@ const keyRollHoursMax = 720
 // listKeys is GET /api/v1/partners/keys: the caller's client's keys that
 // work, in the calling key's mode (as every partner route, one mode at a
 // time), oldest first: {"data":[{"keyId","mode","createdAt","expiresAt"?,
-// "lastUsedAt"?}],"hasMore":false}; expiresAt on a rolled key that still
-// works, lastUsedAt once it authenticated a request (to the minute). Never a
+// "rolledFrom"?,"lastUsedAt"?}],"hasMore":false}; expiresAt on a rolled key
+// that still works, rolledFrom on a key a roll made (the key it replaced),
+// lastUsedAt once it authenticated a request (to the minute). Never a
 // secret (the service keeps only their hashes); revoked and expired keys
 // are left out (the operator's GET /admin/v1/clients/{id} lists them).
 func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
@@ -51,6 +52,9 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		if k.ExpiresAt != 0 {
 			w.time("expiresAt", k.ExpiresAt)
 		}
+		if !k.RolledFrom.IsZero() {
+			w.id("rolledFrom", k.RolledFrom)
+		}
 		if k.LastUsedAt != 0 {
 			w.time("lastUsedAt", k.LastUsedAt)
 		}
@@ -67,7 +71,9 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 // (its secret shown only here), and the rolled key stops working that many
 // hours from now (0: at once; at most 720), both in one durable record.
 // The rolled key may be the calling one. A key of another client or mode,
-// or one that no longer works, answers 404 like a missing one.
+// or one that no longer works, answers 404 like a missing one. A key is
+// rolled once: a key rolled already (or being rolled, concurrently) is 409
+// CONFLICT; its successor may roll.
 func (s *Server) rollKey(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
 	id, e := pathID(ctx, "keyId")
 	if e != nil {

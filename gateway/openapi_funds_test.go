@@ -133,22 +133,27 @@ func oapiFunds(t *testing.T, c *oapiChecker, s *gatewaytest.Server, p, other gat
 	view := c.run(t, oapiCall{name: "admin quote with receipts", base: adm, method: "GET", path: "/admin/v1/quotes/" + id,
 		template: "/admin/v1/quotes/{quoteId}", token: tok, want: 200})
 	if rs, _ := oapiField(view, "receipts").([]any); number(view, "receivedAmount") != "16500.5" || len(rs) != 3 ||
-		oapiString(rs[2], "bankTransactionId") != "BTX-3" || oapiString(view, "status") != "completed" {
+		oapiString(rs[2], "bankTransactionId") != "btx-3" || oapiString(view, "status") != "completed" {
 		t.Errorf("the operator's view of the quote: %v", view)
 	}
-	over := c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":501}`, want: 422})
+	over := c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":501,"reference":"PAYOUT-OAPI-501"}`, want: 422})
 	if number(over, "details.available") != "500.5" {
 		t.Errorf("withdraw too much: %v", over)
 	}
-	paid := c.run(t, oapiCall{name: "withdraw", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":500.5}`, want: 200})
+	paid := c.run(t, oapiCall{name: "withdraw", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":500.5,"reference":"PAYOUT-OAPI-500.5"}`, want: 200})
+	c.run(t, oapiCall{name: "withdraw a payout's reference again, another amount", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok,
+		body: `{"amount":1,"reference":"payout-oapi-500.5"}`, want: 409})
+	deposit := "/admin/v1/accounts/{accountId}/deposit"
+	c.run(t, oapiCall{name: "deposit a receipt's transfer again", base: adm, method: "POST", path: sub(deposit, ngn), template: deposit, token: tok,
+		body: `{"amount":500,"reference":" btx-3 "}`, want: 409})
 	if number(paid, "balance") != "0" {
 		t.Errorf("after the payout: %v", paid)
 	}
-	c.run(t, oapiCall{name: "withdraw bad body", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":0}`, want: 400})
-	c.run(t, oapiCall{name: "withdraw unknown", base: adm, method: "POST", path: sub(withdraw, unknownID), template: withdraw, token: tok, body: `{"amount":1}`, want: 404})
-	c.run(t, oapiCall{name: "withdraw no token", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, body: `{"amount":1}`, want: 401})
+	c.run(t, oapiCall{name: "withdraw bad body", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":0,"reference":"PAYOUT-OAPI-0"}`, want: 400})
+	c.run(t, oapiCall{name: "withdraw unknown", base: adm, method: "POST", path: sub(withdraw, unknownID), template: withdraw, token: tok, body: `{"amount":1,"reference":"PAYOUT-OAPI-1"}`, want: 404})
+	c.run(t, oapiCall{name: "withdraw no token", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, body: `{"amount":1,"reference":"PAYOUT-OAPI-1"}`, want: 401})
 	c.run(t, oapiCall{name: "withdraw not json", base: adm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, ctype: "text/plain", body: "x", want: 415})
-	c.run(t, oapiCall{name: "withdraw unready", base: unreadyAdm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":1}`, want: 503})
+	c.run(t, oapiCall{name: "withdraw unready", base: unreadyAdm, method: "POST", path: sub(withdraw, ngn), template: withdraw, token: tok, body: `{"amount":1,"reference":"PAYOUT-OAPI-1"}`, want: 503})
 
 	// Credit: a completion on credit, then a lower limit it would break.
 	client := p.Client.ID.String()
@@ -177,7 +182,7 @@ func oapiFunds(t *testing.T, c *oapiChecker, s *gatewaytest.Server, p, other gat
 
 	// A receipt that would take the wallet over 10^15 minor units: 422.
 	c.run(t, oapiCall{name: "fill the ngn wallet", base: adm, method: "POST", path: "/admin/v1/accounts/" + ngn + "/deposit",
-		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":10000000000000}`, want: 200})
+		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":10000000000000,"reference":"NIP-OAPI-FILL"}`, want: 200})
 	c.run(t, oapiCall{name: "bank receipt over the largest balance", base: adm, method: "POST", path: bank, template: bank, token: tok,
 		body: receipt(reference, "16000.01", "BTX-4"), want: 422})
 }

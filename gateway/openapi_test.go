@@ -848,10 +848,10 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: pools + "/" + poolID + "/withdraw", template: pools + "/{poolId}/withdraw", token: tok, body: `{"amount":1000000}`, want: 422})
 	deposit := "/admin/v1/accounts/{accountId}/deposit"
 	depositPath := "/admin/v1/accounts/" + wallet(p, engine.CurrencyNGN) + "/deposit"
-	c.run(t, oapiCall{name: "deposit", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":100.25}`, want: 200})
-	c.run(t, oapiCall{name: "deposit bad", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":1.001}`, want: 400})
-	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":10000000000000}`, want: 422})
-	c.run(t, oapiCall{name: "deposit unknown", base: adm, method: "POST", path: "/admin/v1/accounts/" + unknownID + "/deposit", template: deposit, token: tok, body: `{"amount":1}`, want: 404})
+	c.run(t, oapiCall{name: "deposit", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":100.25,"reference":"NIP-OAPI-1"}`, want: 200})
+	c.run(t, oapiCall{name: "deposit bad", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":1.001,"reference":"NIP-OAPI-2"}`, want: 400})
+	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":10000000000000,"reference":"NIP-OAPI-3"}`, want: 422})
+	c.run(t, oapiCall{name: "deposit unknown", base: adm, method: "POST", path: "/admin/v1/accounts/" + unknownID + "/deposit", template: deposit, token: tok, body: `{"amount":1,"reference":"NIP-OAPI-4"}`, want: 404})
 	c.run(t, oapiCall{name: "deposit not json", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, ctype: "text/plain", body: "x", want: 415})
 	c.run(t, oapiCall{name: "deposit no token", base: adm, method: "POST", path: depositPath, template: deposit, body: `{"amount":1}`, want: 401})
 	ledger := "/admin/v1/ledger/check"
@@ -948,6 +948,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "roll key no key", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, body: `{"expiresInHours":1}`, want: 401})
 	c.run(t, oapiCall{name: "roll key unready", base: unreadyPub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 503})
 	c.run(t, oapiCall{name: "roll key", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 201})
+	c.run(t, oapiCall{name: "roll key twice", base: pub, method: "POST", path: rollAt(rollerKey), template: rollPath, token: roller.LiveKey, body: `{"expiresInHours":1}`, want: 409})
 	c.run(t, oapiCall{name: "list keys with a rolled one", base: pub, method: "GET", path: keysPath, template: keysPath, token: roller.LiveKey, want: 200})
 	// The event history needs a server that keeps one.
 	eventsPath := "/api/v1/partners/events"
@@ -1063,6 +1064,41 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "payin get unknown", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 404})
 	c.run(t, oapiCall{name: "payin get no token", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, want: 401})
 	c.run(t, oapiCall{name: "payin get unready", base: unreadyAdm, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 503})
+	// The same deposit spelled otherwise: a repeat; the receipt taken back.
+	again := c.run(t, oapiCall{name: "payin seen again, spelled otherwise", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
+		body: `{"amount":100,"txHash":" 0X` + strings.ToUpper(strings.Repeat("0f", 32)) + `","logIndex":0}`, want: 200})
+	deposits, _ := oapiField(again, "deposits").([]any)
+	if len(deposits) != 1 {
+		t.Fatalf("a repeat credited again: %v", again)
+	}
+	receiptID := oapiString(deposits[0], "receiptId")
+	dups := "/admin/v1/payins/duplicates"
+	c.run(t, oapiCall{name: "duplicates", base: ps.Admin, method: "GET", path: dups, template: dups, token: tok, want: 200})
+	c.run(t, oapiCall{name: "duplicates no token", base: ps.Admin, method: "GET", path: dups, template: dups, want: 401})
+	rev := "/admin/v1/payins/{receiptId}/reverse"
+	revp := func(id string) string { return strings.Replace(rev, "{receiptId}", id, 1) }
+	c.run(t, oapiCall{name: "reverse unknown", base: ps.Admin, method: "POST", path: revp("rcpt_s00000000000ffff"), template: rev, token: tok, body: `{"reason":"x"}`, want: 404})
+	c.run(t, oapiCall{name: "reverse bad id", base: ps.Admin, method: "POST", path: revp("rcpt_x"), template: rev, token: tok, body: `{"reason":"x"}`, want: 400})
+	c.run(t, oapiCall{name: "reverse no token", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, body: `{"reason":"x"}`, want: 401})
+	// Paid out first, the wallet cannot cover taking the receipt back.
+	payout := "/admin/v1/accounts/{accountId}/withdraw"
+	ppUSDTWallet := ""
+	for _, w := range pp.Client.Wallets {
+		if w.Mode == engine.ModeSandbox && w.Currency == engine.CurrencyUSDT {
+			ppUSDTWallet = w.Account.String()
+		}
+	}
+	payoutPath := strings.Replace(payout, "{accountId}", ppUSDTWallet, 1)
+	c.run(t, oapiCall{name: "pay the deposit out", base: ps.Admin, method: "POST", path: payoutPath, template: payout, token: tok, body: `{"amount":100,"reference":"0xaa"}`, want: 200})
+	c.run(t, oapiCall{name: "reverse uncovered", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, token: tok, body: `{"reason":"x"}`, want: 422})
+	refill := "/admin/v1/accounts/{accountId}/deposit"
+	c.run(t, oapiCall{name: "prefund it back", base: ps.Admin, method: "POST", path: strings.Replace(refill, "{accountId}", ppUSDTWallet, 1), template: refill, token: tok,
+		body: `{"amount":100,"reference":"0xbb"}`, want: 200})
+	reversed := c.run(t, oapiCall{name: "reverse", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, token: tok, body: `{"reason":"returned to sender"}`, want: 200})
+	if oapiString(reversed, "reversedAt") == "" {
+		t.Errorf("reversed receipt: %v", reversed)
+	}
+	c.run(t, oapiCall{name: "reverse twice", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, token: tok, body: `{"reason":"x"}`, want: 409})
 
 	// A deposit that would take the wallet over 10^15 minor units: 422.
 	ppUSDT := ""
@@ -1072,7 +1108,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		}
 	}
 	c.run(t, oapiCall{name: "fill the usdt wallet", base: ps.Admin, method: "POST", path: "/admin/v1/accounts/" + ppUSDT + "/deposit",
-		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":999999900}`, want: 200})
+		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":1000000000,"reference":"NIP-OAPI-5"}`, want: 200})
 	c.run(t, oapiCall{name: "payin seen over the largest balance", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
 		body: `{"amount":1,"txHash":"0x` + strings.Repeat("1e", 32) + `"}`, want: 422})
 

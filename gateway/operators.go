@@ -55,7 +55,56 @@ func (s *Server) adminPrincipal(token string) *principal {
 // isWrite: what the admin API changes (everything but GET and HEAD).
 func isWrite(ctx *fasthttp.RequestCtx) bool { return !ctx.IsGet() && !ctx.IsHead() }
 
-// audit records the write just answered, as its operator made it.
+// auditValue is the user-value key of an operator's write's pending audit
+// line.
+type auditValue struct{}
+
+// pendingAudit is what is known of an operator's write before its handler
+// runs: who makes it. A handler that logs the write takes its line
+// (auditLine), so that the write and its line are one append (one durable
+// step: actors/audit.go). A write whose handler took no line — a backup, a
+// cluster membership change: nothing the log holds — is recorded after it
+// is answered, as a line of its own (audit).
+type pendingAudit struct {
+	p     *principal
+	taken bool
+}
+
+// startAudit notes that the request is p's write.
+func startAudit(ctx *fasthttp.RequestCtx, p *principal) *pendingAudit {
+	a := &pendingAudit{p: p}
+	ctx.SetUserValue(auditValue{}, a)
+	return a
+}
+
+// auditLine is the audit line of the operator's write this request makes,
+// a success of which answers status; nil when the request is not an
+// operator's write (the actors log none).
+func (s *Server) auditLine(ctx *fasthttp.RequestCtx, status int) *engine.OperatorActed {
+	a, _ := ctx.UserValue(auditValue{}).(*pendingAudit)
+	if a == nil {
+		return nil
+	}
+	a.taken = true
+	route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
+	if route == "" {
+		route = string(ctx.Path())
+	}
+	id := a.p.id
+	return &engine.OperatorActed{Operator: a.p.name, OperatorID: id, Action: string(ctx.Method()) + " " + route,
+		Target: string(ctx.Path()), Status: uint16(status)}
+}
+
+// finishAudit records, after it was answered, the line of a successful
+// write whose handler took none.
+func (s *Server) finishAudit(ctx *fasthttp.RequestCtx, a *pendingAudit) {
+	if !a.taken && ctx.Response.StatusCode() < 300 {
+		s.audit(ctx, a.p)
+	}
+}
+
+// audit records the write just answered, as its operator made it, as a
+// line of its own.
 func (s *Server) audit(ctx *fasthttp.RequestCtx, p *principal) {
 	sys := s.served()
 	if sys == nil {
@@ -98,9 +147,11 @@ func (s *Server) createOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	if !ok {
 		return
 	}
-	name, ok := o.str("name", true, engine.OperatorNameMax)
-	if ok && (name == "" || name == engine.RootOperator) {
-		o.problem("name", "must be 1 to 64 bytes and not \"root\"")
+	name, ok := o.str("name", true, operatorNameBytesMax)
+	if ok {
+		if _, err := engine.CanonicalOperatorName(name); err != nil {
+			o.problem("name", err.Error())
+		}
 	}
 	roleName, ok := o.str("role", true, enumBytesMax)
 	role, known := engine.ParseRole(roleName)
@@ -111,7 +162,11 @@ func (s *Server) createOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	r := sys.OperatorCommand(&actors.CreateOperator{Name: name, Role: role})
+	r := sys.OperatorCommand(&actors.CreateOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name, Role: role})
+	if r.Result == engine.ResultValidation && r.Reason != nil {
+		s.writeError(ctx, fieldError("name", r.Reason.Error()))
+		return
+	}
 	if s.adminFailed(ctx, r.Err, r.Result) {
 		return
 	}
@@ -121,6 +176,32 @@ func (s *Server) createOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.str("token", r.Token)
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+}
+
+// appendAuditDetails writes an audit line's details: what the write moved
+// ({amount, currency}) and whichever references it named.
+func appendAuditDetails(w *jsonWriter, d *engine.AuditDetails) {
+	w.open("details")
+	if d.Currency != engine.CurrencyNone {
+		w.amount("amount", d.Amount, d.Currency)
+		w.str("currency", d.Currency.String())
+	}
+	for _, m := range [...]struct{ name, value string }{{"reference", d.Reference}, {"txHash", d.TxHash},
+		{"bankTransactionId", d.BankTransactionID}} {
+		if m.value != "" {
+			w.str(m.name, m.value)
+		}
+	}
+	if !d.Quote.IsZero() {
+		w.id("quoteId", d.Quote)
+	}
+	if !d.Account.IsZero() {
+		w.id("accountId", d.Account)
+	}
+	if !d.Receipt.IsZero() {
+		w.str("receiptId", d.Receipt.String())
+	}
+	w.close()
 }
 
 func writeOperator(w *jsonWriter, o *engine.Operator) {
@@ -153,7 +234,7 @@ func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	r := sys.OperatorCommand(&actors.RevokeOperator{Operator: engine.OperatorID(id)})
+	r := sys.OperatorCommand(&actors.RevokeOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, Operator: engine.OperatorID(id)})
 	if s.adminFailed(ctx, r.Err, r.Result) {
 		return
 	}
@@ -163,6 +244,10 @@ func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
+
+// operatorNameBytesMax bounds an operator's name as typed (its canonical
+// form is at most engine.OperatorNameMax characters).
+const operatorNameBytesMax = 256
 
 // auditLimitDefault and auditLimitMax bound GET /admin/v1/audit's page.
 const (
@@ -202,9 +287,17 @@ func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		w.open("")
 		w.id("id", a.ID)
 		w.str("operator", a.Operator)
+		if a.OperatorID.IsZero() {
+			w.str("operatorId", engine.RootOperator)
+		} else {
+			w.id("operatorId", a.OperatorID)
+		}
 		w.str("action", a.Action)
 		w.str("target", a.Target)
 		w.integer("status", int64(a.Status))
+		if a.Details != nil {
+			appendAuditDetails(&w, a.Details)
+		}
 		w.time("createdAt", a.At)
 		w.close()
 	}

@@ -29,7 +29,14 @@ func TestOperatorsAndAudit(t *testing.T) {
 	viewerID, viewer := made("Ada Viewer", "viewer")
 	_, op := made("Bayo Operator", "operator")
 	wantError(t, do(t, "POST", s.Admin+"/admin/v1/operators", tok, map[string]any{"name": "Bayo Operator", "role": "viewer"}), 409, "CONFLICT")
-	wantError(t, do(t, "POST", s.Admin+"/admin/v1/operators", tok, map[string]any{"name": "root", "role": "viewer"}), 400, "VALIDATION_ERROR")
+	// Names are unique as people read them (engine.CanonicalOperatorName).
+	for _, name := range []string{"root", "ROOT ", "bayo  operator", "BAYO OPERATOR"} {
+		wantError(t, do(t, "POST", s.Admin+"/admin/v1/operators", tok, map[string]any{"name": name, "role": "viewer"}), 409, "CONFLICT")
+	}
+	for _, name := range []string{"r\u043e\u043et", "ro\u200bot", "", "  "} {
+		details := wantError(t, do(t, "POST", s.Admin+"/admin/v1/operators", tok, map[string]any{"name": name, "role": "viewer"}), 400, "VALIDATION_ERROR")
+		wantDetailsNames(t, details, "name")
+	}
 	wantError(t, do(t, "POST", s.Admin+"/admin/v1/operators", tok, map[string]any{"name": "x", "role": "admin"}), 400, "VALIDATION_ERROR")
 
 	wantStatus(t, do(t, "GET", s.Admin+"/admin/v1/pools", viewer, nil), http.StatusOK)
@@ -71,7 +78,8 @@ func TestOperatorsAndAudit(t *testing.T) {
 			t.Fatalf("%d audit lines, want %d: %v", len(got), len(want), got)
 		}
 		for i, e := range got {
-			wantKeys(t, "audit line", e, "id", "operator", "action", "target", "status", "createdAt")
+			// Each line is written with its write: it has details.
+			wantKeys(t, "audit line", e, "id", "operator", "operatorId", "action", "target", "status", "details", "createdAt")
 			if e["operator"] != want[i].operator || e["action"] != want[i].action || fmt.Sprint(e["status"]) != statuses[i] {
 				t.Errorf("audit line %d: %v, want %v %v", i, e, want[i], statuses[i])
 			}

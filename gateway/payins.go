@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"regexp"
-
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
@@ -13,23 +11,25 @@ import (
 // Crypto pay-ins: a token-source quote gets a deposit address when
 // accepted (metadata.cryptoPayIn); an operator watching the chain records
 // each deposit it sees with POST /admin/v1/payins/{addressId}/seen
-// {"amount","txHash"}, which credits the partner's wallet in the token
-// (funds first, contract §15.1; engine/funds.go) whatever the quote's
-// status: money received is never orphaned. Any amount > 0; several
-// deposits with different hashes each credit; the same hash again with the
-// same amount answers 200 and changes nothing; with another amount 409
-// CONFLICT. Both routes answer the operator's view of the pay-in (its
-// quote, client, mode, receivedAmount and the deposits); 404 NOT_FOUND for
-// an unknown address.
+// {"amount","txHash","logIndex"?}, which credits the partner's wallet in
+// the token (funds first, contract §15.1; engine/funds.go) whatever the
+// quote's status: money received is never orphaned. Any amount > 0; the
+// deposit's identity is (the pay-in's chain, txHash however spelled,
+// logIndex: default 0) — several deposits with different identities each
+// credit; the same identity again with the same amount answers 200 and
+// changes nothing; with another amount or address 409 CONFLICT. Both
+// routes answer the operator's view of the pay-in (its quote, client,
+// mode, receivedAmount and the deposits, each with its receiptId); 404
+// NOT_FOUND for an unknown address.
 
 func (s *Server) registerPayIns(r *router.Router) {
 	r.GET(adminBase+"/payins/{addressId}", s.operator(s.payInGet))
 	r.POST(adminBase+"/payins/{addressId}/seen", s.operator(s.payInSeen))
 }
 
-// txHashPattern is a transaction hash as TRON and the EVM chains write it:
-// 64 hex digits, 0x-prefixed or not.
-var txHashPattern = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{64}$`)
+// txHashBytesMax bounds a txHash member as typed (64 hex digits, 0x and
+// white space around them).
+const txHashBytesMax = 128
 
 // payInOf finds the quote of the route's {addressId}; it answers the
 // request itself (400, 404) when there is none.
@@ -57,16 +57,20 @@ func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		return
 	}
 	amount, _ := o.amount("amount", q.PayIn.Currency)
-	txHash, txOK := o.str("txHash", true, engine.PayInTxHashMax)
-	if txOK && !txHashPattern.MatchString(txHash) {
-		o.problem("txHash", "must be a transaction hash: 64 hex digits, 0x-prefixed or not")
+	var hash string
+	if raw, ok := o.str("txHash", true, txHashBytesMax); ok {
+		var err error
+		if hash, err = engine.CanonicalTxHash(raw); err != nil {
+			o.problem("txHash", err.Error())
+		}
 	}
+	logIndex, _ := o.integer("logIndex", false, 0, engine.LogIndexMax)
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.RecordCryptoReceipt(q.PayIn.Address, amount, txHash)
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
+	reply := sys.RecordCryptoReceipt(q.PayIn.Address, amount, hash, uint32(logIndex), s.auditLine(ctx, fasthttp.StatusOK))
+	if s.receiptFailed(ctx, reply) {
 		return
 	}
 	if view, ok := sys.AnyQuote(q.ID); ok {
@@ -89,7 +93,7 @@ func (s *Server) payInGet(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // cryptoPayIn members, the quote it belongs to, receivedAmount and the
 // deposits credited (receipts), oldest first. A deposit recorded before
 // funds first (which credited nothing) shows as "deposit".
-func appendPayIn(b []byte, q *engine.Quote, receipts []*engine.PaymentReceived) []byte {
+func appendPayIn(b []byte, q *engine.Quote, receipts []engine.Payment) []byte {
 	w := jsonWriter{b: b}
 	w.open("")
 	appendCryptoPayIn(&w, q, len(receipts) > 0)
@@ -97,16 +101,17 @@ func appendPayIn(b []byte, q *engine.Quote, receipts []*engine.PaymentReceived) 
 	w.str("quoteStatus", q.Status.String())
 	w.id("clientId", q.Client)
 	w.str("mode", q.Mode.String())
-	var received engine.Amount
-	for _, r := range receipts {
-		received += r.Amount
-	}
-	w.amount("receivedAmount", received, q.PayIn.Currency)
+	w.amount("receivedAmount", receivedTotal(receipts), q.PayIn.Currency)
 	w.openArray("deposits")
 	for _, r := range receipts {
 		w.open("")
+		w.str("receiptId", r.ReceiptID().String())
 		w.amount("amount", r.Amount, q.PayIn.Currency)
-		w.str("txHash", r.Reference)
+		w.str("txHash", r.Identity.Text())
+		w.integer("logIndex", int64(r.Identity.LogIndex))
+		if r.Reversed() {
+			w.time("reversedAt", r.ReversedAt)
+		}
 		w.time("createdAt", r.At)
 		w.close()
 	}

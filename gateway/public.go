@@ -497,7 +497,7 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 	}
 	w.closeArray()
 	w.close()
-	bank, hasBank := markets.Collection[src]
+	bank, hasBank := markets.CollectionAccount(q.Mode, src)
 	hasBank = hasBank && q.Accepted != nil
 	if hasBank || q.PayIn != nil {
 		w.open("metadata")
@@ -608,11 +608,16 @@ func (s *Server) writeBalances(ctx *fasthttp.RequestCtx, accounts []*engine.Acco
 
 func appendBalance(w *jsonWriter, a *engine.Account) {
 	w.open("")
+	appendBalanceMembers(w, a)
+	w.close()
+}
+
+// appendBalanceMembers writes a Balance's members into an open object.
+func appendBalanceMembers(w *jsonWriter, a *engine.Account) {
 	w.id("accountId", a.ID)
 	w.str("currency", a.Currency.String())
 	w.amount("balance", a.Balance, a.Currency)
 	w.amount("availableBalance", a.Available(), a.Currency)
-	w.close()
 }
 
 // received reports whether a deposit to q's pay-in was credited.

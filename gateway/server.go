@@ -574,13 +574,16 @@ func (s *Server) adminAuth(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 		write := isWrite(ctx)
 		if write && p.role == engine.RoleViewer {
 			s.writeError(ctx, errForbidden)
-		} else {
+			return
+		}
+		if !write {
 			h(ctx)
+			return
 		}
 		// NB: a refused write changed nothing and is not a write: it is
 		// in the access log, not the trail (bad input changes nothing).
-		if write && ctx.Response.StatusCode() < 300 {
-			s.audit(ctx, p)
-		}
+		a := startAudit(ctx, p)
+		h(ctx)
+		s.finishAudit(ctx, a)
 	}
 }

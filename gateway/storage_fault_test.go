@@ -48,7 +48,7 @@ func TestStorageFaultHTTP(t *testing.T) {
 			pending := mustCreateQuote(t, s, p.SandboxKey, body)
 			accepted := mustAccept(t, s, p.SandboxKey, mustCreateQuote(t, s, p.SandboxKey, body))
 			ngnWallet := wallet(t, p, engine.ModeSandbox, engine.CurrencyNGN)
-			wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+ngnWallet+"/deposit", map[string]any{"amount": n("50")}))
+			wantOK(t, admin(t, s, http.MethodPost, "/admin/v1/accounts/"+ngnWallet+"/deposit", map[string]any{"amount": n("50"), "reference": nextRef()}))
 			syncPool(t, s, pool.ID.String())
 			balancesBefore := do(t, http.MethodGet, s.URL+balancesPath, p.SandboxKey, nil, "x-service-source", "fault-test")
 			wantStatus(t, balancesBefore, http.StatusOK)
@@ -69,7 +69,7 @@ func TestStorageFaultHTTP(t *testing.T) {
 				{"admin pool deposit", http.MethodPost, s.Admin + "/admin/v1/pools/" + pool.ID.String() + "/deposit",
 					gatewaytest.AdminToken, map[string]any{"amount": n("1")}},
 				{"admin wallet deposit", http.MethodPost, s.Admin + "/admin/v1/accounts/" + ngnWallet + "/deposit",
-					gatewaytest.AdminToken, map[string]any{"amount": n("1")}},
+					gatewaytest.AdminToken, map[string]any{"amount": n("1"), "reference": nextRef()}},
 			}
 			for _, w := range writes {
 				r := do(t, w.method, w.url, w.key, w.body)

@@ -388,6 +388,36 @@ func appendBacklog(w *jsonWriter, st webhook.EndpointStatus) {
 // the pay-in's receipt as they were at the event), so every node renders
 // an event to the same bytes.
 func RenderEvent(e *engine.OwedEvent) []byte {
+	return renderEvent(e)
+}
+
+// appendReceivedEvent writes the receipt a payin.received event carries,
+// as the event recorded it: the quote and client it pays, the wallet
+// credited, the amount and the rail's reference (canonical for a receipt
+// recorded with its identity).
+func appendReceivedEvent(w *jsonWriter, k string, r *engine.PaymentReceived, q *engine.Quote) {
+	c := q.Pair.Source
+	w.open(k)
+	w.id("quoteId", r.Quote)
+	w.id("clientId", q.Client)
+	w.id("accountId", r.Account)
+	w.str("currency", c.String())
+	w.amount("amount", r.Amount, c)
+	w.str("method", r.Method.String())
+	if r.Method == engine.ReceiptBank {
+		w.str("bankTransactionId", r.Reference)
+	} else {
+		w.id("addressId", r.Address)
+		w.str("txHash", r.Reference)
+		if !r.Identity.IsZero() {
+			w.integer("logIndex", int64(r.Identity.LogIndex))
+		}
+	}
+	w.time("createdAt", r.At)
+	w.close()
+}
+
+func renderEvent(e *engine.OwedEvent) []byte {
 	w := jsonWriter{b: make([]byte, 0, 2048)}
 	w.open("")
 	w.str("id", e.ID.String())
@@ -396,7 +426,7 @@ func RenderEvent(e *engine.OwedEvent) []byte {
 	w.str("mode", e.Quote.Mode.String())
 	w.open("data")
 	if e.Receipt != nil {
-		appendReceipt(&w, "payin", e.Receipt, &e.Quote)
+		appendReceivedEvent(&w, "payin", e.Receipt, &e.Quote)
 	} else {
 		markets := e.Markets
 		if markets == nil {

@@ -30,9 +30,13 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   quotes complete QUOTE_ID (complete any client's quote; the partner's wallet must cover it, as for the partner)
   webhooks CLIENT_ID      (the client's webhook endpoints in both modes, with each one's delivery backlog)
   payins get ADDRESS_ID   (a crypto pay-in: its address, quote, client, status and the deposits credited)
-  payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH   (a deposit seen on chain: credited to the partner's wallet)
-  payins bank REFERENCE --amount AMOUNT --bank-transaction-id ID
-                          (a bank transfer carrying a quote's reference: credited to the partner's wallet)
+  payins seen ADDRESS_ID --amount AMOUNT --tx-hash HASH [--log-index N]
+                          (a deposit seen on chain: credited to the partner's wallet, once per chain, hash and log index)
+  payins bank REFERENCE --amount AMOUNT --bank-transaction-id ID [--mode live|sandbox]
+                          (a bank transfer carrying a quote's reference: credited to the partner's wallet, once per
+                          bank transaction id however typed; --mode is the quote's, default live)
+  payins duplicates       (receipts recorded before identities that name one payment: candidates for reverse)
+  payins reverse RECEIPT_ID --reason TEXT   (take a receipt back: wallet → clearing, a reversal row)
   keys create CLIENT_ID [--mode live|sandbox]
   keys revoke KEY_ID
   pools create [--mode M] --name NAME --source CUR --destination CUR --rate R [--owner CLIENT_ID]
@@ -41,8 +45,11 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   pools status POOL_ID active|suspended
   pools deposit POOL_ID AMOUNT
   pools withdraw POOL_ID AMOUNT
-  accounts deposit ACCOUNT_ID AMOUNT   (a prefunding: clearing → the wallet)
-  accounts withdraw ACCOUNT_ID AMOUNT  (a payout of the wallet's available money: wallet → clearing)
+  accounts deposit ACCOUNT_ID AMOUNT --reference REF
+                          (a prefunding: clearing → the wallet; REF is the bank's or chain's id of the transfer)
+  accounts withdraw ACCOUNT_ID AMOUNT --reference REF
+                          (a payout of the wallet's available money: wallet → clearing; REF is the payout's
+                          bank or chain id: the same payout again changes nothing)
   accounts transactions ACCOUNT_ID [--limit N] [--starting-after ID]   (a wallet's statement, newest first)
   ledger check [--mode live|sandbox]
   backup DIR [--copy=false]   (a consistent copy of the live store, every file its own;
@@ -304,6 +311,7 @@ func parseAdminCall(args []string) (adminCall, error) {
 		fs := flag.NewFlagSet("payins bank", flag.ContinueOnError)
 		amountText := fs.String("amount", "", "what arrived, in the quote's source currency")
 		txID := fs.String("bank-transaction-id", "", "the bank's id of the transfer")
+		mode := fs.String("mode", "live", "the quote's mode: live or sandbox")
 		if err := parseSub(fs, args[3:]); err != nil {
 			return nil, err
 		}
@@ -315,21 +323,53 @@ func parseAdminCall(args []string) (adminCall, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
-			return discard(a.RecordBankReceipt(ctx, args[2], amount, *txID, o...))
+			return discard(a.RecordBankReceipt(ctx, client.BankReceipt{Reference: args[2], Amount: amount,
+				BankTransactionID: *txID, Mode: client.Mode(*mode)}, o...))
 		}, nil
-	case "accounts withdraw":
+	case "accounts withdraw", "accounts deposit":
 		if err := need(4); err != nil {
 			return nil, err
 		}
-		if len(args) > 4 {
-			return nil, fmt.Errorf("admin accounts withdraw: unexpected argument %q", args[4])
+		fs := flag.NewFlagSet("accounts "+sub, flag.ContinueOnError)
+		reference := fs.String("reference", "", "the bank's or chain's id of the transfer")
+		if err := parseSub(fs, args[4:]); err != nil {
+			return nil, err
 		}
-		d, err := decimalArg("admin accounts withdraw: AMOUNT", args[3])
+		d, err := decimalArg("admin accounts "+sub+": AMOUNT", args[3])
 		if err != nil {
 			return nil, err
 		}
+		if *reference == "" {
+			return nil, fmt.Errorf("admin accounts %s: --reference is required (the bank's or chain's id of the transfer)", sub)
+		}
+		move := (*client.Admin).WithdrawAccount
+		if sub == "deposit" {
+			move = (*client.Admin).DepositAccount
+		}
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
-			return discard(a.WithdrawAccount(ctx, args[2], d, o...))
+			return discard(move(a, ctx, args[2], d, *reference, o...))
+		}, nil
+	case "payins duplicates":
+		if len(args) > 2 {
+			return nil, fmt.Errorf("admin payins duplicates: unexpected argument %q", args[2])
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.Duplicates(ctx, o...))
+		}, nil
+	case "payins reverse":
+		if err := need(3); err != nil {
+			return nil, err
+		}
+		fs := flag.NewFlagSet("payins reverse", flag.ContinueOnError)
+		reason := fs.String("reason", "", "why the receipt is taken back (the audit keeps it)")
+		if err := parseSub(fs, args[3:]); err != nil {
+			return nil, err
+		}
+		if *reason == "" {
+			return nil, errors.New("admin payins reverse: --reason is required")
+		}
+		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+			return discard(a.ReverseReceipt(ctx, args[2], *reason, o...))
 		}, nil
 	case "accounts transactions":
 		if err := need(3); err != nil {
@@ -358,8 +398,12 @@ func parseAdminCall(args []string) (adminCall, error) {
 		fs := flag.NewFlagSet("payins seen", flag.ContinueOnError)
 		amountText := fs.String("amount", "", "the deposit, in the token (e.g. 100.5)")
 		txHash := fs.String("tx-hash", "", "the deposit's transaction hash")
+		logIndex := fs.Int("log-index", 0, "the transfer's log index in its transaction (several transfers in one transaction)")
 		if err := parseSub(fs, args[3:]); err != nil {
 			return nil, err
+		}
+		if *logIndex < 0 {
+			return nil, errors.New("admin payins seen: --log-index must be 0 or more")
 		}
 		if *amountText == "" || *txHash == "" {
 			return nil, errors.New("admin payins seen: --amount and --tx-hash are required")
@@ -369,7 +413,7 @@ func parseAdminCall(args []string) (adminCall, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
-			return discard(a.RecordPayIn(ctx, args[2], amount, *txHash, o...))
+			return discard(a.RecordPayIn(ctx, args[2], amount, *txHash, *logIndex, o...))
 		}, nil
 	case "keys create":
 		if err := need(3); err != nil {
@@ -458,17 +502,6 @@ func parseAdminCall(args []string) (adminCall, error) {
 		}
 		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
 			return discard(calls[sub](a, ctx, id, d, o...))
-		}, nil
-	case "accounts deposit":
-		if err := need(4); err != nil {
-			return nil, err
-		}
-		d, err := decimalArg("admin accounts deposit: AMOUNT", args[3])
-		if err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
-			return discard(a.DepositAccount(ctx, args[2], d, o...))
 		}, nil
 	case "ledger check":
 		fs := flag.NewFlagSet("ledger check", flag.ContinueOnError)

@@ -120,7 +120,8 @@ func TestAdminCLI(t *testing.T) {
 	if _, errOut, code := asViewer("pools", "list"); code == 0 || !strings.Contains(errOut, "UNAUTHORIZED") {
 		t.Fatalf("a revoked operator's read: exit %d %s", code, errOut)
 	}
-	adminFails(t, srv, "VALIDATION_ERROR", "operators", "create", "root", "--role", "viewer")
+	adminFails(t, srv, "CONFLICT", "operators", "create", "root", "--role", "viewer")
+	adminFails(t, srv, "VALIDATION_ERROR", "operators", "create", "r\u043e\u043et", "--role", "viewer")
 
 	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "get", "6f1c1f43-0000-4000-8000-000000000000")
 	adminFails(t, srv, "QUOTE_NOT_FOUND", "quotes", "cancel", "6f1c1f43-0000-4000-8000-000000000000")
@@ -201,14 +202,19 @@ func TestAdminCLI(t *testing.T) {
 
 	// Accounts and the ledger.
 	var bal map[string]any
-	adminOK(t, srv, &bal, "accounts", "deposit", wallets["NGN"], "250.75")
+	adminOK(t, srv, &bal, "accounts", "deposit", wallets["NGN"], "250.75", "--reference", "NIP-CLI-1")
 	if str(bal, "accountId") != wallets["NGN"] || str(bal, "currency") != "NGN" {
 		t.Errorf("accounts deposit: %v", bal)
 	}
 	wantDecimal(t, "accounts deposit", bal, "balance", "250.75")
 	wantDecimal(t, "accounts deposit", bal, "availableBalance", "250.75")
-	adminFails(t, srv, "VALIDATION_ERROR", "accounts", "deposit", wallets["NGN"], "0.001") // NGN has 2 places
-	adminFails(t, srv, "ACCOUNT_NOT_FOUND", "accounts", "deposit", str(pool, "poolAccountId"), "1")
+	adminOK(t, srv, &bal, "accounts", "deposit", wallets["NGN"], "250.75", "--reference", " nip-cli-1 ") // the same prefund again
+	if bal["repeated"] != true {
+		t.Errorf("accounts deposit again: %v", bal)
+	}
+	wantDecimal(t, "accounts deposit again", bal, "balance", "250.75")
+	adminFails(t, srv, "VALIDATION_ERROR", "accounts", "deposit", wallets["NGN"], "0.001", "--reference", "NIP-CLI-2") // NGN has 2 places
+	adminFails(t, srv, "ACCOUNT_NOT_FOUND", "accounts", "deposit", str(pool, "poolAccountId"), "1", "--reference", "NIP-CLI-3")
 	// Funds first from the command line: a credit line, a payout, the
 	// statement, a bank receipt and the operator's completion.
 	var line map[string]any
@@ -221,8 +227,8 @@ func TestAdminCLI(t *testing.T) {
 	if str(line, "mode") != "live" || str(line, "accountId") != wallets["NGN"] {
 		t.Errorf("clients credit --mode live: %v", line)
 	}
-	adminFails(t, srv, "INSUFFICIENT_FUNDS", "accounts", "withdraw", wallets["NGN"], "250.76")
-	adminOK(t, srv, &bal, "accounts", "withdraw", wallets["NGN"], "0.75")
+	adminFails(t, srv, "INSUFFICIENT_FUNDS", "accounts", "withdraw", wallets["NGN"], "250.76", "--reference", "PAYOUT-CLI-1")
+	adminOK(t, srv, &bal, "accounts", "withdraw", wallets["NGN"], "0.75", "--reference", "PAYOUT-CLI-2")
 	wantDecimal(t, "accounts withdraw", bal, "balance", "250")
 	var page map[string]any
 	adminOK(t, srv, &page, "accounts", "transactions", wallets["NGN"], "--limit", "1")

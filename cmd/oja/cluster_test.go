@@ -640,7 +640,7 @@ func clusterFundsFirst(t *testing.T, operatorNode, partnerNode *ojaServer) {
 		t.Fatalf("an unfunded live completion through a follower: %v, want INSUFFICIENT_FUNDS", err)
 	}
 	retry("bank receipt", func() error {
-		return discard(admin.RecordBankReceipt(ctx, q.Metadata.BankPayIn.Reference, d("16000"), "NIP-CLUSTER-1"))
+		return discard(admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: q.Metadata.BankPayIn.Reference, Amount: d("16000"), BankTransactionID: "NIP-CLUSTER-1"}))
 	})
 	retry("complete", func() error { return discard(partner.CompleteQuote(ctx, q.QuoteID)) })
 	ngn, err := partner.BalancesByCurrency(ctx, "NGN")

@@ -771,6 +771,10 @@ func (l *loadEnv) worker(rng *rand.Rand, round int, deadline time.Time, budget *
 	}
 }
 
+// crashDepositSeq numbers the depositor's references: each deposit its own
+// transfer, across the rounds of a test.
+var crashDepositSeq atomic.Int64
+
 // depositor makes operator deposits into the tracked wallets.
 func (l *loadEnv) depositor(deadline time.Time) {
 	for i := 0; i < depositsPerLoad && time.Now().Before(deadline); i++ {
@@ -781,7 +785,7 @@ func (l *loadEnv) depositor(deadline time.Time) {
 		d.inflightN++
 		l.model.mu.Unlock()
 		res, err := do(l.client, "POST", l.srv.adminURL()+"/admin/v1/accounts/"+d.account+"/deposit", crashAdminToken,
-			fmt.Appendf(nil, `{"amount":%s}`, d.amount))
+			fmt.Appendf(nil, `{"amount":%s,"reference":"CRASH-%s-%d"}`, d.amount, d.account, crashDepositSeq.Add(1)))
 		if err != nil {
 			return
 		}

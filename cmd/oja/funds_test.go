@@ -117,16 +117,16 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 		t.Fatalf("unfunded completion: %+v", refused)
 	}
 	wantRefused(discard(admin.CompleteQuote(ctx, q1.QuoteID)), "INSUFFICIENT_FUNDS")
-	_, err = admin.RecordBankReceipt(ctx, reference, d("60000"), "NIP-0001")
+	_, err = admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: reference, Amount: d("60000"), BankTransactionID: "NIP-0001"})
 	must(err)
-	wantRefused(partnerComplete(ctx, partner, q1.QuoteID), "INSUFFICIENT_FUNDS") // under-paid
-	r, err := admin.RecordBankReceipt(ctx, reference, d("60000"), "NIP-0001")    // the bank's retry
+	wantRefused(partnerComplete(ctx, partner, q1.QuoteID), "INSUFFICIENT_FUNDS")                                                           // under-paid
+	r, err := admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: reference, Amount: d("60000"), BankTransactionID: "NIP-0001"}) // the bank's retry
 	must(err)
 	if r.QuoteID != q1.QuoteID || r.AccountID != ngn || !r.Amount.Equal(d("60000")) {
 		t.Fatalf("receipt: %+v", r)
 	}
-	wantRefused(discard(admin.RecordBankReceipt(ctx, reference, d("6000"), "NIP-0001")), "CONFLICT")
-	_, err = admin.RecordBankReceipt(ctx, reference, d("50000.55"), "NIP-0002") // over-pays
+	wantRefused(discard(admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: reference, Amount: d("6000"), BankTransactionID: "NIP-0001"})), "CONFLICT")
+	_, err = admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: reference, Amount: d("50000.55"), BankTransactionID: "NIP-0002"}) // over-pays
 	must(err)
 	balance(ngn, "110000.55")
 	done, err := partner.CompleteQuote(ctx, q1.QuoteID)
@@ -135,21 +135,21 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	}
 	balance(ngn, "10000.55")
 	balance(usdt, "62.5")
-	wantRefused(discard(admin.WithdrawAccount(ctx, ngn, d("10000.56"))), "INSUFFICIENT_FUNDS")
-	_, err = admin.WithdrawAccount(ctx, ngn, d("10000.55"))
+	wantRefused(discard(admin.WithdrawAccount(ctx, ngn, d("10000.56"), "REF-1")), "INSUFFICIENT_FUNDS")
+	_, err = admin.WithdrawAccount(ctx, ngn, d("10000.55"), "REF-2")
 	must(err)
 	// A receipt, then a cancel: the money stays the partner's until paid out.
 	q2 := accepted("NGN", "USDT", "20000", "0.0006", lagos.PoolAccountID)
-	_, err = admin.RecordBankReceipt(ctx, q2.Metadata.BankPayIn.Reference, d("20000"), "NIP-0003")
+	_, err = admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: q2.Metadata.BankPayIn.Reference, Amount: d("20000"), BankTransactionID: "NIP-0003"})
 	must(err)
 	_, err = partner.CancelQuote(ctx, q2.QuoteID)
 	must(err)
 	balance(ngn, "20000")
-	_, err = admin.WithdrawAccount(ctx, ngn, d("20000"))
+	_, err = admin.WithdrawAccount(ctx, ngn, d("20000"), "REF-3")
 	must(err)
 	statement(ngn, "withdrawal -20000 = 0; payin 20000 = 20000; withdrawal -10000.55 = 0; settlement -100000 = 10000.55; "+
 		"payin 50000.55 = 110000.55; payin 60000 = 60000")
-	_, err = admin.WithdrawAccount(ctx, usdt, d("62.5")) // the partner takes its USDT out
+	_, err = admin.WithdrawAccount(ctx, usdt, d("62.5"), "REF-4") // the partner takes its USDT out
 	must(err)
 
 	// ---- Crypto: USDT → NGN, deposits to the quote's address.
@@ -160,13 +160,13 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	must(err)
 	q3 := accepted("USDT", "NGN", "100", "1600", otc.PoolAccountID)
 	address := q3.Metadata.CryptoPayIn.AddressID
-	p, err := admin.RecordPayIn(ctx, address, d("40"), "0x"+strings.Repeat("a1", 32))
+	p, err := admin.RecordPayIn(ctx, address, d("40"), "0x"+strings.Repeat("a1", 32), 0)
 	must(err)
 	if p.Status != "pending" || !p.ReceivedAmount.Equal(d("40")) {
 		t.Fatalf("after the first deposit: %+v", p)
 	}
 	wantRefused(partnerComplete(ctx, partner, q3.QuoteID), "INSUFFICIENT_FUNDS")
-	_, err = admin.RecordPayIn(ctx, address, d("70.000001"), "0x"+strings.Repeat("b2", 32))
+	_, err = admin.RecordPayIn(ctx, address, d("70.000001"), "0x"+strings.Repeat("b2", 32), 0)
 	must(err)
 	got, err := partner.GetQuote(ctx, q3.QuoteID)
 	if err != nil || got.Metadata.CryptoPayIn.Status != "pending" {
@@ -176,7 +176,7 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	must(err)
 	balance(usdt, "10.000001") // 110.000001 received − 100 spent
 	balance(ngn, "161250")
-	_, err = admin.WithdrawAccount(ctx, usdt, d("10.000001"))
+	_, err = admin.WithdrawAccount(ctx, usdt, d("10.000001"), "REF-5")
 	must(err)
 	statement(usdt, "withdrawal -10.000001 = 0; settlement -100 = 10.000001; payin 70.000001 = 110.000001; "+
 		"payin 40 = 40; withdrawal -62.5 = 0; settlement 62.5 = 62.5")
@@ -193,13 +193,13 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 	must(err)
 	balance(ngn, "-14750")
 	wantRefused(discard(admin.SetCreditLimit(ctx, desk.ClientID, ojaclient.ModeLive, "NGN", d("14000"))), "CONFLICT")
-	wantRefused(discard(admin.WithdrawAccount(ctx, ngn, d("1"))), "INSUFFICIENT_FUNDS")
-	_, err = admin.RecordBankReceipt(ctx, q5.Metadata.BankPayIn.Reference, d("14750"), "NIP-0004")
+	wantRefused(discard(admin.WithdrawAccount(ctx, ngn, d("1"), "REF-6")), "INSUFFICIENT_FUNDS")
+	_, err = admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: q5.Metadata.BankPayIn.Reference, Amount: d("14750"), BankTransactionID: "NIP-0004"})
 	must(err)
 	balance(ngn, "0")
 
 	// ---- Prefunding: money received outside any quote, then spent.
-	_, err = admin.DepositAccount(ctx, ngn, d("1600"))
+	_, err = admin.DepositAccount(ctx, ngn, d("1600"), "REF-7")
 	must(err)
 	q6 := accepted("NGN", "USDT", "1600", "0.0006", lagos.PoolAccountID)
 	_, err = partner.CompleteQuote(ctx, q6.QuoteID)
@@ -235,7 +235,8 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 		}
 		seen[ev.Data.PayIn.BankTransactionID+ev.Data.PayIn.TxHash] = true
 	}
-	for _, want := range []string{"NIP-0001", "NIP-0002", "NIP-0003", "NIP-0004", "0x" + strings.Repeat("a1", 32), "0x" + strings.Repeat("b2", 32)} {
+	// Canonical: bank ids folded, TRON hashes bare (engine/identity.go).
+	for _, want := range []string{"nip-0001", "nip-0002", "nip-0003", "nip-0004", strings.Repeat("a1", 32), strings.Repeat("b2", 32)} {
 		if !seen[want] {
 			t.Errorf("no payin.received for %s", want)
 		}
@@ -257,7 +258,7 @@ func TestLiveMoneyEndToEnd(t *testing.T) {
 		t.Fatalf("pay-in after the restart: %v %+v", err, p)
 	}
 	// The bank's retry after the restart still credits nothing.
-	_, err = admin.RecordBankReceipt(ctx, reference, d("60000"), "NIP-0001")
+	_, err = admin.RecordBankReceipt(ctx, ojaclient.BankReceipt{Reference: reference, Amount: d("60000"), BankTransactionID: "NIP-0001"})
 	must(err)
 	balance(ngn, "0")
 	report, err = admin.LedgerCheck(ctx, ojaclient.ModeLive)

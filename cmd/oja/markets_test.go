@@ -187,24 +187,24 @@ func TestOffRampEndToEnd(t *testing.T) {
 	// under the same hash is a conflict.
 	addressID := first.Metadata.CryptoPayIn.AddressID
 	tx := "0x" + strings.Repeat("ab", 32)
-	p, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx)
+	p, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Status != "pending" || !p.ReceivedAmount.Equal(decimal.NewFromInt(60)) || len(p.Deposits) != 1 || p.Deposits[0].TxHash != tx {
+	if p.Status != "pending" || !p.ReceivedAmount.Equal(decimal.NewFromInt(60)) || len(p.Deposits) != 1 || p.Deposits[0].TxHash != strings.Repeat("ab", 32) { // TRON: bare
 		t.Errorf("after the deposit: %+v", p)
 	}
-	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx); err != nil {
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(60), tx, 0); err != nil {
 		t.Errorf("the same report again: %v", err)
 	}
 	var apiErr *ojaclient.APIError
-	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx); !errors.As(err, &apiErr) || apiErr.Code != "CONFLICT" {
+	if _, err := admin.RecordPayIn(ctx, addressID, decimal.NewFromInt(99), tx, 0); !errors.As(err, &apiErr) || apiErr.Code != "CONFLICT" {
 		t.Errorf("another amount under the same hash: %v, want CONFLICT", err)
 	}
-	if _, err := admin.RecordPayIn(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4", decimal.NewFromInt(1), tx); !errors.As(err, &apiErr) || apiErr.Code != "NOT_FOUND" {
+	if _, err := admin.RecordPayIn(ctx, "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4", decimal.NewFromInt(1), tx, 0); !errors.As(err, &apiErr) || apiErr.Code != "NOT_FOUND" {
 		t.Errorf("an unknown address: %v, want NOT_FOUND", err)
 	}
-	if _, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("1.0000001"), "not-a-hash"); !errors.As(err, &apiErr) || apiErr.Code != "VALIDATION_ERROR" {
+	if _, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("1.0000001"), "not-a-hash", 0); !errors.As(err, &apiErr) || apiErr.Code != "VALIDATION_ERROR" {
 		t.Errorf("a bad report: %v, want VALIDATION_ERROR", err)
 	}
 	// Sandbox completes what the wallet lacks with a simulated pay-in: 60
@@ -238,7 +238,7 @@ func TestOffRampEndToEnd(t *testing.T) {
 	if err != nil || cancelled.Metadata.CryptoPayIn.Status != "expired" {
 		t.Fatalf("cancel: %v %+v", err, cancelled.Metadata)
 	}
-	late, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("25.5"), "0x"+strings.Repeat("cd", 32))
+	late, err := admin.RecordPayIn(ctx, second.Metadata.CryptoPayIn.AddressID, decimal.RequireFromString("25.5"), "0x"+strings.Repeat("cd", 32), 0)
 	if err != nil || late.Status != "expired" || !late.ReceivedAmount.Equal(decimal.RequireFromString("25.5")) {
 		t.Fatalf("a deposit after the cancel: %v %+v", err, late)
 	}
@@ -272,7 +272,7 @@ func TestOffRampEndToEnd(t *testing.T) {
 		t.Fatalf("wal dump: exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{`"type":"QuoteAcceptedWithPayIn"`, `"address":"` + first.Metadata.CryptoPayIn.Address + `"`,
-		`"derivationIndex":2`, `"type":"PaymentReceived"`, `"method":"crypto"`, `"txHash":"` + tx + `"`,
+		`"derivationIndex":2`, `"type":"PaymentIdentified"`, `"method":"crypto"`, `"txHash":"` + strings.TrimPrefix(strings.ToLower(tx), "0x") + `"`,
 		`"type":"QuoteCompletedFunded"`, `"simulatedAmount":40000000`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("wal dump lacks %s", want)

@@ -90,11 +90,15 @@ func TestAdminOperatorFlow(t *testing.T) {
 			wallet = b.AccountID
 		}
 	}
-	credited, err := admin.DepositAccount(ctx, wallet, d("2500.75"))
+	credited, err := admin.DepositAccount(ctx, wallet, d("2500.75"), "NIP-PREFUND-1")
 	if err != nil || credited.AccountID != wallet || !credited.Balance.Equal(d("2500.75")) {
 		t.Fatalf("DepositAccount: %+v %v", credited, err)
 	}
-	_, err = admin.DepositAccount(ctx, wallet, d("0.001"))
+	again, err := admin.DepositAccount(ctx, wallet, d("2500.75"), " nip‐prefund‐1 ")
+	if err != nil || !again.Repeated || !again.Balance.Equal(d("2500.75")) || again.Reference != "nip-prefund-1" {
+		t.Fatalf("DepositAccount again, spelled otherwise: %+v %v", again, err)
+	}
+	_, err = admin.DepositAccount(ctx, wallet, d("0.001"), "NIP-PREFUND-2")
 	apiError(t, err, 400, client.CodeValidation)
 
 	for _, mode := range []client.Mode{client.ModeLive, client.ModeSandbox} {
