@@ -129,12 +129,17 @@ func (a *coordinatorActor) rollKey(ctx actor.Context, cmd *RollKey) {
 	sys := a.sys
 	now := sys.nowMillis()
 	ref, ok := sys.directory.key(cmd.Key)
-	if !ok || ref.key.Client != cmd.Client || ref.key.Mode != cmd.Mode || !ref.works(now) || cmd.ExpiresIn < 0 {
+	if !ok || ref.key.Client != cmd.Client || ref.key.Mode != cmd.Mode || cmd.ExpiresIn < 0 {
 		ctx.Respond(&AdminReply{Result: engine.ResultKeyNotFound})
 		return
 	}
-	if ref.expiresAt.Load() != 0 || a.rolling[cmd.Key] {
-		ctx.Respond(&AdminReply{Result: engine.ResultKeyRolled})
+	k := ref.key
+	k.Revoked, k.ExpiresAt = ref.revoked.Load(), ref.expiresAt.Load()
+	if res := engine.DecideKeyRoll(&k, now); res != engine.ResultOK || a.rolling[cmd.Key] {
+		if res == engine.ResultOK { // its roll is in flight
+			res = engine.ResultKeyRolled
+		}
+		ctx.Respond(&AdminReply{Result: res})
 		return
 	}
 	secret := a.newSecret("oja_"+cmd.Mode.String()+"_", keySecretChars)

@@ -30,6 +30,20 @@ type Key struct {
 // its expiry, and a key is rolled once (its successor may roll).
 func (k *Key) Rolled() bool { return k.ExpiresAt != 0 }
 
+// DecideKeyRoll decides a partner's roll of k at now: ResultKeyNotFound
+// for a key that no longer works (revoked, expired), ResultKeyRolled for a
+// key rolled already — a key is rolled once, so that ten concurrent rolls
+// cannot leave ten keys that never expire; its successor may roll.
+func DecideKeyRoll(k *Key, now int64) Result {
+	switch {
+	case !k.Works(now):
+		return ResultKeyNotFound
+	case k.Rolled():
+		return ResultKeyRolled
+	}
+	return ResultOK
+}
+
 // Works reports whether the key authenticates at now (Unix ms).
 func (k *Key) Works(now int64) bool {
 	return !k.Revoked && (k.ExpiresAt == 0 || now < k.ExpiresAt)

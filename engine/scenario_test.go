@@ -50,6 +50,11 @@ import (
 //	legacy-pay QUOTE bank|crypto AMOUNT REFERENCE
 //	reverse RECEIPT_ID [REASON]        duplicates
 //
+// Operators and keys (operator.go, client.go):
+//
+//	operator NAME                      revoke-operator NAME
+//	key CLIENT MODE NAME               roll KEY NEWKEY DURATION
+//
 // Run with -rewrite (datadriven's flag) to regenerate the expected output;
 // review it as a diff.
 func TestScenarios(t *testing.T) {
@@ -68,12 +73,14 @@ type scenario struct {
 	clients map[string]engine.ClientID
 	pools   map[string]*engine.Pool
 	quotes  map[string]*engine.Quote
+	keys    map[string]engine.KeyID
 	names   map[[16]byte]string
 }
 
 func newScenario(t *testing.T) *scenario {
 	return &scenario{t: t, w: newWorld(t), clients: make(map[string]engine.ClientID),
-		pools: make(map[string]*engine.Pool), quotes: make(map[string]*engine.Quote), names: make(map[[16]byte]string)}
+		pools: make(map[string]*engine.Pool), quotes: make(map[string]*engine.Quote), keys: make(map[string]engine.KeyID),
+		names: make(map[[16]byte]string)}
 }
 
 func (s *scenario) fatalf(format string, args ...any) {
@@ -416,6 +423,60 @@ func (s *scenario) run(line string) string {
 		w.apply(ev)
 		r, _ := w.state.Payments.Receipt(id)
 		return fmt.Sprintf("reverse %s: %s\n%s", args[0], res, s.walletLines(r.Client, r.Mode))
+	case "operator":
+		need(1)
+		name := strings.Join(args, " ")
+		names := func(yield func(string) bool) {
+			for _, o := range w.state.Operators {
+				if !yield(o.Name) {
+					return
+				}
+			}
+		}
+		kept, res, err := engine.DecideOperatorName(name, names)
+		if res != engine.ResultOK {
+			if err != nil {
+				return fmt.Sprintf("operator %q: %s: %v", name, res, err)
+			}
+			return fmt.Sprintf("operator %q: %s", name, res)
+		}
+		id := engine.OperatorID(w.newID())
+		w.apply(&engine.OperatorCreated{At: w.now, Operator: id, Name: kept, Role: engine.RoleOperator})
+		s.names[id] = kept
+		return fmt.Sprintf("operator %q: OK, kept as %q", name, kept)
+	case "revoke-operator":
+		need(1)
+		for id, o := range w.state.Operators {
+			if o.Name == strings.Join(args, " ") {
+				w.apply(&engine.OperatorRevoked{At: w.now, Operator: id})
+				return "revoked " + o.Name
+			}
+		}
+		s.fatalf("no operator %q", strings.Join(args, " "))
+	case "key":
+		need(3)
+		id := engine.KeyID(w.newID())
+		w.apply(&engine.KeyCreated{At: w.now, Key: id, Client: s.client(args[0]), Mode: s.mode(args[1])})
+		s.keys[args[2]], s.names[id] = id, args[2]
+		return "key " + args[2]
+	case "roll":
+		need(3)
+		old, ok := s.keys[args[0]]
+		if !ok {
+			s.fatalf("unknown key %q", args[0])
+		}
+		hours, err := time.ParseDuration(args[2])
+		if err != nil {
+			s.fatalf("bad duration %q", args[2])
+		}
+		k := w.state.Keys[old]
+		if res := engine.DecideKeyRoll(k, w.now); res != engine.ResultOK {
+			return fmt.Sprintf("roll %s: %s", args[0], res)
+		}
+		id := engine.KeyID(w.newID())
+		w.apply(&engine.KeyRolled{At: w.now, Old: old, Key: id, ExpiresAt: w.now + hours.Milliseconds()})
+		s.keys[args[1]], s.names[id] = id, args[1]
+		return fmt.Sprintf("roll %s: OK, %s rolled from %s, %s expires in %s", args[0], args[1], s.names[w.state.Keys[id].RolledFrom], args[0], hours)
 	case "duplicates":
 		var lines []string
 		for _, d := range w.state.Payments.Duplicates() {

@@ -83,6 +83,24 @@ type dumpEvent struct {
 	Action              string            `json:"action,omitempty"`
 	Target              *string           `json:"target,omitempty"`
 	HTTPStatus          int               `json:"httpStatus,omitempty"`
+	// The identity of money (engine/identity.go).
+	Identity  string            `json:"identity,omitempty"`
+	LogIndex  *uint32           `json:"logIndex,omitempty"`
+	ReceiptID string            `json:"receiptId,omitempty"`
+	Reason    *string           `json:"reason,omitempty"`
+	Details   *dumpAuditDetails `json:"details,omitempty"`
+}
+
+// dumpAuditDetails are an audit line's details.
+type dumpAuditDetails struct {
+	Amount            *int64 `json:"amount,omitempty"`
+	Currency          string `json:"currency,omitempty"`
+	Reference         string `json:"reference,omitempty"`
+	TxHash            string `json:"txHash,omitempty"`
+	BankTransactionID string `json:"bankTransactionId,omitempty"`
+	QuoteID           string `json:"quoteId,omitempty"`
+	AccountID         string `json:"accountId,omitempty"`
+	ReceiptID         string `json:"receiptId,omitempty"`
 }
 
 // dumpPayIn is the crypto pay-in an acceptance issued.
@@ -229,6 +247,21 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		if !ev.OperatorID.IsZero() {
 			d.OperatorID = ev.OperatorID.String()
 		}
+		if a := ev.Details; a != nil {
+			d.Details = &dumpAuditDetails{Reference: a.Reference, TxHash: a.TxHash, BankTransactionID: a.BankTransactionID}
+			if a.Currency != engine.CurrencyNone {
+				d.Details.Amount, d.Details.Currency = dumpAmount(a.Amount), a.Currency.String()
+			}
+			if !a.Quote.IsZero() {
+				d.Details.QuoteID = a.Quote.String()
+			}
+			if !a.Account.IsZero() {
+				d.Details.AccountID = a.Account.String()
+			}
+			if !a.Receipt.IsZero() {
+				d.Details.ReceiptID = a.Receipt.String()
+			}
+		}
 	case *engine.KeyRolled:
 		d.OldKeyID, d.KeyID, d.KeyHash = ev.Old.String(), ev.Key.String(), hex.EncodeToString(ev.Hash[:])
 		d.ExpiresAt = fmtMillis(ev.ExpiresAt)
@@ -253,6 +286,11 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.PoolID, d.Amount = ev.Pool.String(), dumpAmount(ev.Amount)
 	case *engine.AccountDeposited:
 		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
+		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
+		if !ev.Reference.IsZero() {
+			ref := ev.Reference.Text()
+			d.Reference = &ref
+		}
 	case *engine.QuoteCreated:
 		d.QuoteID, d.ClientID, d.KeyID, d.Mode = ev.Quote.String(), ev.Client.String(), ev.Key.String(), ev.Mode.String()
 		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
@@ -312,8 +350,21 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		} else {
 			d.AddressID, d.TxHash = ev.Address.String(), ev.Reference
 		}
+		if !ev.Identity.IsZero() {
+			d.Identity = ev.Identity.String()
+			if ev.Method == engine.ReceiptCrypto {
+				d.LogIndex = &ev.Identity.LogIndex
+			}
+		}
 	case *engine.AccountWithdrawn:
 		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
+		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
+		if !ev.Reference.IsZero() {
+			ref := ev.Reference.Text()
+			d.Reference = &ref
+		}
+	case *engine.ReceiptReversed:
+		d.ReceiptID, d.AccountID, d.Amount, d.Reason = ev.Receipt.String(), ev.Account.String(), dumpAmount(ev.Amount), &ev.Reason
 	case *engine.CreditLimitSet:
 		d.AccountID, d.Limit = ev.Account.String(), dumpAmount(ev.Limit)
 	case *engine.WebhookCreated:
