@@ -183,6 +183,20 @@ func (s *System) Webhooks(client engine.ClientID) []engine.Webhook {
 	return out
 }
 
+// WebhookToDeliver is one of the client's endpoints in mode m with its
+// signing secrets, as a dispatcher needs it (a test delivery to an
+// endpoint the dispatcher has not heard of yet from the log). Never for
+// an answer: a secret is shown once, at creation or rotation.
+func (s *System) WebhookToDeliver(client engine.ClientID, m engine.Mode, id engine.WebhookID) (*engine.Webhook, bool) {
+	for _, w := range s.webhooks.of(client) {
+		if w.ID == id && w.Mode == m {
+			c := *w
+			return &c, true
+		}
+	}
+	return nil, false
+}
+
 // SettleWebhookEvents records deliveries (and abandoned events) durably, in
 // one append, and waits for it. The dispatcher calls it; no actor's state
 // changes (the outbox is the log follower's), so it does not go through

@@ -37,10 +37,12 @@ type ClusterNode interface {
 	VerifyLeader() error
 	// Replace removes member id from the Raft configuration and adds it
 	// back, for a fresh node started with --join (leader only).
-	Replace(id string) error
+	Replace(ctx context.Context, id string, ask cluster.PeerAsker) error
 	// AddMember and RemoveMember change the configuration (leader only).
-	AddMember(id, raft string) error
-	RemoveMember(id string) error
+	// Each asks the members it needs with ask; AddMember waits within ctx
+	// for the new member to catch up.
+	AddMember(ctx context.Context, id, raft string, ask cluster.PeerAsker) error
+	RemoveMember(ctx context.Context, id string, ask cluster.PeerAsker) error
 	// IsMember: this node is a voter of the configuration it holds; one
 	// that is not (removed, or waiting to be added) serves nothing.
 	IsMember() bool
@@ -299,7 +301,9 @@ func (s *Server) registerCluster(r *router.Router) {
 			return
 		}
 		id, _ := ctx.UserValue("nodeId").(string)
-		s.clusterChanged(ctx, id, s.cfg.Cluster.RemoveMember(id))
+		c, cancel := context.WithTimeout(context.Background(), membershipTimeoutDefault)
+		defer cancel()
+		s.clusterChanged(ctx, id, s.cfg.Cluster.RemoveMember(c, id, s.askPeer))
 	}))
 	for path, h := range map[string]fasthttp.RequestHandler{
 		adminBase + "/cluster": s.clusterStatus, adminBase + "/cluster/node": s.clusterNode, adminBase + "/state": s.clusterState,
@@ -350,11 +354,22 @@ func (s *Server) askPeer(ctx context.Context, m cluster.Member) (cluster.NodeSta
 // by the leader (a follower forwards it like any admin write).
 func (s *Server) clusterReplace(ctx *fasthttp.RequestCtx) {
 	id, _ := ctx.UserValue("nodeId").(string)
-	s.clusterChanged(ctx, id, s.cfg.Cluster.Replace(id))
+	c, cancel := context.WithTimeout(context.Background(), membershipTimeoutDefault)
+	defer cancel()
+	s.clusterChanged(ctx, id, s.cfg.Cluster.Replace(c, id, s.askPeer))
 }
 
-// clusterAdd is POST /admin/v1/cluster/nodes {"id","raft"}: a new voter
-// (the node runs with --join and waits), served by the leader.
+// Bounds of a membership change: how long an add waits for the new member
+// to catch up (timeoutSeconds), by default and at most.
+const (
+	membershipTimeoutDefault = 60 * time.Second
+	membershipTimeoutMax     = 600 * time.Second
+)
+
+// clusterAdd is POST /admin/v1/cluster/nodes {"id","raft","timeoutSeconds"?}:
+// a new voter (the node runs with --join and waits), added the safe way
+// (cluster.Node.AddMember: reachable as that member, a quorum left, a
+// non-voter until it catches up), served by the leader.
 func (s *Server) clusterAdd(ctx *fasthttp.RequestCtx) {
 	o, ok := s.bodyObject(ctx)
 	if !ok {
@@ -362,11 +377,17 @@ func (s *Server) clusterAdd(ctx *fasthttp.RequestCtx) {
 	}
 	id, _ := o.str("id", true, clusterFieldBytesMax)
 	addr, _ := o.str("raft", true, clusterFieldBytesMax)
+	timeout := membershipTimeoutDefault
+	if secs, ok := o.integer("timeoutSeconds", false, 1, int64(membershipTimeoutMax/time.Second)); ok {
+		timeout = time.Duration(secs) * time.Second
+	}
 	if e := o.finish(); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	s.clusterChanged(ctx, id, s.cfg.Cluster.AddMember(id, addr))
+	c, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	s.clusterChanged(ctx, id, s.cfg.Cluster.AddMember(c, id, addr, s.askPeer))
 }
 
 // clusterChanged answers a membership change: the cluster's status once
@@ -375,11 +396,16 @@ func (s *Server) clusterChanged(ctx *fasthttp.RequestCtx, id string, err error) 
 	var bad *cluster.BadMemberError
 	switch {
 	case err == nil:
+		// The change committed (Raft's future answered): the answer is
+		// fenced by that commit, even from a leader that removed itself
+		// and leads no more (its leadership checked again would refuse it).
+		markFenced(ctx, true)
 		s.clusterStatus(ctx)
 	case errors.As(err, &bad):
 		s.writeError(ctx, fieldError(bad.Field, bad.Problem))
 	case errors.Is(err, cluster.ErrReplaceLeader), errors.Is(err, cluster.ErrMemberExists),
-		errors.Is(err, cluster.ErrClusterFull), errors.Is(err, cluster.ErrLastMember):
+		errors.Is(err, cluster.ErrClusterFull), errors.Is(err, cluster.ErrLastMember),
+		errors.Is(err, cluster.ErrUnreachable), errors.Is(err, cluster.ErrNoQuorum), errors.Is(err, cluster.ErrNotCaughtUp):
 		s.writeError(ctx, &apiError{status: fasthttp.StatusConflict, code: "CONFLICT", message: err.Error()})
 	case errors.Is(err, cluster.ErrUnknownMember):
 		s.writeError(ctx, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound, message: err.Error()})

@@ -26,10 +26,14 @@ type followerNode struct {
 	peers  net.Listener
 }
 
-func (n *followerNode) AddMember(string, string) error { return cluster.ErrMemberExists }
-func (n *followerNode) RemoveMember(string) error      { return cluster.ErrUnknownMember }
-func (n *followerNode) IsMember() bool                 { return true }
-func (n *followerNode) PeerListener() net.Listener     { return n.peers }
+func (n *followerNode) AddMember(context.Context, string, string, cluster.PeerAsker) error {
+	return cluster.ErrMemberExists
+}
+func (n *followerNode) RemoveMember(context.Context, string, cluster.PeerAsker) error {
+	return cluster.ErrUnknownMember
+}
+func (n *followerNode) IsMember() bool             { return true }
+func (n *followerNode) PeerListener() net.Listener { return n.peers }
 func (n *followerNode) DialPeer(m cluster.Member, timeout time.Duration) (net.Conn, error) {
 	return net.DialTimeout("tcp", m.Raft, timeout)
 }
@@ -49,7 +53,9 @@ func (n *followerNode) LocalStatus() cluster.NodeStatus {
 }
 func (n *followerNode) StateHash() (uint64, string, error) { return 0, "", nil }
 func (n *followerNode) VerifyLeader() error                { return nil }
-func (n *followerNode) Replace(string) error               { return cluster.ErrUnknownMember }
+func (n *followerNode) Replace(context.Context, string, cluster.PeerAsker) error {
+	return cluster.ErrUnknownMember
+}
 
 func startFollower(t *testing.T, id string) (*gateway.Server, *followerNode) {
 	t.Helper()

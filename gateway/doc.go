@@ -26,6 +26,7 @@
 //	serviceSourceBytesMax  128      x-service-source
 //	jsonDepthMax           32       nesting of objects and arrays in a JSON body (400, before parsing)
 //	clusterFieldBytesMax   256      a member's id and Raft address in POST /admin/v1/cluster/nodes
+//	membershipTimeoutMax   600 s    timeoutSeconds of an add (default membershipTimeoutDefault, 60 s)
 //	auditLimitMax          500      entries on one page of GET /admin/v1/audit (default 50)
 //	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)

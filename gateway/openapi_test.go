@@ -1362,7 +1362,7 @@ func (fixedCluster) PeerListener() net.Listener { return nil }
 func (fixedCluster) DialPeer(cluster.Member, time.Duration) (net.Conn, error) {
 	return nil, errors.New("fixedCluster: no peers")
 }
-func (fixedCluster) AddMember(id, raft string) error {
+func (fixedCluster) AddMember(_ context.Context, id, raft string, _ cluster.PeerAsker) error {
 	switch {
 	case id == "bad id":
 		return &cluster.BadMemberError{Field: "id", Problem: "must be 1 to 64 letters, digits, '-' or '_'"}
@@ -1371,7 +1371,7 @@ func (fixedCluster) AddMember(id, raft string) error {
 	}
 	return nil
 }
-func (fixedCluster) RemoveMember(id string) error {
+func (fixedCluster) RemoveMember(_ context.Context, id string, _ cluster.PeerAsker) error {
 	switch id {
 	case "n1", "n2", "n3":
 		return nil
@@ -1391,7 +1391,7 @@ func (fixedCluster) LocalStatus() cluster.NodeStatus {
 }
 func (fixedCluster) StateHash() (uint64, string, error) { return 9, strings.Repeat("ab", 32), nil }
 func (fixedCluster) VerifyLeader() error                { return nil }
-func (fixedCluster) Replace(id string) error {
+func (fixedCluster) Replace(_ context.Context, id string, _ cluster.PeerAsker) error {
 	switch id {
 	case "n2":
 		return cluster.ErrReplaceLeader
@@ -1410,5 +1410,5 @@ func (acceptingDeliveries) Stop() {}
 func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
 	return webhook.EndpointStatus{Unknown: true}
 }
-func (acceptingDeliveries) Counters() webhook.Counters                                  { return webhook.Counters{} }
-func (acceptingDeliveries) Test(engine.WebhookID, string, engine.EventID, []byte) error { return nil }
+func (acceptingDeliveries) Counters() webhook.Counters                         { return webhook.Counters{} }
+func (acceptingDeliveries) Test(*engine.Webhook, engine.EventID, []byte) error { return nil }

@@ -30,7 +30,7 @@ type WebhookDeliveries interface {
 	Counters() webhook.Counters
 	// Test delivers a webhook.test event once, to url
 	// (webhook.Dispatcher.Test).
-	Test(id engine.WebhookID, url string, event engine.EventID, body []byte) error
+	Test(w *engine.Webhook, event engine.EventID, body []byte) error
 }
 
 func (s *Server) registerWebhooks(r *router.Router) {
@@ -247,7 +247,7 @@ var (
 	errWebhookTestInFlight = &apiError{status: fasthttp.StatusTooManyRequests, code: codeRateLimited,
 		message: "a test delivery to this endpoint is in flight; retry once it has ended"}
 	errWebhookNotReady = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
-		message: "the webhook dispatcher does not know this endpoint yet (it was created a moment ago); retry shortly"}
+		message: "webhook deliveries do not run on this node now; retry shortly"}
 )
 
 // testWebhook is POST /api/v1/partners/webhooks/{id}/test (no body) → 202
@@ -263,14 +263,8 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 	if !ok {
 		return
 	}
-	var hook *engine.Webhook
-	for _, h := range sys.Webhooks(who.Client) {
-		if h.ID == engine.WebhookID(id) && h.Mode == who.Mode {
-			hook = &h
-			break
-		}
-	}
-	if hook == nil {
+	hook, found := sys.WebhookToDeliver(who.Client, who.Mode, engine.WebhookID(id))
+	if !found {
 		s.writeError(ctx, resultError(engine.ResultWebhookNotFound))
 		return
 	}
@@ -294,7 +288,7 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 	body.id("webhookId", hook.ID)
 	body.close()
 	body.close()
-	switch err := hooks.Test(hook.ID, hook.URL, event, body.b); {
+	switch err := hooks.Test(hook, event, body.b); {
 	case errors.Is(err, webhook.ErrTestInFlight):
 		s.writeError(ctx, errWebhookTestInFlight)
 		return

@@ -112,6 +112,10 @@ type Node struct {
 	onTerm     func(*actors.Term) // Run's argument
 	quit, done chan struct{}
 	running    bool
+	// adding is the member AddMember is adding, nil otherwise: the Raft
+	// port may dial it as that member (idAt) before the configuration
+	// names it.
+	adding atomic.Pointer[Member]
 }
 
 // WebhookDispatcher delivers webhook events (*webhook.Dispatcher).
@@ -158,8 +162,22 @@ func Open(cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("cluster: raft transport on %s: %w", self.Raft, err)
 		}
 		n.peers = &peerListener{m: n.mux}
+		// NB: MaxRPCsInFlight 1 turns hashicorp/raft's pipelined
+		// replication off. With it on (the default, 2), a follower's
+		// refusal (Success=false: after a pause, say) ends the pipeline's
+		// decoder while its sender, woken by a trigger, parks on an
+		// unbuffered channel the decoder no longer empties; the decoder in
+		// turn parks on the channel the ended consumer read. Both wait for
+		// the pipeline's Close, which runs only once the sender returns:
+		// replication to that follower stops for good, and Raft's
+		// Shutdown waits on it for ever (a leader paused 12 s then sent
+		// SIGTERM hung 28 minutes in netPipeline.AppendEntries). No read
+		// or write deadline can free it: the goroutines wait on channels,
+		// not on the connection. Raft's own documentation finds pipelining
+		// of little use for throughput or latency beside batching, which
+		// the Raft log does (raftLog).
 		n.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: raftLayer{n.mux}, MaxPool: 3,
-			Timeout: 10 * time.Second, Logger: hlog})
+			MaxRPCsInFlight: 1, Timeout: 10 * time.Second, Logger: hlog})
 	}
 	if cfg.TLS != nil {
 		allowed := n.mayConnect
@@ -186,6 +204,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.tuneRaft != nil {
 		cfg.tuneRaft(rc)
 	}
+	n.check.timeout = verifyTimeout(rc.HeartbeatTimeout)
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
 	if err != nil {
 		n.closeStores()
@@ -431,7 +450,28 @@ func (n *Node) System() *actors.System {
 	return n.term.System()
 }
 
-// Close stops the actors, leaves Raft and closes the store.
+// Bounds of Close: whatever state Raft is in (stopped, partitioned,
+// mid-snapshot, a peer paused), a node closes within closeMax.
+const (
+	// actorsStopMax bounds stopping the actors: their pending writes end
+	// when Raft commits or refuses them; past it Raft is shut down under
+	// them, which fails what is still pending (never acknowledged).
+	actorsStopMax = 4 * time.Second
+	// raftShutdownMax bounds Raft's own shutdown: past it, its goroutines
+	// are abandoned (the process is about to exit) and the store is left
+	// open under them — every write it acknowledged is synced already.
+	raftShutdownMax = 4 * time.Second
+	// closeMax is the whole of Close: the two above and closing the
+	// transport and the store.
+	closeMax = actorsStopMax + raftShutdownMax + time.Second
+)
+
+// ErrAbandoned is Close's report of what it could not stop in time.
+var ErrAbandoned = errors.New("cluster: abandoned on close")
+
+// Close stops the actors, leaves Raft and closes the store, within
+// closeMax. What did not stop in time is abandoned and named in the error
+// (ErrAbandoned), and logged: the caller exits the process.
 func (n *Node) Close() error {
 	select {
 	case <-n.quit:
@@ -439,11 +479,40 @@ func (n *Node) Close() error {
 	default:
 	}
 	close(n.quit)
+	shutdown := sync.OnceValue(func() raft.Future { return n.raft.Shutdown() })
+	var abandoned []string
 	if n.running {
-		<-n.done
+		select {
+		case <-n.done:
+		case <-time.After(actorsStopMax):
+			// The actors wait on writes Raft does not end: shut Raft
+			// down under them, which fails those writes.
+			n.cfg.Logger.Warn("shutdown: the actors' pending writes did not end in time; shutting Raft down under them", "waited", actorsStopMax)
+			go shutdown()
+			select {
+			case <-n.done:
+			case <-time.After(raftShutdownMax):
+				abandoned = append(abandoned, "the leadership term's actors")
+			}
+		}
 	}
 	n.raft.DeregisterObserver(n.observer)
-	err := n.raft.Shutdown().Error()
+	var err error
+	raftDone := make(chan error, 1)
+	go func() { raftDone <- shutdown().Error() }()
+	select {
+	case err = <-raftDone:
+	case <-time.After(raftShutdownMax):
+		abandoned = append(abandoned, "Raft's goroutines (its shutdown did not finish)")
+	}
+	if len(abandoned) > 0 {
+		// NB: the store stays open under goroutines that may still use
+		// it; every record Raft acknowledged is synced, and the process
+		// exits next, which releases its lock.
+		msg := strings.Join(abandoned, "; ")
+		n.cfg.Logger.Error("shutdown: abandoned what did not stop in time; the store is left to the process's exit (every acknowledged write is synced)", "abandoned", msg)
+		return errors.Join(fmt.Errorf("%w: %s", ErrAbandoned, msg), n.trans.Close())
+	}
 	n.fsm.close()
 	return errors.Join(err, n.trans.Close(), n.store.Close())
 }
@@ -479,6 +548,9 @@ func (n *Node) idAt(addr raft.ServerAddress) (string, bool) {
 		if s.Address == addr {
 			return string(s.ID), true
 		}
+	}
+	if m := n.adding.Load(); m != nil && m.Raft == string(addr) {
+		return m.ID, true
 	}
 	for _, m := range n.cfg.File.Nodes {
 		if m.Raft == string(addr) {
@@ -681,7 +753,20 @@ type leaderCheck struct {
 	mu      sync.Mutex
 	next    *verifyRound // the round the next callers join; it starts after the running one
 	running bool
+	// timeout bounds a round (verifyTimeout): hashicorp/raft may leave a
+	// verification unanswered when its leader steps down (seen when the
+	// leader removed itself: DELETE …/cluster/nodes/<leader> never
+	// answered), so a round that takes longer is taken as lost
+	// leadership and its future is abandoned.
+	timeout time.Duration
 }
+
+// ErrVerifyTimeout is a leadership check Raft did not answer in time.
+var ErrVerifyTimeout = errors.New("cluster: the leadership check was not answered in time: taken as not leading")
+
+// verifyTimeout is a round's bound for heartbeats of heartbeat: a round
+// takes about one heartbeat round trip; several are allowed.
+func verifyTimeout(heartbeat time.Duration) time.Duration { return max(3*time.Second, 4*heartbeat) }
 
 type verifyRound struct {
 	done chan struct{}
@@ -703,6 +788,24 @@ func (c *leaderCheck) verify(r *raft.Raft) error {
 	return round.err
 }
 
+// verifyOnce runs one verification within c.timeout.
+func (c *leaderCheck) verifyOnce(r *raft.Raft) error {
+	f := r.VerifyLeader()
+	if c.timeout <= 0 {
+		return f.Error()
+	}
+	answer := make(chan error, 1)
+	go func() { answer <- f.Error() }() // NB: left to end on its own if Raft never answers
+	t := time.NewTimer(c.timeout)
+	defer t.Stop()
+	select {
+	case err := <-answer:
+		return err
+	case <-t.C:
+		return ErrVerifyTimeout
+	}
+}
+
 func (c *leaderCheck) run(r *raft.Raft) {
 	for {
 		c.mu.Lock()
@@ -714,13 +817,22 @@ func (c *leaderCheck) run(r *raft.Raft) {
 			return
 		}
 		c.mu.Unlock()
-		round.err = r.VerifyLeader().Error()
+		round.err = c.verifyOnce(r)
 		close(round.done)
 	}
 }
 
 // Membership errors.
 var (
+	// ErrUnreachable: a member to add does not answer, as that member,
+	// over the Raft port (mutual TLS: no certificate of that id).
+	ErrUnreachable = errors.New("cluster: the member is not reachable as that member over the raft port")
+	// ErrNoQuorum: the change would leave fewer than a quorum of the
+	// voters reachable.
+	ErrNoQuorum = errors.New("cluster: the change would leave fewer than a quorum of the voters reachable")
+	// ErrNotCaughtUp: the member added as a non-voter did not catch up
+	// with the leader in time; it was removed again.
+	ErrNotCaughtUp   = errors.New("cluster: the new member did not catch up with the leader in time; it was removed and the configuration is as before")
 	ErrUnknownMember = errors.New("cluster: no such member in the cluster's configuration")
 	ErrReplaceLeader = errors.New("cluster: the leader cannot replace itself; stop it (another node takes over) and ask the new leader")
 	ErrMemberExists  = errors.New("cluster: a member has this id or this raft address already")
@@ -745,7 +857,13 @@ func (n *Node) member(id string) (raft.Server, bool) {
 // whose disk died rejoins: under its old identity with an empty log it
 // could vote twice in one term, so it must first leave the configuration.
 // Only the leader replaces.
-func (n *Node) Replace(id string) error {
+//
+// The fresh node must answer as that member first (ErrUnreachable), and
+// it comes back as AddMember adds: a non-voter until it has caught up,
+// then a voter. If it does not catch up within ctx it stays removed
+// (ErrNotCaughtUp): its old data is gone either way, and a cluster without
+// it commits with the others.
+func (n *Node) Replace(ctx context.Context, id string, ask PeerAsker) error {
 	s, ok := n.member(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
@@ -753,22 +871,42 @@ func (n *Node) Replace(id string) error {
 	if id == n.self.ID {
 		return ErrReplaceLeader
 	}
-	if err := n.raft.RemoveServer(s.ID, 0, barrierTimeout).Error(); err != nil {
-		return fmt.Errorf("cluster: removing %s: %w", id, err)
+	m := Member{ID: id, Raft: string(s.Address)}
+	if st, ok := ask(ctx, m); !ok || st.ID != id {
+		return fmt.Errorf("%w: %s at %s (start the fresh node with --join first)", ErrUnreachable, id, s.Address)
 	}
-	if err := n.raft.AddVoter(s.ID, s.Address, 0, barrierTimeout).Error(); err != nil {
-		return fmt.Errorf("cluster: adding %s back: %w", id, err)
+	if err := n.RemoveMember(ctx, id, ask); err != nil {
+		return err
 	}
-	n.cfg.Logger.Info("member replaced: removed and added back; it catches up from this leader", "member", id)
-	return nil
+	servers, voters := n.servers(), 0
+	for _, o := range servers {
+		if o.Suffrage == raft.Voter {
+			voters++
+		}
+	}
+	return n.addLearnerFirst(ctx, m, servers, voters, ask)
 }
 
-// AddMember adds a voter with a new id at a Raft address (the node runs
-// with --join, a certificate of the cluster CA for id, and waits): the
-// configuration, carried in Raft's log, now names it, and the leader sends
-// it a snapshot and the log. Adding the member that is there already at
-// the same address changes nothing. Only the leader adds.
-func (n *Node) AddMember(id, raftAddr string) error {
+// AddMember adds a voter with a new id at a Raft address, the way etcd
+// adds a learner first (its --strict-reconfig-check): the node runs with
+// --join, a certificate of the cluster CA for id, and waits. In order:
+//
+//  1. the member must answer ask as that member (over the Raft port: with
+//     mutual TLS, a handshake as id), else ErrUnreachable;
+//  2. with it, a quorum of the voters it makes must answer, else
+//     ErrNoQuorum (adding a voter while a member is down must not leave
+//     the cluster unable to commit);
+//  3. it joins as a non-voter (Raft's AddNonvoter): it takes no part in
+//     elections or commits while it receives a snapshot and the log;
+//  4. once its applied index reaches the leader's at the time it joined
+//     (asked of it with ask), it becomes a voter (AddVoter).
+//
+// Each change is committed before the next. Nothing past step 2 outlives
+// ctx: a member that did not catch up in time, or a change that failed, is
+// removed again (ErrNotCaughtUp), so the configuration is as before.
+// Adding the member that is there already, as a voter at the same
+// address, changes nothing. Only the leader adds.
+func (n *Node) AddMember(ctx context.Context, id, raftAddr string, ask PeerAsker) error {
 	if !idPattern.MatchString(id) {
 		return &BadMemberError{Field: "id", Problem: "must be 1 to 64 letters, digits, '-' or '_'"}
 	}
@@ -776,6 +914,7 @@ func (n *Node) AddMember(id, raftAddr string) error {
 		return &BadMemberError{Field: "raft", Problem: err.Error()}
 	}
 	servers := n.servers()
+	voters := 0
 	for _, s := range servers {
 		switch {
 		case string(s.ID) == id && string(s.Address) == raftAddr && s.Suffrage == raft.Voter:
@@ -783,15 +922,108 @@ func (n *Node) AddMember(id, raftAddr string) error {
 		case string(s.ID) == id || string(s.Address) == raftAddr:
 			return fmt.Errorf("%w: %s at %s", ErrMemberExists, s.ID, s.Address)
 		}
+		if s.Suffrage == raft.Voter {
+			voters++
+		}
 	}
 	if len(servers) >= membersMax {
 		return ErrClusterFull
 	}
-	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout).Error(); err != nil {
-		return fmt.Errorf("cluster: adding %s: %w", id, err)
+	return n.addLearnerFirst(ctx, Member{ID: id, Raft: raftAddr}, servers, voters, ask)
+}
+
+// addLearnerFirst is AddMember's steps 1 to 4 for m, not in servers (the
+// configuration, with voters voters).
+func (n *Node) addLearnerFirst(ctx context.Context, m Member, servers []raft.Server, voters int, ask PeerAsker) error {
+	id, raftAddr := m.ID, m.Raft
+	n.adding.Store(&m) // the Raft port may dial it, as id, from now on
+	defer n.adding.Store(nil)
+	if st, ok := ask(ctx, m); !ok || st.ID != id {
+		return fmt.Errorf("%w: %s at %s", ErrUnreachable, id, raftAddr)
 	}
-	n.cfg.Logger.Info("member added; it catches up from this leader", "member", id, "raft", raftAddr)
+	if reachable, quorum := n.reachableVoters(ctx, servers, ask)+1, (voters+1)/2+1; reachable < quorum {
+		return fmt.Errorf("%w: %d of %d voters would answer, a quorum is %d", ErrNoQuorum, reachable, voters+1, quorum)
+	}
+	if err := n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout).Error(); err != nil {
+		n.undoAdd(id)
+		return fmt.Errorf("cluster: adding %s as a non-voter: %w", id, err)
+	}
+	target := n.raft.AppliedIndex()
+	n.cfg.Logger.Info("member added as a non-voter; waiting until it catches up", "member", id, "raft", raftAddr, "index", target)
+	if err := n.awaitCaughtUp(ctx, m, target, ask); err != nil {
+		n.undoAdd(id)
+		return fmt.Errorf("%w (%v)", ErrNotCaughtUp, err)
+	}
+	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout).Error(); err != nil {
+		n.undoAdd(id)
+		return fmt.Errorf("cluster: making %s a voter: %w", id, err)
+	}
+	n.cfg.Logger.Info("member added: a voter, caught up with this leader", "member", id, "raft", raftAddr)
 	return nil
+}
+
+// reachableVoters counts the voters of servers, this node aside, that
+// answer ask within peerTimeout, in parallel.
+func (n *Node) reachableVoters(ctx context.Context, servers []raft.Server, ask PeerAsker) int {
+	var reachable atomic.Int32
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		if s.Suffrage != raft.Voter || string(s.ID) == n.self.ID {
+			continue
+		}
+		m := Member{ID: string(s.ID), Raft: string(s.Address)}
+		wg.Go(func() {
+			c, cancel := context.WithTimeout(ctx, peerTimeout)
+			defer cancel()
+			if st, ok := ask(c, m); ok && st.ID == m.ID {
+				reachable.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n.IsMember() {
+		reachable.Add(1)
+	}
+	return int(reachable.Load())
+}
+
+// catchUpPoll is how often AddMember asks a non-voter how far it is.
+const catchUpPoll = 100 * time.Millisecond
+
+// awaitCaughtUp waits until m's applied index reaches target, within ctx.
+func (n *Node) awaitCaughtUp(ctx context.Context, m Member, target uint64, ask PeerAsker) error {
+	t := time.NewTicker(catchUpPoll)
+	defer t.Stop()
+	last := uint64(0)
+	for {
+		c, cancel := context.WithTimeout(ctx, peerTimeout)
+		st, ok := ask(c, m)
+		cancel()
+		if ok && st.ID == m.ID {
+			if st.AppliedIndex >= target {
+				return nil
+			}
+			last = st.AppliedIndex
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("at index %d of %d when the time ran out", last, target)
+		case <-t.C:
+		}
+	}
+}
+
+// undoAdd removes a member AddMember added, so that the configuration is
+// as before; a failure is logged (the operator removes it by hand).
+func (n *Node) undoAdd(id string) {
+	if _, ok := n.member(id); !ok {
+		return
+	}
+	if err := n.raft.RemoveServer(raft.ServerID(id), 0, barrierTimeout).Error(); err != nil {
+		n.cfg.Logger.Error("undoing an add: the member could not be removed again; remove it with oja admin cluster remove", "member", id, "err", err)
+		return
+	}
+	n.cfg.Logger.Info("add undone: the member was removed again", "member", id)
 }
 
 // BadMemberError is an id or address AddMember cannot take.
@@ -804,13 +1036,40 @@ func (e *BadMemberError) Error() string { return "cluster: " + e.Field + ": " + 
 // others, and it serves nothing. The leader may remove itself: it steps
 // down once the change commits, and the others elect a leader. Only the
 // leader removes.
-func (n *Node) RemoveMember(id string) error {
+//
+// A removal that would leave fewer than a quorum of the remaining voters
+// reachable (asked with ask) is refused: ErrNoQuorum. Removing the member
+// that is down is what heals a cluster; removing one that answers while
+// another is down would leave it unable to commit.
+func (n *Node) RemoveMember(ctx context.Context, id string, ask PeerAsker) error {
 	s, ok := n.member(id)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrUnknownMember, id)
 	}
-	if len(n.servers()) == 1 {
+	servers := n.servers()
+	if len(servers) == 1 {
 		return ErrLastMember
+	}
+	if s.Suffrage == raft.Voter {
+		var rest []raft.Server
+		for _, o := range servers {
+			if o.ID != s.ID {
+				rest = append(rest, o)
+			}
+		}
+		voters := 0
+		for _, o := range rest {
+			if o.Suffrage == raft.Voter {
+				voters++
+			}
+		}
+		reachable := n.reachableVoters(ctx, rest, ask)
+		if id == n.self.ID { // the leader leaving does not count itself
+			reachable--
+		}
+		if quorum := voters/2 + 1; reachable < quorum {
+			return fmt.Errorf("%w: %d of the %d voters left would answer, a quorum is %d", ErrNoQuorum, reachable, voters, quorum)
+		}
 	}
 	if err := n.raft.RemoveServer(s.ID, 0, barrierTimeout).Error(); err != nil {
 		return fmt.Errorf("cluster: removing %s: %w", id, err)

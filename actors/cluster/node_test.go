@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,6 +52,8 @@ type testNode struct {
 
 	mu   sync.Mutex
 	term *actors.Term // the node's latest leadership term
+	// unreachable makes the node answer no peer's question (testCluster.ask).
+	unreachable atomic.Bool
 }
 
 // system is n's running actors while its term lasts, else nil.
@@ -141,6 +144,27 @@ func (c *testCluster) open(n *testNode) {
 		n.term = term
 		n.mu.Unlock()
 	})
+}
+
+// ask is the peer asker of in-process nodes: a node answers with its own
+// status while it runs, is reachable through the fault layer from the
+// asker and is the member asked (id and address).
+func (c *testCluster) ask(_ context.Context, m Member) (NodeStatus, bool) {
+	for _, n := range c.nodes {
+		if n.id != m.ID || string(n.addr) != m.Raft || n.node == nil {
+			continue
+		}
+		select {
+		case <-n.node.quit:
+			return NodeStatus{}, false
+		default:
+		}
+		if n.unreachable.Load() {
+			return NodeStatus{}, false
+		}
+		return n.node.LocalStatus(), true
+	}
+	return NodeStatus{}, false
 }
 
 // leader waits for a node whose actors serve.
@@ -417,10 +441,10 @@ func TestReplaceLostNode(t *testing.T) {
 	c.join = lost
 	c.open(lost)
 	c.join = nil
-	if err := leader.node.Replace(lost.id); err != nil {
+	if err := leader.node.Replace(context.Background(), lost.id, c.ask); err != nil {
 		t.Fatal(err)
 	}
-	if err := leader.node.Replace(leader.id); err != ErrReplaceLeader {
+	if err := leader.node.Replace(context.Background(), leader.id, c.ask); err != ErrReplaceLeader {
 		t.Fatalf("replacing the leader itself: %v", err)
 	}
 	acked = append(acked, c.createClients(c.leader(), "after", 10)...)
@@ -519,18 +543,18 @@ func TestMembershipChanges(t *testing.T) {
 		if n.node.IsMember() {
 			t.Fatalf("%s is a member before it was added", id)
 		}
-		if err := leader.node.AddMember(id, string(n.addr)); err != nil {
+		if err := leader.node.AddMember(context.Background(), id, string(n.addr), c.ask); err != nil {
 			t.Fatal(err)
 		}
-		if err := leader.node.AddMember(id, string(n.addr)); err != nil {
+		if err := leader.node.AddMember(context.Background(), id, string(n.addr), c.ask); err != nil {
 			t.Fatalf("adding %s again at the same address: %v, want nothing changed", id, err)
 		}
 	}
-	if err := leader.node.AddMember("n4", "10.0.0.9:7000"); !errors.Is(err, ErrMemberExists) {
+	if err := leader.node.AddMember(context.Background(), "n4", "10.0.0.9:7000", c.ask); !errors.Is(err, ErrMemberExists) {
 		t.Fatalf("n4 at another address: %v", err)
 	}
 	var bad *BadMemberError
-	if err := leader.node.AddMember("n6", "0.0.0.0:7000"); !errors.As(err, &bad) || bad.Field != "raft" {
+	if err := leader.node.AddMember(context.Background(), "n6", "0.0.0.0:7000", c.ask); !errors.As(err, &bad) || bad.Field != "raft" {
 		t.Fatalf("a wildcard address: %v", err)
 	}
 	acked = append(acked, c.createClients(leader, "five", 20)...)
@@ -553,13 +577,13 @@ func TestMembershipChanges(t *testing.T) {
 			break
 		}
 	}
-	if err := leader.node.RemoveMember(follower.id); err != nil {
+	if err := leader.node.RemoveMember(context.Background(), follower.id, c.ask); err != nil {
 		t.Fatal(err)
 	}
-	if err := leader.node.RemoveMember(leader.id); err != nil {
+	if err := leader.node.RemoveMember(context.Background(), leader.id, c.ask); err != nil {
 		t.Fatalf("the leader removing itself: %v", err)
 	}
-	if err := leader.node.RemoveMember("n9"); !errors.Is(err, ErrUnknownMember) {
+	if err := leader.node.RemoveMember(context.Background(), "n9", c.ask); !errors.Is(err, ErrUnknownMember) {
 		t.Fatalf("removing a stranger: %v", err)
 	}
 	for _, n := range []*testNode{follower, leader} {

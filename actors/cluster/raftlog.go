@@ -19,6 +19,12 @@ import (
 // and named no node). Levels:
 // Trace is slog's Debug-4; the others map one to one. A line below the
 // level (Open's RaftLogLevel) is dropped before it is formatted.
+//
+// Raft names keys of its own that the service's logger may carry already
+// ("node": Raft's own Raft struct, where oja serve's logger carries the
+// node's id): each of Raft's keys is written as "raft_<key>" (raftKey), so
+// a line never holds one key twice — log pipelines keep one of two
+// duplicates at random.
 type raftLogger struct {
 	l       *slog.Logger
 	name    string
@@ -57,10 +63,31 @@ func (r *raftLogger) Log(level hclog.Level, msg string, args ...any) {
 	}
 	attrs := make([]any, 0, 2+len(r.implied)+len(args))
 	attrs = append(attrs, "component", r.name)
-	attrs = append(attrs, r.implied...)
-	attrs = append(attrs, args...)
+	attrs = appendRaftArgs(attrs, r.implied)
+	attrs = appendRaftArgs(attrs, args)
 	r.l.Log(context.Background(), slogLevel(level), msg, attrs...)
 }
+
+// appendRaftArgs appends Raft's key-value pairs to attrs, each key as
+// raftKey names it; a value with no key (an odd count, Raft's mistake) is
+// kept under "raft_extra".
+func appendRaftArgs(attrs, args []any) []any {
+	for i := 0; i < len(args); i += 2 {
+		if i+1 == len(args) {
+			return append(attrs, "raft_extra", args[i])
+		}
+		key, ok := args[i].(string)
+		if !ok {
+			key = "extra"
+		}
+		attrs = append(attrs, raftKey(key), args[i+1])
+	}
+	return attrs
+}
+
+// raftKey is the key a key of Raft's is written under: "raft_" before it,
+// so none is the service's own ("node", "err", …).
+func raftKey(k string) string { return "raft_" + k }
 
 func (r *raftLogger) Trace(msg string, args ...any) { r.Log(hclog.Trace, msg, args...) }
 func (r *raftLogger) Debug(msg string, args ...any) { r.Log(hclog.Debug, msg, args...) }

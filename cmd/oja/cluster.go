@@ -125,15 +125,36 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 			sys.Maintain()
 		}
 	}, cfg.publicCert, cfg.adminCert)
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	// SIGTERM ends the process within clusterShutdownMax whatever state
+	// Raft is in: the connections get clusterDrainMax, the node closes
+	// within its own bound (cluster.Node.Close: what does not stop in
+	// time is abandoned and named), and a watchdog ends the process if
+	// anything else hangs.
+	watchdog := time.AfterFunc(clusterShutdownMax, func() {
+		logger.Error("shutdown: not done within the bound; exiting now", "bound", clusterShutdownMax)
+		os.Exit(1)
+	})
+	defer watchdog.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), clusterDrainMax)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown: connections cut", "err", err)
 	}
 	err = node.Close() // stops the actors (and the simulator through Run's callback)
+	if errors.Is(err, cluster.ErrAbandoned) {
+		logger.Warn("stopped, with what the node could not stop in time abandoned (every acknowledged write is on disk)", "err", err)
+		return nil
+	}
 	logger.Info("stopped")
 	return err
 }
+
+// Bounds of a cluster node's shutdown (README, "Running a cluster": SIGTERM exits within
+// 15 s): draining the listeners, then closing the node (its own bound).
+const (
+	clusterDrainMax    = 4 * time.Second
+	clusterShutdownMax = 14 * time.Second
+)
 
 // clusterAdminToken is the admin token of a cluster node. Followers forward
 // admin requests to the leader and ask their peers for their status, so

@@ -258,16 +258,23 @@ func serve(args []string) error {
 	if !cfg.sync {
 		logger.Warn("*** --sync=false: writes are NOT fsync'd; an acknowledged change can be lost on a crash. Benchmarks only. ***")
 	}
-	if cfg.cluster != "" {
-		return serveCluster(cfg, logger)
-	}
 	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
+	}
+	unlock, err := lockDataDir(cfg.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if cfg.cluster != "" {
+		return serveCluster(cfg, logger)
 	}
 	token, err := adminToken(cfg.data)
 	if err != nil {
 		return err
 	}
+	// NB: the data dir's lock (above) refuses a second serve first; the
+	// store's own lock stays the offline tools' (oja wal …).
 	log, err := wal.Open(storeDir(cfg.data), wal.Options{Sync: cfg.sync})
 	if errors.Is(err, wal.ErrInUse) {
 		fmt.Fprintf(os.Stderr, "oja serve: refused: %s is in use by another running oja (it holds the store's lock, %s).\n"+

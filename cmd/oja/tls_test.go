@@ -146,7 +146,7 @@ func TestServeDataDirInUse(t *testing.T) {
 	srv := newOjaServer(t)
 	srv.start()
 	_, stderr, code := runOja(t, srv.bin, srv.env, "serve", "--data", srv.data, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
-	if code != 3 || !strings.Contains(stderr, "is in use by another running oja") || !strings.Contains(stderr, filepath.Join(srv.data, "store", "LOCK")) {
+	if code != 3 || !strings.Contains(stderr, "is in use by another running oja") || !strings.Contains(stderr, filepath.Join(srv.data, "serve.lock")) {
 		t.Errorf("a second serve on the data dir: exit %d, stderr %q; want 3, naming the lock", code, stderr)
 	}
 	mustDo(t, newHTTPClient(), 200, "GET", srv.adminURL()+"/admin/v1/pools", crashAdminToken, nil) // the first serves on

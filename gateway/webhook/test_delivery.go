@@ -8,26 +8,39 @@ import (
 
 // Why Test refuses.
 var (
-	// ErrNotReady: the dispatcher is not running here, or has not yet been
-	// told of the endpoint (it was created a moment ago): retry shortly.
-	ErrNotReady = errors.New("webhook: the endpoint is not known to the dispatcher yet")
+	// ErrNotReady: the dispatcher is not running here (it stopped, or
+	// this node does not lead).
+	ErrNotReady = errors.New("webhook: the dispatcher does not run here")
 	// ErrTestInFlight: a test delivery to the endpoint has not finished.
 	ErrTestInFlight = errors.New("webhook: a test delivery to this endpoint is in flight")
 )
 
-// Test delivers body, a webhook.test event with id, to endpoint w at url
-// (the endpoint's URL as the caller sees it now: the dispatcher hears of
-// an update a moment after it is acknowledged) once, in the background: signed like any event (with attempt 1), not logged, not
+// Test delivers body, a webhook.test event with id, to endpoint w as the
+// caller sees it now (its URL and secrets: the dispatcher hears of a
+// creation or an update from the log a moment after it is acknowledged,
+// so an endpoint it does not know yet is registered from w — read your
+// writes, as for quotes; the log's telling of it later finds it there)
+// once, in the background: signed like any event (with attempt 1), not logged, not
 // retried, not owed and not counted among the deliveries; its outcome is the
 // endpoint's last attempt (Status). One test per endpoint is in flight at
 // most; a delete or Stop ends it.
-func (d *Dispatcher) Test(w engine.WebhookID, url string, id engine.EventID, body []byte) error {
+func (d *Dispatcher) Test(w *engine.Webhook, id engine.EventID, body []byte) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	ep, ok := d.endpoints[w]
-	if !ok || !d.started || d.ctx.Err() != nil {
+	if !d.started || d.ctx.Err() != nil {
+		d.mu.Unlock()
 		return ErrNotReady
 	}
+	if _, known := d.endpoints[w.ID]; !known {
+		d.mu.Unlock()
+		d.Registered(w)
+		d.mu.Lock()
+	}
+	defer d.mu.Unlock()
+	ep, ok := d.endpoints[w.ID]
+	if !ok {
+		return ErrNotReady
+	}
+	url := w.URL
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.testing {

@@ -1,0 +1,144 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/raft"
+)
+
+// The membership changes an operator's typo made fatal (Node.AddMember,
+// RemoveMember): each case leaves the cluster committing writes and the
+// configuration as it was, where adding a voter straight away (Raft's
+// AddVoter, as AddMember did) left four voters with two alive and no
+// leader able to commit.
+func TestMembershipCannotWedge(t *testing.T) {
+	t.Run("an unreachable member added while a node is down", func(t *testing.T) {
+		c, leader, down := wedgeCluster(t)
+		stop(down)
+		err := leader.node.AddMember(context.Background(), "n4", "127.0.0.1:19051", c.ask)
+		if !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("add: %v, want ErrUnreachable", err)
+		}
+		requireVoters(t, leader, 3)
+		c.createClients(c.leader(down), "after", 5)
+	})
+	t.Run("an unreachable member added with every node up", func(t *testing.T) {
+		c, leader, _ := wedgeCluster(t)
+		if err := leader.node.AddMember(context.Background(), "n4", "127.0.0.1:19051", c.ask); !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("add: %v, want ErrUnreachable", err)
+		}
+		requireVoters(t, leader, 3)
+		c.createClients(c.leader(), "after", 5)
+	})
+	t.Run("a reachable member added while a node is down", func(t *testing.T) {
+		c, leader, down := wedgeCluster(t)
+		stop(down)
+		n4 := joinNode(c, "n4", "10.0.0.4:7000")
+		if err := leader.node.AddMember(context.Background(), n4.id, string(n4.addr), c.ask); err != nil {
+			t.Fatalf("add: %v", err)
+		}
+		requireVoters(t, leader, 4)
+		c.createClients(c.leader(down), "after", 5) // three of four voters answer
+	})
+	t.Run("a member that does not catch up is removed again", func(t *testing.T) {
+		c, leader, _ := wedgeCluster(t)
+		n4 := joinNode(c, "n4", "10.0.0.4:7000")
+		c.faults.partition(leader.addr, n4.addr) // it answers its peers' questions, Raft reaches it not
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		if err := leader.node.AddMember(ctx, n4.id, string(n4.addr), c.ask); !errors.Is(err, ErrNotCaughtUp) {
+			t.Fatalf("add: %v, want ErrNotCaughtUp", err)
+		}
+		if _, ok := leader.node.member(n4.id); ok {
+			t.Fatal("the member that did not catch up is still in the configuration")
+		}
+		requireVoters(t, leader, 3)
+		c.createClients(c.leader(), "after", 5)
+	})
+	t.Run("removing a live member while another is down", func(t *testing.T) {
+		c, leader, down := wedgeCluster(t)
+		stop(down)
+		var live *testNode
+		for _, n := range c.nodes {
+			if n != leader && n != down {
+				live = n
+			}
+		}
+		if err := leader.node.RemoveMember(context.Background(), live.id, c.ask); !errors.Is(err, ErrNoQuorum) {
+			t.Fatalf("remove: %v, want ErrNoQuorum", err)
+		}
+		requireVoters(t, leader, 3)
+		// Removing the one that is down is what heals it.
+		if err := leader.node.RemoveMember(context.Background(), down.id, c.ask); err != nil {
+			t.Fatalf("removing the member that is down: %v", err)
+		}
+		requireVoters(t, leader, 2)
+		c.createClients(c.leader(down), "after", 5)
+	})
+}
+
+// wedgeCluster is a three-node cluster on the fault layer, its leader and
+// a follower.
+func wedgeCluster(t *testing.T) (c *testCluster, leader, follower *testNode) {
+	t.Helper()
+	c = &testCluster{t: t, file: &File{}, faults: newFaultNet()}
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("n%d", i)
+		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
+		c.nodes = append(c.nodes, &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: t.TempDir()})
+	}
+	for _, n := range c.nodes {
+		c.open(n)
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if n.node != nil {
+				_ = n.node.Close()
+			}
+		}
+	})
+	leader = c.leader()
+	c.createClients(leader, "before", 5)
+	for _, n := range c.nodes {
+		if n != leader {
+			return c, leader, n
+		}
+	}
+	return nil, nil, nil
+}
+
+// joinNode starts a node that waits to be added.
+func joinNode(c *testCluster, id, addr string) *testNode {
+	c.t.Helper()
+	n := &testNode{id: id, addr: raft.ServerAddress(addr), fs: vfs.NewCrashableMem(), dir: c.t.TempDir()}
+	c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: addr, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
+	c.nodes = append(c.nodes, n)
+	c.join = n
+	c.open(n)
+	c.join = nil
+	return n
+}
+
+// stop closes n (it answers nothing from now on).
+func stop(n *testNode) { _ = n.node.Close() }
+
+// requireVoters fails unless leader's configuration holds want voters and
+// no non-voter.
+func requireVoters(t *testing.T, leader *testNode, want int) {
+	t.Helper()
+	voters := 0
+	for _, s := range leader.node.servers() {
+		if s.Suffrage != raft.Voter {
+			t.Fatalf("a non-voter is left in the configuration: %+v", leader.node.servers())
+		}
+		voters++
+	}
+	if voters != want {
+		t.Fatalf("%d voters, want %d: %+v", voters, want, leader.node.servers())
+	}
+}
