@@ -451,7 +451,8 @@ func (n *Node) System() *actors.System {
 }
 
 // Bounds of Close: whatever state Raft is in (stopped, partitioned,
-// mid-snapshot, a peer paused), a node closes within closeMax.
+// mid-snapshot, a peer paused), a node closes within the two of them and
+// the closing of its transport and store.
 const (
 	// actorsStopMax bounds stopping the actors: their pending writes end
 	// when Raft commits or refuses them; past it Raft is shut down under
@@ -461,9 +462,6 @@ const (
 	// are abandoned (the process is about to exit) and the store is left
 	// open under them — every write it acknowledged is synced already.
 	raftShutdownMax = 4 * time.Second
-	// closeMax is the whole of Close: the two above and closing the
-	// transport and the store.
-	closeMax = actorsStopMax + raftShutdownMax + time.Second
 )
 
 // ErrAbandoned is Close's report of what it could not stop in time.
