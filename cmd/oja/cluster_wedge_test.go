@@ -121,7 +121,17 @@ func TestClusterCannotBeWedged(t *testing.T) {
 		}
 	}
 	clusterTerm(t, client, left, 20*time.Second, func(l string, _ uint64) bool { return l != leaderID })
-	mustDo(t, client, http.StatusOK, "POST", left.publicURL()+"/api/v1/partners/marketplace/intent", key, create)
+	// The new leader serves once its term has started: a partner retries
+	// a 503 (no acknowledged write is lost either way).
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		res, err := do(client, "POST", left.publicURL()+"/api/v1/partners/marketplace/intent", key, create)
+		if err == nil && res.status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no write taken 20 s after the leader's removal: %v %d %s", err, res.status, res.body)
+		}
+	}
 
 	// One node key a line.
 	for _, s := range nodes {
