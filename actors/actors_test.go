@@ -674,7 +674,7 @@ func TestRecoveryExpiresOverdueQuotes(t *testing.T) {
 }
 
 // TestExpiryWhileRunning: the quote actor's timer expires a quote within a
-// second of its deadline (contract §4), pending and accepted alike, and its
+// second of its deadline (spec §4), pending and accepted alike, and its
 // holds are released.
 func TestExpiryWhileRunning(t *testing.T) {
 	cfg := testConfig(nil) // the real clock: the timers are real
@@ -713,7 +713,7 @@ func TestExpiryWhileRunning(t *testing.T) {
 	checkSystemLedger(t, n.sys)
 }
 
-// TestTransitionsThroughSystem: the lifecycle table of contract §4 through
+// TestTransitionsThroughSystem: the lifecycle table of spec §4 through
 // the actors, with the 409 details, tenant isolation and not-found.
 func TestTransitionsThroughSystem(t *testing.T) {
 	clk := newClock()
@@ -930,7 +930,7 @@ func waitWallets(t testing.TB, sys *actors.System, c *engine.Client) {
 }
 
 // TestClientWalletsReadableOnceCreated: once CreateClient has answered, the
-// client's wallets exist (contract §11: "wallets created in both modes"):
+// client's wallets exist (spec §11: "wallets created in both modes"):
 // they can be read, listed and credited at once, by the very next request.
 func TestClientWalletsReadableOnceCreated(t *testing.T) {
 	n := newNode(t, testConfig(newClock()))
@@ -957,7 +957,7 @@ func TestClientWalletsReadableOnceCreated(t *testing.T) {
 }
 
 // TestRefusalAfterExpiryIsCurrent: a transition that arrives after the
-// deadline but before the timer fired expires the quote first (contract §4)
+// deadline but before the timer fired expires the quote first (spec §4)
 // and is refused with 409 INVALID_STATE. The refusal must describe the
 // quote as it now is (expired, not pending: "pending" is in the allowedFrom
 // it carries), the quote must read back as expired, and its open-quote slot

@@ -64,7 +64,7 @@ func Recover(log Replayer, now time.Time) (*engine.State, RecoveryStats, error) 
 	// NB: a replica that forgets nothing: Start forgets what the
 	// service's retention allows, by the clock it serves with.
 	replica := NewReplica(state, seq, 0)
-	err = replica.replay(log, log.LastSeq(), replica.applyRecord)
+	err = replica.replay(log, log.LastSeq(), replica.ApplyRecord)
 	stats.LastSeq = replica.Seq()
 	stats.Events = stats.LastSeq - stats.Snapshot
 	if err != nil {

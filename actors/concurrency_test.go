@@ -39,8 +39,8 @@ type createdQuote struct {
 
 // TestScarceLiquidity: many partners race for little liquidity on two pairs,
 // in both directions, and cancel, accept and complete as they go, while an
-// operator deposits and withdraws. Contract §5: the holds on a pool never
-// exceed its balance and no quote is ever partly reserved; §3: the ledger
+// operator deposits and withdraws. Spec §5: the holds on a pool never
+// exceed its balance and no quote is ever partly reserved; spec §3: the ledger
 // sums to zero per currency in both modes.
 func TestScarceLiquidity(t *testing.T) {
 	n := newNode(t, testConfig(newClock()))

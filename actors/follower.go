@@ -218,7 +218,7 @@ func (f *Follower) eventsStart(first uint64, latest *engine.State, seq uint64) (
 		}
 		f.logger.Warn("partner event history: the log no longer holds the records of some events; the history has a gap", "from_seq", mark+1, "through_seq", from)
 	}
-	state, err := engine.DecodeState(data)
+	state, err := DecodeState(data)
 	if err != nil {
 		f.logger.Warn("partner event history: an older snapshot does not decode; the history lacks the events up to the latest snapshot", "err", err, "through_seq", seq)
 		return latest, seq, nil
@@ -239,7 +239,7 @@ func loadSnapshot(log interface {
 	var decodeErr error
 	ok, err := log.ReadLatestSnapshot(func(s uint64, data []byte) error {
 		seq = s
-		state, decodeErr = engine.DecodeState(data)
+		state, decodeErr = DecodeState(data)
 		return decodeErr
 	})
 	switch {
@@ -271,7 +271,7 @@ func (f *Follower) CatchUp() error {
 		if seq%1024 == 0 && f.stopped() {
 			return ErrStopped
 		}
-		if err := f.replica.applyRecord(seq, ev); err != nil {
+		if err := f.replica.ApplyRecord(seq, ev); err != nil {
 			return err
 		}
 		f.replica.HandOut(f.cfg.Webhooks, f.cfg.Events)

@@ -14,10 +14,10 @@ import (
 // outcome releases or settles its slices (engine.RouteOutcome's key part,
 // bookOutcome), or when its create failed to append:
 //
-//   - Open quotes (--max-open-quotes, contract §13): one API key may hold at
+//   - Open quotes (--max-open-quotes, spec §13): one API key may hold at
 //     most so many open quotes, across its pairs (openQuotes, shared by
 //     the pair actors).
-//   - Exposure (--max-key-share, contract §9 EXPOSURE_LIMIT): the open
+//   - Exposure (--max-key-share, spec §9 EXPOSURE_LIMIT): the open
 //     quotes of one API key may reserve at most a share of its pair's pool
 //     liquidity in its mode, so one key cannot hold all of a pair's
 //     liquidity for a TTL while every other partner is refused (exposure,

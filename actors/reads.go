@@ -119,7 +119,7 @@ func (s *readModels) Account(id engine.AccountID) (*engine.Account, bool) {
 }
 
 // ClientAccounts returns the client's accounts in mode m: its wallets, then
-// the accounts of the pools it owns (contract §10).
+// the accounts of the pools it owns (spec §10).
 func (s *readModels) ClientAccounts(client engine.ClientID, m engine.Mode) []*engine.Account {
 	c, ok := s.Client(client)
 	if !ok {

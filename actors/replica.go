@@ -80,7 +80,7 @@ func (r *Replica) Apply(rec []byte) error {
 func (r *Replica) ApplyEvent(ev engine.Event) error {
 	seq := r.seq + 1
 	if err := r.state.Apply(ev); err != nil {
-		return fmt.Errorf("record %d: %w", seq, err)
+		return &RecordError{Seq: seq, Err: err}
 	}
 	r.seq = seq
 	if r.webhooks || r.events {
@@ -96,6 +96,16 @@ func (r *Replica) ApplyEvent(ev engine.Event) error {
 	}
 	return nil
 }
+
+// RecordError is a record that does not apply: its sequence and the
+// engine's refusal.
+type RecordError struct {
+	Seq uint64
+	Err error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("record %d: %v", e.Seq, e.Err) }
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // TakeEffects returns the effects kept since the last call and forgets them.
 func (r *Replica) TakeEffects() ReplicaEffects {
@@ -133,7 +143,7 @@ func (effs *ReplicaEffects) HandOut(webhooks engine.WebhookObserver, events Even
 // quote), at most replayReserveMax, instead of growing them a million
 // times (engine.State.Reserve; a state that holds quotes is left as it
 // is), and writes its Idempotency-Key index on another core
-// (engine.State.IndexKeysAside) until settle, which the caller must call
+// (DeferKeyWrites) until settle, which the caller must call
 // once the replay ends, before anything reads the state. Fewer records (a
 // follower catching up on a quiet log every tick) change nothing.
 func (r *Replica) beginReplay(last uint64) (bulk bool, settle func()) {
@@ -141,12 +151,12 @@ func (r *Replica) beginReplay(last uint64) (bulk bool, settle func()) {
 		return false, func() {}
 	}
 	r.state.Reserve(int(min(last-r.seq, replayReserveMax)))
-	return true, r.state.IndexKeysAside()
+	return true, DeferKeyWrites(r.state)
 }
 
 // replay replays log's records after the last one applied, about up to
 // last, through apply (replayDecoded), which must apply each in turn
-// (applyRecord): as a bulk replay when they are many (beginReplay), the
+// (ApplyRecord): as a bulk replay when they are many (beginReplay), the
 // state's quote index read ahead a batch at a time (engine.State.Warm).
 func (r *Replica) replay(log recordReplayer, last uint64, apply func(seq uint64, ev engine.Event) error) error {
 	bulk, settle := r.beginReplay(last)
@@ -154,9 +164,10 @@ func (r *Replica) replay(log recordReplayer, last uint64, apply func(seq uint64,
 	return replayDecoded(log, r.seq, bulk, r.state.Warm, apply)
 }
 
-// applyRecord applies ev, the event of record seq, which must be the next
-// record.
-func (r *Replica) applyRecord(seq uint64, ev engine.Event) error {
+// ApplyRecord applies ev, the event of record seq, which must be the next
+// record: what a reader of a log that numbers its records calls
+// (recovery, the Follower, oja wal verify).
+func (r *Replica) ApplyRecord(seq uint64, ev engine.Event) error {
 	if seq != r.seq+1 {
 		return fmt.Errorf("actors: record %d follows %d: the log skips records", seq, r.seq)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/oja-exchange/oja/wal"
 )
 
-// Storage faults (contract §9, §12): an fsync or write error on the log
+// Storage faults (spec §9, §12): an fsync or write error on the log
 // makes the system refuse every write with ErrUnavailable (the gateway's
 // 503 UNAVAILABLE) while reads keep working, Ready reports it (/readyz 503),
 // nothing that was not synced is ever acknowledged, and a restart on what

@@ -24,7 +24,7 @@ type Log interface {
 
 // Config holds the service settings the actors need.
 type Config struct {
-	QuoteTTL      time.Duration // contract §4: default 300 s
+	QuoteTTL      time.Duration // spec §4: default 300 s
 	PaymentWindow time.Duration // default 30 min
 	Retention     time.Duration // terminal quotes stay readable at least this long
 	MaxOpenQuotes int           // per API key (limits.go); 0 = unlimited
@@ -348,7 +348,7 @@ func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
 	return reply
 }
 
-// LedgerCheck checks contract §3 for mode m over the live sub-ledgers. Each
+// LedgerCheck checks spec §3 for mode m over the live sub-ledgers. Each
 // sub-ledger is read consistently from its owner; since each sums to zero
 // on its own, their total is exact whatever moves between the reads.
 func (s *System) LedgerCheck(m engine.Mode) (engine.LedgerReport, error) {

@@ -527,7 +527,7 @@ var tortureRates = map[engine.Pair][]engine.Rate{
 // five a bound: the smallest amount, the largest (engine.AmountMax), just
 // below it, or half of it plus one — so that sums of acknowledged amounts
 // cross AmountMax, and a live decision that replay would refuse shows as a
-// failed recovery (issue 15 §1: live and replay must use one rule).
+// failed recovery (live and replay must use one rule).
 func extremeAmount(rng *rand.Rand, typical int64) engine.Amount {
 	if rng.IntN(5) != 0 {
 		return engine.Amount(1 + rng.Int64N(typical))

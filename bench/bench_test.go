@@ -284,7 +284,7 @@ func BenchmarkReplay(b *testing.B) {
 }
 
 // BenchmarkSnapshotDecode is what a start from a snapshot spends decoding
-// it (engine.DecodeState), with 150,000 open quotes.
+// it (actors.DecodeState), with 150,000 open quotes.
 //
 //	go test -run '^$' -bench SnapshotDecode -count 5 ./bench/
 func BenchmarkSnapshotDecode(b *testing.B) {
@@ -295,7 +295,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 	snapshot := engine.EncodeState(state)
 	b.SetBytes(int64(len(snapshot)))
 	for b.Loop() {
-		if _, err := engine.DecodeState(snapshot); err != nil {
+		if _, err := actors.DecodeState(snapshot); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -338,7 +338,7 @@ func BenchmarkActorsStart(b *testing.B) {
 	encoded := engine.EncodeState(state)
 	for b.Loop() {
 		b.StopTimer()
-		own, err := engine.DecodeState(encoded)
+		own, err := actors.DecodeState(encoded)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -66,7 +66,7 @@ type RecoverySize struct {
 	// (wal.Log.Replay and an engine.EventDecoder, the events kept in
 	// memory); ApplySeconds applies those decoded events to a new
 	// engine.State, reading nothing, its Idempotency-Key writes on a
-	// goroutine of their own (State.IndexKeysAside, settled within the
+	// goroutine of their own (actors.DeferKeyWrites, settled within the
 	// time) and its quote index read ahead a batch at a time (State.Warm). Recovery overlaps them (scanning, decoding and applying on
 	// three goroutines), so its replay takes at least the larger:
 	// RatioCeiling is the ratio a replay would reach if it took no longer
@@ -398,7 +398,7 @@ func replayParts(store string, events int) (decode, apply float64, err error) {
 	state := engine.NewState()
 	state.Reserve(len(evs)) // as Recover does
 	start = time.Now()
-	settle := state.IndexKeysAside()
+	settle := actors.DeferKeyWrites(state)
 	applied := 0
 	for batch := range slices.Chunk(evs, replayBatch) {
 		state.Warm(batch) // as Recover, a batch at a time

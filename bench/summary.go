@@ -9,7 +9,7 @@ import (
 )
 
 // WriteSummary prints the report's headline figures and targets as
-// Markdown tables (what README's example table is made of).
+// Markdown tables (what docs/benchmarks.md's tables are made of).
 func WriteSummary(w io.Writer, rep *Report) {
 	m := rep.Machine
 	commit := m.GitCommit

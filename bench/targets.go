@@ -36,7 +36,7 @@ const (
 	targetSnapshotReadySeconds = 5.0
 	targetRSSBytes             = 2 << 30
 	targetQuotes               = 1_000_000
-	// Issue 29's, each a ratio in the same run: ready from a snapshot
+	// The start-up targets (docs/benchmarks.md), each a ratio in the same run: ready from a snapshot
 	// within twice a raw scan of the same store, replay at least 0.4 of a
 	// raw scan's records per second, and the RSS an open quote costs.
 	targetSnapshotReadyOverRawScan = 2.0

@@ -14,7 +14,7 @@ import (
 // adminPrefix is the version path of the operator API.
 const adminPrefix = "/admin/v1"
 
-// Admin calls the operator API (contract §11) on the admin listener
+// Admin calls the operator API (spec §11) on the admin listener
 // (default http://127.0.0.1:8081) with the operator token. Every call has
 // an `oja admin` CLI equivalent. Safe for concurrent use.
 type Admin struct {
@@ -127,7 +127,7 @@ type Pool struct {
 	OwnerClientID     string          `json:"ownerClientId,omitempty"`
 }
 
-// LedgerReport is a ledger check of one mode (contract §3).
+// LedgerReport is a ledger check of one mode (spec §3).
 type LedgerReport struct {
 	OK         bool                  `json:"ok"`
 	Currencies map[string]LedgerLine `json:"currencies"`

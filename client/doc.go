@@ -1,5 +1,5 @@
-// Package client is a typed Go client for Oja's partner API (contract §4–§10)
-// and, in Admin, for its operator API (§11). It uses net/http only, and is
+// Package client is a typed Go client for Oja's partner API (spec §4–§10)
+// and, in Admin, for its operator API (spec §11). It uses net/http only, and is
 // its own module (client/go.mod): importing it builds the standard library,
 // shopspring/decimal and client/fxmsg (the XML FX messages), nothing of the
 // server.
@@ -32,7 +32,7 @@
 //  5. StreamRates for the live consensus rates (server-sent events).
 //
 // Every refusal from the service is an *APIError carrying the HTTP status,
-// the contract's code (the Code* constants), message and details; use
+// the spec's code (the Code* constants), message and details; use
 // errors.As. Transport failures and context expiry are returned as they
 // are (errors.Is(err, context.DeadlineExceeded) holds for a timeout).
 //

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Error codes of the service (contract §9). APIError.Code is one of them
+// Error codes of the service (spec §9). APIError.Code is one of them
 // (or empty for an answer that is not the service's JSON, e.g. a proxy's).
 const (
 	CodeValidation            = "VALIDATION_ERROR"
@@ -38,7 +38,7 @@ const (
 // APIError is a refusal from the service: a non-2xx answer.
 type APIError struct {
 	Status  int    // HTTP status
-	Code    string // the contract's error code; "" if the body was not the service's JSON
+	Code    string // the spec's error code; "" if the body was not the service's JSON
 	Message string
 	// Details is the error's details object, when it has one: for
 	// VALIDATION_ERROR each offending field and its problem; for
@@ -76,7 +76,7 @@ func (e *APIError) Temporary() bool {
 	return e.Status == http.StatusTooManyRequests || e.Status == http.StatusServiceUnavailable
 }
 
-// newAPIError reads a non-2xx JSON answer: the contract's error body.
+// newAPIError reads a non-2xx JSON answer: the spec's error body.
 func newAPIError(res *http.Response, raw []byte) *APIError {
 	return readAPIError(res, raw, func(e *APIError) bool {
 		var body struct {

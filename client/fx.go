@@ -12,10 +12,10 @@ import (
 	"github.com/oja-exchange/oja/client/fxmsg"
 )
 
-// The XML FX API (contract §7): the same trade lifecycle as the JSON API in
+// The XML FX API (spec §7): the same trade lifecycle as the JSON API in
 // ISO 20022 messages, under /api/v1/partners/fx. Answers are the fxmsg
 // message types; a refusal (MsgRjct) is an *APIError whose Code is the
-// contract's error code (RjctgPtyRsn) and Message its description.
+// spec's error code (RjctgPtyRsn) and Message its description.
 
 const fxPath = "/partners/fx"
 

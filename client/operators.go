@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Operator is a named operator (contract §15.2): a person with a token of
+// Operator is a named operator (spec §15.2): a person with a token of
 // their own on the admin API. Role is "viewer" (reads only) or "operator"
 // (reads and acts).
 type Operator struct {

@@ -47,7 +47,7 @@ func WithTimeout(d time.Duration) Option { return func(t *transport) { t.timeout
 func WithUserAgent(ua string) Option { return func(t *transport) { t.userAgent = ua } }
 
 // WithServiceSource sets the x-service-source header that GET
-// /partners/balances requires (contract §10): the name of the calling
+// /partners/balances requires (spec §10): the name of the calling
 // service, which the service logs.
 func WithServiceSource(name string) Option { return func(t *transport) { t.serviceSource = name } }
 
@@ -56,7 +56,7 @@ type CallOption func(*call)
 
 // IdempotencyKey sends an Idempotency-Key (1–255 printable ASCII
 // characters) with a create: the same key with the same request within
-// 24 h answers the original quote instead of creating another (contract §6).
+// 24 h answers the original quote instead of creating another (spec §6).
 func IdempotencyKey(key string) CallOption {
 	return func(c *call) { c.header.Set("Idempotency-Key", key) }
 }

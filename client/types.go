@@ -15,7 +15,7 @@ const (
 	ModeSandbox Mode = "sandbox"
 )
 
-// QuoteStatus is a quote's place in its lifecycle (contract §4).
+// QuoteStatus is a quote's place in its lifecycle (spec §4).
 type QuoteStatus string
 
 const (
@@ -68,7 +68,7 @@ type ChatMetadataRequest struct {
 }
 
 // MarshalJSON writes the request with amounts and rates as JSON numbers
-// in plain decimal text (contract §1), never through float64.
+// in plain decimal text (spec §1), never through float64.
 func (r CreateQuoteRequest) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		SourceCurrency      string               `json:"sourceCurrency"`
@@ -99,7 +99,7 @@ type Settlement struct {
 	Address       string `json:"address,omitempty"`
 }
 
-// Quote is the service's quote (contract §6).
+// Quote is the service's quote (spec §6).
 type Quote struct {
 	QuoteID                string           `json:"quoteId"`
 	Status                 QuoteStatus      `json:"status"`
@@ -193,7 +193,7 @@ type ChatMetadata struct {
 	AcceptedAt           *time.Time      `json:"acceptedAt,omitempty"`
 }
 
-// Balance is one account's balance (contract §3).
+// Balance is one account's balance (spec §3).
 type Balance struct {
 	AccountID        string          `json:"accountId"`
 	Currency         string          `json:"currency"`
@@ -201,7 +201,7 @@ type Balance struct {
 	AvailableBalance decimal.Decimal `json:"availableBalance"` // balance minus holds
 }
 
-// RateUpdate is one rate_update of the rate stream (contract §8).
+// RateUpdate is one rate_update of the rate stream (spec §8).
 type RateUpdate struct {
 	ID               string          `json:"-"` // the event's id (SSE "id:")
 	From             string          `json:"from"`

@@ -10,7 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// referenceAllocate is a naive allocator written from contract §5 with
+// referenceAllocate is a naive allocator written from spec §5 with
 // decimal arithmetic in currency units, independent of Book and of money.go's
 // integer code: it sorts a copy of the pools, filters instead of breaking early,
 // finds a pool's largest source by binary search on the rounding rule itself,

@@ -1,6 +1,6 @@
 package engine
 
-// The order book of one pair, and allocation (contract §5).
+// The order book of one pair, and allocation (spec §5).
 //
 // A Book holds the pools of one pair and one mode as matching sees them
 // (BookEntry: rate, when it was set, status, available destination liquidity)
@@ -25,7 +25,7 @@ package engine
 // Replay re-applies the recorded slices and never re-runs matching against a
 // book that may differ.
 //
-// Allocation walks the entries in priority order and fills greedily (contract
+// Allocation walks the entries in priority order and fills greedily (spec
 // §5). A pool is eligible when it is active, has Available > 0, its Rate is at
 // least the partner's proposed rate, and (for a listing quote) it is the named
 // pool. Rounding favours the pool (money.go): with DirectionSource each slice's
@@ -81,7 +81,7 @@ type AllocationRequest struct {
 // AllocationOutcome is the outcome of Book.Allocate.
 //
 // NB: named AllocationOutcome, not Allocation, because Allocation (event.go) is
-// the contract's per-pool allocation record of a created quote.
+// the spec's per-pool allocation record of a created quote.
 type AllocationOutcome struct {
 	// Result is ResultOK, ResultInsufficientLiquidity or ResultAmountTooSmall.
 	Result Result
@@ -228,7 +228,7 @@ func (b *Book) BestRate() (rate Rate, setAt int64, pool PoolID, ok bool) {
 	return Rate{}, 0, PoolID{}, false
 }
 
-// Allocate splits req across b's pools by price-time priority (contract §5)
+// Allocate splits req across b's pools by price-time priority (spec §5)
 // and appends the slices to buf[:0]. It is pure: b is not changed; the caller
 // calls Reserve with the slices once the quote is recorded. It does not
 // allocate when cap(buf) >= SlicesMax.

@@ -18,7 +18,7 @@ import (
 // uses them, so indexes mean the same across restarts too.
 type Currency uint8
 
-// The currencies of a default start (contract §1). Every process knows
+// The currencies of a default start (spec §1). Every process knows
 // them at these indexes.
 const (
 	CurrencyNone Currency = iota

@@ -3,11 +3,18 @@
 // lifecycle, the double-entry ledger with holds, and the outcome events that
 // record every change.
 //
-// It has no goroutines, channels, IO, logging or wall clock: every command
-// takes the time as an argument (unix milliseconds) and every identifier as
-// an input, so the same events always rebuild the same state, byte for byte
-// (State.Hash). The service (package actors) and the offline tools (oja wal)
-// drive it; neither adds rules of its own.
+// It has no goroutines, channels, locks, IO, logging, wall clock or
+// randomness: every command takes the time as an argument (unix
+// milliseconds) and every identifier as an input, so the same events always
+// rebuild the same state, byte for byte (State.Hash). Where a bulk load
+// could use a second core, the engine splits the work into steps a caller
+// may run side by side (DecodeStateWith, DeferKeyWrites); package actors
+// runs them on goroutines. The one process-wide thing is the currency table
+// (currency.go): the log codec reads a currency byte with no state at
+// hand, so the table only grows, an entry never changes, and writers take a
+// lock. internal/repocheck's TestEnginePure keeps all of this true. The
+// service (package actors) and the offline tools (oja wal) drive the
+// engine; neither adds rules of its own.
 //
 // A caller:
 //

@@ -290,7 +290,7 @@ type Allocation struct {
 	Reference   string // e.g. ALC-7K3M9Q2XPB
 }
 
-// Chat is the chat-negotiation metadata of a quote (contract §6).
+// Chat is the chat-negotiation metadata of a quote (spec §6).
 type Chat struct {
 	ConversationID       string
 	ChatQuoteID          string

@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// Funds first (contract §4 Complete, §15.1): money arrives before it moves.
+// Funds first (spec §4 Complete, §15.1): money arrives before it moves.
 //
 // A partner's wallet in a quote's source currency is where its pay-in lands
 // and what its completion spends:
@@ -62,7 +62,7 @@ const (
 	// ReversalReasonBytesMax bounds the reason an operator gives for a
 	// reversal.
 	ReversalReasonBytesMax = 512
-	// IdempotencyKeyBytesMax bounds an Idempotency-Key (contract §6).
+	// IdempotencyKeyBytesMax bounds an Idempotency-Key (spec §6).
 	IdempotencyKeyBytesMax = 255
 )
 
@@ -429,7 +429,7 @@ func (f *Funding) Spendable() Amount { return f.Available + f.Credit }
 func (f *Funding) Reserved() Amount { return f.Required - f.Simulated }
 
 // DecideFunding decides whether the completion of q can be paid from the
-// client's wallet in q's source currency: the rule of contract §4
+// client's wallet in q's source currency: the rule of spec §4
 // Complete, shared by the live treasury actor, replay's check and the
 // tests, against the wallet less what is committed to other completions. A sandbox
 // completion the wallet cannot cover is funded by a simulated pay-in of

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// The identity of money (docs/behaviour.md, "The identity of money"). A payment that crosses the
+// The identity of money (spec §16.1). A payment that crosses the
 // marketplace's edge — a chain transfer, a bank transfer, an operator's
 // prefund or payout — is the same payment however a person or a file
 // spells it. Its Identity is decided here, once, from the spelling:

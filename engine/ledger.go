@@ -2,7 +2,7 @@ package engine
 
 import "crypto/sha256"
 
-// AccountKind says what an account stands for (contract §3).
+// AccountKind says what an account stands for (spec §3).
 type AccountKind uint8
 
 const (

@@ -10,7 +10,7 @@ import (
 )
 
 // Markets are the currencies, pairs, collection accounts and deposit keys
-// in force (contract §1: they come from configuration). A Markets value is
+// in force (spec §1: they come from configuration). A Markets value is
 // immutable once built: the actors and the gateway share one.
 //
 // The markets in force are recorded in the log (MarketsSet), so replay and
@@ -63,10 +63,10 @@ type BankAccount struct {
 	BankName      string
 }
 
-// Default bounds of the default pairs, in source minor units (README,
+// Default bounds of the default pairs, in source minor units (docs/operating.md,
 // "Markets"): about 0.60 USD at the low end — below it a quote's
 // destination is a few cents that the rounding in the pool's favour
-// (contract §1) eats a visible share of, and no bank transfer or chain fee
+// (spec §1) eats a visible share of, and no bank transfer or chain fee
 // is worth paying for — and about 300,000 USD at the high end, one OTC
 // ticket; larger trades are split by the desk.
 const (
@@ -77,7 +77,7 @@ const (
 )
 
 // DefaultMarkets are the markets of a start without --markets: NGN, GHS and
-// USDT (on every chain, TRON by default) and the contract's three pairs.
+// USDT (on every chain, TRON by default) and the spec's three pairs.
 func DefaultMarkets() *Markets {
 	return &Markets{
 		Currencies: []CurrencySpec{

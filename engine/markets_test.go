@@ -149,7 +149,7 @@ func TestMarketsResolveAndRecord(t *testing.T) {
 		t.Errorf("sources: %q", got)
 	}
 	if got := engine.DefaultMarkets().SourceCurrenciesText(); got != "NGN and GHS" {
-		t.Errorf("default sources: %q (the contract's text)", got)
+		t.Errorf("default sources: %q (the spec's text)", got)
 	}
 	spec, ok := markets.Pair(engine.Pair{Source: kes, Destination: engine.CurrencyUSDT})
 	if !ok || spec.MinSource != 100_50 || spec.MaxSource != engine.AmountMax {

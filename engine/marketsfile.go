@@ -14,7 +14,7 @@ import (
 	"github.com/oja-exchange/oja/engine/hd"
 )
 
-// MarketsConfig is a markets file (--markets, README "Markets") that passed
+// MarketsConfig is a markets file (--markets, docs/operating.md, "Markets") that passed
 // validation, by code: it is put in force by Resolve, against what the log
 // recorded, once the log is replayed.
 type MarketsConfig struct {

@@ -5,7 +5,7 @@ package engine
 // An Amount is a count of minor units of a currency the caller tracks (kobo for
 // NGN, pesewas for GHS, millionths for USDT: Currency.MinorUnits). A Rate is the
 // number of destination units one source unit buys, as an integer scaled by
-// 10^RateScale (contract §1: rates carry at most 18 decimal places). Neither type
+// 10^RateScale (spec §1: rates carry at most 18 decimal places). Neither type
 // carries its currency: the Pair passed to each conversion says which minor units
 // are meant.
 //
@@ -18,7 +18,7 @@ package engine
 //     bounded by AmountMax (2^50) and RateMax (10^30 units, 2^100), so a product
 //     source × rate × 10^e always fits in 192 bits (wide.go).
 //  2. Conversions round in favour of the pool, by less than one minor unit
-//     (contract §1): DestinationAmount rounds down (floor(source × rate)) and
+//     (spec §1): DestinationAmount rounds down (floor(source × rate)) and
 //     SourceAmount rounds up (ceil(destination ÷ rate)). MaxSourceWithin is the
 //     exact inverse of DestinationAmount's rounding, so a slice sized by it never
 //     exceeds the pool's available liquidity. WeightedAverageRate rounds half to
@@ -36,7 +36,7 @@ package engine
 // (BenchmarkAllocate/pools=8/fill=3). Matching runs inside the actor that owns
 // a pair's book, so its cost is the pair's throughput ceiling. The rejected
 // middle ground, float64 rates, cannot represent 0.000625 exactly and is
-// forbidden by the contract.
+// forbidden by the spec (spec §1).
 //
 // The arithmetic: with sm and dm the decimal places of the source and destination
 // currencies and R the scaled rate, a source amount s (minor units) converts to
@@ -83,7 +83,7 @@ func DepositFits(balance, amount Amount) bool {
 
 // Rate is the number of destination units one source unit buys, as an
 // unsigned 128-bit integer scaled by 10^RateScale (18 decimal places,
-// contract §1). Rates up to RateMax = 10^12 are exact: 1612.5 (USDT→NGN) and
+// spec §1). Rates up to RateMax = 10^12 are exact: 1612.5 (USDT→NGN) and
 // 0.000620155 (NGN→USDT) alike. Rates compare with Cmp and Less; == works.
 type Rate struct{ hi, lo uint64 }
 
@@ -518,7 +518,7 @@ func maxSourceWithin(available Amount, r Rate, exponent int) Amount {
 
 // WeightedAverageRate is totalDestination ÷ totalSource (each in units of its
 // currency) rounded half to even at 18 decimal places: the
-// weightedAverageRate of an allocation result (contract §5).
+// weightedAverageRate of an allocation result (spec §5).
 // REQUIRES: totalSource > 0, totalDestination >= 0, and the average below
 // 2^128 units (about 3.4 × 10^20). An allocation's average never exceeds its
 // best slice rate (at most RateMax), because each slice's destination is

@@ -372,7 +372,7 @@ func TestMoneyPanicsOnMisuse(t *testing.T) {
 	}
 }
 
-// The decimal reference: the contract's formulas computed with
+// The decimal reference: the spec's formulas computed with
 // shopspring/decimal in currency units, independent of the integer code.
 
 func decimalOfRate(r Rate) decimal.Decimal {

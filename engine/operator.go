@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Named operators and the audit trail (contract §15.2). An operator is a
+// Named operators and the audit trail (spec §15.2). An operator is a
 // person with a token of their own on the admin API: a viewer reads, an
 // operator reads and acts. The admin token of section 11 is the root
 // operator, never recorded as one. Every operator write is recorded

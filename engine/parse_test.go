@@ -83,7 +83,7 @@ func TestParseRateTextMatchesDecimal(t *testing.T) {
 
 // sameOutcome compares results: equal values, or both refused. Which of
 // "too precise" and "out of range" a number that is both gets is not part
-// of the contract (either is a 400 naming the field).
+// of the spec (either is a 400 naming the field).
 func sameOutcome[T comparable](got T, gotErr error, want T, wantErr error) bool {
 	if gotErr == nil || wantErr == nil {
 		return gotErr == nil && wantErr == nil && got == want

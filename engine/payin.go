@@ -49,14 +49,14 @@ type AddressID [16]byte
 
 func (id AddressID) String() string { return uuid.UUID(id).String() }
 
-// PayInStatus values (contract: CryptoPayInDetails.status).
+// PayInStatus values (spec §6: CryptoPayInDetails.status).
 const (
 	PayInActive  = "active"
 	PayInPending = "pending"
 	PayInExpired = "expired"
 )
 
-// PayInStatus is q's pay-in status (contract §15.1); "" when q has none.
+// PayInStatus is q's pay-in status (spec §15.1); "" when q has none.
 // received says whether a deposit to it was credited (a PaymentReceived;
 // the treasury holds them): active until the first deposit, pending while
 // the quote awaits payment after one, expired once the quote has ended.

@@ -1,6 +1,6 @@
 package engine
 
-// Status is a quote's state (contract §4).
+// Status is a quote's state (spec §4).
 type Status uint8
 
 const (
@@ -33,7 +33,7 @@ func (s Status) Open() bool { return s == StatusPending || s == StatusAwaitingPa
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{StatusPending, StatusAwaitingPayment, StatusCompleted, StatusCancelled, StatusExpired}
 
-// Transition is one row of the quote lifecycle's table (contract §4): the
+// Transition is one row of the quote lifecycle's table (spec §4): the
 // statuses an operation moves a quote from, and the status it moves it to.
 // A quote already in To takes the same request again as a safe repeat (no
 // event; an accept only with the same input). The table below is the one

@@ -9,7 +9,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// The quote lifecycle (contract §4) as a table over status × operation.
+// The quote lifecycle (spec §4) as a table over status × operation.
 
 const (
 	quoteCreatedAt     = int64(1_763_712_000_000)
@@ -312,7 +312,7 @@ func TestQuoteAllowedFrom(t *testing.T) {
 	}
 }
 
-// TestLifecycleTable pins the lifecycle's one table to contract §4, written
+// TestLifecycleTable pins the lifecycle's one table to spec §4, written
 // out here independently: which statuses each operation moves a quote from,
 // and to which status Apply then moves it.
 func TestLifecycleTable(t *testing.T) {
@@ -333,7 +333,7 @@ func TestLifecycleTable(t *testing.T) {
 			func(q *engine.Quote) engine.Event { return &engine.QuoteExpired{At: q.ExpiresAt, Quote: q.ID} }},
 	} {
 		if !slices.Equal(tc.row.From, tc.from) || tc.row.To != tc.to {
-			t.Errorf("%s: table says %v → %s, contract §4 %v → %s", tc.name, tc.row.From, tc.row.To, tc.from, tc.to)
+			t.Errorf("%s: table says %v → %s, spec §4 %v → %s", tc.name, tc.row.From, tc.row.To, tc.from, tc.to)
 		}
 		for _, st := range tc.from {
 			q := newTestQuote(t, st)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"iter"
 	"math/bits"
 )
@@ -32,12 +31,11 @@ type QuoteIndex struct {
 	slots []quoteSlot
 	shift uint8 // 64 - log2(len(slots)): a hash's top bits are its home slot
 	n     int
-	seed  [2]uint64
 	// ahead are the hashes queued for warm; warmed sums what warm reads,
 	// so that the reads are kept.
 	ahead  []uint64
 	warmed uint64
-	// hashOf replaces the seeded hash in tests that need collisions.
+	// hashOf replaces the hash in tests that need collisions.
 	hashOf func(QuoteID) uint64
 }
 
@@ -52,8 +50,6 @@ const quoteIndexMin = 8
 // NewQuoteIndex returns an empty index sized for n quotes.
 func NewQuoteIndex(n int) *QuoteIndex {
 	x := &QuoteIndex{}
-	seed := maphash.MakeSeed()
-	x.seed[0], x.seed[1] = maphash.Comparable(seed, 0), maphash.Comparable(seed, 1)
 	x.resize(slotsFor(n))
 	return x
 }
@@ -73,9 +69,10 @@ func (x *QuoteIndex) hash(id QuoteID) uint64 {
 	// seed first (wyhash's mum): a few instructions that inline, where
 	// maphash's generic Comparable is a call chain. Quote ids are random
 	// UUIDs the service makes (tests use counters, which this spreads as
-	// well), so the seed is against chance, not an adversary.
-	lo := binary.LittleEndian.Uint64(id[:8]) ^ x.seed[0]
-	hi := binary.LittleEndian.Uint64(id[8:]) ^ x.seed[1]
+	// well): nobody else chooses them, so fixed constants (wyhash's) do
+	// as a secret seed would, and the engine takes no randomness.
+	lo := binary.LittleEndian.Uint64(id[:8]) ^ 0xa0761d6478bd642f
+	hi := binary.LittleEndian.Uint64(id[8:]) ^ 0xe7037ed1a0b428db
 	p, q := bits.Mul64(lo, hi)
 	return (p ^ q) | 1
 }
@@ -176,7 +173,7 @@ func (x *QuoteIndex) Delete(id QuoteID) bool {
 }
 
 // All yields every quote held, in the table's order (which depends on the
-// index's seed: no order a caller may rely on). The caller must not change
+// order of the puts and forgets: no order a caller may rely on). The caller must not change
 // the index while it runs.
 func (x *QuoteIndex) All() iter.Seq[*Quote] {
 	return func(yield func(*Quote) bool) {

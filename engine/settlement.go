@@ -47,7 +47,7 @@ func (p SettlementProblem) Result() Result {
 }
 
 // CheckSettlement decides whether st can pay out quote q's destination
-// (contract §6 and §7): a wallet only if it is one of owned (the quote's
+// (spec §6 and §7): a wallet only if it is one of owned (the quote's
 // client's wallets) in q's mode and destination currency; a bank payout
 // only for a fiat destination; a chain payout only for a token destination,
 // to an address of q's chain.

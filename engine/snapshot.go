@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/oja-exchange/oja/internal/hashindex"
 )
@@ -614,9 +613,15 @@ func (d *decoder) quotePayIn() *PayIn {
 	return p
 }
 
-// DecodeState rebuilds a State from EncodeState's bytes. It never panics on
-// hostile bytes.
-func DecodeState(b []byte) (*State, error) {
+// DecodeState rebuilds a State from EncodeState's bytes, indexing its
+// quotes as it decodes them (IndexInline). It never panics on hostile bytes.
+func DecodeState(b []byte) (*State, error) { return DecodeStateWith(b, IndexInline) }
+
+// DecodeStateWith is DecodeState with the decoded quotes indexed by
+// indexing (SlabIndexing): the quotes are decoded a slab at a time and
+// every slab is handed to the index's parts, which a caller that owns
+// goroutines can run beside the decoding (actors.DecodeState).
+func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
 	d := decoder{buf: b, arena: new(bulkArena)}
 	version := d.byte1()
 	if version < 1 || version > snapshotVersion {
@@ -729,12 +734,16 @@ func DecodeState(b []byte) (*State, error) {
 	}
 	s.Quotes = NewQuoteIndex(int(quotes))
 	s.Idempotency = NewIdempotencyIndex(int(quotes))
-	// NB: the quotes are decoded here and indexed on two goroutines of
-	// their own, a slab at a time: the indexes' writes (a cache miss
-	// each, at a million quotes) take as long as the decoding, so on two
-	// cores they overlap. The indexer alone writes the maps until it is
-	// done.
-	ix := startQuoteIndexer(s, version)
+	// NB: the quotes are decoded here and indexed a slab at a time by
+	// indexing: the indexes' writes (a cache miss each, at a million
+	// quotes) take as long as the decoding, so run beside it on two cores
+	// they overlap. The index's parts alone write the maps until wait
+	// returns.
+	ix := &snapshotIndex{s: s, version: version}
+	if version >= 8 {
+		ix.writes = s.Idempotency.Writes()
+	}
+	send, wait := indexing(ix.ids, ix.keys)
 	var prev *Quote
 	for range quotes {
 		if d.err != nil {
@@ -755,13 +764,14 @@ func DecodeState(b []byte) (*State, error) {
 		}
 		prev = q
 		if len(s.quoteSlab) == 0 { // the slab is full: its quotes are decoded
-			ix.send(s.slabs[len(s.slabs)-1])
+			send(s.slabs[len(s.slabs)-1])
 		}
 	}
 	if last := len(s.slabs) - 1; last >= 0 && len(s.quoteSlab) > 0 && d.err == nil {
-		ix.send(s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)])
+		send(s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)])
 	}
-	if err := ix.wait(); err != nil {
+	wait()
+	if ix.corrupt {
 		d.fail()
 	}
 	if version >= 2 {
@@ -870,58 +880,68 @@ func DecodeState(b []byte) (*State, error) {
 	return s, nil
 }
 
-// quoteIndexer indexes decoded quotes (DecodeState), from slabs it
-// receives, on two goroutines of its own: one writes Quotes and PayIns,
-// the other Idempotency. Each index's writes are a cache miss a quote at a
-// million quotes (Quotes reads a slab's slots ahead together, the key
-// index sorts its writes by shard); as one goroutine, the two were the decode's
-// critical path once the decoder stopped allocating (arena.go).
-type quoteIndexer struct {
+// SlabIndexing runs the parts of a snapshot's quote index over the slabs
+// of quotes DecodeStateWith decodes. Each part must be called with every
+// slab, in order, and then with nil (the end); the parts write different
+// indexes, so they may run side by side and beside the decoding. send is
+// called with each slab as it is decoded, wait once after the last slab,
+// and returns once every part has seen the end. A slab stays valid and
+// unchanged once sent.
+type SlabIndexing func(parts ...func(slab []Quote)) (send func(slab []Quote), wait func())
+
+// IndexInline is the SlabIndexing that runs the parts on the decoder's
+// goroutine, one after the other.
+func IndexInline(parts ...func(slab []Quote)) (send func(slab []Quote), wait func()) {
+	run := func(slab []Quote) {
+		for _, part := range parts {
+			part(slab)
+		}
+	}
+	return run, func() { run(nil) }
+}
+
+// snapshotIndex indexes a snapshot's decoded quotes in two parts
+// (SlabIndexing): ids writes Quotes and PayIns, keys writes Idempotency.
+// Each index's writes are a cache miss a quote at a million quotes
+// (Quotes reads a slab's slots ahead together, the key index sorts its
+// writes by shard).
+type snapshotIndex struct {
 	s       *State
 	version uint8
-	ids     chan []Quote // to the Quotes and PayIns goroutine
-	keys    chan []Quote // to the Idempotency goroutine
-	done    sync.WaitGroup
-	corrupt bool // a repeated quote id or pay-in address
+	writes  *hashindex.Writes[IdempotencyScope, *Quote] // from version 8
+	corrupt bool                                        // a repeated quote id or pay-in address (ids)
 }
 
-func startQuoteIndexer(s *State, version uint8) *quoteIndexer {
-	ix := &quoteIndexer{s: s, version: version, ids: make(chan []Quote, 16), keys: make(chan []Quote, 16)}
-	ix.done.Go(func() {
-		for slab := range ix.ids {
-			// The slab's slots are read ahead together (State.Warm).
-			for i := range slab {
-				s.Quotes.readAhead(slab[i].ID)
-			}
-			s.Quotes.warm()
-			for i := range slab {
-				if !ix.corrupt && !ix.indexID(&slab[i]) {
-					ix.corrupt = true
-				}
-			}
+// ids adds a slab's quotes to Quotes and PayIns.
+func (ix *snapshotIndex) ids(slab []Quote) {
+	// The slab's slots are read ahead together (State.Warm).
+	for i := range slab {
+		ix.s.Quotes.readAhead(slab[i].ID)
+	}
+	ix.s.Quotes.warm()
+	for i := range slab {
+		if !ix.corrupt && !ix.indexID(&slab[i]) {
+			ix.corrupt = true
 		}
-	})
-	ix.done.Go(func() {
-		writes := s.Idempotency.Writes()
-		for slab := range ix.keys {
-			for i := range slab {
-				ix.indexKey(&slab[i], writes)
-			}
-		}
-		writes.Apply(nil)
-	})
-	return ix
+	}
 }
 
-// send hands the indexer a slab of decoded quotes.
-func (ix *quoteIndexer) send(slab []Quote) {
-	ix.ids <- slab
-	ix.keys <- slab
+// keys adds a slab's Idempotency-Keys; at the end (nil) it writes them.
+func (ix *snapshotIndex) keys(slab []Quote) {
+	if slab == nil {
+		if ix.writes != nil {
+			ix.writes.Apply(nil)
+		}
+		return
+	}
+	for i := range slab {
+		ix.indexKey(&slab[i])
+	}
 }
 
 // indexID adds q to Quotes and PayIns, false if its id or pay-in address
 // is already taken.
-func (ix *quoteIndexer) indexID(q *Quote) bool {
+func (ix *snapshotIndex) indexID(q *Quote) bool {
 	s := ix.s
 	// Put finds a repeated id by the probe that places a new one.
 	if !s.Quotes.Put(q) {
@@ -936,10 +956,10 @@ func (ix *quoteIndexer) indexID(q *Quote) bool {
 	return true
 }
 
-// indexKey adds q's Idempotency-Key, if it has one, to writes (from
+// indexKey adds q's Idempotency-Key, if it has one, to the writes (from
 // version 8) or to the index. (A quote whose id is repeated is indexed
 // too: the decode fails then, and the state with it.)
-func (ix *quoteIndexer) indexKey(q *Quote, writes *hashindex.Writes[IdempotencyScope, *Quote]) {
+func (ix *snapshotIndex) indexKey(q *Quote) {
 	if q.IdempotencyKey == "" {
 		return
 	}
@@ -947,26 +967,14 @@ func (ix *quoteIndexer) indexKey(q *Quote, writes *hashindex.Writes[IdempotencyS
 	// (which overwrites in log order) leaves it. From version 8 the quotes
 	// come oldest first: the last write is the newest, and the writes are
 	// applied in bulk, in order.
-	if ix.version >= 8 {
-		writes.Put(q)
+	if ix.writes != nil {
+		ix.writes.Put(q)
 		return
 	}
 	if old, ok := ix.s.Idempotency.Get(ScopeOf(q)); ok && old.CreatedAt >= q.CreatedAt {
 		return
 	}
 	ix.s.Idempotency.Put(q)
-}
-
-// wait ends the input and returns once every slab sent is indexed, an
-// error if one of its quotes could not be.
-func (ix *quoteIndexer) wait() error {
-	close(ix.ids)
-	close(ix.keys)
-	ix.done.Wait()
-	if ix.corrupt {
-		return ErrCorruptEvent
-	}
-	return nil
 }
 
 func decodeTicker(d *decoder, t *Ticker, count func() uint64) {

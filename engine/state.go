@@ -58,8 +58,8 @@ type State struct {
 	collectWebhooks, collectEvents bool
 	// accountPool maps pool accounts to their pool.
 	accountPool map[AccountID]PoolID
-	// keys, while set (IndexKeysAside), takes Apply's Idempotency writes.
-	keys   *keyIndexer
+	// keys, while set (DeferKeyWrites), takes Apply's Idempotency writes.
+	keys   *keyDeferral
 	LastAt int64 // time of the last applied event
 	// ForgottenBefore is the cutoff of the last ForgetEnded that dropped a
 	// quote (0: none dropped): a tool comparing this state with a replay
@@ -704,7 +704,7 @@ type LedgerReport struct {
 	Problems   []string
 }
 
-// LedgerCheck verifies contract §3 for mode m: per currency the balances of
+// LedgerCheck verifies spec §3 for mode m: per currency the balances of
 // all accounts sum to zero; no non-clearing account has a negative balance
 // or available balance, but a wallet down to minus its credit limit.
 func (s *State) LedgerCheck(m Mode) LedgerReport {

@@ -109,7 +109,7 @@ func (w *world) apply(ev engine.Event) {
 	checkStateInvariants(w.t, w.state, w.deposited)
 }
 
-// checkStateInvariants checks contract §3 and §5 on s: per mode and currency
+// checkStateInvariants checks spec §3 and §5 on s: per mode and currency
 // the ledger sums to zero and the check is ok; every pool's holds are within
 // its balance and equal the open quotes' slices on it; every book entry's
 // available equals its pool's; no pool holds more than was put into it.

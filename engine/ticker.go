@@ -63,8 +63,8 @@ func (h *RateHistory) Reference(now int64) (RateSample, bool) {
 func (h *RateHistory) Samples() []RateSample { return h.samples }
 
 // Ticker is the market view of one book: the consensus rate (the
-// liquidity-weighted median of its active pools' rates, contract §8) and the
-// best maker rate (§7), with their histories.
+// liquidity-weighted median of its active pools' rates, spec §8) and the
+// best maker rate (spec §7), with their histories.
 type Ticker struct {
 	Consensus     Rate
 	ConsensusAt   int64 // when the consensus last changed

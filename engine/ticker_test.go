@@ -7,7 +7,7 @@ import (
 )
 
 // Tests of the market view of a book: the liquidity-weighted median
-// (contract §8), the rate history and the 24 h reference.
+// (spec §8), the rate history and the 24 h reference.
 
 // tickerRate parses a rate literal of a table; a bad literal panics.
 func tickerRate(text string) Rate {
@@ -176,7 +176,7 @@ func TestRateHistoryReference(t *testing.T) {
 	}
 }
 
-// change24h is the contract's percentChange24h of t at now: (consensus −
+// change24h is the spec's percentChange24h of t at now: (consensus −
 // reference) ÷ reference × 100, 2 places; 0 without a reference.
 func change24h(t *Ticker, now int64) decimal.Decimal {
 	ref, ok := t.ConsensusPast.Reference(now)

@@ -12,7 +12,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Operator look-ups (issue 13): clients, one client's keys and accounts,
+// Operator look-ups (spec §14): clients, one client's keys and accounts,
 // and any quote by id with the payments received for it.
 
 const (

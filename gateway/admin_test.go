@@ -20,7 +20,7 @@ var poolKeys = []string{
 	"poolAccountId", "proceedsAccountId", "balance", "available", "tradesCount", "completionRate",
 }
 
-// wantPool checks the Pool JSON shape (contract §11) and returns it.
+// wantPool checks the Pool JSON shape (spec §11) and returns it.
 func wantPool(t testing.TB, p map[string]any, owned bool) map[string]any {
 	t.Helper()
 	keys := poolKeys
@@ -696,7 +696,7 @@ func TestAdminBackup(t *testing.T) {
 	})
 }
 
-// TestAdminMetrics: contract §11 serves /metrics (Prometheus text format)
+// TestAdminMetrics: spec §11 serves /metrics (Prometheus text format)
 // on the admin listener, next to /livez and /readyz.
 func TestAdminMetrics(t *testing.T) {
 	t.Parallel()

@@ -10,7 +10,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// balancesOf checks a balances answer (an array of Balance, contract §3)
+// balancesOf checks a balances answer (an array of Balance, spec §3)
 // and returns it by account id.
 func balancesOf(t testing.TB, r *response) map[string]map[string]any {
 	t.Helper()

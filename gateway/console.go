@@ -24,7 +24,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// The operator console (contract §15.2, issue 27): HTML pages on the admin
+// The operator console (spec §15.2): HTML pages on the admin
 // listener at /console/, in the binary. Pages are html/template rendered on
 // the server; htmx (vendored) swaps the parts that refresh, uPlot draws the
 // live rates an EventSource receives. Nothing of it is on the public

@@ -85,7 +85,7 @@ type createTerms struct {
 }
 
 // meaning sets cmd's pair, direction and amount from t with the rules both
-// dialects share, in their precedence (contract §5, §6): a currency problem
+// dialects share, in their precedence (spec §5, §6): a currency problem
 // is answered with its own result code before any field problem that
 // depends on the currency; the amount is judged in the currency the
 // direction names; without a currency only its sign (and, for a reader that

@@ -11,7 +11,7 @@ import (
 // A deposit that would take a balance over engine.AmountMax is refused
 // before anything is logged (422 AMOUNT_OUT_OF_RANGE), for pools and
 // wallets alike, and what was acknowledged replays: the service restarts.
-// (Issue 15 §1: three deposits of 1e9 USDT were acknowledged and the next
+// (a probe found three deposits of 1e9 USDT were acknowledged and the next
 // start refused the log.)
 func TestDepositBoundMatchesReplay(t *testing.T) {
 	t.Parallel()

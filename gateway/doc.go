@@ -3,17 +3,17 @@
 // the operator console (console.go: HTML pages at /console/ on the admin
 // listener, whose refusals are pages, not JSON). It
 // translates requests into actor messages (at most one actor request per
-// request) and results into the contract's JSON; it holds no business rule
+// request) and results into the spec's JSON; it holds no business rule
 // of its own beyond input validation.
 //
-// Every error uses the contract's {code, message, details} shape; engine
+// Every error uses the spec's {code, message, details} shape; engine
 // results map to HTTP statuses, codes and messages through one table
 // (errors.go). Before any route runs, both listeners refuse ambiguous
 // framing (Content-Length with Transfer-Encoding: 400 and the connection
 // closed) and repeated singleton headers (framing.go); on the XML routes
 // every refusal, fasthttp's parse refusals too (sniff.go), is a MsgRjct.
 //
-// Limits (limits.go; each refusal uses the contract's error shape):
+// Limits (limits.go; each refusal uses the spec's error shape):
 //
 //	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE)
 //	headerBytesMax         8 KiB    request line + headers (400)
@@ -89,7 +89,7 @@
 //	engine.WebhookURLBytesMax  2048   an endpoint's URL
 //	engine.WebhookOwedMax      10000  events owed to one endpoint (beyond: dropped and counted)
 //
-// A JSON request object has no array member (contract §6, §11), so an array
+// A JSON request object has no array member (spec §6, §11), so an array
 // is refused like any other unknown or mistyped member, after a scan bounded
 // by bodyBytesMax; gateway's TestLimits shows each of these refusals.
 //

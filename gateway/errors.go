@@ -7,7 +7,7 @@ import (
 )
 
 // resultErrors is the one table from engine results to what a partner sees
-// (contract §9): the HTTP status, the wire code (JSON `code`, XML reason)
+// (spec §9): the HTTP status, the wire code (JSON `code`, XML reason)
 // and the message. The engine knows results only.
 var resultErrors = [engine.ResultCount]struct {
 	status  int
@@ -71,7 +71,7 @@ const (
 	codeConflict         = "CONFLICT"
 )
 
-// apiError is one error answer: the contract's {code, message, details}.
+// apiError is one error answer: the spec's {code, message, details}.
 type apiError struct {
 	status  int
 	code    string

@@ -13,7 +13,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// TestErrors covers the rows of contract §9 that any request can hit.
+// TestErrors covers the rows of spec §9 that any request can hit.
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	s := gatewaytest.Start(t, gatewaytest.Options{})

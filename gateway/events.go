@@ -13,7 +13,7 @@ import (
 	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
-// The partners' event history (contract §15.4): the events the webhooks
+// The partners' event history (spec §15.4): the events the webhooks
 // carry, same ids and bodies, for eventlog.RetentionDefault (30 days).
 
 const (

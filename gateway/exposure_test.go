@@ -8,7 +8,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// Issue 15 §4: one key may not reserve more than --max-key-share of a
+// One key may not reserve more than --max-key-share of a
 // pair's pool liquidity with its open quotes; other keys still get theirs,
 // the share comes back when a quote ends, and a restart keeps the count.
 func TestMaxKeyShare(t *testing.T) {

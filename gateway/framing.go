@@ -7,7 +7,7 @@ import (
 )
 
 // Framing and header rules checked before any route runs, on both
-// listeners (contract §9: "bad or repeated header, ambiguous framing").
+// listeners (spec §9: "bad or repeated header, ambiguous framing").
 //
 // fasthttp already refuses a repeated Content-Length or Transfer-Encoding,
 // a repeated Host, an unsupported transfer coding and malformed header

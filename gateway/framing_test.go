@@ -46,7 +46,7 @@ func exchangeRaw(t *testing.T, addr string, raw []byte) (responses []*http.Respo
 	}
 }
 
-// The smuggling probe of issue 15 §2: a request framed both by
+// A smuggling probe: a request framed both by
 // Content-Length and chunked, whose Content-Length bytes hold a second,
 // authenticated create. Answered once with 400 and the connection closed:
 // the second request never runs.
@@ -147,7 +147,7 @@ func first(bs [][]byte) []byte {
 }
 
 // Every refusal on the XML routes is a MsgRjct, the framing-level ones
-// fasthttp makes before any route runs too (issue 15 §5).
+// fasthttp makes before any route runs too (a probe found it).
 func TestFXFramingRefusalsAreMsgRjct(t *testing.T) {
 	t.Parallel()
 	s := gatewaytest.Start(t, gatewaytest.Options{})

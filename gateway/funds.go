@@ -12,7 +12,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Funds first (contract §4 Complete, §15.1; engine/funds.go): receipts,
+// Funds first (spec §4 Complete, §15.1; engine/funds.go): receipts,
 // prefunds, payouts, reversals, credit limits, statements and the
 // operator's completion. Every payment is recorded under its identity
 // (engine/identity.go): the same payment again answers 200 and changes

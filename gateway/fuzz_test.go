@@ -26,7 +26,7 @@ import (
 // fasthttp's own request parsing is fuzzed too. Whatever the input:
 //
 //   - never a 5xx, never a dropped connection;
-//   - a refusal is the contract's error (JSON {code, message}, or an XML
+//   - a refusal is the spec's error (JSON {code, message}, or an XML
 //     MsgRjct under /partners/fx) with X-Request-Id;
 //   - a refusal changes nothing: no record is appended to the log, the
 //     pool's balance, holds and counters are as they were, the quote under
@@ -198,7 +198,7 @@ func fuzzEscape(s string) string {
 }
 
 // wantAnswer checks what every answer must be: not a 5xx, with
-// X-Request-Id, and a refusal in the contract's shape.
+// X-Request-Id, and a refusal in the spec's shape.
 func wantAnswer(t testing.TB, what string, r *response) {
 	t.Helper()
 	if r.status >= 500 || r.status < 200 {
@@ -461,7 +461,7 @@ func FuzzQuery(f *testing.F) {
 	})
 }
 
-// ratesStreamPathForFuzz is the rate stream (contract §8).
+// ratesStreamPathForFuzz is the rate stream (spec §8).
 const ratesStreamPathForFuzz = "/api/v1/partners/marketplace/rates/stream"
 
 func (m *fuzzMarket) partnerGet(t testing.TB, target string, headers ...string) *response {
@@ -661,7 +661,7 @@ func (m *fuzzMarket) ownerAccount(id engine.AccountID) bool {
 
 // FuzzLastEventID reconnects to the rate stream with fuzzed Last-Event-ID
 // headers: the stream is served from the current rates whatever the value
-// (contract §8), or the request is refused as malformed HTTP; never more.
+// (spec §8), or the request is refused as malformed HTTP; never more.
 func FuzzLastEventID(f *testing.F) {
 	m := newFuzzMarket(f, gatewaytest.Options{SSEHeartbeat: 20 * time.Millisecond})
 	for _, id := range []string{"", "0", "1", "42", "-1", "18446744073709551615", "18446744073709551616",

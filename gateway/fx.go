@@ -17,7 +17,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// The XML FX API (contract §7) lives under fxBase. It is a second skin on
+// The XML FX API (spec §7) lives under fxBase. It is a second skin on
 // the same quotes: a trade is a quote (TxId = quoteId), every operation ends
 // in the same actors.System call the JSON API makes, and every refusal comes
 // from the same error table (errors.go), written as an admi.002 MsgRjct
@@ -35,7 +35,7 @@ const fxBase = apiBase + "/partners/fx"
 // DepthMax, ElementsMax, AttributesMax).
 const (
 	// listingsPageSizeDefault and listingsPageSizeMax bound GET /listings
-	// pages (contract §7: default 20, 1 to 100).
+	// pages (spec §7: default 20, 1 to 100).
 	listingsPageSizeDefault = 20
 	listingsPageSizeMax     = 100
 	// listingsPageMax bounds the page parameter (zero-based).
@@ -61,7 +61,7 @@ const fxContentType = "application/xml; charset=utf-8"
 var errMediaXML = &apiError{status: fasthttp.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
 	message: "request bodies must be application/xml or text/xml, in UTF-8"}
 
-// registerFX adds the XML FX API (contract §7) to the public router.
+// registerFX adds the XML FX API (spec §7) to the public router.
 func (s *Server) registerFX(r *router.Router) {
 	r.POST(fxBase+"/trades", s.fxPartner(s.fxInitiate))
 	r.GET(fxBase+"/trades/{id}", s.fxPartner(s.fxStatus))
@@ -168,7 +168,7 @@ const fxInternalErrorBody = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 	`<MsgRjct xmlns="urn:iso:std:iso:20022:tech:xsd:admi.002.001.01"><RltdRef><Ref></Ref></RltdRef>` +
 	`<Rsn><RjctgPtyRsn>INTERNAL_ERROR</RjctgPtyRsn><RjctnDtTm></RjctnDtTm><RsnDesc>internal error</RsnDesc></Rsn></MsgRjct>`
 
-// writeFXError writes e as an admi.002 MsgRjct (contract §7) with the same
+// writeFXError writes e as an admi.002 MsgRjct (spec §7) with the same
 // status, code and headers as the JSON error (writeError).
 func (s *Server) writeFXError(ctx *fasthttp.RequestCtx, e *apiError) {
 	setRefusalHeaders(ctx, e.status)
@@ -241,7 +241,7 @@ func fxDetailText(v any) string {
 	return fmt.Sprint(v)
 }
 
-// fxTime is RFC 3339 UTC with milliseconds (contract §1).
+// fxTime is RFC 3339 UTC with milliseconds (spec §1).
 func fxTime(unixMillis int64) string {
 	return time.UnixMilli(unixMillis).UTC().Format(timestampLayout)
 }

@@ -161,7 +161,7 @@ func fxOK(t testing.TB, r *fxResponse, messageType string, m any) {
 	fxDecode(t, r, http.StatusOK, messageType, m)
 }
 
-// fxReject checks an XML error (contract §7): status, MsgRjct in the
+// fxReject checks an XML error (spec §7): status, MsgRjct in the
 // admi.002 namespace, the JSON code, a timestamp, a description and a
 // reference; it returns the MsgRjct.
 func fxReject(t testing.TB, r *fxResponse, status int, code string) *fxmsg.MsgRjct {

@@ -21,7 +21,7 @@ import (
 	"github.com/oja-exchange/oja/internal/poll"
 )
 
-// Tests of the XML FX API (contract §7) through a real server on loopback.
+// Tests of the XML FX API (spec §7) through a real server on loopback.
 
 const sandbox = engine.ModeSandbox
 
@@ -185,7 +185,7 @@ func jsonCreate(source, destination, amount, rate, direction string) map[string]
 		"amount": jsonNumber(amount), "rate": jsonNumber(rate), "amountDirection": direction}
 }
 
-// TestFXIdempotency: Idempotency-Key on XML creates, as in JSON (§6).
+// TestFXIdempotency: Idempotency-Key on XML creates, as in JSON (spec §6).
 func TestFXIdempotency(t *testing.T) {
 	s, p, pool := fxMarket(t, gatewaytest.Options{})
 	body := fxInstr("NGN", "USDT", "16000", "0.0006", "SELL")

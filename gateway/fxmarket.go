@@ -15,7 +15,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Market views of the XML FX API (contract §7, rows 8 and 9): listings and
+// Market views of the XML FX API (spec §7, rows 8 and 9): listings and
 // the best market maker rate, read from the registry and the pair tickers
 // without messaging any actor.
 
@@ -68,7 +68,7 @@ func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 	s.writeXML(ctx, fasthttp.StatusOK, report)
 }
 
-// fxListingOrder is price-time priority (contract §5): rate descending, then
+// fxListingOrder is price-time priority (spec §5): rate descending, then
 // the earliest rate-set time, then pool id.
 func fxListingOrder(a, b *engine.Pool) int {
 	if c := b.Rate.Cmp(a.Rate); c != 0 {

@@ -12,7 +12,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Trade operations of the XML FX API (contract §7, rows 1–7). Each one is
+// Trade operations of the XML FX API (spec §7, rows 1–7). Each one is
 // the JSON quote operation of the same name with XML in and out: same
 // checks in the same order, same actors.System call, same refusals.
 
@@ -228,7 +228,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.Settlemen
 	}}
 }
 
-// fxTradeStatus maps a quote status to TradSts (contract §4).
+// fxTradeStatus maps a quote status to TradSts (spec §4).
 func fxTradeStatus(st engine.Status) fxmsg.TradeStatus {
 	switch st {
 	case engine.StatusPending:
@@ -267,7 +267,7 @@ func fxAmountCurrency(q *engine.Quote) engine.Currency {
 
 // parseFXTradInstr validates a trade initiation: it reads the XML into
 // createTerms, whose meaning is checked by the same code as a JSON create's
-// (create.go; contract §5, §6, §7): the same refusals in the same
+// (create.go; spec §5, §6, §7): the same refusals in the same
 // precedence, with details named by element path.
 func parseFXTradInstr(body []byte, markets *engine.Markets) (*actors.CreateQuote, *apiError) {
 	m, err := fxmsg.DecodeFXTradInstr(body)

@@ -9,7 +9,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// The smaller findings of issue 15 §5, each over a real server.
+// The smaller findings of a hardening probe, each over a real server.
 func TestHardeningRoundTwo(t *testing.T) {
 	t.Parallel()
 	s := gatewaytest.Start(t, gatewaytest.Options{})

@@ -181,7 +181,7 @@ func wantOK(t testing.TB, r *response) map[string]any {
 	return object(t, r)
 }
 
-// wantError checks the contract's error shape (§9) and returns details (nil
+// wantError checks the spec's error shape (spec §9) and returns details (nil
 // when absent).
 func wantError(t testing.TB, r *response, status int, code string) map[string]any {
 	t.Helper()

@@ -273,12 +273,12 @@ func (o *object) str(member string, required bool, maxBytes int) (string, bool) 
 	return s, true
 }
 
-// timestampLayout is the contract's timestamp form (§1): RFC 3339 in UTC
+// timestampLayout is the spec's timestamp form (spec §1): RFC 3339 in UTC
 // with milliseconds.
 const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // timestamp reads an optional RFC 3339 date-time string member and returns it
-// in the contract's form (UTC, milliseconds), so "2026-11-21T11:00:00+01:00"
+// in the spec's form (UTC, milliseconds), so "2026-11-21T11:00:00+01:00"
 // is kept as "2026-11-21T10:00:00.000Z". A time finer than a millisecond is
 // refused rather than silently truncated, like an over-precise amount.
 func (o *object) timestamp(member string) string {

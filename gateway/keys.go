@@ -11,7 +11,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// A partner's own API keys (contract §15.4).
+// A partner's own API keys (spec §15.4).
 
 const keysPath = apiBase + "/partners/keys"
 

@@ -4,7 +4,7 @@ import "time"
 
 // Every limit of the gateway, in one place (the package doc lists them).
 const (
-	// bodyBytesMax is the largest request body (contract §9: 413 above it).
+	// bodyBytesMax is the largest request body (spec §9: 413 above it).
 	bodyBytesMax = 64 << 10
 	// headerBytesMax bounds the request line plus headers.
 	headerBytesMax = 8 << 10
@@ -14,7 +14,7 @@ const (
 	nameBytesMax = 200
 	// chatFieldBytesMax bounds each chat metadata string.
 	chatFieldBytesMax = 200
-	// idempotencyKeyBytesMax bounds the Idempotency-Key header (contract §6).
+	// idempotencyKeyBytesMax bounds the Idempotency-Key header (spec §6).
 	idempotencyKeyBytesMax = 255
 	// requestIDBytesMax bounds an echoed X-Request-Id; longer ones are
 	// replaced by a generated id.

@@ -19,7 +19,7 @@ import (
 const limitRefusalMax = 2 * time.Second
 
 // TestLimits sends one request over each limit of the JSON API (doc.go's
-// list) to a real server: each is refused with the contract's status and
+// list) to a real server: each is refused with the spec's status and
 // code, fast, and changes nothing.
 func TestLimits(t *testing.T) {
 	t.Parallel()

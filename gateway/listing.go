@@ -75,7 +75,7 @@ func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 			f.problem("startingAfter", "must be a quote id (a UUID)")
 		case engine.QuoteID(id).IsZero():
 			// The nil UUID is no quote's id: refused like any unknown
-			// one, never taken as "from the newest" (contract §15.4).
+			// one, never taken as "from the newest" (spec §15.4).
 			f.problem("startingAfter", "names no quote of yours held by the service")
 		}
 		filter.StartingAfter = engine.QuoteID(id)

@@ -9,7 +9,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// oapiFunds drives the funds-first routes (contract §4 Complete, §15.1)
+// oapiFunds drives the funds-first routes (spec §4 Complete, §15.1)
 // through the document's checker: a live completion refused until the
 // money arrives (JSON, XML and the operator's), bank receipts, the
 // operator's completion, statements, payouts and credit lines — each

@@ -5,7 +5,7 @@ package gateway_test
 // and each real response is checked against the document: its status must
 // be documented for the operation, its content type listed, its JSON body
 // valid against the schema (additionalProperties false wherever the
-// contract fixes a shape, so a gained, lost or retyped member fails), its
+// spec fixes a shape, so a gained, lost or retyped member fails), its
 // error code among the response's x-oja-codes, its documented headers
 // present. XML responses are checked by status, content type and root
 // element (name and namespace); rate stream frames against the event
@@ -180,7 +180,7 @@ func (d *oapiDoc) validate(schema any, value any, path string) []string {
 		}
 	case json.Number:
 		if strings.ContainsAny(string(v), "eE") {
-			fail("%s is in exponent form (contract §1: plain decimal)", v)
+			fail("%s is in exponent form (spec §1: plain decimal)", v)
 		}
 		n, err := decimal.NewFromString(string(v))
 		if err != nil {

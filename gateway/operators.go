@@ -11,7 +11,7 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// Named operators and the audit trail (contract §15.2). The admin token is
+// Named operators and the audit trail (spec §15.2). The admin token is
 // the root operator; a named operator's token (oja_op_…) is checked against
 // the system's operators. A viewer's write is 403 FORBIDDEN. Every write an
 // operator makes is recorded (engine.OperatorActed) before it is answered;

@@ -12,7 +12,7 @@ import (
 // accepted (metadata.cryptoPayIn); an operator watching the chain records
 // each deposit it sees with POST /admin/v1/payins/{addressId}/seen
 // {"amount","txHash","logIndex"?}, which credits the partner's wallet in
-// the token (funds first, contract §15.1; engine/funds.go) whatever the
+// the token (funds first, spec §15.1; engine/funds.go) whatever the
 // quote's status: money received is never orphaned. Any amount > 0; the
 // deposit's identity is (the pay-in's chain, txHash however spelled,
 // logIndex: default 0) — several deposits with different identities each

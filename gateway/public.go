@@ -123,7 +123,7 @@ func idempotencyKey(ctx *fasthttp.RequestCtx) (string, *apiError) {
 	return string(raw), nil
 }
 
-// parseCreateQuote validates a create request (contract §5, §6).
+// parseCreateQuote validates a create request (spec §5, §6).
 func parseCreateQuote(body []byte, markets *engine.Markets) (*actors.CreateQuote, *apiError) {
 	o, e := parseObject(body)
 	if e != nil {
@@ -443,7 +443,7 @@ func appendSettlement(w *jsonWriter, q *engine.Quote) {
 	w.close()
 }
 
-// appendQuote renders the contract's Quote JSON (§6) as of time now.
+// appendQuote renders the spec's Quote JSON (spec §6) as of time now.
 func (s *Server) appendQuote(b []byte, q *engine.Quote, now int64) []byte {
 	return appendQuoteIn(b, q, now, s.markets(), s.received(q))
 }
@@ -627,7 +627,7 @@ func (s *Server) received(q *engine.Quote) bool {
 }
 
 // appendCryptoPayIn writes the members of q's CryptoPayInDetails
-// (contract §6): the address issued at acceptance and what to send to it.
+// (spec §6): the address issued at acceptance and what to send to it.
 // expiresAt is the end of the payment window.
 func appendCryptoPayIn(w *jsonWriter, q *engine.Quote, received bool) {
 	p := q.PayIn

@@ -7,7 +7,7 @@ import (
 )
 
 // queryParams reads the query string, the one rule of every route that
-// takes parameters (contract §9): only the named parameters, each at most
+// takes parameters (spec §9): only the named parameters, each at most
 // once (a repeated one used to mean the first on one route and an error on
 // another), else 400 VALIDATION_ERROR naming the parameter.
 func queryParams(ctx *fasthttp.RequestCtx, names ...string) (map[string]string, *apiError) {

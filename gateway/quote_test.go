@@ -22,7 +22,7 @@ var (
 	payInReferencePattern      = regexp.MustCompile(`^OJA-[0-9A-HJKMNP-TV-Z]{6,}$`)
 )
 
-// quoteKeys are the members every quote has (contract §6); callers add the
+// quoteKeys are the members every quote has (spec §6); callers add the
 // conditional ones.
 var quoteKeys = []string{
 	"quoteId", "status", "source", "destination", "amount", "totalSourceAmount",
@@ -1028,7 +1028,7 @@ func TestChatMetadata(t *testing.T) {
 	}
 }
 
-// Chat timestamps are kept in the contract's form (§1: UTC, milliseconds)
+// Chat timestamps are kept in the spec's form (spec §1: UTC, milliseconds)
 // whatever offset and precision the partner wrote, and the same instant
 // written two ways is the same request for Idempotency-Key.
 func TestChatMetadataTimestampsNormalised(t *testing.T) {
@@ -1211,7 +1211,7 @@ func TestQuoteExpiry(t *testing.T) {
 }
 
 // TestTooManyOpenQuotes: the per-key open quote limit answers 429
-// RATE_LIMITED, which the contract says carries Retry-After.
+// RATE_LIMITED, which the spec says carries Retry-After.
 func TestTooManyOpenQuotes(t *testing.T) {
 	t.Parallel()
 	s := gatewaytest.Start(t, gatewaytest.Options{MaxOpenQuotes: 1})

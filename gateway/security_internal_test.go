@@ -7,7 +7,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestPanicAnswersWithoutInternals (contract §9: 500 is a bug, with no
+// TestPanicAnswersWithoutInternals (spec §9: 500 is a bug, with no
 // internals in the message): a handler that panics is answered 500
 // INTERNAL_ERROR with the generic message, whatever the panic carried, and
 // the request id is still set.

@@ -293,7 +293,7 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 			if r := recover(); r != nil {
 				s.cfg.Logger.Error("handler panic", "panic", fmt.Sprint(r), "path", string(ctx.Path()))
 				// The reset drops whatever the handler set, the request id
-				// too: every answer carries it (contract §9).
+				// too: every answer carries it (spec §9).
 				id := append([]byte(nil), ctx.Response.Header.Peek("X-Request-Id")...)
 				ctx.Response.Reset()
 				ctx.Response.Header.SetBytesV("X-Request-Id", id)
@@ -405,7 +405,7 @@ func (r *requestIDs) next() []byte {
 	return strconv.AppendUint(b, r.counter.Add(1), 36)
 }
 
-// writeError writes the contract's error body.
+// writeError writes the spec's error body.
 func (s *Server) writeError(ctx *fasthttp.RequestCtx, e *apiError) {
 	w := jsonWriter{b: make([]byte, 0, 256)}
 	w.open("")

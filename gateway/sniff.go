@@ -14,7 +14,7 @@ import (
 // Content-Length, a NUL in a header, a bad chunk size, headers over 8 KiB),
 // fasthttp resets the request before it calls the ErrorHandler, so the
 // route is gone; yet every refusal on the XML routes must be a MsgRjct
-// (contract §7). sniffConn keeps the start of the bytes read on a
+// (spec §7). sniffConn keeps the start of the bytes read on a
 // connection since the last request was handled — the next request line —
 // and parseError reads the target from it.
 //

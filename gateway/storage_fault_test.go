@@ -14,7 +14,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// TestStorageFaultHTTP (contract §9, §12): once an fsync or write of the log
+// TestStorageFaultHTTP (spec §9, §12): once an fsync or write of the log
 // fails, every state-changing request answers 503 UNAVAILABLE with
 // Retry-After and is not acknowledged, reads keep answering 200 with the
 // acknowledged state, /readyz is 503 on both listeners (/livez stays 200),

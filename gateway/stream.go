@@ -1,6 +1,6 @@
 package gateway
 
-// The rate stream (contract §8): GET /partners/marketplace/rates/stream, a
+// The rate stream (spec §8): GET /partners/marketplace/rates/stream, a
 // text/event-stream of consensus rate updates and heartbeats.
 //
 // How a stream is served:
@@ -86,7 +86,7 @@ const (
 	// RATE_LIMITED beyond it).
 	sseStreamsPerKeyMax = 10
 	// sseStallMax is how long one write to a stream may block (the client
-	// reads nothing) before the subscriber is disconnected (contract §8); it
+	// reads nothing) before the subscriber is disconnected (spec §8); it
 	// is disconnected within 1.25 × sseStallMax (armDeadline).
 	sseStallMax = 30 * time.Second
 	// sseHeartbeatDefault is the heartbeat interval when the configuration
@@ -123,7 +123,7 @@ var (
 		message: "the rate stream is at capacity; retry later"}
 )
 
-// registerStream adds the SSE rate stream (contract §8) to the public router.
+// registerStream adds the SSE rate stream (spec §8) to the public router.
 func (s *Server) registerStream(r *router.Router) {
 	r.GET(ratesStreamPath, s.partner(s.rateStream))
 }

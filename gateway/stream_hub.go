@@ -354,7 +354,7 @@ func (h *streamHub) rateData(i int, t *engine.Ticker, now int64) []byte {
 	return r.data
 }
 
-// appendRateData appends the JSON of a rate_update (contract §8).
+// appendRateData appends the JSON of a rate_update (spec §8).
 func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []byte {
 	w := jsonWriter{b: b}
 	w.open("")

@@ -7,7 +7,7 @@ import (
 )
 
 // A stream's socket gets a bounded send buffer, through the listener's
-// connection wrapper too (issue 15 §5: a subscriber that never reads was
+// connection wrapper too (a probe found a subscriber that never reads was
 // dropped only after ~2 MB of kernel buffers filled).
 func TestStreamSendBufferBounded(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

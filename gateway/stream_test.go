@@ -24,7 +24,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// The rate stream (contract §8), over a real server on loopback, read the
+// The rate stream (spec §8), over a real server on loopback, read the
 // way a partner would: net/http, line by line, with deadlines.
 
 const streamPath = "/api/v1/partners/marketplace/rates/stream"

@@ -18,7 +18,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
-// Webhooks (issue 13): partners register endpoints for their quotes' state
+// Webhooks (spec §14, §15.4): partners register endpoints for their quotes' state
 // changes; package webhook delivers them.
 
 const webhooksPath = apiBase + "/partners/webhooks"

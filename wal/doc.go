@@ -115,7 +115,7 @@
 // Pebble's WAL: a torn tail, which holds nothing acknowledged and is
 // dropped. Damage to bytes that were synced — a flipped bit, a zeroed or
 // misdirected sector — is corruption: dropping it, and everything after
-// it, loses acknowledged records silently (issue 10 measured 98 of 300
+// it, loses acknowledged records silently (measured, before it was told apart: 98 of 300
 // quotes served after 64 flipped bytes). The two are told apart from
 // evidence written after the damaged place, as in TigerBeetle's "protocol
 // aware recovery": Pebble (FormatWALSyncChunks, which FormatNewest
@@ -167,7 +167,7 @@
 // create-quote (bench/http.sh) from 15.8 k to 12.1 k req/s. Money first:
 // without it, damage to the last writes before a power loss loses
 // acknowledged records silently (TestCorruptionInjection finds it within
-// 40 stores). A replica's acknowledgement (issue 12) could stand in for it.
+// 40 stores). A replica's acknowledgement (cluster mode) could stand in for it.
 //
 // Rejected: parsing Pebble's "stopped reading at offset" log line (the
 // tools did; it cannot tell the two cases apart); vouching for the last

@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// Issue 10's measurement, at the log level: 300 synced records, 64 bytes
+// A measurement of damage, at the log level: 300 synced records, 64 bytes
 // flipped inside the WAL. Pebble used to stop reading there and open with
 // the records before it (98 of 300); the damage is now refused, read-write
 // and read-only alike, naming the file, the offset and the last intact

@@ -341,7 +341,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if len(data) < 8 {
 		return errors.New("cluster: snapshot too short")
 	}
-	state, err := engine.DecodeState(data[8:])
+	state, err := actors.DecodeState(data[8:])
 	if err != nil {
 		return fmt.Errorf("cluster: snapshot: %w", err)
 	}
@@ -450,7 +450,7 @@ func replay(base []byte, baseSeq uint64, entries []appliedEntry, quoteRetention 
 	state := engine.NewState()
 	if base != nil {
 		var err error
-		if state, err = engine.DecodeState(base); err != nil {
+		if state, err = actors.DecodeState(base); err != nil {
 			return nil, fmt.Errorf("base: %w", err)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Mutual TLS between nodes (contract §15.3): every Raft connection is TLS
+// Mutual TLS between nodes (spec §15.3): every Raft connection is TLS
 // 1.3, both ends present a certificate signed by the cluster's CA, and the
 // node id a certificate names (its Common Name) must be a member of the
 // cluster's Raft configuration (before a node has one: of the cluster file,

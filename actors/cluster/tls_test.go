@@ -217,7 +217,7 @@ func TestRaftMutualTLS(t *testing.T) {
 		t.Errorf("dial to a non-member address: %v", err)
 	}
 
-	// Rotation as the README tells it. Renewed node certificates (the same
+	// Rotation as docs/cluster.md tells it. Renewed node certificates (the same
 	// CA) talk to the old ones.
 	renewed := t.TempDir()
 	for _, name := range []string{"ca.pem", "ca-key.pem"} {

@@ -1,4 +1,4 @@
-// Package sse benchmarks the rate stream's fan-out (contract §8): one Oja
+// Package sse benchmarks the rate stream's fan-out (spec §8): one Oja
 // server on loopback, 10,000 concurrent subscribers, a rate change, and how
 // long it takes to reach every one of them; and how much server memory an
 // idle subscriber costs.

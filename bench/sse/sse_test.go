@@ -43,7 +43,7 @@ const (
 	openMax  = 3 * time.Minute
 	roundMax = 10 * time.Second
 
-	// The bar (contract §8 at scale).
+	// The bar (spec §8 at scale).
 	p99Max             = 500 * time.Millisecond
 	perSubscriberBytes = 20 << 10
 )

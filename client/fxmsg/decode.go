@@ -547,7 +547,7 @@ func (r *reader) cdata() error {
 // instruction reads a processing instruction after "<?"; first says it
 // opened the document. The XML declaration may only open the document (XML
 // 1.0 §2.8: not after white space, not twice, not inside the root; other
-// targets spelled xml in any case are reserved, §2.6), must name version
+// targets spelled xml in any case are reserved, XML 1.0 §2.6), must name version
 // 1.0 and, if it names one, the UTF-8 encoding; other instructions are
 // skipped.
 func (r *reader) instruction(first bool) error {

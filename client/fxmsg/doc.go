@@ -1,4 +1,4 @@
-// Package fxmsg holds the documents of Oja's XML FX API (contract §7): one Go
+// Package fxmsg holds the documents of Oja's XML FX API (spec §7): one Go
 // type per message, named exactly as the interface names its root element,
 // with fields named exactly as the interface names its elements (TradgCcyAmt
 // and the like stay as spelled, here and only here). It also decodes request

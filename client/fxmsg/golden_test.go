@@ -68,7 +68,7 @@ var (
 	}}
 )
 
-// documents are one of each request and response document of contract §7.
+// documents are one of each request and response document of spec §7.
 // Requests must decode back to the same value through their Decode
 // function; responses through encoding/xml. Request roots marshal without
 // a namespace (which the API accepts, as it accepts their message type's;

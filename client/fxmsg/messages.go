@@ -5,7 +5,7 @@ import "encoding/xml"
 // NamespacePrefix + a message type is the namespace of that type's documents.
 const NamespacePrefix = "urn:iso:std:iso:20022:tech:xsd:"
 
-// The message types of contract §7. The numbers are the interface's; they
+// The message types of spec §7. The numbers are the interface's; they
 // borrow ISO 20022 names, not ISO's schemas.
 const (
 	// TypeTradeInstruction: FXTradInstr and FXTradAccptReq requests, the
@@ -42,7 +42,7 @@ const (
 const RateSourceMarketMaker = "market_maker"
 
 // Decimal is an amount or a rate as exact decimal text ("1500", "0.000625").
-// It is text on purpose: no float64 ever holds money (contract §1), and the
+// It is text on purpose: no float64 ever holds money (spec §1), and the
 // gateway parses and formats it exactly.
 type Decimal string
 

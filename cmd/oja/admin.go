@@ -55,8 +55,8 @@ const adminUsage = `usage: oja admin [--addr http://127.0.0.1:8081] [--token T |
   backup DIR [--copy=false]   (a consistent copy of the live store, every file its own;
                           --copy=false: a checkpoint, hard-linked to the store on the same file system)
   cluster                 (cluster mode: leader, term, each node's state)
-  cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see README)
-  cluster add NODE_ID RAFT_ADDRESS (cluster mode: a new voter, started with --join; see README)
+  cluster replace NODE_ID (cluster mode: re-add a member whose data was lost; see docs/cluster.md)
+  cluster add NODE_ID RAFT_ADDRESS (cluster mode: a new voter, started with --join; see docs/cluster.md)
   cluster remove NODE_ID  (cluster mode: the member leaves the cluster and serves nothing)
   operators create NAME --role viewer|operator   (root only: a named operator; its token is shown once)
   operators list          (named operators, revoked ones too)
@@ -178,7 +178,7 @@ func parseSub(fs *flag.FlagSet, args []string) error {
 }
 
 // modeFlag is --mode of every admin subcommand that takes one: one rule,
-// default sandbox, the mode where nothing real moves (README).
+// default sandbox, the mode where nothing real moves (spec §2).
 func modeFlag(fs *flag.FlagSet, listing bool) *string {
 	help := "live or sandbox"
 	if listing {

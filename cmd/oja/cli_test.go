@@ -1,9 +1,9 @@
 package main
 
 // Tests of the operator CLI against the real binary: every `oja admin`
-// subcommand against a running server (contract §11), a backup served as a
+// subcommand against a running server (spec §11), a backup served as a
 // data dir of its own, and the offline `oja wal` tools' arguments and
-// refusals (§12).
+// refusals (spec §12).
 
 import (
 	"encoding/json"
@@ -181,7 +181,7 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("pools list --mode all: %v", listed)
 	}
 
-	// The owner sees its wallets and its pool's accounts (contract §10).
+	// The owner sees its wallets and its pool's accounts (spec §10).
 	var accounts []map[string]any
 	decodeJSON(t, mustDo(t, client, 200, "GET", srv.publicURL()+"/api/v1/partners/balances", liveKey, nil, "x-service-source", "cli-test").body, &accounts)
 	wallets := map[string]string{}
@@ -286,7 +286,7 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("backup: %v, want dir %s", b, backupDir)
 	}
 	adminFails(t, srv, "VALIDATION_ERROR", "backup", backupDir) // already holds a store
-	// Never inside the live data dir (issue 15 §5: {"dir":"<data>/store"}
+	// Never inside the live data dir (a probe sent {"dir":"<data>/store"}
 	// wrote into the live store), also through a symbolic link; an OS
 	// failure is answered by its kind, without the OS's text.
 	link := filepath.Join(t.TempDir(), "link")

@@ -149,7 +149,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	return err
 }
 
-// Bounds of a cluster node's shutdown (README, "Running a cluster": SIGTERM exits within
+// Bounds of a cluster node's shutdown (docs/cluster.md: SIGTERM exits within
 // 15 s): draining the listeners, then closing the node (its own bound).
 const (
 	clusterDrainMax    = 4 * time.Second

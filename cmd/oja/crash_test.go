@@ -1,6 +1,6 @@
 package main
 
-// Process-level crash test (contract §4, §11–§13): the real `oja` binary is
+// Process-level crash test (spec §4, §11–§13): the real `oja` binary is
 // driven with concurrent partner and operator traffic, killed with SIGKILL
 // at a random moment, restarted on the same data dir, and every
 // acknowledged (2xx) change must have survived while nothing that was not
@@ -40,7 +40,7 @@ const crashAdminToken = "oja_admin_crash_test_0123456789abcdef"
 
 const (
 	readyTimeout    = 15 * time.Second // wait for /readyz after a start
-	stopTimeout     = 10 * time.Second // contract §13: SIGTERM exits within 10 s
+	stopTimeout     = 10 * time.Second // spec §13: SIGTERM exits within 10 s
 	requestTimeout  = 5 * time.Second  // one HTTP request of the test
 	crashRounds     = 3                // kill -9 / restart cycles
 	roundsBudget    = 25 * time.Second // no new round starts after this much time
@@ -339,7 +339,7 @@ func (s *ojaServer) crash() {
 	}
 }
 
-// stop sends SIGTERM and requires exit status 0 within 10 s (contract §13).
+// stop sends SIGTERM and requires exit status 0 within 10 s (spec §13).
 func (s *ojaServer) stop() {
 	s.t.Helper()
 	p := s.proc

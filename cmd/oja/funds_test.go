@@ -15,7 +15,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/webhook/webhooktest"
 )
 
-// TestLiveMoneyEndToEnd runs funds first (contract §4 Complete, §15.1)
+// TestLiveMoneyEndToEnd runs funds first (spec §4 Complete, §15.1)
 // over the real binary in live mode, as an operator and a partner meet it,
 // checking balances and statements to the minor unit:
 //

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 10's measurement over the real binary: 300 acknowledged quotes,
+// A measurement of damage over the real binary: 300 acknowledged quotes,
 // SIGTERM, 64 bytes flipped at a third of the WAL. `oja serve` used to
 // answer /readyz and serve 98 of them; now it exits non-zero before
 // serving with one line naming the file, the offset and the last intact

@@ -105,7 +105,7 @@ func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer)) error {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...   (oja serve --help)
-  oja serve --cluster FILE --node ID --cluster-tls DIR [--join] ...    one node of a cluster (README, "Running a cluster")
+  oja serve --cluster FILE --node ID --cluster-tls DIR [--join] ...    one node of a cluster (docs/cluster.md)
   oja cluster certs --cluster FILE --out DIR [--node ID]               the certificates of mutual TLS between nodes
   oja admin <clients|keys|quotes|payins|pools|accounts|webhooks|ledger|backup|cluster|operators|audit> ...   (oja admin help)
   oja wal <stats|dump|verify|replay|salvage> --data DIR ...            (oja wal help)

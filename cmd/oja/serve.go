@@ -33,7 +33,7 @@ import (
 	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
-// serveConfig is every flag of `oja serve` (contract §13). Each flag may
+// serveConfig is every flag of `oja serve` (spec §13). Each flag may
 // also be given as the environment variable OJA_<NAME> (dashes as
 // underscores); flags win.
 type serveConfig struct {
@@ -72,7 +72,7 @@ type serveConfig struct {
 	// eventHistory is --event-history: keep the partners' event history
 	// (GET /partners/events) in <data>/events.
 	eventHistory bool
-	// marketsFile is --markets (README "Markets"); markets is it parsed
+	// marketsFile is --markets (docs/operating.md, "Markets"); markets is it parsed
 	// and validated (engine.DefaultMarketsConfig without it).
 	marketsFile string
 	markets     *engine.MarketsConfig
@@ -82,7 +82,7 @@ type serveConfig struct {
 	publicCert, adminCert                      *listenerCert
 }
 
-// shutdownTimeout bounds a graceful stop (contract §13: exit within 10 s).
+// shutdownTimeout bounds a graceful stop (spec §13: exit within 10 s).
 const shutdownTimeout = 8 * time.Second
 
 // maintenanceInterval is how often retention and idempotency pruning run.
@@ -108,21 +108,21 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.demo, "demo", false, "seed sandbox demo data on an empty data dir")
 	fs.StringVar(&c.logFormat, "log-format", "", `"json" or "text" (default: text on a terminal, else json)`)
 	fs.BoolVar(&c.accessLog, "access-log", true, "log one line per request (request id, client, route, status, duration)")
-	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (README, \"Running a cluster\")")
+	fs.StringVar(&c.cluster, "cluster", "", "cluster file (JSON): run as one node of a replicated cluster (docs/cluster.md)")
 	fs.StringVar(&c.node, "node", "", "this node's id in the --cluster file")
 	fs.StringVar(&c.clusterTLS, "cluster-tls", "", "with --cluster: the directory of ca.pem, <node>.pem and <node>-key.pem (oja cluster certs): Raft between nodes over mutual TLS")
 	fs.BoolVar(&c.clusterInsecure, "cluster-insecure", false, "with --cluster and no --cluster-tls: Raft between nodes over plain TCP, unauthenticated (a trusted network or tests only)")
 	fs.DurationVar(&c.webhookRetryMin, "webhook-retry-min", webhook.RetryMinDefault, "first retry delay of a failed webhook delivery; doubles up to 1h, for 72h")
-	fs.BoolVar(&c.eventHistory, "event-history", true, "keep the partners' event history (GET /api/v1/partners/events, 30 days) in <data>/events; false answers that route 503 and saves its cost on write-heavy loads (README, \"Reconciling\")")
+	fs.BoolVar(&c.eventHistory, "event-history", true, "keep the partners' event history (GET /api/v1/partners/events, 30 days) in <data>/events; false answers that route 503 and saves its cost on write-heavy loads (docs/partners.md)")
 	fs.BoolVar(&c.webhookAllowPrivate, "webhook-allow-private", false, "allow webhook URLs on loopback, private and link-local addresses (tests, on-premise receivers)")
-	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three contract pairs; README, \"Markets\")")
+	fs.StringVar(&c.marketsFile, "markets", "", "markets file (JSON): currencies, pairs and their bounds, collection accounts, deposit keys (default: NGN, GHS, USDT and the three default pairs; docs/operating.md, \"Markets\")")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "public listener: serve HTTPS with this certificate (PEM; with --tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "public listener: the private key of --tls-cert (PEM)")
 	fs.StringVar(&c.adminTLSCert, "admin-tls-cert", "", "admin listener: serve HTTPS with this certificate (PEM; with --admin-tls-key; SIGHUP reloads it)")
 	fs.StringVar(&c.adminTLSKey, "admin-tls-key", "", "admin listener: the private key of --admin-tls-cert (PEM)")
 	fs.DurationVar(&c.raftTimeout, "raft-timeout", raftTimeoutLAN, "with --cluster: Raft's heartbeat and election timeout (the leader lease is half): 300ms suits a LAN; on a WAN set several round trips plus a stall, e.g. 2s")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
-	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (README, \"Running a cluster\")")
+	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (docs/cluster.md)")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -349,8 +349,8 @@ func serve(args []string) error {
 	logger.Info("ready")
 	// The follower builds a state of its own from the latest snapshot and
 	// the log, once the system serves: built beside the recovery, it took
-	// the second core from it and put off ready (ARCHITECTURE, "log
-	// follower"). Webhooks and the partners' event history wait for it
+	// the second core from it and put off ready (ARCHITECTURE.md, "Reading
+	// the log while serving"). Webhooks and the partners' event history wait for it
 	// instead: the dispatcher starts once it has caught up. It must stop
 	// before the log closes.
 	stopFollower := startFollower(log, cfg, logger, &follower, hooks, history)

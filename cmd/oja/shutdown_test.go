@@ -1,6 +1,6 @@
 package main
 
-// Graceful shutdown of the real binary (contract §13): SIGTERM while rate
+// Graceful shutdown of the real binary (spec §13): SIGTERM while rate
 // streams are open and create requests are in flight. The service must
 // stop accepting, finish what it accepted, end the streams, sync the log
 // and exit 0 within 10 s; after a restart every acknowledged quote exists,
@@ -28,7 +28,7 @@ const (
 	shutdownWorkers     = 12
 	shutdownCreatesMax  = 3000 // bound on creates, far below the demo liquidity and the open-quote cap
 	shutdownLoadBefore  = 400 * time.Millisecond
-	shutdownStreamFirst = 5 * time.Second // the first rate_update arrives at once (contract §8)
+	shutdownStreamFirst = 5 * time.Second // the first rate_update arrives at once (spec §8)
 )
 
 // createAttempt is one create request of the load and what came of it.

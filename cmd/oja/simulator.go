@@ -15,9 +15,9 @@ import (
 	"github.com/oja-exchange/oja/engine"
 )
 
-// The market simulator of --demo (contract §13): while the service runs, it
+// The market simulator of --demo (spec §13): while the service runs, it
 // moves every active sandbox pool's rate a little each second, so that the
-// rate stream (§8) has something to say. Each move is an ordinary durable
+// rate stream (spec §8) has something to say. Each move is an ordinary durable
 // rate change (System.ChangePool, a PoolRateSet event), exactly as an
 // operator's PUT /admin/v1/pools/{id}/rate would make it.
 //

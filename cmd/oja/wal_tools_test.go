@@ -1,6 +1,6 @@
 package main
 
-// Tests of the offline log tools (contract §12) on real data dirs: built by
+// Tests of the offline log tools (spec §12) on real data dirs: built by
 // a real service (gatewaytest, in process, or the oja binary), then damaged
 // the way disks and crashes damage them: a torn WAL tail, a record with a
 // bad checksum, a missing record, a record that does not decode, a corrupt

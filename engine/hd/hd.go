@@ -4,7 +4,7 @@
 // The configured key is an account-level extended public key (an xpub);
 // address i is its non-hardened child 0/i (the BIP44 external chain), so
 // the service can derive every address but spend from none: the private
-// key stays with whoever holds the funds (README, "Markets"). A private
+// key stays with whoever holds the funds (docs/operating.md, "Markets"). A private
 // extended key is refused.
 //
 // Encodings, from the same 20 bytes — the last 20 of keccak-256 of the

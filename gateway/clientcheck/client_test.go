@@ -368,7 +368,7 @@ func TestNonJSONErrorAndBaseURL(t *testing.T) {
 }
 
 // TestNoFloat64 walks every exported type of the package: no amount or
-// rate may ever sit in a float (contract §1).
+// rate may ever sit in a float (spec §1).
 func TestNoFloat64(t *testing.T) {
 	t.Parallel()
 	seen := map[reflect.Type]bool{}

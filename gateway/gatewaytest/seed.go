@@ -69,7 +69,7 @@ func (s *Server) NewPool(t testing.TB, mode engine.Mode, pair engine.Pair, name,
 	return pool
 }
 
-// Pairs of the contract, for brevity in tests.
+// Pairs of the spec, for brevity in tests.
 var (
 	NGNUSDT = engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT}
 	GHSUSDT = engine.Pair{Source: engine.CurrencyGHS, Destination: engine.CurrencyUSDT}

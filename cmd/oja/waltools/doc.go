@@ -1,4 +1,4 @@
-// Package waltools is the offline log tools (contract §12): `oja wal
+// Package waltools is the offline log tools (spec §12): `oja wal
 // stats|dump|verify|replay|salvage` on a stopped server's data dir, one
 // file per tool.
 //

@@ -45,7 +45,7 @@ func retainedStart(log Source) (*engine.State, uint64, error) {
 		if seq != base {
 			return nil
 		}
-		s, err := engine.DecodeState(data)
+		s, err := actors.DecodeState(data)
 		if err != nil {
 			return fmt.Errorf("wal: the snapshot at seq %d, where the retained log starts, does not decode: %w", base, err)
 		}
@@ -113,11 +113,12 @@ func ReplayInto(log Source, stop func(seq uint64, at int64) bool, quoteRetention
 			}
 			return errStop
 		}
-		if seq != replica.Seq()+1 {
-			return fmt.Errorf("wal: record at seq %d follows seq %d: the log skips records", seq, replica.Seq())
-		}
-		if err := replica.ApplyEvent(ev); err != nil {
-			return fmt.Errorf("wal: record at seq %d does not apply: %w", seq, err)
+		if err := replica.ApplyRecord(seq, ev); err != nil {
+			var refused *actors.RecordError
+			if errors.As(err, &refused) {
+				return fmt.Errorf("wal: record at seq %d does not apply: %w", seq, refused.Err)
+			}
+			return fmt.Errorf("wal: %w", err)
 		}
 		last = seq
 		return nil

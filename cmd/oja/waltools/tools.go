@@ -28,7 +28,7 @@ const walUsage = `usage: oja wal <command> [--data DIR] [flags]
   verify                        every record's checksum and sequence continuity, decode and
                                 replay into a scratch engine, every snapshot against the state
                                 replay reaches at its sequence (State.Hash), and the ledger
-                                check (contract §3) of both modes; names the FIRST bad
+                                check (spec §3) of both modes; names the FIRST bad
                                 sequence ("FAIL: corrupt record at seq 42: checksum mismatch")
   replay --until <seq|RFC3339> [--retention D]
                                 the state as of that point: quotes by status, balances, pools,
@@ -276,7 +276,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string, retention time.Duration, stdout, stderr io.Writer) error {
 	if cmd == "salvage" {
 		fmt.Fprintf(stderr, "oja wal salvage: refused: %s is a cluster node's; a node whose log is damaged is replaced, "+
-			"its replica copied from the others (README, \"Running a cluster\": oja admin cluster replace)\n", data)
+			"its replica copied from the others (docs/cluster.md: oja admin cluster replace)\n", data)
 		return ExitUsage
 	}
 	log, err := cluster.OpenLogSource(filepath.Join(data, "raft"))

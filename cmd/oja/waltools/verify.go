@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
@@ -39,7 +40,7 @@ type verifiedSnapshot struct {
 func loadSnapshots(log Source, faults *[]*walFault) map[uint64]*verifiedSnapshot {
 	snaps := map[uint64]*verifiedSnapshot{}
 	err := log.Snapshots(func(seq uint64, data []byte) error {
-		state, err := engine.DecodeState(data)
+		state, err := actors.DecodeState(data)
 		if err != nil {
 			*faults = append(*faults, &walFault{seq, fmt.Sprintf("corrupt snapshot at seq %d: %v", seq, err)})
 			return nil
@@ -79,6 +80,9 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 		}
 	}
 	last, ledgerGood := from, from
+	// The replay applies as every replica does (actors.Replica); it
+	// forgets ended quotes only where a snapshot says the follower did.
+	replica := actors.NewReplica(state, from, 0)
 	p := newProgress(st.LastSeq)
 	replayErr := log.Replay(from, func(seq uint64, rec []byte) error {
 		p.tick(seq)
@@ -86,7 +90,11 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 		if err != nil {
 			return &walFault{seq, fmt.Sprintf("corrupt record at seq %d: does not decode: %v", seq, err)}
 		}
-		if err := state.Apply(ev); err != nil {
+		if err := replica.ApplyRecord(seq, ev); err != nil {
+			var refused *actors.RecordError
+			if errors.As(err, &refused) {
+				err = refused.Err
+			}
 			return &walFault{seq, fmt.Sprintf("record at seq %d does not apply: %v", seq, err)}
 		}
 		last = seq
@@ -233,12 +241,13 @@ func verifyLedgerFrom(log Source, good, bad uint64) *walFault {
 	}
 	var found *walFault
 	errFound := errors.New("found")
+	replica := actors.NewReplica(state, from, 0)
 	err = log.Replay(from, func(seq uint64, rec []byte) error {
 		ev, err := engine.DecodeEvent(rec)
 		if err != nil {
 			return err
 		}
-		if err := state.Apply(ev); err != nil {
+		if err := replica.ApplyRecord(seq, ev); err != nil {
 			return err
 		}
 		if seq <= good {
