@@ -32,7 +32,7 @@ cluster: build
 
 ## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds
 ##       run as unit tests; a short crash torture), the same for the client
-##       module (client/, its own go.mod), then the engine and actors
+##       and bench modules (client/ and bench/, each its own go.mod), then the engine and actors
 ##       again built with -tags invariants (with -race too: the actors'
 ##       concurrency tests are tuned to its pace)
 test: promtool chromium
@@ -41,6 +41,7 @@ test: promtool chromium
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
 	cd client && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
+	cd bench && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 	$(GO) test -race -tags invariants -count=1 ./engine/ ./actors/
 
 ## promtool: install promtool (Debian package prometheus) when it is missing,
@@ -76,9 +77,9 @@ bench-engine:
 	$(GO) test -run '^$$' -bench 'BenchmarkAllocate' -benchmem -count 5 ./engine/
 
 ## bench: the benchmark harness, ~7 min on 2 cores; report.json and charts in bench/results/<timestamp>/
-##        (BENCHFLAGS=--quick for a smoke run of seconds; go run ./bench/ojabench --help for the flags)
+##        (BENCHFLAGS=--quick for a smoke run of seconds; go run -C bench ./ojabench --help for the flags)
 bench:
-	$(GO) run ./bench/ojabench $(BENCHFLAGS)
+	cd bench && $(GO) run ./ojabench $(BENCHFLAGS)
 
 ## fuzz: each fuzz target of each package for $(FUZZTIME) (e.g. make fuzz FUZZTIME=30s)
 fuzz:

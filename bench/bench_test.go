@@ -231,7 +231,7 @@ func TestAtTargetQuotes(t *testing.T) {
 // BenchmarkCreateQuote is the actor path (section 2) as a Go benchmark:
 // parallel callers of System.CreateQuote on a real log.
 //
-//	go test -run '^$' -bench CreateQuote ./bench/
+//	go test -C bench -run '^$' -bench CreateQuote .
 func BenchmarkCreateQuote(b *testing.B) {
 	for _, durable := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync=%v", durable), func(b *testing.B) {
@@ -258,7 +258,7 @@ func BenchmarkCreateQuote(b *testing.B) {
 // BenchmarkReplay is recovery (section 5) as a Go benchmark: Recover of a
 // generated log of 100,000 quotes, from the first event.
 //
-//	go test -run '^$' -bench Replay -benchtime 5x ./bench/
+//	go test -C bench -run '^$' -bench Replay -benchtime 5x .
 func BenchmarkReplay(b *testing.B) {
 	store := filepath.Join(b.TempDir(), "store")
 	_, events, err := generateLog(store, 1, 100_000, nil)
@@ -286,7 +286,7 @@ func BenchmarkReplay(b *testing.B) {
 // BenchmarkSnapshotDecode is what a start from a snapshot spends decoding
 // it (actors.DecodeState), with 150,000 open quotes.
 //
-//	go test -run '^$' -bench SnapshotDecode -count 5 ./bench/
+//	go test -C bench -run '^$' -bench SnapshotDecode -count 5 .
 func BenchmarkSnapshotDecode(b *testing.B) {
 	state, err := generateState(1, 150_000)
 	if err != nil {
@@ -305,7 +305,7 @@ func BenchmarkSnapshotDecode(b *testing.B) {
 // to encode into a new buffer (engine.EncodeState: the state hash, a
 // backup's seed; a cluster node's Raft snapshot appends to a small one).
 //
-//	go test -run '^$' -bench SnapshotEncode -count 5 ./bench/
+//	go test -C bench -run '^$' -bench SnapshotEncode -count 5 .
 func BenchmarkSnapshotEncode(b *testing.B) {
 	state, err := generateState(1, 150_000)
 	if err != nil {
@@ -324,7 +324,7 @@ func BenchmarkSnapshotEncode(b *testing.B) {
 // never written. Each round starts from a state of its own, decoded
 // untimed from the state's snapshot encoding.
 //
-//	go test -run '^$' -bench ActorsStart -count 5 ./bench/
+//	go test -C bench -run '^$' -bench ActorsStart -count 5 .
 func BenchmarkActorsStart(b *testing.B) {
 	state, err := generateState(1, 150_000)
 	if err != nil {

@@ -3,7 +3,7 @@
 // limits, measured in the same run so the ratios hold on a noisy, shared
 // machine.
 //
-//	go run ./bench/ojabench [--quick] [--sections engine,actors,http,wal,recovery,memory] [--profile]
+//	go run -C bench ./ojabench [--quick] [--sections engine,actors,http,wal,recovery,memory] [--profile]
 //	make bench                                  # the same, full
 //
 // A run writes bench/results/<timestamp>/report.json, the PNG charts

@@ -15,7 +15,7 @@
 # next request, so its latencies hide a server's stalls (coordinated
 # omission) and its figures are ceilings, not sustainable rates. For the
 # open-loop latency sweep, the partner mix and every other layer, run the
-# harness: go run ./bench/ojabench (make bench). wrk, written in C, costs
+# harness: go run -C bench ./ojabench (make bench). wrk, written in C, costs
 # the machine less per request than ojabench's Go client, so on 2 cores
 # its req/s run higher and its create/livez ratio lower.
 set -euo pipefail

@@ -13,7 +13,7 @@ import (
 // first the completion also asks the mode's treasury to fund it (sandbox:
 // the shortfall simulated). Parallel callers, a real log.
 //
-//	go test -run '^$' -bench QuoteLifecycle ./bench/
+//	go test -C bench -run '^$' -bench QuoteLifecycle .
 func BenchmarkQuoteLifecycle(b *testing.B) {
 	for _, durable := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync=%v", durable), func(b *testing.B) {

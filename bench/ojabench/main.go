@@ -3,10 +3,10 @@
 // bench/results/<timestamp>/. See package bench for what each section
 // measures.
 //
-//	go run ./bench/ojabench                       # everything, ~7 min on 2 cores
-//	go run ./bench/ojabench --quick               # a smoke run of seconds
-//	go run ./bench/ojabench --sections http,wal   # some sections
-//	go run ./bench/ojabench --profile             # plus CPU/heap profiles per section
+//	go run -C bench ./ojabench                       # everything, ~7 min on 2 cores
+//	go run -C bench ./ojabench --quick               # a smoke run of seconds
+//	go run -C bench ./ojabench --sections http,wal   # some sections
+//	go run -C bench ./ojabench --profile             # plus CPU/heap profiles per section
 package main
 
 import (

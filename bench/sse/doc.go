@@ -5,7 +5,7 @@
 //
 // Run:
 //
-//	go test -run '^$' -bench Fanout -benchtime 20x ./bench/sse/
+//	go test -C bench -run '^$' -bench Fanout -benchtime 20x ./sse/
 //
 // BenchmarkFanout starts the server in the test process and the subscribers
 // in a child process (the same test binary, re-executed with

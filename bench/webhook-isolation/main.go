@@ -12,11 +12,11 @@
 //   - then, with nothing else to do but retry A's 5 failing endpoints, the
 //     server's CPU (user+system, /proc) is sampled over --idle.
 //
-// Run it from the repository root (it builds ./cmd/oja unless --oja names
-// a binary, so two builds can be compared side by side):
+// It builds cmd/oja unless --oja names a binary, so two builds can be
+// compared side by side:
 //
-//	go run ./bench/webhook-isolation
-//	go run ./bench/webhook-isolation --oja /tmp/oja-old --owed 2000
+//	go run -C bench ./webhook-isolation
+//	go run -C bench ./webhook-isolation --oja /tmp/oja-old --owed 2000
 package main
 
 import (
@@ -202,10 +202,10 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	defer os.RemoveAll(work)
 	if bin == "" {
 		bin = filepath.Join(work, "oja")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/oja")
+		build := exec.Command("go", "build", "-o", bin, "github.com/oja-exchange/oja/cmd/oja")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/oja (run from the repository root): %w", err)
+			return fmt.Errorf("go build github.com/oja-exchange/oja/cmd/oja: %w", err)
 		}
 	}
 	public, err1 := freeAddr()

@@ -4,7 +4,7 @@
 // --webhook-allow-private to deliver there).
 //
 //	go run ./cmd/oja serve --demo --webhook-allow-private --data /tmp/oja-hooks &
-//	go run ./bench/webhook-latency --base http://127.0.0.1:8080 --key "$(cat /tmp/oja-hooks/demo.key)"
+//	go run -C bench ./webhook-latency --base http://127.0.0.1:8080 --key "$(cat /tmp/oja-hooks/demo.key)"
 //
 // It registers one endpoint, creates --quotes quotes one at a time
 // (--every apart), waits for their deliveries and prints the p50, p90, p99
