@@ -1,11 +1,14 @@
 package actors
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // The expiry wheel fires each armed quote once, at or after its deadline
@@ -36,17 +39,15 @@ func TestExpiryWheel(t *testing.T) {
 	w.arm(past, start-1000) // already due
 	// Every armed quote fires (199 of refs, moved included, and past); the
 	// disarmed one, due at +24 ms, would have fired long before moved (+400).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() string {
 		mu.Lock()
 		n := len(fired)
 		mu.Unlock()
-		if n >= len(refs) {
-			break
+		if n < len(refs) {
+			return fmt.Sprintf("%d of %d quotes fired", n, len(refs))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d quotes fired in 10 s", n, len(refs))
-		}
-	}
+		return ""
+	})
 	mu.Lock()
 	for i, ref := range refs {
 		at, ok := fired[ref]

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // consoleBrowser is a cookie-keeping HTTP client that does not follow
@@ -244,17 +245,14 @@ func TestConsoleSecurity(t *testing.T) {
 	wantConsole(t, "cancelled quote", op.do(http.MethodGet, "/console/quotes/"+quoteID, nil), http.StatusOK, "Quote cancelled.")
 	// Its page shows its history from the event log (written a few
 	// milliseconds behind the log by its follower).
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	poll.Until(t, 10*time.Second, func() string {
 		page := op.do(http.MethodGet, "/console/quotes/"+quoteID, nil).body
 		created, cancelled := strings.Index(page, "<code>quote.created</code>"), strings.Index(page, "<code>quote.cancelled</code>")
-		if created >= 0 && cancelled > created {
-			break
+		if created < 0 || cancelled < created {
+			return "the quote page's history lacks created then cancelled:\n" + page
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the quote page's history lacks created then cancelled:\n%s", page)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	// The trail: the operator's rate change and cancel (not the refused
 	// rate, nor the viewer's or the cross-site attempts), newest first,
 	// after root's two operator creations.

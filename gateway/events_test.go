@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // eventsPage reads one page of GET /api/v1/partners/events as the raw
@@ -74,12 +76,12 @@ func TestPartnerEvents(t *testing.T) {
 		{"quote.created", getString(t, done, "quoteId"), "pending"},
 	}
 	var all []json.RawMessage
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		all, _ = eventsPage(t, s, ada.SandboxKey, "")
-		if len(all) >= len(want) || time.Now().After(deadline) {
-			break
+	poll.Until(t, 10*time.Second, func() string {
+		if all, _ = eventsPage(t, s, ada.SandboxKey, ""); len(all) < len(want) {
+			return fmt.Sprintf("%d events listed, want %d", len(all), len(want))
 		}
-	}
+		return ""
+	})
 	if len(all) != len(want) {
 		t.Fatalf("%d events listed, want %d: %s", len(all), len(want), all)
 	}

@@ -46,6 +46,7 @@ import (
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/gateway/webhook"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // ---- The document and a JSON Schema subset -----------------------------------------
@@ -956,11 +957,12 @@ func TestOpenAPIDocument(t *testing.T) {
 	ep := es.NewPartner(t, "openapi-events")
 	es.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk E", "0.000625", "1000")
 	oapiDo(t, "POST", es.URL+intent, ep.SandboxKey, "application/json", []byte(createBody))
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if page := oapiParse(t, oapiDo(t, "GET", es.URL+eventsPath, ep.SandboxKey, "", nil).body).root; len(oapiField(page, "data").([]any)) > 0 {
-			break
+	poll.Until(t, 10*time.Second, func() string {
+		if page := oapiParse(t, oapiDo(t, "GET", es.URL+eventsPath, ep.SandboxKey, "", nil).body).root; len(oapiField(page, "data").([]any)) == 0 {
+			return "the event history holds no event of the quote created"
 		}
-	}
+		return ""
+	})
 	c.run(t, oapiCall{name: "list events", base: es.URL, method: "GET", path: eventsPath, template: eventsPath, token: ep.SandboxKey, want: 200})
 	c.run(t, oapiCall{name: "list events of a type", base: es.URL, method: "GET", path: eventsPath + "?type=quote.created&limit=1", template: eventsPath, token: ep.SandboxKey, want: 200})
 	c.run(t, oapiCall{name: "list events bad type", base: es.URL, method: "GET", path: eventsPath + "?type=quote", template: eventsPath, token: ep.SandboxKey, want: 400})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // Unit tests of the rate stream hub, without a server: frames, conflation,
@@ -220,11 +221,7 @@ func TestStreamHubCaps(t *testing.T) {
 	// Closing waits for every subscriber, and refuses new ones.
 	closed := make(chan error, 1)
 	go func() { closed <- h.close(context.Background()) }()
-	for deadline := time.Now().Add(10 * time.Second); !h.closing.Load(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the hub did not start closing within 10 s")
-		}
-	}
+	poll.True(t, 10*time.Second, "the hub starts closing", h.closing.Load)
 	if _, e := h.subscribe(nil, other, engine.DefaultMarkets().PairList()[:1], nil); e != errUnavailable {
 		t.Fatalf("while closing: %+v; want 503", e)
 	}

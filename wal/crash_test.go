@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // submitted is one Append in a crash or failure test.
@@ -156,12 +157,7 @@ func TestCrashKeepsAcknowledged(t *testing.T) {
 				})
 			}
 			// Crash at a random moment after the first acknowledgement.
-			for deadline := time.Now().Add(10 * time.Second); ledger.ackCount() == 0; {
-				if time.Now().After(deadline) {
-					t.Fatal("no Append acknowledged within 10s")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			poll.True(t, 10*time.Second, "an Append acknowledged", func() bool { return ledger.ackCount() > 0 })
 			time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
 			acked := ledger.acked() // before the clone: all of these must survive
 			crashed := fs.CrashClone(vfs.CrashCloneCfg{

@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // openLog opens dir on fs and fails the test on error.
@@ -335,12 +336,12 @@ func TestBackPressure(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Append still blocked after the disk caught up")
 	}
-	for deadline := time.Now().Add(10 * time.Second); acked.Load() != int32(fits+1); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d Appends acknowledged after 10s", acked.Load(), fits+1)
+	poll.Until(t, 10*time.Second, func() string {
+		if n := acked.Load(); n != int32(fits+1) {
+			return fmt.Sprintf("%d of %d Appends acknowledged", n, fits+1)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return ""
+	})
 }
 
 func TestSnapshots(t *testing.T) {

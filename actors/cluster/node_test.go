@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // testCluster is three in-process nodes on hashicorp/raft's in-memory
@@ -170,23 +172,14 @@ func (c *testCluster) ask(_ context.Context, m Member) (NodeStatus, bool) {
 // leader waits for a node whose actors serve.
 func (c *testCluster) leader(except ...*testNode) *testNode {
 	c.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-	nodes:
+	return poll.For(c.t, 10*time.Second, func() (*testNode, string) {
 		for _, n := range c.nodes {
-			for _, e := range except {
-				if n == e {
-					continue nodes
-				}
-			}
-			if n.serves() {
-				return n
+			if n.serves() && !slices.Contains(except, n) {
+				return n, ""
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.t.Fatal("no serving leader within 10 s")
-	return nil
+		return nil, "no serving leader"
+	})
 }
 
 // createClients writes count clients through n's actors and returns the
@@ -267,32 +260,29 @@ func (c *testCluster) converge() (uint64, string) {
 // convergeAmong waits until the replicas of nodes have the same {seq, hash}.
 func (c *testCluster) convergeAmong(nodes []*testNode) (uint64, string) {
 	c.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var states []string
-	for time.Now().Before(deadline) {
-		states = states[:0]
-		var seq uint64
-		var hash string
+	type at struct {
+		seq  uint64
+		hash string
+	}
+	got := poll.For(c.t, 10*time.Second, func() (at, string) {
+		var states []string
+		seen := map[at]bool{}
+		var last at
 		for _, n := range nodes {
 			s, h, err := n.node.StateHash()
 			if err != nil {
 				c.t.Fatal(err)
 			}
-			seq, hash = s, h
+			last = at{s, h}
+			seen[last] = true
 			states = append(states, fmt.Sprintf("%s:%d:%s", n.id, s, h[:12]))
 		}
-		same := true
-		for _, n := range nodes {
-			s, h, _ := n.node.StateHash()
-			same = same && s == seq && h == hash
+		if len(seen) != 1 {
+			return at{}, fmt.Sprintf("replicas do not converge: %v", states)
 		}
-		if same {
-			return seq, hash
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	c.t.Fatalf("replicas do not converge: %v", states)
-	return 0, ""
+		return last, ""
+	})
+	return got.seq, got.hash
 }
 
 func (c *testCluster) requireAll(what string, names []string) {
@@ -587,13 +577,7 @@ func TestMembershipChanges(t *testing.T) {
 		t.Fatalf("removing a stranger: %v", err)
 	}
 	for _, n := range []*testNode{follower, leader} {
-		deadline := time.Now().Add(10 * time.Second)
-		for n.node.IsMember() && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n.node.IsMember() {
-			t.Fatalf("removed %s still takes itself for a member", n.id)
-		}
+		poll.True(t, 10*time.Second, "removed "+n.id+" no longer takes itself for a member", func() bool { return !n.node.IsMember() })
 		if st := n.node.LocalStatus(); st.State != "not a member" {
 			t.Fatalf("removed %s says it is %q", n.id, st.State)
 		}
@@ -653,13 +637,7 @@ func TestSeedFromBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Run(nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for n.System() == nil && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n.System() == nil {
-		t.Fatal("the seeded node does not lead its cluster of one")
-	}
+	poll.True(t, 10*time.Second, "the seeded node leads its cluster of one", func() bool { return n.System() != nil })
 	gotSeq, gotHash, err := n.StateHash()
 	if err != nil || gotSeq != seq || gotHash != wantHash {
 		t.Fatalf("the seeded replica is at {%d, %s}, the backup at {%d, %s} (%v)", gotSeq, gotHash, seq, wantHash, err)

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,11 +27,7 @@ func TestClusterLinearizable(t *testing.T) {
 		fmt.Sscanf(id, "n%d", &i)
 		return nodes[i-1]
 	}
-	var key string
-	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(filepath.Join(byID(leaderID).data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-	}
+	key := demoKey(t, byID(leaderID).data)
 	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
 
 	var (

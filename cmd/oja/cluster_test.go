@@ -23,6 +23,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	ojaclient "github.com/oja-exchange/oja/client"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // clusterRounds is how many leaders TestClusterFailover kills: 2 in
@@ -96,20 +97,17 @@ type clusterViewNode struct {
 // leaderOf asks s for the cluster status until it names a leader.
 func leaderOf(t *testing.T, client *http.Client, s *ojaServer, within time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
+	return poll.For(t, within, func() (string, string) {
 		res, err := do(client, "GET", s.adminURL()+"/admin/v1/cluster", crashAdminToken, nil)
 		if err == nil && res.status == 200 {
 			var v clusterView
 			decodeJSON(t, res.body, &v)
 			if v.Leader != nil {
-				return *v.Leader
+				return *v.Leader, ""
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no leader known to %s within %v", s.admin, within)
-	return ""
+		return "", "no leader known to " + s.admin
+	})
 }
 
 // clusterTerm asks s for the cluster status until it names a leader (and,
@@ -117,22 +115,19 @@ func leaderOf(t *testing.T, client *http.Client, s *ojaServer, within time.Durat
 // failing the test after within.
 func clusterTerm(t *testing.T, client *http.Client, s *ojaServer, within time.Duration, ok func(leader string, term uint64) bool) (string, uint64) {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last clusterView
-	for time.Now().Before(deadline) {
+	poll.Until(t, within, func() string {
 		res, err := do(client, "GET", s.adminURL()+"/admin/v1/cluster", crashAdminToken, nil)
 		if err == nil && res.status == 200 {
-			var v clusterView
-			decodeJSON(t, res.body, &v)
-			last = v
-			if v.Leader != nil && (ok == nil || ok(*v.Leader, v.Term)) {
-				return *v.Leader, v.Term
+			last = clusterView{}
+			decodeJSON(t, res.body, &last)
+			if last.Leader != nil && (ok == nil || ok(*last.Leader, last.Term)) {
+				return ""
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: no leader in the wanted term within %v (last status: leader %v, term %d)", s.admin, within, last.Leader, last.Term)
-	return "", 0
+		return fmt.Sprintf("%s: no leader in the wanted term (last status: leader %v, term %d)", s.admin, last.Leader, last.Term)
+	})
+	return *last.Leader, last.Term
 }
 
 // ackedQuote is a quote the cluster acknowledged.
@@ -165,16 +160,7 @@ func TestClusterFailover(t *testing.T) {
 		t.Fatalf("unknown node %q", id)
 		return nil
 	}
-	var key string
-	deadline := time.Now().Add(10 * time.Second)
-	for key == "" && time.Now().Before(deadline) {
-		b, _ := os.ReadFile(filepath.Join(node(leaderID).data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-		time.Sleep(20 * time.Millisecond)
-	}
-	if key == "" {
-		t.Fatal("the leader wrote no demo key")
-	}
+	key := demoKey(t, node(leaderID).data)
 
 	// A rate stream asked of a follower is relayed from the leader.
 	for i, s := range nodes {
@@ -321,12 +307,24 @@ func TestClusterFailover(t *testing.T) {
 	}
 }
 
+// demoKey waits for the demo's sandbox key in a node's data dir (the node
+// that led first writes it).
+func demoKey(t *testing.T, data string) string {
+	t.Helper()
+	return poll.For(t, 10*time.Second, func() (string, string) {
+		b, _ := os.ReadFile(filepath.Join(data, "demo.key"))
+		if key := strings.TrimSpace(string(b)); key != "" {
+			return key, ""
+		}
+		return "", "no demo key in " + data
+	})
+}
+
 // sameState waits until every node reports the same {seq, hash}.
 func sameState(t *testing.T, client *http.Client, nodes []*ojaServer, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
 	var last []string
-	for time.Now().Before(deadline) {
+	poll.Until(t, within, func() string {
 		last = last[:0]
 		for _, s := range nodes {
 			res, err := do(client, "GET", s.adminURL()+"/admin/v1/state", crashAdminToken, nil)
@@ -336,17 +334,17 @@ func sameState(t *testing.T, client *http.Client, nodes []*ojaServer, within tim
 			}
 			last = append(last, string(res.body))
 		}
-		agree := true
 		for _, v := range last[1:] {
-			agree = agree && v == last[0]
+			if v != last[0] {
+				return fmt.Sprintf("replicas disagree: %q", last)
+			}
 		}
-		if agree && strings.HasPrefix(last[0], `{"seq":`) {
-			t.Logf("all replicas at %s", last[0])
-			return
+		if !strings.HasPrefix(last[0], `{"seq":`) {
+			return fmt.Sprintf("no state: %q", last)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("replicas disagree after %v: %q", within, last)
+		return ""
+	})
+	t.Logf("all replicas at %s", last[0])
 }
 
 // TestClusterFencing pauses the leader (SIGSTOP) past the election timeout
@@ -369,11 +367,7 @@ func TestClusterFencing(t *testing.T) {
 			survivors = append(survivors, s)
 		}
 	}
-	var key string
-	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(filepath.Join(old.data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-	}
+	key := demoKey(t, old.data)
 	body := []byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":20000,"rate":0.0006,"amountDirection":"source"}`)
 
 	// A rate stream on the leader, which it will lose while paused.
@@ -395,16 +389,7 @@ func TestClusterFencing(t *testing.T) {
 		}()
 	}
 	// A new leader among the others.
-	var newID string
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no new leader within 15 s of pausing the old one")
-		}
-		if id := leaderOf(t, client, survivors[0], 10*time.Second); id != oldID {
-			newID = id
-			break
-		}
-	}
+	newID, _ := clusterTerm(t, client, survivors[0], 15*time.Second, func(leader string, _ uint64) bool { return leader != oldID })
 	for i := 0; i < 5; i++ {
 		for attempt := 0; ; attempt++ {
 			res, err := do(client, "POST", survivors[i%2].publicURL()+"/api/v1/partners/marketplace/intent", key, body, "Idempotency-Key", fmt.Sprintf("new-leader-%d", i))
@@ -603,12 +588,13 @@ func clusterFundsFirst(t *testing.T, operatorNode, partnerNode *ojaServer) {
 	retry := func(what string, f func() error) {
 		t.Helper()
 		var err error
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		poll.Until(t, 15*time.Second, func() string {
 			var apiErr *ojaclient.APIError
-			if err = f(); err == nil || !errors.As(err, &apiErr) || apiErr.Status != 503 {
-				break
+			if err = f(); err != nil && errors.As(err, &apiErr) && apiErr.Status == 503 {
+				return fmt.Sprintf("%s: still %v", what, err)
 			}
-		}
+			return ""
+		})
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -793,11 +779,7 @@ func leaderFollowerKey(t *testing.T, client *http.Client, nodes []*ojaServer) (l
 			follower = s
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(filepath.Join(leader.data, "demo.key"))
-		key = strings.TrimSpace(string(b))
-	}
-	return leader, follower, key
+	return leader, follower, demoKey(t, leader.data)
 }
 
 // clientOf is an HTTP client that trusts s's certificate (and speaks plain
@@ -900,13 +882,7 @@ func TestClusterMembership(t *testing.T) {
 	if out, errOut, code := runOja(t, nodes[0].bin, env, "admin", "--addr", nodes[2].adminURL(), "cluster", "remove", "n4"); code != 0 {
 		t.Fatalf("oja admin cluster remove n4: exit %d, %s %s", code, out, errOut)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for readyz(client, removed.publicURL()) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if readyz(client, removed.publicURL()) {
-		t.Fatal("the removed n4 is still ready 10 s after its removal")
-	}
+	poll.True(t, 10*time.Second, "the removed n4 no longer ready", func() bool { return !readyz(client, removed.publicURL()) })
 	if res, err := do(client, "GET", removed.publicURL()+quotePath+str(q, "quoteId"), key, nil); err != nil || res.status != http.StatusServiceUnavailable || !strings.Contains(string(res.body), "not a member") {
 		t.Fatalf("the removed n4 answered %v %d %s, want 503 not a member", err, res.status, res.body)
 	}
@@ -967,10 +943,5 @@ func waitReady(t *testing.T, s *ojaServer, within time.Duration) {
 	t.Helper()
 	client := clientOf(s)
 	defer client.CloseIdleConnections()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
-		if readyz(client, s.publicURL()) {
-			return
-		}
-	}
-	t.Fatalf("%s not ready within %v", s.publicURL(), within)
+	poll.True(t, within, s.publicURL()+" ready", func() bool { return readyz(client, s.publicURL()) })
 }

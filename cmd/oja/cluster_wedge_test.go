@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/oja-exchange/oja/internal/poll"
 	"net/http"
 	"os"
 	"strings"
@@ -123,15 +124,13 @@ func TestClusterCannotBeWedged(t *testing.T) {
 	clusterTerm(t, client, left, 20*time.Second, func(l string, _ uint64) bool { return l != leaderID })
 	// The new leader serves once its term has started: a partner retries
 	// a 503 (no acknowledged write is lost either way).
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	poll.Until(t, 20*time.Second, func() string {
 		res, err := do(client, "POST", left.publicURL()+"/api/v1/partners/marketplace/intent", key, create)
-		if err == nil && res.status == http.StatusOK {
-			break
+		if err != nil || res.status != http.StatusOK {
+			return fmt.Sprintf("no write taken after the leader's removal: %v %d %s", err, res.status, res.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no write taken 20 s after the leader's removal: %v %d %s", err, res.status, res.body)
-		}
-	}
+		return ""
+	})
 
 	// One node key a line.
 	for _, s := range nodes {

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	ojaclient "github.com/oja-exchange/oja/client"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // TestReceiptsConcurrentSpellings: over the real binary, one bank transfer
@@ -197,13 +198,14 @@ func TestPayoutsKill9AuditOneToOne(t *testing.T) {
 			}
 		})
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	poll.Until(t, 20*time.Second, func() string {
 		n := 0
 		acked.Range(func(any, any) bool { n++; return true })
-		if n >= 40 || time.Now().After(deadline) {
-			break
+		if n < 40 {
+			return fmt.Sprintf("%d payouts acknowledged before the crash, want 40", n)
 		}
-	}
+		return ""
+	})
 	srv.crash()
 	stop.Store(true)
 	wg.Wait()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // simulatedPools are the demo pools as views, with fixed ids, plus one
@@ -204,14 +206,13 @@ func TestMarketSimulatorRunsAndStops(t *testing.T) {
 		Pair: demoPools[0].pair, Rate: pools[0].Rate, Active: true}
 	m := &fakeMarket{pools: append(pools, live)}
 	sim := startMarketSimulator(m, 1, 10*time.Millisecond, slog.New(slog.DiscardHandler))
-	deadline := time.Now().Add(5 * time.Second)
-	for m.count() < 3*len(demoPools) {
-		if time.Now().After(deadline) {
-			sim.Stop()
-			t.Fatalf("%d changes in 5 s", m.count())
+	t.Cleanup(sim.Stop) // stopping twice is harmless: the test stops it below
+	poll.Until(t, 5*time.Second, func() string {
+		if n := m.count(); n < 3*len(demoPools) {
+			return fmt.Sprintf("%d changes", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 	started := time.Now()
 	sim.Stop()
 	sim.Stop() // idempotent

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/oja-exchange/oja/internal/poll"
 	"os"
 	"strings"
 	"testing"
@@ -52,13 +53,12 @@ func TestSnapshotsWhileServing(t *testing.T) {
 		}
 		return v
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for metric("oja_snapshots_saved_total") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no two snapshots 10 s after %v events with --snapshot-every 50", metric("oja_wal_durable_seq"))
+	poll.Until(t, 10*time.Second, func() string {
+		if metric("oja_snapshots_saved_total") < 2 {
+			return fmt.Sprintf("no two snapshots after %v events with --snapshot-every 50", metric("oja_wal_durable_seq"))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ""
+	})
 	last := metric("oja_snapshot_last_seq")
 	if last < 100 || metric("oja_snapshot_last_bytes") <= 0 || metric("oja_follower_applied_seq") < last {
 		t.Errorf("snapshot metrics: last seq %v, bytes %v, applied %v", last, metric("oja_snapshot_last_bytes"), metric("oja_follower_applied_seq"))

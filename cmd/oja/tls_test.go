@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/oja-exchange/oja/internal/poll"
 	"math/big"
 	"net"
 	"net/http"
@@ -113,13 +114,9 @@ func TestListenerTLS(t *testing.T) {
 	if err := srv.proc.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for served(srv.public).Subject.CommonName != "public-2" {
-		if time.Now().After(deadline) {
-			t.Fatal("SIGHUP did not reload the public certificate within 5 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "SIGHUP reloads the public certificate", func() bool {
+		return served(srv.public).Subject.CommonName == "public-2"
+	})
 	srv.stop()
 
 	bin := ojaBinary(t)

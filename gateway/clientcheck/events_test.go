@@ -2,6 +2,7 @@ package clientcheck_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/oja-exchange/oja/client"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 // TestEvents: the client pages through the event history (Events) and
@@ -36,7 +38,7 @@ func TestEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []client.WebhookEvent
-	for deadline := time.Now().Add(10 * time.Second); len(got) < 6 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() string {
 		got = got[:0]
 		for e, err := range c.Events(ctx, client.EventsParams{Limit: 2}) {
 			if err != nil {
@@ -44,7 +46,11 @@ func TestEvents(t *testing.T) {
 			}
 			got = append(got, e)
 		}
-	}
+		if len(got) < 6 {
+			return fmt.Sprintf("%d events listed, want 6", len(got))
+		}
+		return ""
+	})
 	if len(got) != 6 || got[0].Type != "quote.cancelled" || got[0].Data.Quote.QuoteID != made[0] ||
 		got[1].Data.Quote.QuoteID != made[4] || got[5].Data.Quote.QuoteID != made[0] || got[5].Mode != client.ModeSandbox {
 		t.Fatalf("events %+v", got)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway/webhook/webhooktest"
+	"github.com/oja-exchange/oja/internal/poll"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -147,13 +148,7 @@ func render(e *engine.OwedEvent) []byte {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.True(t, 10*time.Second, what, cond)
 }
 
 // TestDispatcherRetriesInOrder: each event is retried after failures with

@@ -40,3 +40,16 @@ func True(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 		return what + ": not reached"
 	})
 }
+
+// For is Until for a value: get returns the value and "" once it has one,
+// else what is still missing; For returns the value.
+func For[T any](t testing.TB, timeout time.Duration, get func() (T, string)) T {
+	t.Helper()
+	var v T
+	Until(t, timeout, func() string {
+		var msg string
+		v, msg = get()
+		return msg
+	})
+	return v
+}

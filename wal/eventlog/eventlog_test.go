@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/poll"
 	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
@@ -180,25 +182,21 @@ func TestWatermarkAndRetention(t *testing.T) {
 	if err := s.Sync(51); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, func() string {
 		bodies, _, err := s.List(eventlog.Query{Client: c, Mode: engine.ModeLive, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(bodies) == 30 {
-			got := ids(t, bodies)
-			if got[0] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 39, 0).ID.String() ||
-				got[29] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 10, 0).ID.String() {
-				t.Fatalf("kept %s … %s", got[0], got[29])
-			}
-			break
+		if len(bodies) != 30 {
+			return fmt.Sprintf("%d events kept, want the 30 within the retention", len(bodies))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events kept, want the 30 within the retention", len(bodies))
+		got := ids(t, bodies)
+		if got[0] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 39, 0).ID.String() ||
+			got[29] != event(c, engine.ModeLive, engine.WebhookQuoteCreated, 10, 0).ID.String() {
+			t.Fatalf("kept %s … %s", got[0], got[29])
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 	gone := event(c, engine.ModeLive, engine.WebhookQuoteCreated, 2, 0).ID
 	if _, _, err := s.List(eventlog.Query{Client: c, Mode: engine.ModeLive, Limit: 5, After: gone}); !errors.Is(err, eventlog.ErrUnknownEvent) {
 		t.Fatalf("after an expired event: %v", err)
