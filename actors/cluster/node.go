@@ -48,9 +48,6 @@ type Config struct {
 	// through Logger with "component":"raft" (0 = hclog.Info: elections and
 	// snapshots). oja serve's Logger carries "node" on every line.
 	RaftLogLevel hclog.Level
-	// AdminToken authenticates this node to its peers' admin APIs (for
-	// the cluster status); every node must share it.
-	AdminToken string
 	// Seed runs on each new leader's system before it serves (demo data;
 	// it must be idempotent).
 	Seed func(*actors.System) error

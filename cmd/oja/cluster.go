@@ -72,7 +72,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	node, err := cluster.Open(cluster.Config{
 		Events: historySink(history), TLS: nodeTLS, FromBackup: fromBackup,
 		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
-		Logger: logger, AdminToken: token, SnapshotEvery: cfg.snapshotEvery,
+		Logger: logger, SnapshotEvery: cfg.snapshotEvery,
 		HeartbeatTimeout: cfg.raftTimeout, ElectionTimeout: cfg.raftTimeout, LeaderLeaseTimeout: cfg.raftTimeout / 2,
 		Actors: cfg.actorsConfig(logger, func(key engine.BookKey, t *engine.Ticker) {
 			if srv := srvRef.Load(); srv != nil {
