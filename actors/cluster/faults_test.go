@@ -357,22 +357,7 @@ func lifecycles(t *testing.T, c *testCluster, m market, workers int, stop <-chan
 // linearizable history, replicas that converge to one {seq, hash}, every
 // acknowledged quote on every replica, and ledgers that sum to zero.
 func faultScenario(t *testing.T, fault func(c *testCluster, leader *testNode, followers []*testNode)) {
-	c := &testCluster{t: t, file: &File{}, faults: newFaultNet()}
-	for i := 1; i <= 3; i++ {
-		id := fmt.Sprintf("n%d", i)
-		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
-		n := &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: t.TempDir()}
-		n.disk = &slowFS{FS: n.fs}
-		c.nodes = append(c.nodes, n)
-	}
-	for _, n := range c.nodes {
-		c.open(n)
-	}
-	t.Cleanup(func() {
-		for _, n := range c.nodes {
-			_ = n.node.Close()
-		}
-	})
+	c := (&testCluster{t: t, file: &File{}, faults: newFaultNet()}).start(func(n *testNode) { n.disk = &slowFS{FS: n.fs} })
 	m := setUpMarket(t, c)
 	stop := make(chan struct{})
 	type result struct {

@@ -83,16 +83,26 @@ func newTestCluster(t *testing.T) *testCluster {
 // wall clock) and markets (nil: the defaults).
 func newTestClusterClock(t *testing.T, clock func() time.Time, markets *engine.MarketsConfig) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, file: &File{}, clock: clock, markets: markets}
+	return (&testCluster{t: t, file: &File{}, clock: clock, markets: markets}).start(nil)
+}
+
+// start makes c's three nodes (setup, when given, adjusts each before it
+// opens), opens them, and closes them when the test ends.
+func (c *testCluster) start(setup func(n *testNode)) *testCluster {
+	c.t.Helper()
 	for i := 1; i <= 3; i++ {
 		id := fmt.Sprintf("n%d", i)
 		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
-		c.nodes = append(c.nodes, &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: t.TempDir()})
+		n := &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: c.t.TempDir()}
+		if setup != nil {
+			setup(n)
+		}
+		c.nodes = append(c.nodes, n)
 	}
 	for _, n := range c.nodes {
 		c.open(n)
 	}
-	t.Cleanup(func() {
+	c.t.Cleanup(func() {
 		for _, n := range c.nodes {
 			if n.node != nil {
 				_ = n.node.Close()

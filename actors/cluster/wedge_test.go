@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -86,22 +85,7 @@ func TestMembershipCannotWedge(t *testing.T) {
 // a follower.
 func wedgeCluster(t *testing.T) (c *testCluster, leader, follower *testNode) {
 	t.Helper()
-	c = &testCluster{t: t, file: &File{}, faults: newFaultNet()}
-	for i := 1; i <= 3; i++ {
-		id := fmt.Sprintf("n%d", i)
-		c.file.Nodes = append(c.file.Nodes, Member{ID: id, Raft: id, Public: "127.0.0.1:1", Admin: "127.0.0.1:1"})
-		c.nodes = append(c.nodes, &testNode{id: id, addr: raft.ServerAddress(id), fs: vfs.NewCrashableMem(), dir: t.TempDir()})
-	}
-	for _, n := range c.nodes {
-		c.open(n)
-	}
-	t.Cleanup(func() {
-		for _, n := range c.nodes {
-			if n.node != nil {
-				_ = n.node.Close()
-			}
-		}
-	})
+	c = (&testCluster{t: t, file: &File{}, faults: newFaultNet()}).start(nil)
 	leader = c.leader()
 	c.createClients(leader, "before", 5)
 	for _, n := range c.nodes {
