@@ -106,6 +106,7 @@ func (b *builder) directories() error {
 	s.directory.init(state)
 	s.operators.init(state.Operators)
 	s.audit.init(state.Audit)
+	s.chains.init(state.Chains)
 	s.webhooks.init(state)
 	return nil
 }

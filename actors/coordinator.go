@@ -48,6 +48,8 @@ func (a *coordinatorActor) Receive(ctx actor.Context) {
 			a.rotateWebhookSecret(ctx, msg)
 		case *CreateOperator, *RevokeOperator, *RecordAudit, *operatorDurable:
 			a.operatorCommand(ctx, msg)
+		case *RecordChainProgress, *chainDurable:
+			a.chainCommand(ctx, msg)
 		case *structuralDurable:
 			reply := &AdminReply{Err: msg.err}
 			if msg.err == nil {

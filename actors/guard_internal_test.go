@@ -81,7 +81,7 @@ func everyRequest(s *System, pid *actor.PID) []func() (string, error) {
 		asking[*AdminReply](s, pid, &DeleteWebhook{}), asking[*AdminReply](s, pid, &UpdateWebhook{}),
 		asking[*AdminReply](s, pid, &RotateWebhookSecret{}),
 		asking[*OperatorReply](s, pid, &CreateOperator{}), asking[*OperatorReply](s, pid, &RevokeOperator{}),
-		asking[*OperatorReply](s, pid, &RecordAudit{}),
+		asking[*OperatorReply](s, pid, &RecordAudit{}), asking[*ChainReply](s, pid, &RecordChainProgress{}),
 	}
 }
 

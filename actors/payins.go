@@ -19,6 +19,21 @@ type payIns struct {
 	keys map[engine.PayInSeries]*hd.Key        // immutable after Start
 	next map[engine.PayInSeries]*atomic.Uint32 // immutable map after Start
 	byID sync.Map                              // engine.AddressID → engine.QuoteID
+	// byDeposit finds a pay-in by its chain address: depositKey →
+	// engine.AddressID (the chain watcher's lookup).
+	byDeposit sync.Map
+}
+
+// depositKey is a chain address as pay-ins carry it (PayIn.Deposit).
+type depositKey struct {
+	chain   engine.Chain
+	address string
+}
+
+// put indexes an issued pay-in of quote.
+func (p *payIns) put(in *engine.PayIn, quote engine.QuoteID) {
+	p.byID.Store(in.Address, quote)
+	p.byDeposit.Store(depositKey{in.Chain, in.Deposit}, in.Address)
 }
 
 // init parses the markets' deposit keys and takes the next indexes and
@@ -44,7 +59,11 @@ func (p *payIns) init(state *engine.State) error {
 		p.next[series].Store(next)
 	}
 	for id, quote := range state.PayIns {
-		p.byID.Store(id, quote)
+		if q := state.Quotes.Get(quote); q != nil && q.PayIn != nil {
+			p.put(q.PayIn, quote)
+		} else {
+			p.byID.Store(id, quote)
+		}
 	}
 	return nil
 }
@@ -78,6 +97,16 @@ func (p *payIns) quoteOf(id engine.AddressID) (engine.QuoteID, bool) {
 		return engine.QuoteID{}, false
 	}
 	return v.(engine.QuoteID), true
+}
+
+// DepositPayIn finds the pay-in whose chain address is deposit (as
+// engine.DepositAddress writes it).
+func (s *System) DepositPayIn(ch engine.Chain, deposit string) (engine.AddressID, bool) {
+	v, ok := s.payIns.byDeposit.Load(depositKey{ch, deposit})
+	if !ok {
+		return engine.AddressID{}, false
+	}
+	return v.(engine.AddressID), true
 }
 
 // PayInQuote returns the quote a pay-in address was issued to, while it is

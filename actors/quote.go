@@ -189,7 +189,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 			reply = &QuoteReply{Result: engine.ResultOK, Quote: view, Durable: true}
 		}
 		if acc, ok := msg.event.(*engine.QuoteAccepted); ok && acc.PayIn != nil {
-			sys.payIns.byID.Store(acc.PayIn.Address, view.ID)
+			sys.payIns.put(acc.PayIn, view.ID)
 		}
 		if !sys.quoteConsequences(view, msg.event, msg.replyTo, reply) && reply != nil {
 			ctx.Send(msg.replyTo, reply)

@@ -42,3 +42,6 @@ func (*RotateWebhookSecret) answeredWith(*AdminReply) {}
 func (*CreateOperator) answeredWith(*OperatorReply) {}
 func (*RevokeOperator) answeredWith(*OperatorReply) {}
 func (*RecordAudit) answeredWith(*OperatorReply)    {}
+
+// The coordinator: watched chains.
+func (*RecordChainProgress) answeredWith(*ChainReply) {}

@@ -99,7 +99,8 @@ type System struct {
 
 	open   openQuotes // open quotes per API key (limits.go)
 	idem   idempotencyIndex
-	payIns payIns // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
+	payIns payIns     // crypto pay-ins: deposit keys, next indexes, by address id (payins.go)
+	chains chainsView // watched chains' cursors (chains.go)
 
 	readModels // what the actors publish for readers (reads.go)
 }

@@ -1,6 +1,10 @@
 package actors
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/oja-exchange/oja/engine"
+)
 
 // Term is one term of service: the right to write, held by one process at
 // a time. It bundles what serves during it — the actors (System), the
@@ -18,10 +22,40 @@ import "sync"
 type Term struct {
 	sys     *System
 	hooks   TermWebhooks
+	chains  ChainWatchers
 	release func()
 	done    chan struct{}
 	end     sync.Once
 }
+
+// ChainWatchers are a term's chain watchers (actors/chainwatch): they
+// credit deposits through the term's actors, so they stop before them.
+type ChainWatchers interface {
+	Stop()
+	Statuses() []ChainWatchStatus
+}
+
+// ChainWatchStatus is what a chain's watcher reports (GET
+// /admin/v1/chains, /metrics).
+type ChainWatchStatus struct {
+	Chain         engine.Chain
+	RPCHost       string
+	Head          uint64 // the chain's head at the last poll (0: none yet)
+	Processed     uint64 // the last block processed (the durable cursor)
+	Confirmations uint32
+	LastError     string // the last RPC error, "" once a poll succeeds
+	LastPollAt    int64  // unix ms of the last successful poll (0: none)
+	RPCErrors     uint64 // RPC errors since the watcher started
+}
+
+// WithChains gives t its chain watchers (before it is served).
+func (t *Term) WithChains(w ChainWatchers) *Term {
+	t.chains = w
+	return t
+}
+
+// Chains are the term's chain watchers, nil if it has none.
+func (t *Term) Chains() ChainWatchers { return t.chains }
 
 // TermWebhooks is the webhook dispatcher of a term, as the term stops it
 // (*webhook.Dispatcher; the gateway reads more of it).
@@ -56,15 +90,19 @@ func (t *Term) Ended() bool {
 }
 
 // End ends the term, once, in this order: Done closes (the gateway stops
-// serving it and ends its streams), the dispatcher stops (before the
-// actors: the settlements it made are recorded through them), the actors
-// stop (writes still pending end, committed or failed, never acknowledged
-// otherwise), and release runs. Other calls wait until it has ended.
+// serving it and ends its streams), the dispatcher and the chain watchers
+// stop (before the actors: what they record goes through them), the
+// actors stop (writes still pending end, committed or failed, never
+// acknowledged otherwise), and release runs. Other calls wait until it has
+// ended.
 func (t *Term) End() {
 	t.end.Do(func() {
 		close(t.done)
 		if t.hooks != nil {
 			t.hooks.Stop()
+		}
+		if t.chains != nil {
+			t.chains.Stop()
 		}
 		t.sys.Stop()
 		if t.release != nil {

@@ -431,6 +431,8 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		if len(ev.Markets.SandboxCollection) > 0 {
 			e.sandboxCollection(ev.Markets)
 		}
+	case *ChainProgressed:
+		e.chainProgressed(ev)
 	default:
 		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
@@ -658,6 +660,8 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 			}
 		}
 		ev = &MarketsSet{At: at, Markets: m}
+	case EventChainProgressed:
+		ev = d.chainProgressed(at)
 	default:
 		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
 	}

@@ -75,7 +75,10 @@ const (
 	// EventMarketsSetSandbox is a MarketsSet whose markets name sandbox
 	// collection accounts (markets.go).
 	EventMarketsSetSandbox EventType = 38
-	eventTypeEnd           EventType = 39
+	// EventChainProgressed: how far a chain's deposits were read, and the
+	// transfers found that could not be credited (chain.go).
+	EventChainProgressed EventType = 39
+	eventTypeEnd         EventType = 40
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -117,6 +120,7 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventReceiptReversed:          "ReceiptReversed",
 	EventOperatorActedInline:      "OperatorActedInline",
 	EventMarketsSetSandbox:        "MarketsSetSandbox",
+	EventChainProgressed:          "ChainProgressed",
 }
 
 func (t EventType) String() string {

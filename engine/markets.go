@@ -180,6 +180,16 @@ func (m *Markets) Currency(c Currency) (CurrencySpec, bool) {
 
 // CurrencyList is every currency in force, in code order (balances, the
 // ledger report).
+// CurrencyByCode finds a currency of the markets by its code.
+func (m *Markets) CurrencyByCode(code string) (Currency, bool) {
+	for _, s := range m.Currencies {
+		if s.Currency.String() == code {
+			return s.Currency, true
+		}
+	}
+	return CurrencyNone, false
+}
+
 func (m *Markets) CurrencyList() []Currency {
 	out := make([]Currency, len(m.Currencies))
 	for i, s := range m.Currencies {

@@ -23,6 +23,7 @@ type MarketsConfig struct {
 	collection map[string]BankAccount
 	sandbox    map[string]BankAccount
 	keys       map[string]map[Chain]string
+	watch      map[Chain]ChainWatch
 }
 
 type currencyDef struct {
@@ -66,6 +67,7 @@ type marketsFile struct {
 		BankName      string `json:"bankName"`
 	} `json:"sandboxCollectionAccounts"`
 	DepositKeys map[string]map[string]string `json:"depositKeys"`
+	ChainWatch  map[string]chainWatchFile    `json:"chainWatch"`
 }
 
 // currencyCode is what a configured code may be: 2 to 10 upper-case
@@ -278,6 +280,7 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 		}
 		cfg.keys[code] = keys
 	}
+	cfg.watch = parseChainWatch(f.ChainWatch, defs, problem)
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}

@@ -40,8 +40,9 @@ import (
 // line's details and, at the end, every payment recorded (State.Payments)
 // and each rolled key's predecessor. A version 4 to 9 snapshot's receipts
 // become payments recorded before identities, each with the sequence of
-// its statement posting.
-const snapshotVersion = 10
+// its statement posting. Version 11 adds, at the end, each watched
+// chain's cursor and unapplied deposits (chain.go).
+const snapshotVersion = 11
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -243,6 +244,14 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 		for _, id := range rolled {
 			e.id(id)
 			e.id(s.Keys[id].RolledFrom)
+		}
+	}
+	if version >= 11 {
+		chains := slices.Sorted(maps.Keys(s.Chains))
+		e.uvarint(uint64(len(chains)))
+		for _, ch := range chains {
+			e.byte1(uint8(ch))
+			e.chainState(s.Chains[ch])
 		}
 	}
 	return e.buf
@@ -862,6 +871,16 @@ func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
 				break
 			}
 			k.RolledFrom = from
+		}
+	}
+	if version >= 11 {
+		for n := count(); n > 0 && d.err == nil; n-- {
+			ch := d.chain()
+			c := d.chainState(ChainUnappliedKeptMax)
+			if _, dup := s.Chains[ch]; dup {
+				d.fail()
+			}
+			s.Chains[ch] = &c
 		}
 	}
 	if d.err != nil {

@@ -50,6 +50,9 @@ type State struct {
 	// issued: it outlives the quotes, so an index is never reused).
 	PayIns    map[AddressID]QuoteID
 	PayInNext map[PayInSeries]uint32
+	// Chains are the watched chains' cursors and unapplied deposits
+	// (chain.go).
+	Chains map[Chain]*ChainState
 	// webhooksOf indexes Webhooks by client, in creation order.
 	webhooksOf map[ClientID][]*Webhook
 	// effects collects what Apply asks of the world outside the state
@@ -115,6 +118,7 @@ func NewState() *State {
 		Markets:     DefaultMarkets(),
 		PayIns:      make(map[AddressID]QuoteID),
 		PayInNext:   make(map[PayInSeries]uint32),
+		Chains:      make(map[Chain]*ChainState),
 	}
 	for _, m := range Modes {
 		s.Treasuries[m] = NewTreasury(m)
@@ -304,6 +308,8 @@ func (s *State) apply(ev Event) error {
 		s.applyMarkets(ev)
 	case *OperatorCreated, *OperatorRevoked, *OperatorActed:
 		s.applyOperator(ev)
+	case *ChainProgressed:
+		s.applyChain(ev)
 	}
 	return nil
 }
@@ -413,6 +419,8 @@ func (s *State) check(ev Event) error {
 		return s.checkWebhook(ev)
 	case *MarketsSet:
 		return s.checkMarkets(ev)
+	case *ChainProgressed:
+		return ev.Check()
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}

@@ -222,6 +222,7 @@ func (s *Server) registerConsole(r *router.Router) {
 	r.GET(consoleBase+"/payins", s.console("payins", s.consolePayIns))
 	r.POST(consoleBase+"/payins/bank", s.console("payins", s.consoleBankReceipt))
 	r.GET(consoleBase+"/webhooks", s.console("webhooks", s.consoleWebhooks))
+	r.GET(consoleBase+"/chains", s.console("chains", s.consoleChains))
 	r.GET(consoleBase+"/cluster", s.console("cluster", s.consoleSystem))
 	r.GET(consoleBase+"/audit", s.console("audit", s.consoleAudit))
 }

@@ -28,6 +28,7 @@
 //	clusterFieldBytesMax   256      a member's id and Raft address in POST /admin/v1/cluster/nodes
 //	membershipTimeoutMax   600 s    timeoutSeconds of an add (default membershipTimeoutDefault, 60 s)
 //	auditLimitMax          500      entries on one page of GET /admin/v1/audit (default 50)
+//	chainUnappliedLimitMax 500      deposits on one page of GET /admin/v1/chains/unapplied (default 50)
 //	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/oja-exchange/oja/internal/simchain"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: a
@@ -20,11 +22,11 @@ import (
 // (tcpAddrsClean) are process-wide, started on first use, by design. A server that was not shut down still shows (its Serve loop, our
 // listener goroutine, its actors and Pebble), so they hide nothing of ours.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	goleak.VerifyTestMain(m, append(simchain.IgnoredGoroutines(), // the OpenAPI test's simulated chain
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*HostClient).connsCleaner"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*TCPDialer).tcpAddrsClean"),
 		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*Client).mCleaner"),
-	)
+	)...)
 }

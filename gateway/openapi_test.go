@@ -24,9 +24,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,6 +42,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
@@ -47,6 +51,7 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/gateway/webhook"
 	"github.com/oja-exchange/oja/internal/poll"
+	"github.com/oja-exchange/oja/internal/simchain"
 )
 
 // ---- The document and a JSON Schema subset -----------------------------------------
@@ -1066,6 +1071,11 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "payin get unknown", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 404})
 	c.run(t, oapiCall{name: "payin get no token", base: ps.Admin, method: "GET", path: pp2(unknownID), template: payInPath, want: 401})
 	c.run(t, oapiCall{name: "payin get unready", base: unreadyAdm, method: "GET", path: pp2(unknownID), template: payInPath, token: tok, want: 503})
+
+	// Watched chains, on a server watching a simulated chain whose token
+	// has 18 decimals: a transfer of 1.000000000000000001 to a deposit
+	// address is listed unapplied.
+	oapiChains(t, c, tok, unreadyAdm, exampleMarkets)
 	// The same deposit spelled otherwise: a repeat; the receipt taken back.
 	again := c.run(t, oapiCall{name: "payin seen again, spelled otherwise", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
 		body: `{"amount":100,"txHash":" 0X` + strings.ToUpper(strings.Repeat("0f", 32)) + `","logIndex":0}`, want: 200})
@@ -1414,3 +1424,59 @@ func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
 }
 func (acceptingDeliveries) Counters() webhook.Counters                         { return webhook.Counters{} }
 func (acceptingDeliveries) Test(*engine.Webhook, engine.EventID, []byte) error { return nil }
+
+// oapiChains exercises the watched-chain routes against a server that
+// watches a simulated chain (internal/simchain).
+func oapiChains(t *testing.T, c *oapiChecker, tok, unreadyAdm string, exampleMarkets []byte) {
+	t.Helper()
+	one := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+	chain := simchain.Start(t, 18, new(big.Int).Mul(one, big.NewInt(1_000_000)))
+	var file map[string]any
+	if err := json.Unmarshal(exampleMarkets, &file); err != nil {
+		t.Fatal(err)
+	}
+	file["chainWatch"] = map[string]any{"ETHEREUM": map[string]any{"rpc": chain.URL, "confirmations": 1, "pollMillis": 50,
+		"tokens": map[string]any{"USDT": chain.Token.Hex()}}}
+	raw, _ := json.Marshal(file)
+	cfg, err := engine.ParseMarketsConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := gatewaytest.Start(t, gatewaytest.Options{Markets: cfg})
+	cp := cs.NewPartner(t, "openapi-chains")
+	pool := cs.NewPool(t, engine.ModeLive, engine.Pair{Source: engine.CurrencyUSDT, Destination: engine.CurrencyNGN}, "Desk C", "1612.5", "1000000")
+	created := oapiParse(t, oapiDo(t, "POST", cs.URL+"/api/v1/partners/marketplace/intent", cp.LiveKey, "application/json",
+		[]byte(`{"sourceCurrency":"USDT","destinationCurrency":"NGN","amount":100,"rate":1600,"amountDirection":"source","chain":"ETHEREUM"}`)).body).root
+	accepted := oapiParse(t, oapiDo(t, "PUT", cs.URL+"/api/v1/partners/marketplace/quote/"+oapiString(created, "quoteId")+"/accept", cp.LiveKey,
+		"application/json", []byte(fmt.Sprintf(`{"accountId":%q}`, pool.Liquidity.ID))).body).root
+	deposit := oapiString(accepted, "metadata.cryptoPayIn.address")
+	chain.Transfer(1, common.HexToAddress(deposit), new(big.Int).Add(one, big.NewInt(1)))
+	chain.Commit()
+	poll.Until(t, 15*time.Second, func() string {
+		if st, _ := cs.Sys.ChainState(engine.ChainEthereum); len(st.Unapplied) == 0 {
+			return "no unapplied deposit listed"
+		}
+		return ""
+	})
+	chains, unapplied := "/admin/v1/chains", "/admin/v1/chains/unapplied"
+	got := c.run(t, oapiCall{name: "chains", base: cs.Admin, method: "GET", path: chains, template: chains, token: tok, want: 200})
+	if n := len(oapiField(got, "data").([]any)); n != 1 {
+		t.Errorf("%d chains listed, want ETHEREUM", n)
+	}
+	c.run(t, oapiCall{name: "chains no token", base: cs.Admin, method: "GET", path: chains, template: chains, want: 401})
+	c.run(t, oapiCall{name: "chains unready", base: unreadyAdm, method: "GET", path: chains, template: chains, token: tok, want: 503})
+	page := c.run(t, oapiCall{name: "chains unapplied", base: cs.Admin, method: "GET", path: unapplied + "?limit=1", template: unapplied, token: tok, want: 200})
+	first := oapiField(page, "data").([]any)[0]
+	c.run(t, oapiCall{name: "chains unapplied next page", base: cs.Admin, method: "GET", template: unapplied, token: tok, want: 200,
+		path: unapplied + "?startingAfter=" + url.QueryEscape(oapiString(first, "unappliedId"))})
+	c.run(t, oapiCall{name: "chains unapplied bad limit", base: cs.Admin, method: "GET", path: unapplied + "?limit=0", template: unapplied, token: tok, want: 400})
+	c.run(t, oapiCall{name: "chains unapplied unknown cursor", base: cs.Admin, method: "GET", path: unapplied + "?startingAfter=x", template: unapplied, token: tok, want: 400})
+	c.run(t, oapiCall{name: "chains unapplied no token", base: cs.Admin, method: "GET", path: unapplied, template: unapplied, want: 401})
+	c.run(t, oapiCall{name: "chains unapplied unready", base: unreadyAdm, method: "GET", path: unapplied, template: unapplied, token: tok, want: 503})
+	// The console's page shows the chain and the deposit not credited.
+	op := newConsoleBrowser(t, cs.Admin)
+	op.login(gatewaytest.AdminToken)
+	chainsPage := op.do(http.MethodGet, "/console/chains", nil)
+	wantConsole(t, "chains page", chainsPage, http.StatusOK, "ETHEREUM")
+	wantConsole(t, "chains page", chainsPage, http.StatusOK, new(big.Int).Add(one, big.NewInt(1)).String())
+}

@@ -9,8 +9,9 @@ import (
 )
 
 // Crypto pay-ins: a token-source quote gets a deposit address when
-// accepted (metadata.cryptoPayIn); an operator watching the chain records
-// each deposit it sees with POST /admin/v1/payins/{addressId}/seen
+// accepted (metadata.cryptoPayIn); the chain watcher (actors/chainwatch)
+// credits each confirmed deposit, and an operator can record one with
+// POST /admin/v1/payins/{addressId}/seen
 // {"amount","txHash","logIndex"?}, which credits the partner's wallet in
 // the token (funds first, spec §15.1; engine/funds.go) whatever the
 // quote's status: money received is never orphaned. Any amount > 0; the

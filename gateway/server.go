@@ -102,6 +102,7 @@ func New(cfg Config) *Server {
 	s.metrics.registry.MustRegister(newSystemCollector(s))
 	s.metrics.registry.MustRegister(cfg.Collectors...)
 	s.metrics.registry.MustRegister(newWebhookCollector(s.webhooks))
+	s.metrics.registry.MustRegister(newChainCollector(s.chainStatuses))
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))

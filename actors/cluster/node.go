@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/actors/chainwatch"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/wal"
 )
@@ -377,7 +378,8 @@ func (n *Node) startActors() error {
 	if n.cfg.Webhooks != nil {
 		hooks = n.cfg.Webhooks(sys)
 	}
-	term := actors.NewTerm(sys, hooks, log.close)
+	// The term's chain watchers: only the leader watches.
+	term := actors.NewTerm(sys, hooks, log.close).WithChains(chainwatch.Start(sys, sys.Markets(), markets.ChainWatch(), n.cfg.Logger))
 	n.mu.Lock()
 	n.term = term
 	n.mu.Unlock()

@@ -64,6 +64,12 @@ var adminCommands = []adminCommand{
 		"                          bank or chain id: the same payout again changes nothing)", moneyMove((*client.Admin).WithdrawAccount)},
 	{words("accounts transactions"), "ACCOUNT_ID [--limit N] [--starting-after ID]   (a wallet's statement, newest first)", parseTransactions},
 	{words("ledger check"), "[--mode live|sandbox]", parseLedgerCheck},
+	{words("chains"), "                 (watched chains: head, last block processed, confirmations, last error)", noArgs((*client.Admin).Chains)},
+	{words("chains unapplied"), "[--limit N] [--starting-after ID]   (deposits not credited: value not exact in the currency)",
+		pageCall(50, 500, "deposits per page", "unapplied deposit",
+			func(ctx context.Context, a *client.Admin, limit int, after string, o ...client.CallOption) error {
+				return discard(a.ChainUnapplied(ctx, limit, after, o...))
+			})},
 	{words("backup"), "DIR [--copy=false]   (a consistent copy of the live store, every file its own;\n" +
 		"                          --copy=false: a checkpoint, hard-linked to the store on the same file system)", parseBackup},
 	{words("cluster"), "                (cluster mode: leader, term, each node's state)", noArgs((*client.Admin).ClusterStatus)},

@@ -35,6 +35,8 @@ func TestAdminCommandsParse(t *testing.T) {
 		"accounts withdraw":     "acct_1 100 --reference PAYOUT-1",
 		"accounts transactions": "acct_1 --limit 10",
 		"ledger check":          "--mode live",
+		"chains":                "",
+		"chains unapplied":      "--limit 5 --starting-after ETHEREUM:0xab:1",
 		"backup":                "/tmp/oja-backup --copy=false",
 		"cluster":               "",
 		"cluster replace":       "n3",

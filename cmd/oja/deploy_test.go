@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oja-exchange/oja/internal/poll"
+	"github.com/oja-exchange/oja/internal/simchain"
 )
 
 // needPromtool returns promtool's path; without it the test is skipped,
@@ -110,7 +114,16 @@ func TestDashboardAndRulesNameExposedMetrics(t *testing.T) {
 
 	client := newHTTPClient()
 	defer client.CloseIdleConnections()
-	single, _ := demoServer(t)
+	// A single node that watches a chain, so that the watchers' metrics
+	// are exposed too.
+	chain := simchain.Start(t, 6, big.NewInt(1_000_000))
+	single, _ := demoServer(t, "--markets", chainMarkets(t, chain, 1))
+	poll.Until(t, 10*time.Second, func() string {
+		if !metricNames(mustDo(t, client, 200, "GET", single.adminURL()+"/metrics", crashAdminToken, nil).body)["oja_chain_head_block"] {
+			return "no oja_chain_head_block on /metrics"
+		}
+		return ""
+	})
 	exposed := metricNames(mustDo(t, client, 200, "GET", single.adminURL()+"/metrics", crashAdminToken, nil).body)
 	nodes := clusterNodes(t)
 	deadline := time.Now().Add(10 * time.Second)

@@ -23,6 +23,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/actors/chainwatch"
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
@@ -343,8 +344,9 @@ func serve(args []string) error {
 			return fmt.Errorf("demo: %w", err)
 		}
 	}
-	// A single node's one term: it ends at shutdown.
-	term := actors.NewTerm(sys, hooks, nil)
+	// A single node's one term: it ends at shutdown. Its chain watchers
+	// credit deposits through its actors.
+	term := actors.NewTerm(sys, hooks, nil).WithChains(chainwatch.Start(sys, sys.Markets(), cfg.markets.ChainWatch(), logger))
 	srv.SetTerm(term)
 	logger.Info("ready")
 	// The follower builds a state of its own from the latest snapshot and

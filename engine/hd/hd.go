@@ -105,7 +105,7 @@ func (k *Key) Address(chain string, i uint32) (string, error) {
 	}
 	account := AccountBytes(pub.SerializeUncompressed())
 	if chain == "TRON" {
-		return base58.CheckEncode(account[:], tronPrefix), nil
+		return TronAddress(account), nil
 	}
 	return ChecksumHex(account), nil
 }
@@ -142,6 +142,9 @@ func ChecksumHex(b [20]byte) string {
 	}
 	return sb.String()
 }
+
+// TronAddress is the base58check form of a TRON account (0x41 first).
+func TronAddress(account [20]byte) string { return base58.CheckEncode(account[:], tronPrefix) }
 
 // TronAccount decodes a TRON address to its 20 account bytes, checking
 // the base58check checksum and the 0x41 prefix.

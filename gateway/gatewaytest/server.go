@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/oja-exchange/oja/actors"
+	"github.com/oja-exchange/oja/actors/chainwatch"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/wal"
@@ -52,7 +53,8 @@ type Options struct {
 		gateway.WebhookDeliveries
 		actors.TermWebhooks
 	}
-	// Markets is --markets; nil: the default markets.
+	// Markets is --markets (with its chainWatch, watched by the term);
+	// nil: the default markets.
 	Markets *engine.MarketsConfig
 	// History keeps the partners' event history (GET /partners/events) in
 	// Dir/events, fed by a log follower as `oja serve` does; without it
@@ -156,7 +158,8 @@ func Start(t testing.TB, opts Options) *Server {
 		log.Close()
 		t.Fatalf("gatewaytest: listen: %v", err)
 	}
-	term := actors.NewTerm(sys, opts.Webhooks, nil)
+	// The markets' chain watches run as oja serve runs them: the term's.
+	term := actors.NewTerm(sys, opts.Webhooks, nil).WithChains(chainwatch.Start(sys, sys.Markets(), opts.Markets.ChainWatch(), opts.Logger))
 	srv.SetTerm(term)
 	s := &Server{Server: srv, Sys: sys, Term: term, Log: log, Dir: opts.Dir, history: history,
 		URL: "http://" + srv.Addr(), Admin: "http://" + srv.AdminAddr(), skew: skew, clock: clock}

@@ -89,6 +89,22 @@ type dumpEvent struct {
 	ReceiptID string            `json:"receiptId,omitempty"`
 	Reason    *string           `json:"reason,omitempty"`
 	Details   *dumpAuditDetails `json:"details,omitempty"`
+	// A chain watcher's step (engine/chain.go).
+	Block     *uint64             `json:"block,omitempty"`
+	BlockHash string              `json:"blockHash,omitempty"`
+	Unapplied *[]dumpChainDeposit `json:"unapplied,omitempty"`
+}
+
+// dumpChainDeposit is a transfer a chain watcher could not credit.
+type dumpChainDeposit struct {
+	TxHash    string `json:"txHash"`
+	LogIndex  uint32 `json:"logIndex"`
+	Block     uint64 `json:"block"`
+	AddressID string `json:"addressId"`
+	Currency  string `json:"currency"`
+	Value     string `json:"value"`
+	Decimals  uint8  `json:"decimals"`
+	Reason    string `json:"reason"`
 }
 
 // dumpAuditDetails are an audit line's details.
@@ -381,6 +397,16 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
 	case *engine.MarketsSet:
 		d.Markets = dumpMarketsOf(ev.Markets)
+	case *engine.ChainProgressed:
+		d.Chain, d.Block, d.BlockHash = ev.Chain.String(), &ev.Cursor.Block, "0x"+hex.EncodeToString(ev.Cursor.Hash[:])
+		if len(ev.Unapplied) > 0 {
+			us := make([]dumpChainDeposit, len(ev.Unapplied))
+			for i, u := range ev.Unapplied {
+				us[i] = dumpChainDeposit{TxHash: u.Tx, LogIndex: u.LogIndex, Block: u.Block, AddressID: u.Address.String(),
+					Currency: u.Currency.String(), Value: u.Value, Decimals: u.Decimals, Reason: u.Reason.String()}
+			}
+			d.Unapplied = &us
+		}
 	}
 	return d
 }
