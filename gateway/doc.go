@@ -29,6 +29,7 @@
 //	membershipTimeoutMax   600 s    timeoutSeconds of an add (default membershipTimeoutDefault, 60 s)
 //	auditLimitMax          500      entries on one page of GET /admin/v1/audit (default 50)
 //	chainUnappliedLimitMax 500      deposits on one page of GET /admin/v1/chains/unapplied (default 50)
+//	consoleChainUnappliedMax 100    deposits not credited that /console/chains shows (the API pages through all)
 //	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)
