@@ -125,8 +125,9 @@ func (b *builder) treasuries() {
 		for q, list := range t.ReceiptsByQuote() {
 			s.receipts.publish(q, list)
 		}
-		s.treasuries[m] = s.spawn(&treasuryActor{sys: s, treasury: t, committed: make(engine.Committed),
-			inFlight: make(map[engine.Identity]*flight)}, kindTreasury)
+		ta := &treasuryActor{sys: s, treasury: t, committed: make(engine.Committed), inFlight: make(map[engine.Identity]*flight)}
+		ta.publishUnapplied()
+		s.treasuries[m] = s.spawn(ta, kindTreasury)
 	}
 	s.payments.p = b.state.Payments
 }

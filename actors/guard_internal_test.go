@@ -74,6 +74,7 @@ func everyRequest(s *System, pid *actor.PID) []func() (string, error) {
 		asking[*AccountReply](s, pid, &DepositAccount{}), asking[*AccountReply](s, pid, &WithdrawAccount{}),
 		asking[*CreditReply](s, pid, &SetCreditLimit{}), asking[*fundingReply](s, pid, &fundCompletion{}),
 		asking[*ReceiptReply](s, pid, &recordReceipt{}), asking[*StatementReply](s, pid, &readStatement{}),
+		asking[*UnappliedReply](s, pid, &recordUnapplied{}), asking[*UnappliedReply](s, pid, &settleUnapplied{}),
 		asking[*engine.Treasury](s, pid, &treasurySnapshot{}),
 		asking[*AdminReply](s, pid, &CreateClient{}), asking[*AdminReply](s, pid, &CreateKey{}),
 		asking[*AdminReply](s, pid, &RevokeKey{}), asking[*AdminReply](s, pid, &RollKey{}),

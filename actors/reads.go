@@ -29,8 +29,9 @@ type readModels struct {
 	// treasuries; references finds a quote by its bank reference (funds.go).
 	receipts   receiptViews
 	references referenceIndex
-	activity   activity      // quotes per minute by status, for the console (console.go)
-	awaiting   awaitingIndex // the quotes awaiting payment, for the console (console.go)
+	unapplied  unappliedViews // money held in suspense (suspense.go)
+	activity   activity       // quotes per minute by status, for the console (console.go)
+	awaiting   awaitingIndex  // the quotes awaiting payment, for the console (console.go)
 }
 
 // quoteRef is the registry entry of one quote. view is the latest durable

@@ -23,6 +23,8 @@ func (*SetCreditLimit) answeredWith(*CreditReply)       {}
 func (*fundCompletion) answeredWith(*fundingReply)      {}
 func (*recordReceipt) answeredWith(*ReceiptReply)       {}
 func (*reverseReceipt) answeredWith(*ReceiptReply)      {}
+func (*recordUnapplied) answeredWith(*UnappliedReply)   {}
+func (*settleUnapplied) answeredWith(*UnappliedReply)   {}
 func (*readStatement) answeredWith(*StatementReply)     {}
 func (*readCredit) answeredWith(*creditRead)            {}
 func (*treasurySnapshot) answeredWith(*engine.Treasury) {}

@@ -48,6 +48,10 @@ func (a *treasuryActor) Receive(ctx actor.Context) {
 			a.receive(ctx, msg)
 		case *reverseReceipt:
 			a.reverse(ctx, msg)
+		case *recordUnapplied:
+			a.holdUnapplied(ctx, msg)
+		case *settleUnapplied:
+			a.settleHeld(ctx, msg)
 		case *paymentDurable:
 			a.paymentDone(ctx, msg)
 		case *readStatement:
@@ -80,7 +84,7 @@ func (a *treasuryActor) publish(id engine.AccountID) *engine.Account {
 // snapshot is a consistent copy of the sub-ledger (balances, clearing
 // shards, credit limits) for the ledger check.
 func (a *treasuryActor) snapshot() *engine.Treasury {
-	t := &engine.Treasury{Mode: a.treasury.Mode, Clearing: a.treasury.Clearing,
+	t := &engine.Treasury{Mode: a.treasury.Mode, Clearing: a.treasury.Clearing, Suspense: a.treasury.Suspense,
 		Wallets: make(map[engine.AccountID]*engine.Account, len(a.treasury.Wallets)),
 		Credit:  maps.Clone(a.treasury.Credit)}
 	for id, w := range maps.All(a.treasury.Wallets) {

@@ -82,6 +82,10 @@ type call struct {
 	xml bool
 	// raw, when set, receives the answer's body as it came (ResponseBody).
 	raw *[]byte
+	// document, when set, is the request's body as it is, of media type
+	// documentType (a bank statement's XML); the answer is JSON.
+	document     []byte
+	documentType string
 }
 
 // response is what a successful call returned, beyond its body.
@@ -149,7 +153,9 @@ func (t *transport) request(ctx context.Context, c *call) (*http.Request, error)
 		u.RawQuery = c.query.Encode()
 	}
 	var body io.Reader
-	if c.body != nil {
+	if c.document != nil {
+		body = bytes.NewReader(c.document)
+	} else if c.body != nil {
 		marshal := json.Marshal
 		if c.xml {
 			marshal = xml.Marshal
@@ -176,7 +182,10 @@ func (t *transport) request(ctx context.Context, c *call) (*http.Request, error)
 	if t.userAgent != "" {
 		req.Header.Set("User-Agent", t.userAgent)
 	}
-	if c.body != nil {
+	switch {
+	case c.document != nil:
+		req.Header.Set("Content-Type", c.documentType)
+	case c.body != nil:
 		req.Header.Set("Content-Type", mediaType)
 	}
 	return req, nil

@@ -433,6 +433,18 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		}
 	case *ChainProgressed:
 		e.chainProgressed(ev)
+	case *ReceiptUnapplied:
+		e.unapplied(&ev.Receipt)
+	case *UnappliedSettled:
+		e.byte1(uint8(ev.Mode))
+		e.id(ev.Unapplied)
+		e.amount(ev.Amount)
+		e.id(ev.Account)
+		e.id(ev.Quote)
+		e.boolean(!ev.Return.IsZero())
+		if !ev.Return.IsZero() {
+			e.identity(ev.Return)
+		}
 	default:
 		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
@@ -662,6 +674,14 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 		ev = &MarketsSet{At: at, Markets: m}
 	case EventChainProgressed:
 		ev = d.chainProgressed(at)
+	case EventReceiptUnapplied:
+		ev = &ReceiptUnapplied{At: at, Receipt: d.unapplied()}
+	case EventUnappliedSettled:
+		e := &UnappliedSettled{At: at, Mode: d.mode(), Unapplied: d.id(), Amount: d.amount(), Account: d.id(), Quote: d.id()}
+		if d.boolean() {
+			e.Return = d.identity()
+		}
+		ev = e
 	default:
 		return nil, fmt.Errorf("%w: unknown event type %d", ErrCorruptEvent, typ)
 	}

@@ -138,6 +138,12 @@ func codecSamples() []struct {
 		{"chain progressed with unapplied", &engine.ChainProgressed{At: 38, Chain: engine.ChainTron, Cursor: engine.ChainCursor{Block: 5},
 			Unapplied: []engine.ChainDeposit{{Tx: "0x" + strings.Repeat("ef", 32), LogIndex: 2, Block: 5, Address: codecID(0x51), Currency: engine.CurrencyUSDT,
 				Value: "1000000000000000001", Decimals: 18, Reason: engine.UnappliedPrecision}}}},
+		{"receipt unapplied", &engine.ReceiptUnapplied{At: 39, Receipt: engine.UnappliedReceipt{ID: codecID(0x60), Mode: engine.ModeLive,
+			Currency: engine.CurrencyNGN, Amount: 25_000_00, Identity: mustIdentity(engine.InboundIdentity(engine.CurrencyNGN, "FT-2")),
+			Remittance: "school fees " + long[:100], Debtor: "Ada Obi", At: 39}}},
+		{"unapplied applied", &engine.UnappliedSettled{At: 40, Mode: engine.ModeLive, Unapplied: codecID(0x60), Amount: 25_000_00, Account: codecID(0x41), Quote: codecID(0x20)}},
+		{"unapplied returned", &engine.UnappliedSettled{At: 41, Mode: engine.ModeSandbox, Unapplied: codecID(0x61), Amount: 1,
+			Return: mustIdentity(engine.OutboundIdentity(engine.CurrencyNGN, "RET-1"))}},
 	}
 }
 
@@ -196,7 +202,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	for typ := engine.EventClientCreated; typ <= engine.EventChainProgressed; typ++ {
+	for typ := engine.EventClientCreated; typ <= engine.EventUnappliedSettled; typ++ {
 		if !seen[typ] {
 			t.Errorf("no sample of %s", typ)
 		}
@@ -215,7 +221,7 @@ func TestCodecTags(t *testing.T) {
 		"MarketsSet": 19, "QuoteAcceptedWithPayIn": 20, "PayInSeen": 21, "PaymentReceived": 22, "AccountWithdrawn": 23,
 		"CreditLimitSet": 24, "QuoteCompletedFunded": 25, "PaymentIdentified": 33, "AccountDepositedRef": 34,
 		"AccountWithdrawnRef": 35, "ReceiptReversed": 36, "OperatorActedInline": 37, "MarketsSetSandbox": 38,
-		"ChainProgressed": 39,
+		"ChainProgressed": 39, "ReceiptUnapplied": 40, "UnappliedSettled": 41,
 	}
 	for _, tc := range codecSamples() {
 		enc := engine.AppendEvent(nil, tc.event)

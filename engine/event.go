@@ -78,7 +78,11 @@ const (
 	// EventChainProgressed: how far a chain's deposits were read, and the
 	// transfers found that could not be credited (chain.go).
 	EventChainProgressed EventType = 39
-	eventTypeEnd         EventType = 40
+	// Money held in suspense (suspense.go): an unapplied receipt, and its
+	// application or return.
+	EventReceiptUnapplied EventType = 40
+	EventUnappliedSettled EventType = 41
+	eventTypeEnd          EventType = 42
 )
 
 var eventTypeNames = [eventTypeEnd]string{
@@ -121,6 +125,8 @@ var eventTypeNames = [eventTypeEnd]string{
 	EventOperatorActedInline:      "OperatorActedInline",
 	EventMarketsSetSandbox:        "MarketsSetSandbox",
 	EventChainProgressed:          "ChainProgressed",
+	EventReceiptUnapplied:         "ReceiptUnapplied",
+	EventUnappliedSettled:         "UnappliedSettled",
 }
 
 func (t EventType) String() string {

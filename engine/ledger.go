@@ -72,6 +72,12 @@ type Treasury struct {
 	Wallets  map[AccountID]*Account
 	byClient map[ClientID]*[CurrenciesMax]AccountID
 	Clearing [CurrenciesMax]Amount // this sub-ledger's shard of each clearing account
+	// Suspense is the suspense account of each currency: money held until
+	// an operator applies or returns it (suspense.go). unapplied are the
+	// receipts held, with their records in Payments.
+	Suspense         [CurrenciesMax]Amount
+	unapplied        map[UnappliedID]*UnappliedReceipt
+	unappliedPayment map[UnappliedID]*Payment
 	// Credit is each wallet's credit limit (absent: 0); see funds.go.
 	Credit map[AccountID]Amount
 	// History is each wallet's statement, oldest first; PostingSeq the
@@ -95,6 +101,9 @@ func NewTreasury(m Mode) *Treasury {
 		Credit:     make(map[AccountID]Amount),
 		History:    make(map[AccountID][]Posting),
 		receiptsOf: make(map[QuoteID][]*Payment),
+		unapplied:  make(map[UnappliedID]*UnappliedReceipt),
+
+		unappliedPayment: make(map[UnappliedID]*Payment),
 	}
 }
 
@@ -150,6 +159,6 @@ func (t *Treasury) LedgerSums(sums *[CurrenciesMax]Amount) {
 		sums[a.Currency] += a.Balance
 	}
 	for c := range t.Clearing {
-		sums[c] += t.Clearing[c]
+		sums[c] += t.Clearing[c] + t.Suspense[c]
 	}
 }

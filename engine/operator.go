@@ -129,6 +129,10 @@ func AuditDetailsOf(ev Event, currency Currency) AuditDetails {
 		d.Amount = ev.Amount
 	case *PoolWithdrawn:
 		d.Amount = ev.Amount
+	case *ReceiptUnapplied:
+		d.Amount, d.Currency, d.BankTransactionID = ev.Receipt.Amount, ev.Receipt.Currency, ev.Receipt.Identity.Text()
+	case *UnappliedSettled:
+		d.Amount, d.Account, d.Quote, d.Reference = ev.Amount, ev.Account, ev.Quote, ev.Return.Text()
 	default:
 		d.Currency = CurrencyNone
 		if q := quoteOf(ev); !q.IsZero() {

@@ -51,6 +51,12 @@ func (k PaymentKind) String() string {
 		return "prefund"
 	case PaymentPayout:
 		return "payout"
+	case PaymentUnapplied:
+		return "unapplied"
+	case PaymentReturned:
+		return "returned"
+	case PaymentReturn:
+		return "return"
 	}
 	return ""
 }

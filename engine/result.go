@@ -56,6 +56,9 @@ const (
 	// ResultKeyRolled: the key was rolled already; its successor may roll
 	// (409).
 	ResultKeyRolled
+	// ResultUnappliedNotFound: no receipt held in suspense has that id
+	// (never held, or applied or returned already) (404).
+	ResultUnappliedNotFound
 	resultCount
 )
 
@@ -103,4 +106,5 @@ var resultNames = [resultCount]string{
 	ResultReceiptNotFound:       "ReceiptNotFound",
 	ResultReceiptReversed:       "ReceiptReversed",
 	ResultKeyRolled:             "KeyRolled",
+	ResultUnappliedNotFound:     "UnappliedNotFound",
 }

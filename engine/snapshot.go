@@ -41,8 +41,11 @@ import (
 // and each rolled key's predecessor. A version 4 to 9 snapshot's receipts
 // become payments recorded before identities, each with the sequence of
 // its statement posting. Version 11 adds, at the end, each watched
-// chain's cursor and unapplied deposits (chain.go).
-const snapshotVersion = 11
+// chain's cursor and unapplied deposits (chain.go). Version 12 writes the
+// currency of each payment with no wallet (money held in suspense, or
+// returned from it) and adds, at the end, each treasury's suspense
+// balances and the receipts it holds (suspense.go).
+const snapshotVersion = 12
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -254,6 +257,28 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 			e.chainState(s.Chains[ch])
 		}
 	}
+	if version >= 12 {
+		for _, m := range Modes {
+			t := s.Treasuries[m]
+			var held []Currency
+			for c, v := range t.Suspense {
+				if v != 0 {
+					held = append(held, Currency(c))
+				}
+			}
+			e.uvarint(uint64(len(held)))
+			for _, c := range held {
+				e.byte1(uint8(c))
+				e.amount(t.Suspense[c])
+			}
+			list := t.UnappliedList()
+			slices.Reverse(list) // oldest first
+			e.uvarint(uint64(len(list)))
+			for _, u := range list {
+				e.unapplied(u)
+			}
+		}
+	}
 	return e.buf
 }
 
@@ -266,6 +291,9 @@ func encodePayments(e *encoder, ps *Payments) {
 		e.uvarint(p.Seq)
 		e.id(p.Account)
 		e.amount(p.Amount)
+		if p.Kind >= PaymentUnapplied { // no wallet to take it from (version 12)
+			e.byte1(uint8(p.Currency))
+		}
 		e.varint(p.At)
 		e.boolean(p.Legacy)
 		if p.Legacy {
@@ -293,7 +321,12 @@ func encodePayments(e *encoder, ps *Payments) {
 // (each payment's wallet must be one of them).
 func decodePayments(d *decoder, s *State, count func() uint64) {
 	for n := count(); n > 0 && d.err == nil; n-- {
-		p := &Payment{Kind: PaymentKind(d.byte1()), Mode: d.mode(), Seq: d.uvarint(), Account: d.id(), Amount: d.amount(), At: d.varint()}
+		p := &Payment{Kind: PaymentKind(d.byte1()), Mode: d.mode(), Seq: d.uvarint(), Account: d.id(), Amount: d.amount()}
+		walletless := p.Kind >= PaymentUnapplied
+		if walletless {
+			p.Currency = d.currency()
+		}
+		p.At = d.varint()
 		if p.Legacy = d.boolean(); p.Legacy {
 			p.Identity = Identity{Kind: IdentityKind(d.byte1()), Chain: Chain(d.byte1()), Currency: Currency(d.byte1()), Ref: d.str()}
 		} else {
@@ -304,6 +337,14 @@ func decodePayments(d *decoder, s *State, count func() uint64) {
 			p.Method, p.Quote, p.Address = ReceiptMethod(d.byte1()), d.id(), d.id()
 		} else {
 			p.IdempotencyKey, p.RequestHash = d.str(), d.hash()
+		}
+		if walletless {
+			if d.err != nil || p.Kind > PaymentReturn || p.Amount <= 0 || !p.Account.IsZero() || p.Seq != 0 {
+				d.fail()
+				return
+			}
+			s.Payments.record(p)
+			continue
 		}
 		w, ok := s.Treasuries[p.Mode].Wallets[p.Account]
 		if d.err != nil || !ok || p.Kind < PaymentReceipt || p.Kind > PaymentPayout || p.Amount <= 0 || p.Seq == 0 {
@@ -881,6 +922,24 @@ func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
 				d.fail()
 			}
 			s.Chains[ch] = &c
+		}
+	}
+	if version >= 12 {
+		for _, m := range Modes {
+			t := s.Treasuries[m]
+			for n := count(); n > 0 && d.err == nil; n-- {
+				c := d.currency()
+				t.Suspense[c] = d.amount()
+			}
+			for n := count(); n > 0 && d.err == nil; n-- {
+				u := d.unapplied()
+				p, ok := s.Payments.Lookup(u.Identity)
+				if _, dup := t.unapplied[u.ID]; dup || !ok || p.Kind != PaymentUnapplied || u.Mode != m {
+					d.fail()
+					break
+				}
+				t.unapplied[u.ID], t.unappliedPayment[u.ID] = &u, p
+			}
 		}
 	}
 	if d.err != nil {

@@ -310,6 +310,8 @@ func (s *State) apply(ev Event) error {
 		s.applyOperator(ev)
 	case *ChainProgressed:
 		s.applyChain(ev)
+	case *ReceiptUnapplied, *UnappliedSettled:
+		s.applySuspense(ev)
 	}
 	return nil
 }
@@ -421,6 +423,8 @@ func (s *State) check(ev Event) error {
 		return s.checkMarkets(ev)
 	case *ChainProgressed:
 		return ev.Check()
+	case *ReceiptUnapplied, *UnappliedSettled:
+		return s.checkSuspense(ev)
 	default:
 		return fmt.Errorf("unknown event %T", ev)
 	}
@@ -754,6 +758,9 @@ func (l *LedgerAccumulator) AddTreasury(t *Treasury) {
 	}
 	for _, c := range KnownCurrencies() {
 		l.accounts[c]++ // the clearing account
+		if t.Suspense[c] < 0 {
+			l.problems = append(l.problems, fmt.Sprintf("suspense %s %s below zero: %d", t.Mode, c, t.Suspense[c]))
+		}
 	}
 }
 

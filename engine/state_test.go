@@ -140,6 +140,7 @@ func checkStateInvariants(t testing.TB, s *engine.State, deposited map[engine.Po
 					accounts += a.Balance
 				}
 			}
+			accounts += s.Treasuries[m].Suspense[c]
 			if got := s.ClearingBalance(m, c); got != -accounts {
 				t.Fatalf("clearing %s %s = %d, want %d (minus every other account)", m, c, got, -accounts)
 			}

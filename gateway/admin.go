@@ -34,6 +34,7 @@ func (s *Server) adminRouter() *router.Router {
 	s.registerCluster(r)
 	s.registerLookups(r)
 	s.registerPayIns(r)
+	s.registerStatements(r)
 	s.registerChains(r)
 	s.registerFunds(r)
 	s.registerOperators(r)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -98,14 +97,10 @@ func (d chainDeposit) id() string {
 
 func (s *Server) listChainUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	args := ctx.QueryArgs()
-	limit := chainUnappliedLimitDefault
-	if raw := args.Peek("limit"); raw != nil {
-		n, err := strconv.Atoi(string(raw))
-		if err != nil || n < 1 || n > chainUnappliedLimitMax {
-			s.writeError(ctx, fieldError("limit", fmt.Sprintf("must be an integer from 1 to %d", chainUnappliedLimitMax)))
-			return
-		}
-		limit = n
+	limit, e := queryLimit(ctx, chainUnappliedLimitDefault, chainUnappliedLimitMax)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
 	}
 	var all []chainDeposit
 	for ch, st := range sys.ChainStates() {

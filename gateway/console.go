@@ -221,6 +221,8 @@ func (s *Server) registerConsole(r *router.Router) {
 	r.POST(consoleBase+"/quotes/{quoteId}/complete", s.console("quotes", s.quoteAction(s.operatorComplete, "Quote completed.")))
 	r.GET(consoleBase+"/payins", s.console("payins", s.consolePayIns))
 	r.POST(consoleBase+"/payins/bank", s.console("payins", s.consoleBankReceipt))
+	r.POST(consoleStatementsPath, s.console("payins", s.consoleImportStatement))
+	r.POST(consoleBase+"/payins/unapplied/{unappliedId}/{action}", s.console("payins", s.consoleSettleUnapplied))
 	r.GET(consoleBase+"/webhooks", s.console("webhooks", s.consoleWebhooks))
 	r.GET(consoleBase+"/chains", s.console("chains", s.consoleChains))
 	r.GET(consoleBase+"/cluster", s.console("cluster", s.consoleSystem))

@@ -51,6 +51,8 @@ type payInRow struct {
 type payInsView struct {
 	Rows []payInRow
 	Next string
+	// Unapplied are the receipts held in suspense, newest first.
+	Unapplied []engine.UnappliedReceipt
 	// Received is a page of the payments received, newest first;
 	// ReceivedNext the next page's offset (0: none).
 	Received     []receivedRow
@@ -97,6 +99,7 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 	if more {
 		v.ReceivedNext = max(from, 0) + len(received)
 	}
+	v.Unapplied = r.sys.UnappliedList(mode)
 	s.page(r, "payins", "Pay-ins", mode, v)
 }
 

@@ -16,6 +16,7 @@
 // Limits (limits.go; each refusal uses the spec's error shape):
 //
 //	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE)
+//	statementBytesMax      10 MiB+  a bank statement's body (camt.BytesMax, 10 MiB, and a form's wrapping), admin only
 //	headerBytesMax         8 KiB    request line + headers (400)
 //	sniffLineBytesMax      512      start of a request kept per connection to route a parse refusal's dialect
 //	numberBytesMax         64       text of one JSON number
@@ -30,6 +31,7 @@
 //	auditLimitMax          500      entries on one page of GET /admin/v1/audit (default 50)
 //	chainUnappliedLimitMax 500      deposits on one page of GET /admin/v1/chains/unapplied (default 50)
 //	consoleChainUnappliedMax 100    deposits not credited that /console/chains shows (the API pages through all)
+//	unappliedLimitMax      500      receipts on one page of GET /admin/v1/payins/unapplied (default 50)
 //	enumBytesMax           16       a JSON member naming a currency, direction, chain, mode or status
 //	idBytesMax             64       a JSON member holding an id (checked as a UUID after)
 //	bearerTokenBytesMax    256      the credential of Authorization: Bearer (401 above it)

@@ -43,6 +43,8 @@ var resultErrors = [engine.ResultCount]struct {
 		"this payment's identity was recorded before for another amount, wallet, quote or mode"},
 	engine.ResultReceiptNotFound: {fasthttp.StatusNotFound, codeNotFound, "no receipt has this id"},
 	engine.ResultReceiptReversed: {fasthttp.StatusConflict, codeConflict, "this receipt was reversed already"},
+	engine.ResultUnappliedNotFound: {fasthttp.StatusNotFound, codeNotFound,
+		"no receipt held in suspense has this id (never held, or applied or returned already)"},
 	engine.ResultKeyRolled: {fasthttp.StatusConflict, codeConflict,
 		"this key was rolled already: a key is rolled once; roll its successor"},
 	engine.ResultCreditInUse: {fasthttp.StatusConflict, codeConflict,

@@ -1,11 +1,18 @@
 package gateway
 
-import "time"
+import (
+	"time"
+
+	"github.com/oja-exchange/oja/gateway/camt"
+)
 
 // Every limit of the gateway, in one place (the package doc lists them).
 const (
 	// bodyBytesMax is the largest request body (spec §9: 413 above it).
 	bodyBytesMax = 64 << 10
+	// statementBytesMax is the largest body the admin listener reads: a
+	// bank statement (camt.BytesMax) and a multipart form's wrapping of one.
+	statementBytesMax = camt.BytesMax + 64<<10
 	// headerBytesMax bounds the request line plus headers.
 	headerBytesMax = 8 << 10
 	// numberBytesMax bounds the text of one JSON number.

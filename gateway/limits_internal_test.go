@@ -68,24 +68,27 @@ func TestLimitsListedInDoc(t *testing.T) {
 	}
 }
 
-// TestServerLimits: both listeners are built with the limits of limits.go.
+// TestServerLimits: both listeners are built with the limits of limits.go
+// (the admin one reads a bank statement's body; every other admin request
+// keeps bodyBytesMax: TestErrors).
 func TestServerLimits(t *testing.T) {
 	s := New(Config{Listen: "127.0.0.1:0", AdminListen: "127.0.0.1:0"})
 	for name, srv := range map[string]struct {
 		concurrency, perIP, body, header int
 		read, write, idle                string
+		bodyMax                          int
 	}{
 		"public": {s.public.Concurrency, s.public.MaxConnsPerIP, s.public.MaxRequestBodySize, s.public.ReadBufferSize,
-			s.public.ReadTimeout.String(), s.public.WriteTimeout.String(), s.public.IdleTimeout.String()},
+			s.public.ReadTimeout.String(), s.public.WriteTimeout.String(), s.public.IdleTimeout.String(), bodyBytesMax},
 		"admin": {s.admin.Concurrency, s.admin.MaxConnsPerIP, s.admin.MaxRequestBodySize, s.admin.ReadBufferSize,
-			s.admin.ReadTimeout.String(), s.admin.WriteTimeout.String(), s.admin.IdleTimeout.String()},
+			s.admin.ReadTimeout.String(), s.admin.WriteTimeout.String(), s.admin.IdleTimeout.String(), statementBytesMax},
 	} {
 		switch {
 		case srv.concurrency != connectionsMax || srv.perIP != connectionsPerIPMax:
 			t.Errorf("%s: connections %d (per address %d), want %d (%d)", name, srv.concurrency, srv.perIP,
 				connectionsMax, connectionsPerIPMax)
-		case srv.body != bodyBytesMax || srv.header != headerBytesMax:
-			t.Errorf("%s: body %d, headers %d bytes, want %d, %d", name, srv.body, srv.header, bodyBytesMax, headerBytesMax)
+		case srv.body != srv.bodyMax || srv.header != headerBytesMax:
+			t.Errorf("%s: body %d, headers %d bytes, want %d, %d", name, srv.body, srv.header, srv.bodyMax, headerBytesMax)
 		case srv.read != readTimeout.String() || srv.write != writeTimeout.String() || srv.idle != idleTimeout.String():
 			t.Errorf("%s: timeouts read %s, write %s, idle %s; want %s, %s, %s", name, srv.read, srv.write, srv.idle,
 				readTimeout, writeTimeout, idleTimeout)

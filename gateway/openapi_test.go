@@ -48,8 +48,10 @@ import (
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/gateway/camt"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 	"github.com/oja-exchange/oja/gateway/webhook"
+	"github.com/oja-exchange/oja/internal/camttest"
 	"github.com/oja-exchange/oja/internal/poll"
 	"github.com/oja-exchange/oja/internal/simchain"
 )
@@ -1076,6 +1078,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	// has 18 decimals: a transfer of 1.000000000000000001 to a deposit
 	// address is listed unapplied.
 	oapiChains(t, c, tok, unreadyAdm, exampleMarkets)
+	oapiStatements(t, c, tok, unreadyAdm)
 	// The same deposit spelled otherwise: a repeat; the receipt taken back.
 	again := c.run(t, oapiCall{name: "payin seen again, spelled otherwise", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,
 		body: `{"amount":100,"txHash":" 0X` + strings.ToUpper(strings.Repeat("0f", 32)) + `","logIndex":0}`, want: 200})
@@ -1479,4 +1482,69 @@ func oapiChains(t *testing.T, c *oapiChecker, tok, unreadyAdm string, exampleMar
 	chainsPage := op.do(http.MethodGet, "/console/chains", nil)
 	wantConsole(t, "chains page", chainsPage, http.StatusOK, "ETHEREUM")
 	wantConsole(t, "chains page", chainsPage, http.StatusOK, new(big.Int).Add(one, big.NewInt(1)).String())
+}
+
+// oapiStatements exercises the bank statement import and the receipts held
+// in suspense.
+func oapiStatements(t *testing.T, c *oapiChecker, tok, unreadyAdm string) {
+	t.Helper()
+	ss := gatewaytest.Start(t, gatewaytest.Options{})
+	ss.NewPool(t, engine.ModeLive, gatewaytest.NGNUSDT, "Desk S", "0.000625", "10000")
+	sp := ss.NewPartner(t, "openapi-statements")
+	quote := oapiParse(t, oapiDo(t, "POST", ss.URL+"/api/v1/partners/marketplace/intent", sp.LiveKey, "application/json",
+		[]byte(`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}`)).body).root
+	quoteID := oapiString(quote, "quoteId")
+	statements, unapplied := "/admin/v1/payins/bank/statements", "/admin/v1/payins/unapplied"
+	apply, ret := unapplied+"/{unappliedId}/apply", unapplied+"/{unappliedId}/return"
+	at := func(template, id string) string { return strings.Replace(template, "{unappliedId}", id, 1) }
+	doc := camttest.Statement("OAPI-1", "0123456789", "NGN",
+		camttest.Entry{Amount: "1000.00", Currency: "NGN", AcctSvcrRef: "OAPI/1", Remittance: []string{"no quote named"}, Debtor: "Ada Obi"},
+		camttest.Entry{Amount: "50.00", Currency: "NGN", AcctSvcrRef: "OAPI/2"},
+		camttest.Entry{Amount: "60.00", Currency: "NGN", AcctSvcrRef: "OAPI/4"},
+		camttest.Entry{Amount: "7.00", Currency: "NGN", AcctSvcrRef: "OAPI/3", Debit: true})
+	imported := c.run(t, oapiCall{name: "import a statement", base: ss.Admin, method: "POST", path: statements, template: statements, token: tok,
+		ctype: "application/xml", body: string(doc), want: 200})
+	if n := fmt.Sprint(oapiField(imported, "unapplied")); n != "3" {
+		t.Fatalf("import: %v", imported)
+	}
+	c.run(t, oapiCall{name: "import a statement again", base: ss.Admin, method: "POST", path: statements, template: statements, token: tok,
+		ctype: "text/xml", body: string(doc), want: 200})
+	c.run(t, oapiCall{name: "import a bad document", base: ss.Admin, method: "POST", path: statements, template: statements, token: tok,
+		ctype: "application/xml", body: `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.052.001.08"/>`, want: 400})
+	c.run(t, oapiCall{name: "import JSON", base: ss.Admin, method: "POST", path: statements, template: statements, token: tok,
+		body: `{}`, want: 415})
+	c.run(t, oapiCall{name: "import over the bound", base: ss.Admin, method: "POST", path: statements, template: statements, token: tok,
+		ctype: "application/xml", body: strings.Repeat(" ", camt.BytesMax+128<<10), want: 413})
+	c.run(t, oapiCall{name: "import no token", base: ss.Admin, method: "POST", path: statements, template: statements,
+		ctype: "application/xml", body: string(doc), want: 401})
+	c.run(t, oapiCall{name: "import unready", base: unreadyAdm, method: "POST", path: statements, template: statements, token: tok,
+		ctype: "application/xml", body: string(doc), want: 503})
+	list := c.run(t, oapiCall{name: "unapplied", base: ss.Admin, method: "GET", path: unapplied + "?mode=live&limit=1", template: unapplied, token: tok, want: 200})
+	first := oapiString(oapiField(list, "data").([]any)[0], "unappliedId")
+	c.run(t, oapiCall{name: "unapplied next page", base: ss.Admin, method: "GET", path: unapplied + "?startingAfter=" + first, template: unapplied, token: tok, want: 200})
+	c.run(t, oapiCall{name: "unapplied bad mode", base: ss.Admin, method: "GET", path: unapplied + "?mode=x", template: unapplied, token: tok, want: 400})
+	c.run(t, oapiCall{name: "unapplied no token", base: ss.Admin, method: "GET", path: unapplied, template: unapplied, want: 401})
+	c.run(t, oapiCall{name: "unapplied unready", base: unreadyAdm, method: "GET", path: unapplied, template: unapplied, token: tok, want: 503})
+	all := oapiField(c.run(t, oapiCall{name: "unapplied all", base: ss.Admin, method: "GET", path: unapplied, template: unapplied, token: tok, want: 200}), "data").([]any)
+	one, two, three := oapiString(all[0], "unappliedId"), oapiString(all[1], "unappliedId"), oapiString(all[2], "unappliedId")
+	c.run(t, oapiCall{name: "apply to a quote", base: ss.Admin, method: "POST", path: at(apply, one), template: apply, token: tok,
+		body: fmt.Sprintf(`{"quoteId":%q}`, quoteID), want: 200})
+	c.run(t, oapiCall{name: "apply again", base: ss.Admin, method: "POST", path: at(apply, one), template: apply, token: tok,
+		body: fmt.Sprintf(`{"quoteId":%q}`, quoteID), want: 404})
+	c.run(t, oapiCall{name: "apply nowhere", base: ss.Admin, method: "POST", path: at(apply, two), template: apply, token: tok, body: `{}`, want: 400})
+	c.run(t, oapiCall{name: "apply not json", base: ss.Admin, method: "POST", path: at(apply, two), template: apply, token: tok,
+		ctype: "text/plain", body: `{}`, want: 415})
+	c.run(t, oapiCall{name: "apply no token", base: ss.Admin, method: "POST", path: at(apply, two), template: apply, body: `{}`, want: 401})
+	c.run(t, oapiCall{name: "apply unready", base: unreadyAdm, method: "POST", path: at(apply, two), template: apply, token: tok, body: `{}`, want: 503})
+	c.run(t, oapiCall{name: "return", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, token: tok,
+		body: `{"reference":"RET/OAPI/2"}`, want: 200})
+	c.run(t, oapiCall{name: "return under a used reference", base: ss.Admin, method: "POST", path: at(ret, three), template: ret, token: tok,
+		body: `{"reference":"ret/oapi/2"}`, want: 409})
+	c.run(t, oapiCall{name: "return again", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, token: tok,
+		body: `{"reference":"RET/OAPI/2b"}`, want: 404})
+	c.run(t, oapiCall{name: "return no reference", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, token: tok, body: `{}`, want: 400})
+	c.run(t, oapiCall{name: "return not json", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, token: tok,
+		ctype: "text/plain", body: `{}`, want: 415})
+	c.run(t, oapiCall{name: "return no token", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, body: `{}`, want: 401})
+	c.run(t, oapiCall{name: "return unready", base: unreadyAdm, method: "POST", path: at(ret, two), template: ret, token: tok, body: `{}`, want: 503})
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"crypto/subtle"
-	"strconv"
 
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -257,14 +256,10 @@ const (
 
 func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	args := ctx.QueryArgs()
-	limit := auditLimitDefault
-	if raw := args.Peek("limit"); raw != nil {
-		n, err := strconv.Atoi(string(raw))
-		if err != nil || n < 1 || n > auditLimitMax {
-			s.writeError(ctx, fieldError("limit", "must be an integer from 1 to 500"))
-			return
-		}
-		limit = n
+	limit, e := queryLimit(ctx, auditLimitDefault, auditLimitMax)
+	if e != nil {
+		s.writeError(ctx, e)
+		return
 	}
 	var after engine.AuditID
 	if raw := args.Peek("startingAfter"); raw != nil {

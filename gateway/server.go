@@ -107,6 +107,7 @@ func New(cfg Config) *Server {
 	s.reqID.init()
 	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))
 	s.admin = s.newFastHTTP("admin", s.clustered(true, s.adminRouter().Handler))
+	s.admin.MaxRequestBodySize = statementBytesMax
 	if cfg.Cluster != nil {
 		// Requests a peer forwards arrive over the Raft port: admin routes
 		// go to the admin handler, the rest to the public one, each with
@@ -120,6 +121,7 @@ func New(cfg Config) *Server {
 			s.public.Handler(ctx)
 		}
 		s.peer.MaxConnsPerIP = 0 // every connection comes from a handful of peers
+		s.peer.MaxRequestBodySize = statementBytesMax
 	}
 	return s
 }
@@ -311,6 +313,12 @@ func (s *Server) recover(listener string, h fasthttp.RequestHandler) fasthttp.Re
 		}()
 		s.requestID(ctx)
 		if s.refuseBadFraming(ctx) {
+			return
+		}
+		// The admin listener reads bodies up to a bank statement's bound;
+		// every request but a statement's keeps bodyBytesMax.
+		if len(ctx.Request.Body()) > bodyBytesMax && !largeBody(ctx) {
+			s.writeError(ctx, errTooLarge)
 			return
 		}
 		h(ctx)

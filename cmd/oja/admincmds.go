@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -44,6 +45,11 @@ var adminCommands = []adminCommand{
 	{words("payins bank"), "REFERENCE --amount AMOUNT --bank-transaction-id ID [--mode live|sandbox]\n" +
 		"                          (a bank transfer carrying a quote's reference: credited to the partner's wallet, once per\n" +
 		"                          bank transaction id however typed; --mode is the quote's, default live)", parseBankReceipt},
+	{words("payins import"), "FILE    (a bank's ISO 20022 camt.053 statement or camt.054 notification: each booked credit on a\n" +
+		"                          collection account recorded once; one naming an open quote pays it, any other is held in suspense)", parseImport},
+	{words("payins unapplied"), "[--mode M] [--limit N] [--starting-after ID]   (money held in suspense, newest first)", parseUnappliedList},
+	{words("payins apply"), "UNAPPLIED_ID (--quote QUOTE_ID | --client CLIENT_ID --mode M)   (suspense → that quote's or client's wallet)", parseApplyUnapplied},
+	{words("payins return"), "UNAPPLIED_ID --reference REF   (suspense → back to its sender; REF is the return transfer's bank id)", parseReturnUnapplied},
 	{words("payins duplicates"), "      (receipts recorded before identities that name one payment: candidates for reverse)", noArgs((*client.Admin).Duplicates)},
 	{words("payins reverse"), "RECEIPT_ID --reason TEXT   (take a receipt back: wallet → clearing, a reversal row)", parseReverse},
 	{words("keys create"), "CLIENT_ID [--mode live|sandbox]", parseCreateKey},
@@ -476,5 +482,71 @@ func parseBackup(name string, args []string) (adminCall, error) {
 			return a.Checkpoint(ctx, dir, o...)
 		}
 		return a.Backup(ctx, dir, o...)
+	}, nil
+}
+
+func parseImport(name string, args []string) (adminCall, error) {
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		return nil, fmt.Errorf("%s: give one FILE, the statement", name)
+	}
+	path := args[0]
+	return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return discard(a.ImportStatement(ctx, doc, o...))
+	}, nil
+}
+
+func parseUnappliedList(name string, args []string) (adminCall, error) {
+	fs := flag.NewFlagSet(strings.TrimPrefix(name, "admin "), flag.ContinueOnError)
+	mode := fs.String("mode", "", "live or sandbox (default: both)")
+	limit := fs.Int("limit", 0, "receipts per page, 1 to 500 (default 50)")
+	after := fs.String("starting-after", "", "the last unappliedId of the previous page")
+	if err := parseSub(fs, args); err != nil {
+		return nil, err
+	}
+	if *limit < 0 {
+		return nil, fmt.Errorf("%s: --limit must be from 1 to 500", name)
+	}
+	return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+		return discard(a.UnappliedList(ctx, client.Mode(*mode), *limit, *after, o...))
+	}, nil
+}
+
+func parseApplyUnapplied(name string, args []string) (adminCall, error) {
+	if err := atLeast(name, args, 1); err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet(strings.TrimPrefix(name, "admin "), flag.ContinueOnError)
+	quote := fs.String("quote", "", "the quote it pays")
+	clientID := fs.String("client", "", "the client whose wallet it credits")
+	mode := fs.String("mode", "", "the client's wallet's mode: the receipt's")
+	if err := parseSub(fs, args[1:]); err != nil {
+		return nil, err
+	}
+	if (*quote == "") == (*clientID == "") || (*clientID != "" && *mode == "") {
+		return nil, fmt.Errorf("%s: give --quote QUOTE_ID, or --client CLIENT_ID and --mode", name)
+	}
+	return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+		return discard(a.ApplyUnapplied(ctx, args[0], *quote, *clientID, client.Mode(*mode), o...))
+	}, nil
+}
+
+func parseReturnUnapplied(name string, args []string) (adminCall, error) {
+	if err := atLeast(name, args, 1); err != nil {
+		return nil, err
+	}
+	fs := flag.NewFlagSet(strings.TrimPrefix(name, "admin "), flag.ContinueOnError)
+	reference := fs.String("reference", "", "the return transfer's bank id")
+	if err := parseSub(fs, args[1:]); err != nil {
+		return nil, err
+	}
+	if *reference == "" {
+		return nil, fmt.Errorf("%s: --reference is required (the return transfer's bank id)", name)
+	}
+	return func(ctx context.Context, a *client.Admin, o ...client.CallOption) error {
+		return discard(a.ReturnUnapplied(ctx, args[0], *reference, o...))
 	}, nil
 }

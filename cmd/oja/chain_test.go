@@ -50,27 +50,13 @@ func TestChainDepositsKill9(t *testing.T) {
 	srv := newOjaServer(t, "--markets", chainMarkets(t, chain, 2))
 	srv.start()
 	ctx := context.Background()
-	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, partner := liveDesk(t, srv, "USDT", "NGN", "1600", 10_000_000)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	desk, err := admin.CreateClient(ctx, "usdt desk")
-	must(err)
-	key, err := admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeLive)
-	must(err)
-	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeLive, Name: "lagos otc",
-		Source: "USDT", Destination: "NGN", Rate: decimal.RequireFromString("1600")})
-	must(err)
-	_, err = admin.DepositPool(ctx, pool.PoolID, decimal.NewFromInt(10_000_000))
-	must(err)
-	partner, err := ojaclient.New(srv.publicURL(), key.Key)
-	must(err)
 	q, err := partner.CreateQuote(ctx, ojaclient.CreateQuoteRequest{SourceCurrency: "USDT", DestinationCurrency: "NGN",
 		Amount: decimal.NewFromInt(100), Rate: decimal.NewFromInt(1500), AmountDirection: ojaclient.DirectionSource, Chain: "ETHEREUM"})
 	must(err)
@@ -130,9 +116,43 @@ func TestChainDepositsKill9(t *testing.T) {
 	if got := usdt(); !got.Equal(decimal.NewFromInt(123)) {
 		t.Fatalf("USDT balance %s once caught up: a deposit credited twice?", got)
 	}
+	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
+	must(err)
 	receipts, err := admin.GetPayIn(ctx, q.Metadata.CryptoPayIn.AddressID)
 	must(err)
 	if len(receipts.Deposits) != 3 {
 		t.Fatalf("%d deposits recorded, want 3: %+v", len(receipts.Deposits), receipts.Deposits)
 	}
+}
+
+// liveDesk is a live partner of srv, and the operator's client, with a
+// live pool from source to destination at rate holding liquidity.
+func liveDesk(t *testing.T, srv *ojaServer, source, destination, rate string, liquidity int64) (*ojaclient.Admin, *ojaclient.Client) {
+	t.Helper()
+	ctx := context.Background()
+	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk, err := admin.CreateClient(ctx, "desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeLive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeLive, Name: "desk pool",
+		Source: source, Destination: destination, Rate: decimal.RequireFromString(rate)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.DepositPool(ctx, pool.PoolID, decimal.NewFromInt(liquidity)); err != nil {
+		t.Fatal(err)
+	}
+	partner, err := ojaclient.New(srv.publicURL(), key.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin, partner
 }

@@ -93,6 +93,12 @@ type dumpEvent struct {
 	Block     *uint64             `json:"block,omitempty"`
 	BlockHash string              `json:"blockHash,omitempty"`
 	Unapplied *[]dumpChainDeposit `json:"unapplied,omitempty"`
+	// Money held in suspense (engine/suspense.go).
+	UnappliedID     string  `json:"unappliedId,omitempty"`
+	Currency        string  `json:"currency,omitempty"`
+	Remittance      *string `json:"remittance,omitempty"`
+	DebtorName      string  `json:"debtorName,omitempty"`
+	ReturnReference string  `json:"returnReference,omitempty"`
 }
 
 // dumpChainDeposit is a transfer a chain watcher could not credit.
@@ -397,6 +403,20 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
 	case *engine.MarketsSet:
 		d.Markets = dumpMarketsOf(ev.Markets)
+	case *engine.ReceiptUnapplied:
+		u := ev.Receipt
+		d.UnappliedID, d.Mode, d.Currency, d.Amount = u.ID.String(), u.Mode.String(), u.Currency.String(), dumpAmount(u.Amount)
+		d.Identity, d.BankTransactionID, d.Remittance, d.DebtorName = u.Identity.String(), u.Identity.Text(), &u.Remittance, u.Debtor
+	case *engine.UnappliedSettled:
+		d.UnappliedID, d.Mode, d.Amount = ev.Unapplied.String(), ev.Mode.String(), dumpAmount(ev.Amount)
+		if ev.Returned() {
+			d.ReturnReference = ev.Return.Text()
+		} else {
+			d.AccountID = ev.Account.String()
+			if !ev.Quote.IsZero() {
+				d.QuoteID = ev.Quote.String()
+			}
+		}
 	case *engine.ChainProgressed:
 		d.Chain, d.Block, d.BlockHash = ev.Chain.String(), &ev.Cursor.Block, "0x"+hex.EncodeToString(ev.Cursor.Hash[:])
 		if len(ev.Unapplied) > 0 {
