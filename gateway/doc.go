@@ -15,7 +15,7 @@
 //
 // Limits (limits.go; each refusal uses the spec's error shape):
 //
-//	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE)
+//	bodyBytesMax           64 KiB   request body (413 PAYLOAD_TOO_LARGE; before the body is sent when the client sends Expect: 100-continue)
 //	statementBytesMax      10 MiB+  a bank statement's body (camt.BytesMax, 10 MiB, and a form's wrapping), admin only
 //	headerBytesMax         8 KiB    request line + headers (400)
 //	sniffLineBytesMax      512      start of a request kept per connection to route a parse refusal's dialect

@@ -200,3 +200,59 @@ func TestRateLimitHeaders(t *testing.T) {
 		t.Errorf("refusal body: %s", refused.body)
 	}
 }
+
+// TestOversizedUnasked sends a body over the bound without asking first:
+// the server reads up to the bound, answers 413 in the error shape and
+// closes the connection with the rest unread. The client, still writing,
+// may see a reset before it reads the answer (an HTTP/1.1 race the server
+// cannot close without reading what it refuses), so a reset is retried; an
+// answer other than the 413 fails.
+func TestOversizedUnasked(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	p := s.NewPartner(t, "unasked")
+	body := `{"x":"` + strings.Repeat("a", 65<<10) + `"}`
+	var err error
+	for range 10 {
+		var r *response
+		if r, err = tryDo(t, http.MethodPost, s.URL+"/api/v1/partners/marketplace/intent", p.SandboxKey, body); err == nil {
+			wantError(t, r, http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+			return
+		}
+		if !strings.Contains(err.Error(), "connection reset") && !strings.Contains(err.Error(), "broken pipe") {
+			break
+		}
+	}
+	t.Fatalf("no answer in 10 attempts: %v", err)
+}
+
+// TestOversizedAsked: a client that asks first ("Expect: 100-continue") is
+// answered 413 before it sends a byte of the body, on every listener.
+func TestOversizedAsked(t *testing.T) {
+	t.Parallel()
+	s := gatewaytest.Start(t, gatewaytest.Options{})
+	for _, tc := range []struct{ name, addr, path string }{
+		{"public", strings.TrimPrefix(s.URL, "http://"), "/api/v1/partners/marketplace/intent"},
+		{"admin", strings.TrimPrefix(s.Admin, "http://"), "/admin/v1/payins/bank/statements"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.DialTimeout("tcp", tc.addr, 2*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(5 * time.Second))
+			// Only the head is written: were the server to wait for the
+			// body, the read below would time out.
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", tc.path, 64<<20)
+			res, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(res.Header.Get("Content-Type"), "json") || res.Header.Get("X-Request-Id") == "" {
+				t.Fatalf("answered %s %v", res.Status, res.Header)
+			}
+		})
+	}
+}

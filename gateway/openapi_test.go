@@ -443,11 +443,8 @@ func xmlRoot(t testing.TB, raw []byte) (xml.Name, string) {
 var oapiHTTP = &http.Client{Timeout: 10 * time.Second}
 
 // oapiDo sends one request; body is sent as is with contentType (when
-// body is not nil); hdr are name, value pairs.
-func isResetByPeer(err error) bool {
-	return strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe")
-}
-
+// body is not nil); hdr are name, value pairs. A body over 64 KiB is sent
+// after asking (see doOversized).
 func oapiDo(t testing.TB, method, url, token, contentType string, body []byte, hdr ...string) *oapiResponse {
 	t.Helper()
 	var rd io.Reader
@@ -467,14 +464,10 @@ func oapiDo(t testing.TB, method, url, token, contentType string, body []byte, h
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header[http.CanonicalHeaderKey(hdr[i])] = []string{hdr[i+1]}
 	}
-	res, err := oapiHTTP.Do(req)
-	for retry := 0; err != nil && retry < 5 && len(body) > 64<<10 && isResetByPeer(err); retry++ {
-		// NB: the server answers an oversized body with 413 and closes the
-		// connection without reading the rest; the client, still sending,
-		// may see the reset before the answer. Retry (as doOversized does).
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		res, err = oapiHTTP.Do(req)
+	if len(body) > 64<<10 {
+		req.Header.Set("Expect", "100-continue")
 	}
+	res, err := oapiHTTP.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}

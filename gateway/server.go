@@ -105,14 +105,13 @@ func New(cfg Config) *Server {
 	s.metrics.registry.MustRegister(newChainCollector(s.chainStatuses))
 	s.streams = newStreamHub(cfg.SSEHeartbeat, cfg.SSEStallMax, cfg.Logger)
 	s.reqID.init()
-	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler))
-	s.admin = s.newFastHTTP("admin", s.clustered(true, s.adminRouter().Handler))
-	s.admin.MaxRequestBodySize = statementBytesMax
+	s.public = s.newFastHTTP("public", s.clustered(false, s.publicRouter().Handler), bodyBytesMax)
+	s.admin = s.newFastHTTP("admin", s.clustered(true, s.adminRouter().Handler), statementBytesMax)
 	if cfg.Cluster != nil {
 		// Requests a peer forwards arrive over the Raft port: admin routes
 		// go to the admin handler, the rest to the public one, each with
 		// its own authentication, as if they had come to that listener.
-		s.peer = s.newFastHTTP("peer", nil)
+		s.peer = s.newFastHTTP("peer", nil, statementBytesMax)
 		s.peer.Handler = func(ctx *fasthttp.RequestCtx) {
 			if bytes.HasPrefix(ctx.Path(), []byte(adminBase+"/")) || bytes.HasPrefix(ctx.Path(), []byte(consoleBase+"/")) {
 				s.admin.Handler(ctx)
@@ -121,19 +120,34 @@ func New(cfg Config) *Server {
 			s.public.Handler(ctx)
 		}
 		s.peer.MaxConnsPerIP = 0 // every connection comes from a handful of peers
-		s.peer.MaxRequestBodySize = statementBytesMax
 	}
 	return s
 }
 
-func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler) *fasthttp.Server {
+// newFastHTTP builds one listener's server reading bodies of at most
+// bodyMax bytes.
+func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler, bodyMax int) *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:                       s.recover(name, h),
-		ErrorHandler:                  s.parseError,
+		Handler:      s.recover(name, h),
+		ErrorHandler: s.parseError,
+		// A client that sends "Expect: 100-continue" (curl does for an
+		// upload over 1 MiB) with a Content-Length over the bound is
+		// answered 413 in the error shape before it sends the body. One
+		// that sends the body unasked is answered 413 too, but the
+		// connection is closed with the body unread, so it may see a reset
+		// instead.
+		ExpectHandler: func(ctx *fasthttp.RequestCtx) int {
+			if n := ctx.Request.Header.ContentLength(); n > bodyMax {
+				s.requestID(ctx)
+				s.writeErrorByPath(ctx, errTooLarge)
+				return fasthttp.StatusRequestEntityTooLarge
+			}
+			return fasthttp.StatusContinue
+		},
 		Name:                          "oja",
 		Concurrency:                   connectionsMax,
 		MaxConnsPerIP:                 connectionsPerIPMax,
-		MaxRequestBodySize:            bodyBytesMax,
+		MaxRequestBodySize:            bodyMax,
 		ReadBufferSize:                headerBytesMax,
 		ReadTimeout:                   readTimeout,
 		WriteTimeout:                  cmp.Or(s.cfg.WriteTimeout, writeTimeout),
