@@ -31,8 +31,9 @@ cluster: build
 		trap 'kill $$pids; wait' INT TERM; wait
 
 ## test: gofmt, vet, staticcheck, the whole suite with the race detector (fuzz seeds
-##       run as unit tests; a short crash torture), the same for the client
-##       and bench modules (client/ and bench/, each its own go.mod), then the engine and actors
+##       run as unit tests; a short crash torture), the same for the client,
+##       bench and generated-client modules (client/, bench/, client/oapigen/,
+##       each its own go.mod), then the engine and actors
 ##       again built with -tags invariants (with -race too: the actors'
 ##       concurrency tests are tuned to its pace)
 test: promtool chromium xmllint
@@ -42,6 +43,7 @@ test: promtool chromium xmllint
 	$(GO) test -race -count=1 ./...
 	cd client && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 	cd bench && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
+	cd client/oapigen && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 	$(GO) test -race -tags invariants -count=1 ./engine/ ./actors/
 
 ## promtool: install promtool (Debian package prometheus) when it is missing,

@@ -120,7 +120,7 @@ func (d *oapiDoc) validate(schema any, value any, path string) []string {
 		case "type", "enum", "required", "properties", "additionalProperties", "items", "minItems", "format", "pattern",
 			"minimum", "maximum", "exclusiveMinimum", "minLength", "maxLength", "oneOf":
 		default:
-			if !oapiAnnotations[k] {
+			if !oapiAnnotations[k] && !strings.HasPrefix(k, "x-") {
 				fail("schema uses keyword %q, which this validator does not implement", k)
 			}
 		}
@@ -1540,4 +1540,122 @@ func oapiStatements(t *testing.T, c *oapiChecker, tok, unreadyAdm string) {
 		ctype: "text/plain", body: `{}`, want: 415})
 	c.run(t, oapiCall{name: "return no token", base: ss.Admin, method: "POST", path: at(ret, two), template: ret, body: `{}`, want: 401})
 	c.run(t, oapiCall{name: "return unready", base: unreadyAdm, method: "POST", path: at(ret, two), template: ret, token: tok, body: `{}`, want: 503})
+}
+
+// TestOpenAPIWebhookTestDelivery checks the body a webhook test sends to
+// the endpoint against the document's webhook (webhooks.quoteEvent). The
+// other events' bodies are the event history's items (GET
+// /api/v1/partners/events, one renderer), which TestOpenAPIDocument
+// validates against the same WebhookEvent schema.
+func TestOpenAPIWebhookTestDelivery(t *testing.T) {
+	t.Parallel()
+	doc := oapiParse(t, gateway.OpenAPIDocument())
+	schema := oapiField(doc.root, "webhooks.quoteEvent.post.requestBody.content.application/json.schema")
+	if _, name, _ := doc.deref(schema); name != "schemas/WebhookEvent" {
+		t.Fatalf("the webhook's body is %q, want the WebhookEvent schema the event history uses", name)
+	}
+	hooks := &capturingDeliveries{}
+	s := gatewaytest.Start(t, gatewaytest.Options{Webhooks: hooks, WebhookAllowPrivate: true})
+	p := s.NewPartner(t, "openapi-hooks")
+	hook := wantCreated(t, do(t, http.MethodPost, s.URL+webhooksURL, p.SandboxKey,
+		map[string]any{"url": "http://127.0.0.1:9/hooks", "events": []string{"quote.created"}}))
+	wantStatus(t, do(t, http.MethodPost, s.URL+webhooksURL+"/"+getString(t, hook, "webhookId")+"/test", p.SandboxKey, nil), http.StatusAccepted)
+	hooks.mu.Lock()
+	bodies := slices.Clone(hooks.bodies)
+	hooks.mu.Unlock()
+	if len(bodies) != 1 {
+		t.Fatalf("%d test deliveries handed to the dispatcher, want 1", len(bodies))
+	}
+	dec := json.NewDecoder(bytes.NewReader(bodies[0]))
+	dec.UseNumber()
+	var body any
+	if err := dec.Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	for _, problem := range doc.validate(schema, body, "$") {
+		t.Errorf("webhook.test body %s: %s", bodies[0], problem)
+	}
+}
+
+// capturingDeliveries is acceptingDeliveries that keeps each test
+// delivery's body.
+type capturingDeliveries struct {
+	acceptingDeliveries
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (c *capturingDeliveries) Test(_ *engine.Webhook, _ engine.EventID, body []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bodies = append(c.bodies, bytes.Clone(body))
+	return nil
+}
+
+// TestOpenAPIDecimalMembers: every non-integer number the document
+// describes is "format": "decimal" with the x-go-type that makes
+// oapi-codegen use shopspring/decimal, so no generator picks a binary
+// float; and no member name is a decimal in one schema and another
+// number in another, since client/typescript converts decimals by name.
+func TestOpenAPIDecimalMembers(t *testing.T) {
+	t.Parallel()
+	doc := oapiParse(t, gateway.OpenAPIDocument())
+	kinds := map[string]map[string]bool{} // member → "decimal"/"integer"
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), x)
+			}
+		case map[string]any:
+			isNumber := v["type"] == "number"
+			if list, ok := v["type"].([]any); ok {
+				isNumber = slices.Contains(list, any("number"))
+			}
+			if isNumber {
+				if v["format"] != "decimal" || v["x-go-type"] != "decimal.Decimal" {
+					t.Errorf("%s: a number without format decimal and x-go-type decimal.Decimal", path)
+				}
+			}
+			if props, ok := v["properties"].(map[string]any); ok {
+				for name, p := range props {
+					s, _, err := doc.deref(p)
+					if err != nil {
+						t.Errorf("%s.%s: %v", path, name, err)
+						continue
+					}
+					kind := ""
+					switch t := fmt.Sprint(s["type"]); {
+					case s["format"] == "decimal":
+						kind = "decimal"
+					case strings.Contains(t, "integer"), strings.Contains(t, "number"):
+						kind = "integer"
+					}
+					if kind != "" {
+						if kinds[name] == nil {
+							kinds[name] = map[string]bool{}
+						}
+						kinds[name][kind] = true
+					}
+				}
+			}
+			for k, x := range v {
+				walk(path+"."+k, x)
+			}
+		}
+	}
+	walk("$", doc.root)
+	decimals := 0
+	for name, k := range kinds {
+		if k["decimal"] && k["integer"] {
+			t.Errorf("member %q is a decimal in one schema and an integer in another", name)
+		}
+		if k["decimal"] {
+			decimals++
+		}
+	}
+	if decimals < 10 {
+		t.Fatalf("only %d decimal members found: the walk missed the money", decimals)
+	}
 }
