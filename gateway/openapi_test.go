@@ -54,6 +54,7 @@ import (
 	"github.com/oja-exchange/oja/internal/camttest"
 	"github.com/oja-exchange/oja/internal/poll"
 	"github.com/oja-exchange/oja/internal/simchain"
+	"github.com/oja-exchange/oja/internal/xsdcheck"
 )
 
 // ---- The document and a JSON Schema subset -----------------------------------------
@@ -300,7 +301,15 @@ type oapiChecker struct {
 	doc     *oapiDoc
 	mu      sync.Mutex
 	covered map[string]bool // "GET /path 200", "responses/Unauthorized"
+	// lint is xmllint's path ("" outside CI without it): every XML answer
+	// is validated against its message's schema (fxSchemas); xmlChecked
+	// counts them.
+	lint       string
+	xmlChecked int
 }
+
+// fxSchemas holds the XML FX API's schemas, one per message.
+const fxSchemas = "../client/fxmsg/xsd"
 
 // oapiResponse is one real answer.
 type oapiResponse struct {
@@ -399,6 +408,14 @@ func (c *oapiChecker) check(t testing.TB, method, template string, r *oapiRespon
 		}
 		if codes != nil && !slices.Contains(codes, any(code)) {
 			t.Errorf("%s: MsgRjct code %q is not among the documented %v", where, code, codes)
+		}
+		if c.lint != "" {
+			if err := xsdcheck.Validate(c.lint, filepath.Join(fxSchemas, root.Local+".xsd"), r.body); err != nil {
+				t.Errorf("%s: not valid against its schema: %v", where, err)
+			}
+			c.mu.Lock()
+			c.xmlChecked++
+			c.mu.Unlock()
 		}
 	}
 	return nil
@@ -550,7 +567,7 @@ func (l *logCapture) WithGroup(string) slog.Handler      { return l }
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
 	whole := oapiParse(t, gateway.OpenAPIDocument())
-	c := &oapiChecker{doc: whole, covered: map[string]bool{}}
+	c := &oapiChecker{doc: whole, covered: map[string]bool{}, lint: xsdcheck.Optional(t)}
 
 	// A server that never becomes ready: 503 on every route that needs the
 	// system; built with a capturing logger, which also hears the route
@@ -1232,6 +1249,9 @@ func TestOpenAPIDocument(t *testing.T) {
 	for _, m := range missing {
 		t.Errorf("documented but never exercised: %s", m)
 	}
+	if c.lint != "" && c.xmlChecked < 20 {
+		t.Errorf("only %d XML answers checked against their schemas", c.xmlChecked)
+	}
 }
 
 // oapiCheckRefs fails on any $ref of v that does not resolve in doc.
@@ -1660,5 +1680,218 @@ func TestOpenAPIDecimalMembers(t *testing.T) {
 	}
 	if decimals < 10 {
 		t.Fatalf("only %d decimal members found: the walk missed the money", decimals)
+	}
+}
+
+// xsdNode is any element of an XML Schema document.
+type xsdNode struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Children []xsdNode  `xml:",any"`
+}
+
+func (n *xsdNode) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+func (n *xsdNode) child(local string) *xsdNode {
+	for i := range n.Children {
+		if n.Children[i].XMLName.Local == local {
+			return &n.Children[i]
+		}
+	}
+	return nil
+}
+
+func readXSD(t *testing.T, name string) *xsdNode {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(fxSchemas, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n xsdNode
+	if err := xml.Unmarshal(raw, &n); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &n
+}
+
+// TestOpenAPIXMLMatchesSchemas: the document's description of each XML
+// message (components/schemas/<root>) has the elements of its XML Schema
+// (client/fxmsg/xsd/<root>.xsd): the same children at every level, the
+// same required ones, repeated ones as arrays, elements with text as
+// scalars; and the same root name and namespace.
+func TestOpenAPIXMLMatchesSchemas(t *testing.T) {
+	t.Parallel()
+	doc := oapiParse(t, gateway.OpenAPIDocument())
+	types := map[string]*xsdNode{}
+	addTypes := func(s *xsdNode) {
+		for i := range s.Children {
+			if n := s.Children[i].attr("name"); n != "" && strings.HasSuffix(s.Children[i].XMLName.Local, "Type") {
+				types[n] = &s.Children[i]
+			}
+		}
+	}
+	addTypes(readXSD(t, "common.xsd"))
+	var compare func(path string, el *xsdNode, schema any)
+	compare = func(path string, el *xsdNode, schema any) {
+		s, _, err := doc.deref(schema)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			return
+		}
+		if el.attr("maxOccurs") == "unbounded" {
+			if s["type"] != "array" {
+				t.Errorf("%s: repeated in the XML Schema, %v in the document", path, s["type"])
+				return
+			}
+			if x, _ := s["xml"].(map[string]any); x == nil || x["name"] != el.attr("name") {
+				t.Errorf("%s: the array is not named %s", path, el.attr("name"))
+			}
+			if s, _, err = doc.deref(s["items"]); err != nil {
+				t.Errorf("%s: %v", path, err)
+				return
+			}
+		}
+		ct := el.child("complexType")
+		if typ := el.attr("type"); typ != "" && !strings.HasPrefix(typ, "xs:") {
+			ct = types[typ]
+			if ct == nil {
+				t.Errorf("%s: type %s is in no schema", path, typ)
+				return
+			}
+		}
+		var group *xsdNode
+		if ct != nil && ct.XMLName.Local == "complexType" {
+			for _, k := range []string{"sequence", "all", "choice"} {
+				if group = ct.child(k); group != nil {
+					break
+				}
+			}
+		}
+		if group == nil { // text (with or without attributes)
+			if s["type"] == "object" || s["type"] == "array" {
+				t.Errorf("%s: text in the XML Schema, %v in the document", path, s["type"])
+			}
+			return
+		}
+		props, _ := s["properties"].(map[string]any)
+		if s["type"] != "object" || s["additionalProperties"] != false {
+			t.Errorf("%s: elements in the XML Schema, want a closed object in the document", path)
+			return
+		}
+		var names, required []string
+		for i := range group.Children {
+			c := &group.Children[i]
+			name := c.attr("name")
+			names = append(names, name)
+			if group.XMLName.Local != "choice" && c.attr("minOccurs") != "0" {
+				required = append(required, name)
+			}
+			if sub, ok := props[name]; ok {
+				compare(path+"/"+name, c, sub)
+			}
+		}
+		slices.Sort(names)
+		slices.Sort(required)
+		if got := oapiKeys(props); !slices.Equal(got, names) {
+			t.Errorf("%s: children %v in the XML Schema, %v in the document", path, names, got)
+		}
+		var got []string
+		for _, r := range oapiSlice(s["required"]) {
+			got = append(got, r.(string))
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, required) {
+			t.Errorf("%s: required %v in the XML Schema, %v in the document", path, required, got)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(fxSchemas, "*.xsd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	messages := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".xsd")
+		if name == "common" {
+			continue
+		}
+		messages++
+		s := readXSD(t, filepath.Base(f))
+		addTypes(s)
+		root := s.child("element")
+		if root == nil || root.attr("name") != name {
+			t.Errorf("%s: no root element %s", f, name)
+			continue
+		}
+		schema, ok := oapiField(doc.root, "components.schemas."+name).(map[string]any)
+		if !ok {
+			t.Errorf("%s has no schema %s in the document", f, name)
+			continue
+		}
+		if x, _ := schema["xml"].(map[string]any); x == nil || x["name"] != name || x["namespace"] != s.attr("targetNamespace") {
+			t.Errorf("%s: documented as %v, the XML Schema's root is {%s}%s", name, schema["xml"], s.attr("targetNamespace"), name)
+		}
+		compare(name, root, schema)
+	}
+	if messages != 9 {
+		t.Errorf("%d message schemas, want 9", messages)
+	}
+}
+
+func oapiSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// TestOpenAPIXMLExamples: every XML example of the document is valid
+// against the XML Schema of its message, and is the documented message.
+func TestOpenAPIXMLExamples(t *testing.T) {
+	t.Parallel()
+	lint := xsdcheck.Lint(t)
+	doc := oapiParse(t, gateway.OpenAPIDocument())
+	checked := 0
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case []any:
+			for _, x := range v {
+				walk(path, x)
+			}
+		case map[string]any:
+			for k, x := range v {
+				mt, ok := x.(map[string]any)
+				if k != "application/xml" || !ok {
+					walk(path+"/"+k, x)
+					continue
+				}
+				schema, _, err := doc.deref(mt["schema"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				x, _ := schema["xml"].(map[string]any)
+				examples, _ := mt["examples"].(map[string]any)
+				for name, ex := range examples {
+					value, _ := ex.(map[string]any)["value"].(string)
+					root, _ := xmlRoot(t, []byte(value))
+					if root.Local != x["name"] || root.Space != x["namespace"] {
+						t.Errorf("%s example %s: root {%s}%s, documented %v", path, name, root.Space, root.Local, x)
+					}
+					if err := xsdcheck.Validate(lint, filepath.Join(fxSchemas, root.Local+".xsd"), []byte(value)); err != nil {
+						t.Errorf("%s example %s: %v", path, name, err)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	walk("", doc.root["paths"])
+	if checked < 12 {
+		t.Errorf("%d XML examples checked, want every one the document has (12 or more)", checked)
 	}
 }

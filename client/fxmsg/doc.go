@@ -16,6 +16,10 @@
 //
 // Amounts and rates are Decimal: the exact decimal text, never a float64.
 //
+// xsd/ holds an XML Schema per message (<root>.xsd, shared types in
+// common.xsd); schema_test.go checks every document in testdata/ against
+// it, and the server's tests check every answer it writes.
+//
 // Decoding (DecodeFXTradInstr, DecodeFXTradAccptReq) treats the body as
 // hostile until parsed:
 //

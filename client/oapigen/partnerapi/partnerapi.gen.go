@@ -224,6 +224,270 @@ func (e ErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for FXTradConfStsAdvcOprgMd.
+const (
+	FXTradConfStsAdvcOprgMdLive    FXTradConfStsAdvcOprgMd = "live"
+	FXTradConfStsAdvcOprgMdSandbox FXTradConfStsAdvcOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FXTradConfStsAdvcOprgMd enum.
+func (e FXTradConfStsAdvcOprgMd) Valid() bool {
+	switch e {
+	case FXTradConfStsAdvcOprgMdLive:
+		return true
+	case FXTradConfStsAdvcOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradConfStsAdvcTradStsRsn.
+const (
+	FXTradConfStsAdvcTradStsRsnEXPD FXTradConfStsAdvcTradStsRsn = "EXPD"
+)
+
+// Valid indicates whether the value is a known member of the FXTradConfStsAdvcTradStsRsn enum.
+func (e FXTradConfStsAdvcTradStsRsn) Valid() bool {
+	switch e {
+	case FXTradConfStsAdvcTradStsRsnEXPD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradConfStsAdvcTradStsSts.
+const (
+	FXTradConfStsAdvcTradStsStsCANC FXTradConfStsAdvcTradStsSts = "CANC"
+	FXTradConfStsAdvcTradStsStsCOMP FXTradConfStsAdvcTradStsSts = "COMP"
+	FXTradConfStsAdvcTradStsStsNEWT FXTradConfStsAdvcTradStsSts = "NEWT"
+	FXTradConfStsAdvcTradStsStsSETT FXTradConfStsAdvcTradStsSts = "SETT"
+)
+
+// Valid indicates whether the value is a known member of the FXTradConfStsAdvcTradStsSts enum.
+func (e FXTradConfStsAdvcTradStsSts) Valid() bool {
+	switch e {
+	case FXTradConfStsAdvcTradStsStsCANC:
+		return true
+	case FXTradConfStsAdvcTradStsStsCOMP:
+		return true
+	case FXTradConfStsAdvcTradStsStsNEWT:
+		return true
+	case FXTradConfStsAdvcTradStsStsSETT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradCxlRspnOprgMd.
+const (
+	FXTradCxlRspnOprgMdLive    FXTradCxlRspnOprgMd = "live"
+	FXTradCxlRspnOprgMdSandbox FXTradCxlRspnOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FXTradCxlRspnOprgMd enum.
+func (e FXTradCxlRspnOprgMd) Valid() bool {
+	switch e {
+	case FXTradCxlRspnOprgMdLive:
+		return true
+	case FXTradCxlRspnOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradCxlRspnTradStsRsn.
+const (
+	FXTradCxlRspnTradStsRsnEXPD FXTradCxlRspnTradStsRsn = "EXPD"
+)
+
+// Valid indicates whether the value is a known member of the FXTradCxlRspnTradStsRsn enum.
+func (e FXTradCxlRspnTradStsRsn) Valid() bool {
+	switch e {
+	case FXTradCxlRspnTradStsRsnEXPD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradCxlRspnTradStsSts.
+const (
+	FXTradCxlRspnTradStsStsCANC FXTradCxlRspnTradStsSts = "CANC"
+	FXTradCxlRspnTradStsStsCOMP FXTradCxlRspnTradStsSts = "COMP"
+	FXTradCxlRspnTradStsStsNEWT FXTradCxlRspnTradStsSts = "NEWT"
+	FXTradCxlRspnTradStsStsSETT FXTradCxlRspnTradStsSts = "SETT"
+)
+
+// Valid indicates whether the value is a known member of the FXTradCxlRspnTradStsSts enum.
+func (e FXTradCxlRspnTradStsSts) Valid() bool {
+	switch e {
+	case FXTradCxlRspnTradStsStsCANC:
+		return true
+	case FXTradCxlRspnTradStsStsCOMP:
+		return true
+	case FXTradCxlRspnTradStsStsNEWT:
+		return true
+	case FXTradCxlRspnTradStsStsSETT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradInstrAmtDrctn.
+const (
+	BUY  FXTradInstrAmtDrctn = "BUY"
+	SELL FXTradInstrAmtDrctn = "SELL"
+)
+
+// Valid indicates whether the value is a known member of the FXTradInstrAmtDrctn enum.
+func (e FXTradInstrAmtDrctn) Valid() bool {
+	switch e {
+	case BUY:
+		return true
+	case SELL:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradInstrRspnOprgMd.
+const (
+	FXTradInstrRspnOprgMdLive    FXTradInstrRspnOprgMd = "live"
+	FXTradInstrRspnOprgMdSandbox FXTradInstrRspnOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FXTradInstrRspnOprgMd enum.
+func (e FXTradInstrRspnOprgMd) Valid() bool {
+	switch e {
+	case FXTradInstrRspnOprgMdLive:
+		return true
+	case FXTradInstrRspnOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradInstrRspnTradStsRsn.
+const (
+	FXTradInstrRspnTradStsRsnEXPD FXTradInstrRspnTradStsRsn = "EXPD"
+)
+
+// Valid indicates whether the value is a known member of the FXTradInstrRspnTradStsRsn enum.
+func (e FXTradInstrRspnTradStsRsn) Valid() bool {
+	switch e {
+	case FXTradInstrRspnTradStsRsnEXPD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradInstrRspnTradStsSts.
+const (
+	FXTradInstrRspnTradStsStsCANC FXTradInstrRspnTradStsSts = "CANC"
+	FXTradInstrRspnTradStsStsCOMP FXTradInstrRspnTradStsSts = "COMP"
+	FXTradInstrRspnTradStsStsNEWT FXTradInstrRspnTradStsSts = "NEWT"
+	FXTradInstrRspnTradStsStsSETT FXTradInstrRspnTradStsSts = "SETT"
+)
+
+// Valid indicates whether the value is a known member of the FXTradInstrRspnTradStsSts enum.
+func (e FXTradInstrRspnTradStsSts) Valid() bool {
+	switch e {
+	case FXTradInstrRspnTradStsStsCANC:
+		return true
+	case FXTradInstrRspnTradStsStsCOMP:
+		return true
+	case FXTradInstrRspnTradStsStsNEWT:
+		return true
+	case FXTradInstrRspnTradStsStsSETT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradStsAndDtlsNtfctnOprgMd.
+const (
+	FXTradStsAndDtlsNtfctnOprgMdLive    FXTradStsAndDtlsNtfctnOprgMd = "live"
+	FXTradStsAndDtlsNtfctnOprgMdSandbox FXTradStsAndDtlsNtfctnOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FXTradStsAndDtlsNtfctnOprgMd enum.
+func (e FXTradStsAndDtlsNtfctnOprgMd) Valid() bool {
+	switch e {
+	case FXTradStsAndDtlsNtfctnOprgMdLive:
+		return true
+	case FXTradStsAndDtlsNtfctnOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradStsAndDtlsNtfctnTradStsRsn.
+const (
+	FXTradStsAndDtlsNtfctnTradStsRsnEXPD FXTradStsAndDtlsNtfctnTradStsRsn = "EXPD"
+)
+
+// Valid indicates whether the value is a known member of the FXTradStsAndDtlsNtfctnTradStsRsn enum.
+func (e FXTradStsAndDtlsNtfctnTradStsRsn) Valid() bool {
+	switch e {
+	case FXTradStsAndDtlsNtfctnTradStsRsnEXPD:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FXTradStsAndDtlsNtfctnTradStsSts.
+const (
+	FXTradStsAndDtlsNtfctnTradStsStsCANC FXTradStsAndDtlsNtfctnTradStsSts = "CANC"
+	FXTradStsAndDtlsNtfctnTradStsStsCOMP FXTradStsAndDtlsNtfctnTradStsSts = "COMP"
+	FXTradStsAndDtlsNtfctnTradStsStsNEWT FXTradStsAndDtlsNtfctnTradStsSts = "NEWT"
+	FXTradStsAndDtlsNtfctnTradStsStsSETT FXTradStsAndDtlsNtfctnTradStsSts = "SETT"
+)
+
+// Valid indicates whether the value is a known member of the FXTradStsAndDtlsNtfctnTradStsSts enum.
+func (e FXTradStsAndDtlsNtfctnTradStsSts) Valid() bool {
+	switch e {
+	case FXTradStsAndDtlsNtfctnTradStsStsCANC:
+		return true
+	case FXTradStsAndDtlsNtfctnTradStsStsCOMP:
+		return true
+	case FXTradStsAndDtlsNtfctnTradStsStsNEWT:
+		return true
+	case FXTradStsAndDtlsNtfctnTradStsStsSETT:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FndPrcgPsptRptOprgMd.
+const (
+	FndPrcgPsptRptOprgMdLive    FndPrcgPsptRptOprgMd = "live"
+	FndPrcgPsptRptOprgMdSandbox FndPrcgPsptRptOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FndPrcgPsptRptOprgMd enum.
+func (e FndPrcgPsptRptOprgMd) Valid() bool {
+	switch e {
+	case FndPrcgPsptRptOprgMdLive:
+		return true
+	case FndPrcgPsptRptOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FundsErrorCode.
 const (
 	FundsErrorCodeINSUFFICIENTFUNDS FundsErrorCode = "INSUFFICIENT_FUNDS"
@@ -233,6 +497,39 @@ const (
 func (e FundsErrorCode) Valid() bool {
 	switch e {
 	case FundsErrorCodeINSUFFICIENTFUNDS:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FxTradStsAndDtlsOprgMd.
+const (
+	FxTradStsAndDtlsOprgMdLive    FxTradStsAndDtlsOprgMd = "live"
+	FxTradStsAndDtlsOprgMdSandbox FxTradStsAndDtlsOprgMd = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the FxTradStsAndDtlsOprgMd enum.
+func (e FxTradStsAndDtlsOprgMd) Valid() bool {
+	switch e {
+	case FxTradStsAndDtlsOprgMdLive:
+		return true
+	case FxTradStsAndDtlsOprgMdSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FxTradStsAndDtlsRateSrc.
+const (
+	MarketMaker FxTradStsAndDtlsRateSrc = "market_maker"
+)
+
+// Valid indicates whether the value is a known member of the FxTradStsAndDtlsRateSrc enum.
+func (e FxTradStsAndDtlsRateSrc) Valid() bool {
+	switch e {
+	case MarketMaker:
 		return true
 	default:
 		return false
@@ -286,16 +583,16 @@ func (e InvalidStateErrorCode) Valid() bool {
 
 // Defines values for Mode.
 const (
-	Live    Mode = "live"
-	Sandbox Mode = "sandbox"
+	ModeLive    Mode = "live"
+	ModeSandbox Mode = "sandbox"
 )
 
 // Valid indicates whether the value is a known member of the Mode enum.
 func (e Mode) Valid() bool {
 	switch e {
-	case Live:
+	case ModeLive:
 		return true
-	case Sandbox:
+	case ModeSandbox:
 		return true
 	default:
 		return false
@@ -797,26 +1094,432 @@ type Error struct {
 // ErrorCode defines model for Error.Code.
 type ErrorCode string
 
-// FXTradAccptReq Accept: exactly one of SttlmDstn/BkDstn (AcctNm, AcctNb, BkCd; fiat destinations), AcctId (the caller's own account in the destination currency) or SttlmDstn/BlkChnDstn/Adr (token destinations; checked for the trade's chain).
-type FXTradAccptReq = map[string]interface{}
+// FXTradAccptReq Accept: exactly one of SttlmDstn/BkDstn (AcctNm, AcctNb, BkCd; fiat destinations), AcctId (the caller's own account in the destination currency) or SttlmDstn/BlkChnDstn/Adr (token destinations; checked for the trade's chain). Schema: client/fxmsg/xsd/FXTradAccptReq.xsd in the repository (types in common.xsd); it describes the namespaced form; the root (and so its children) may also come in no namespace.
+type FXTradAccptReq struct {
+	AcctId *string `json:"AcctId,omitempty"`
 
-// FXTradConfStsAdvc UnqTxIdr/TxId, TradSts/Sts COMP, CcyPair, XchgRate, SttlmInstr/BkPayInDtls (AcctNm, AcctNb, BkNm, Ref), TTL, OprgMd.
-type FXTradConfStsAdvc = map[string]interface{}
+	// SttlmDstn Where the destination funds are paid out: a bank account (fiat destinations) or a chain address (token destinations). Exactly one of BkDstn, BlkChnDstn.
+	SttlmDstn *FXTradAccptReq_SttlmDstn `json:"SttlmDstn,omitempty"`
+	union     json.RawMessage
+}
 
-// FXTradCxlRspn UnqTxIdr/TxId, TradSts/Sts CANC, CcyPair, XchgRate, TTL 0, OprgMd.
-type FXTradCxlRspn = map[string]interface{}
+// FXTradAccptReqSttlmDstn0 defines model for FXTradAccptReq.SttlmDstn.0.
+type FXTradAccptReqSttlmDstn0 = interface{}
 
-// FXTradInstr Trade instruction: CcyPair (BaseCcy source, QtdCcy destination), TradAmts/TradgCcyAmt, AgrdRate/XchgRate, AmtDrctn (SELL: amount in the base currency; BUY: in the quoted). The root may carry this namespace or none.
-type FXTradInstr = map[string]interface{}
+// FXTradAccptReqSttlmDstn1 defines model for FXTradAccptReq.SttlmDstn.1.
+type FXTradAccptReqSttlmDstn1 = interface{}
 
-// FXTradInstrRspn UnqTxIdr/TxId, TradSts/Sts (NEWT on initiation, SETT on accept), CcyPair, XchgRate, TradAmts (TradgCcyAmt, SttlmCcyAmt, CntrValCcyAmt), AllcnDtls (TtlSttlmAmt, WtdAvrgRate), SttlmInstr/BkPayInDtls after accept, TTL, OprgMd.
-type FXTradInstrRspn = map[string]interface{}
+// FXTradAccptReq_SttlmDstn Where the destination funds are paid out: a bank account (fiat destinations) or a chain address (token destinations). Exactly one of BkDstn, BlkChnDstn.
+type FXTradAccptReq_SttlmDstn struct {
+	// BkDstn Children in any order.
+	BkDstn *struct {
+		AcctNb string `json:"AcctNb"`
+		AcctNm string `json:"AcctNm"`
+		BkCd   string `json:"BkCd"`
+	} `json:"BkDstn,omitempty"`
 
-// FXTradStsAndDtlsNtfctn UnqTxIdr/TxId, TradSts (Sts NEWT, SETT, COMP or CANC; Rsn EXPD when expired), CcyPair, XchgRate, TradAmts (TradgCcyAmt, CntrValCcyAmt), SttlmInstr (pay-in) and where it pays out, once accepted: SttlmDstn/BkDstn (AcctNm, AcctNb, BkCd), SttlmDstn/BlkChnDstn/Adr or AcctId, as the acceptance named it; TTL, OprgMd.
-type FXTradStsAndDtlsNtfctn = map[string]interface{}
+	// BlkChnDstn An address on the trade's chain. Children in any order.
+	BlkChnDstn *struct {
+		Adr string `json:"Adr"`
+	} `json:"BlkChnDstn,omitempty"`
+	union json.RawMessage
+}
 
-// FndPrcgPsptRpt Pgntn (PageNumber, PageSize, TotalElements) and one Listgs per active pool (Id, Nm, CcyPair, XchgRate, AvlblBal, TradsCnt, CmpltnRate), best rate first.
-type FndPrcgPsptRpt = map[string]interface{}
+// FXTradAccptReq0 defines model for FXTradAccptReq.0.
+type FXTradAccptReq0 = interface{}
+
+// FXTradAccptReq1 defines model for FXTradAccptReq.1.
+type FXTradAccptReq1 = interface{}
+
+// FXTradConfStsAdvc UnqTxIdr/TxId, TradSts/Sts COMP, CcyPair, XchgRate, SttlmInstr/BkPayInDtls (AcctNm, AcctNb, BkNm, Ref), TTL, OprgMd. Schema: client/fxmsg/xsd/FXTradConfStsAdvc.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FXTradConfStsAdvc struct {
+	// CcyPair BaseCcy is the source currency, QtdCcy the destination. Children in any order.
+	CcyPair struct {
+		BaseCcy string `json:"BaseCcy"`
+		QtdCcy  string `json:"QtdCcy"`
+	} `json:"CcyPair"`
+	OprgMd FXTradConfStsAdvcOprgMd `json:"OprgMd"`
+
+	// SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+	SttlmInstr *FXTradConfStsAdvc_SttlmInstr `json:"SttlmInstr,omitempty"`
+	TTL        int                           `json:"TTL"`
+
+	// TradSts Children in this order.
+	TradSts struct {
+		// Rsn EXPD: the trade expired (with Sts CANC).
+		Rsn *FXTradConfStsAdvcTradStsRsn `json:"Rsn,omitempty"`
+
+		// Sts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+		Sts FXTradConfStsAdvcTradStsSts `json:"Sts"`
+	} `json:"TradSts"`
+	UnqTxIdr struct {
+		TxId string `json:"TxId"`
+	} `json:"UnqTxIdr"`
+
+	// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+	XchgRate string `json:"XchgRate"`
+}
+
+// FXTradConfStsAdvcOprgMd defines model for FXTradConfStsAdvc.OprgMd.
+type FXTradConfStsAdvcOprgMd string
+
+// FXTradConfStsAdvcSttlmInstr0 defines model for FXTradConfStsAdvc.SttlmInstr.0.
+type FXTradConfStsAdvcSttlmInstr0 = interface{}
+
+// FXTradConfStsAdvcSttlmInstr1 defines model for FXTradConfStsAdvc.SttlmInstr.1.
+type FXTradConfStsAdvcSttlmInstr1 = interface{}
+
+// FXTradConfStsAdvc_SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+type FXTradConfStsAdvc_SttlmInstr struct {
+	// BkPayInDtls The collection account to pay the source currency into, and the reference to put on the transfer. Children in this order.
+	BkPayInDtls *struct {
+		AcctNb string `json:"AcctNb"`
+		AcctNm string `json:"AcctNm"`
+		BkNm   string `json:"BkNm"`
+		Ref    string `json:"Ref"`
+	} `json:"BkPayInDtls,omitempty"`
+
+	// CrptoPayInDtls The deposit address issued to a token-source trade (the JSON quote's metadata.cryptoPayIn, member for member). Children in this order.
+	CrptoPayInDtls *struct {
+		Adr     string `json:"Adr"`
+		AdrId   string `json:"AdrId"`
+		AdrTp   string `json:"AdrTp"`
+		BlckChn string `json:"BlckChn"`
+
+		// CreDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		CreDtTm    string `json:"CreDtTm"`
+		DrvtnIdx   int    `json:"DrvtnIdx"`
+		Sts        string `json:"Sts"`
+		Tkn        string `json:"Tkn"`
+		VrtlAcctId string `json:"VrtlAcctId"`
+		WrngMsg    string `json:"WrngMsg"`
+
+		// XpctdAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		XpctdAmt string `json:"XpctdAmt"`
+
+		// XpryDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		XpryDtTm string `json:"XpryDtTm"`
+		XtrnlRef string `json:"XtrnlRef"`
+	} `json:"CrptoPayInDtls,omitempty"`
+	union json.RawMessage
+}
+
+// FXTradConfStsAdvcTradStsRsn EXPD: the trade expired (with Sts CANC).
+type FXTradConfStsAdvcTradStsRsn string
+
+// FXTradConfStsAdvcTradStsSts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+type FXTradConfStsAdvcTradStsSts string
+
+// FXTradCxlRspn UnqTxIdr/TxId, TradSts/Sts CANC, CcyPair, XchgRate, TTL 0, OprgMd. Schema: client/fxmsg/xsd/FXTradCxlRspn.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FXTradCxlRspn struct {
+	// CcyPair BaseCcy is the source currency, QtdCcy the destination. Children in any order.
+	CcyPair struct {
+		BaseCcy string `json:"BaseCcy"`
+		QtdCcy  string `json:"QtdCcy"`
+	} `json:"CcyPair"`
+	OprgMd FXTradCxlRspnOprgMd `json:"OprgMd"`
+	TTL    int                 `json:"TTL"`
+
+	// TradSts Children in this order.
+	TradSts struct {
+		// Rsn EXPD: the trade expired (with Sts CANC).
+		Rsn *FXTradCxlRspnTradStsRsn `json:"Rsn,omitempty"`
+
+		// Sts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+		Sts FXTradCxlRspnTradStsSts `json:"Sts"`
+	} `json:"TradSts"`
+	UnqTxIdr struct {
+		TxId string `json:"TxId"`
+	} `json:"UnqTxIdr"`
+
+	// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+	XchgRate string `json:"XchgRate"`
+}
+
+// FXTradCxlRspnOprgMd defines model for FXTradCxlRspn.OprgMd.
+type FXTradCxlRspnOprgMd string
+
+// FXTradCxlRspnTradStsRsn EXPD: the trade expired (with Sts CANC).
+type FXTradCxlRspnTradStsRsn string
+
+// FXTradCxlRspnTradStsSts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+type FXTradCxlRspnTradStsSts string
+
+// FXTradInstr Trade instruction: CcyPair (BaseCcy source, QtdCcy destination), TradAmts/TradgCcyAmt, AgrdRate/XchgRate, AmtDrctn (SELL: amount in the base currency; BUY: in the quoted). The root may carry this namespace or none. Schema: client/fxmsg/xsd/FXTradInstr.xsd in the repository (types in common.xsd); it describes the namespaced form; the root (and so its children) may also come in no namespace.
+type FXTradInstr struct {
+	// AgrdRate The proposed (minimum) rate: pools at this rate or better fill the trade. Children in any order.
+	AgrdRate struct {
+		// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+		XchgRate string `json:"XchgRate"`
+	} `json:"AgrdRate"`
+
+	// AmtDrctn SELL: the amount is in the base (source) currency; BUY: in the quoted (destination) currency.
+	AmtDrctn FXTradInstrAmtDrctn `json:"AmtDrctn"`
+
+	// CcyPair BaseCcy is the source currency, QtdCcy the destination. Children in any order.
+	CcyPair struct {
+		BaseCcy string `json:"BaseCcy"`
+		QtdCcy  string `json:"QtdCcy"`
+	} `json:"CcyPair"`
+
+	// TradAmts Children in any order.
+	TradAmts struct {
+		// TradgCcyAmt An instructed amount; Ccy, when present, must name the currency AmtDrctn puts the amount in. The element's text is the amount (plain decimal); its optional attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		TradgCcyAmt string `json:"TradgCcyAmt"`
+	} `json:"TradAmts"`
+}
+
+// FXTradInstrAmtDrctn SELL: the amount is in the base (source) currency; BUY: in the quoted (destination) currency.
+type FXTradInstrAmtDrctn string
+
+// FXTradInstrRspn UnqTxIdr/TxId, TradSts/Sts (NEWT on initiation, SETT on accept), CcyPair, XchgRate, TradAmts (TradgCcyAmt, SttlmCcyAmt, CntrValCcyAmt), AllcnDtls (TtlSttlmAmt, WtdAvrgRate), SttlmInstr/BkPayInDtls after accept, TTL, OprgMd. Schema: client/fxmsg/xsd/FXTradInstrRspn.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FXTradInstrRspn struct {
+	// AllcnDtls Children in this order.
+	AllcnDtls struct {
+		// TtlSttlmAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		TtlSttlmAmt string `json:"TtlSttlmAmt"`
+
+		// WtdAvrgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+		WtdAvrgRate string `json:"WtdAvrgRate"`
+	} `json:"AllcnDtls"`
+
+	// CcyPair BaseCcy is the source currency, QtdCcy the destination. Children in any order.
+	CcyPair struct {
+		BaseCcy string `json:"BaseCcy"`
+		QtdCcy  string `json:"QtdCcy"`
+	} `json:"CcyPair"`
+	OprgMd FXTradInstrRspnOprgMd `json:"OprgMd"`
+
+	// SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+	SttlmInstr *FXTradInstrRspn_SttlmInstr `json:"SttlmInstr,omitempty"`
+	TTL        int                         `json:"TTL"`
+
+	// TradAmts TradgCcyAmt: the amount instructed; SttlmCcyAmt: the total destination amount (on FXTradInstrRspn); CntrValCcyAmt: the total source amount. Children in this order.
+	TradAmts struct {
+		// CntrValCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		CntrValCcyAmt string `json:"CntrValCcyAmt"`
+
+		// SttlmCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		SttlmCcyAmt *string `json:"SttlmCcyAmt,omitempty"`
+
+		// TradgCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		TradgCcyAmt string `json:"TradgCcyAmt"`
+	} `json:"TradAmts"`
+
+	// TradSts Children in this order.
+	TradSts struct {
+		// Rsn EXPD: the trade expired (with Sts CANC).
+		Rsn *FXTradInstrRspnTradStsRsn `json:"Rsn,omitempty"`
+
+		// Sts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+		Sts FXTradInstrRspnTradStsSts `json:"Sts"`
+	} `json:"TradSts"`
+	UnqTxIdr struct {
+		TxId string `json:"TxId"`
+	} `json:"UnqTxIdr"`
+
+	// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+	XchgRate string `json:"XchgRate"`
+}
+
+// FXTradInstrRspnOprgMd defines model for FXTradInstrRspn.OprgMd.
+type FXTradInstrRspnOprgMd string
+
+// FXTradInstrRspnSttlmInstr0 defines model for FXTradInstrRspn.SttlmInstr.0.
+type FXTradInstrRspnSttlmInstr0 = interface{}
+
+// FXTradInstrRspnSttlmInstr1 defines model for FXTradInstrRspn.SttlmInstr.1.
+type FXTradInstrRspnSttlmInstr1 = interface{}
+
+// FXTradInstrRspn_SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+type FXTradInstrRspn_SttlmInstr struct {
+	// BkPayInDtls The collection account to pay the source currency into, and the reference to put on the transfer. Children in this order.
+	BkPayInDtls *struct {
+		AcctNb string `json:"AcctNb"`
+		AcctNm string `json:"AcctNm"`
+		BkNm   string `json:"BkNm"`
+		Ref    string `json:"Ref"`
+	} `json:"BkPayInDtls,omitempty"`
+
+	// CrptoPayInDtls The deposit address issued to a token-source trade (the JSON quote's metadata.cryptoPayIn, member for member). Children in this order.
+	CrptoPayInDtls *struct {
+		Adr     string `json:"Adr"`
+		AdrId   string `json:"AdrId"`
+		AdrTp   string `json:"AdrTp"`
+		BlckChn string `json:"BlckChn"`
+
+		// CreDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		CreDtTm    string `json:"CreDtTm"`
+		DrvtnIdx   int    `json:"DrvtnIdx"`
+		Sts        string `json:"Sts"`
+		Tkn        string `json:"Tkn"`
+		VrtlAcctId string `json:"VrtlAcctId"`
+		WrngMsg    string `json:"WrngMsg"`
+
+		// XpctdAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		XpctdAmt string `json:"XpctdAmt"`
+
+		// XpryDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		XpryDtTm string `json:"XpryDtTm"`
+		XtrnlRef string `json:"XtrnlRef"`
+	} `json:"CrptoPayInDtls,omitempty"`
+	union json.RawMessage
+}
+
+// FXTradInstrRspnTradStsRsn EXPD: the trade expired (with Sts CANC).
+type FXTradInstrRspnTradStsRsn string
+
+// FXTradInstrRspnTradStsSts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+type FXTradInstrRspnTradStsSts string
+
+// FXTradStsAndDtlsNtfctn UnqTxIdr/TxId, TradSts (Sts NEWT, SETT, COMP or CANC; Rsn EXPD when expired), CcyPair, XchgRate, TradAmts (TradgCcyAmt, CntrValCcyAmt), SttlmInstr (pay-in) and where it pays out, once accepted: SttlmDstn/BkDstn (AcctNm, AcctNb, BkCd), SttlmDstn/BlkChnDstn/Adr or AcctId, as the acceptance named it; TTL, OprgMd. Schema: client/fxmsg/xsd/FXTradStsAndDtlsNtfctn.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FXTradStsAndDtlsNtfctn struct {
+	AcctId *string `json:"AcctId,omitempty"`
+
+	// CcyPair BaseCcy is the source currency, QtdCcy the destination. Children in any order.
+	CcyPair struct {
+		BaseCcy string `json:"BaseCcy"`
+		QtdCcy  string `json:"QtdCcy"`
+	} `json:"CcyPair"`
+	OprgMd FXTradStsAndDtlsNtfctnOprgMd `json:"OprgMd"`
+
+	// SttlmDstn Where the destination funds are paid out: a bank account (fiat destinations) or a chain address (token destinations). Exactly one of BkDstn, BlkChnDstn.
+	SttlmDstn *FXTradStsAndDtlsNtfctn_SttlmDstn `json:"SttlmDstn,omitempty"`
+
+	// SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+	SttlmInstr *FXTradStsAndDtlsNtfctn_SttlmInstr `json:"SttlmInstr,omitempty"`
+	TTL        int                                `json:"TTL"`
+
+	// TradAmts TradgCcyAmt: the amount instructed; SttlmCcyAmt: the total destination amount (on FXTradInstrRspn); CntrValCcyAmt: the total source amount. Children in this order.
+	TradAmts struct {
+		// CntrValCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		CntrValCcyAmt string `json:"CntrValCcyAmt"`
+
+		// SttlmCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		SttlmCcyAmt *string `json:"SttlmCcyAmt,omitempty"`
+
+		// TradgCcyAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		TradgCcyAmt string `json:"TradgCcyAmt"`
+	} `json:"TradAmts"`
+
+	// TradSts Children in this order.
+	TradSts struct {
+		// Rsn EXPD: the trade expired (with Sts CANC).
+		Rsn *FXTradStsAndDtlsNtfctnTradStsRsn `json:"Rsn,omitempty"`
+
+		// Sts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+		Sts FXTradStsAndDtlsNtfctnTradStsSts `json:"Sts"`
+	} `json:"TradSts"`
+	UnqTxIdr struct {
+		TxId string `json:"TxId"`
+	} `json:"UnqTxIdr"`
+
+	// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+	XchgRate string `json:"XchgRate"`
+}
+
+// FXTradStsAndDtlsNtfctnOprgMd defines model for FXTradStsAndDtlsNtfctn.OprgMd.
+type FXTradStsAndDtlsNtfctnOprgMd string
+
+// FXTradStsAndDtlsNtfctnSttlmDstn0 defines model for FXTradStsAndDtlsNtfctn.SttlmDstn.0.
+type FXTradStsAndDtlsNtfctnSttlmDstn0 = interface{}
+
+// FXTradStsAndDtlsNtfctnSttlmDstn1 defines model for FXTradStsAndDtlsNtfctn.SttlmDstn.1.
+type FXTradStsAndDtlsNtfctnSttlmDstn1 = interface{}
+
+// FXTradStsAndDtlsNtfctn_SttlmDstn Where the destination funds are paid out: a bank account (fiat destinations) or a chain address (token destinations). Exactly one of BkDstn, BlkChnDstn.
+type FXTradStsAndDtlsNtfctn_SttlmDstn struct {
+	// BkDstn Children in any order.
+	BkDstn *struct {
+		AcctNb string `json:"AcctNb"`
+		AcctNm string `json:"AcctNm"`
+		BkCd   string `json:"BkCd"`
+	} `json:"BkDstn,omitempty"`
+
+	// BlkChnDstn An address on the trade's chain. Children in any order.
+	BlkChnDstn *struct {
+		Adr string `json:"Adr"`
+	} `json:"BlkChnDstn,omitempty"`
+	union json.RawMessage
+}
+
+// FXTradStsAndDtlsNtfctnSttlmInstr0 defines model for FXTradStsAndDtlsNtfctn.SttlmInstr.0.
+type FXTradStsAndDtlsNtfctnSttlmInstr0 = interface{}
+
+// FXTradStsAndDtlsNtfctnSttlmInstr1 defines model for FXTradStsAndDtlsNtfctn.SttlmInstr.1.
+type FXTradStsAndDtlsNtfctnSttlmInstr1 = interface{}
+
+// FXTradStsAndDtlsNtfctn_SttlmInstr Where the partner pays in: a bank collection account for a fiat source, a deposit address for a token source. Exactly one of BkPayInDtls, CrptoPayInDtls.
+type FXTradStsAndDtlsNtfctn_SttlmInstr struct {
+	// BkPayInDtls The collection account to pay the source currency into, and the reference to put on the transfer. Children in this order.
+	BkPayInDtls *struct {
+		AcctNb string `json:"AcctNb"`
+		AcctNm string `json:"AcctNm"`
+		BkNm   string `json:"BkNm"`
+		Ref    string `json:"Ref"`
+	} `json:"BkPayInDtls,omitempty"`
+
+	// CrptoPayInDtls The deposit address issued to a token-source trade (the JSON quote's metadata.cryptoPayIn, member for member). Children in this order.
+	CrptoPayInDtls *struct {
+		Adr     string `json:"Adr"`
+		AdrId   string `json:"AdrId"`
+		AdrTp   string `json:"AdrTp"`
+		BlckChn string `json:"BlckChn"`
+
+		// CreDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		CreDtTm    string `json:"CreDtTm"`
+		DrvtnIdx   int    `json:"DrvtnIdx"`
+		Sts        string `json:"Sts"`
+		Tkn        string `json:"Tkn"`
+		VrtlAcctId string `json:"VrtlAcctId"`
+		WrngMsg    string `json:"WrngMsg"`
+
+		// XpctdAmt The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		XpctdAmt string `json:"XpctdAmt"`
+
+		// XpryDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		XpryDtTm string `json:"XpryDtTm"`
+		XtrnlRef string `json:"XtrnlRef"`
+	} `json:"CrptoPayInDtls,omitempty"`
+	union json.RawMessage
+}
+
+// FXTradStsAndDtlsNtfctnTradStsRsn EXPD: the trade expired (with Sts CANC).
+type FXTradStsAndDtlsNtfctnTradStsRsn string
+
+// FXTradStsAndDtlsNtfctnTradStsSts NEWT pending, SETT awaiting payment, COMP completed, CANC cancelled or expired.
+type FXTradStsAndDtlsNtfctnTradStsSts string
+
+// FndPrcgPsptRpt Pgntn (PageNumber, PageSize, TotalElements) and one Listgs per active pool (Id, Nm, CcyPair, XchgRate, AvlblBal, TradsCnt, CmpltnRate), best rate first. Schema: client/fxmsg/xsd/FndPrcgPsptRpt.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FndPrcgPsptRpt struct {
+	Listgs *[]struct {
+		// AvlblBal The element's text is the amount (plain decimal); its required attribute Ccy names the currency. (OpenAPI cannot describe text with an attribute; the XML Schema is exact.)
+		AvlblBal string `json:"AvlblBal"`
+
+		// CcyPair A listing's pair as base/quoted, e.g. NGN/USDT.
+		CcyPair string `json:"CcyPair"`
+
+		// CmpltnRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+		CmpltnRate string `json:"CmpltnRate"`
+		Id         string `json:"Id"`
+		Nm         string `json:"Nm"`
+		TradsCnt   int    `json:"TradsCnt"`
+
+		// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+		XchgRate string `json:"XchgRate"`
+	} `json:"Listgs,omitempty"`
+	OprgMd FndPrcgPsptRptOprgMd `json:"OprgMd"`
+
+	// Pgntn Children in this order.
+	Pgntn struct {
+		PageNumber    int `json:"PageNumber"`
+		PageSize      int `json:"PageSize"`
+		TotalElements int `json:"TotalElements"`
+	} `json:"Pgntn"`
+}
+
+// FndPrcgPsptRptOprgMd defines model for FndPrcgPsptRpt.OprgMd.
+type FndPrcgPsptRptOprgMd string
 
 // FundsError INSUFFICIENT_FUNDS on a completion or a payout: what was required and what the wallet holds.
 type FundsError struct {
@@ -848,8 +1551,29 @@ type FundsError struct {
 // FundsErrorCode defines model for FundsError.Code.
 type FundsErrorCode string
 
-// FxTradStsAndDtls SrcCcy, TrgtCcy, XchgRate (best active maker rate with liquidity), RateSrc market_maker, TmStmp, AgeSecs, PctChg24H.
-type FxTradStsAndDtls = map[string]interface{}
+// FxTradStsAndDtls SrcCcy, TrgtCcy, XchgRate (best active maker rate with liquidity), RateSrc market_maker, TmStmp, AgeSecs, PctChg24H. Schema: client/fxmsg/xsd/FxTradStsAndDtls.xsd in the repository (types in common.xsd); an answer always validates against it.
+type FxTradStsAndDtls struct {
+	AgeSecs int                    `json:"AgeSecs"`
+	OprgMd  FxTradStsAndDtlsOprgMd `json:"OprgMd"`
+
+	// PctChg24H An exact decimal in plain notation (no exponent, no leading +), e.g. -1.25. Parse it as a decimal, never as a binary float.
+	PctChg24H string                  `json:"PctChg24H"`
+	RateSrc   FxTradStsAndDtlsRateSrc `json:"RateSrc"`
+	SrcCcy    string                  `json:"SrcCcy"`
+
+	// TmStmp RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+	TmStmp  string `json:"TmStmp"`
+	TrgtCcy string `json:"TrgtCcy"`
+
+	// XchgRate An exact non-negative decimal in plain notation: an amount in its currency's unit (at most its minor-unit places: NGN, GHS 2; USDT 6), a rate (at most 18 places), a percentage.
+	XchgRate string `json:"XchgRate"`
+}
+
+// FxTradStsAndDtlsOprgMd defines model for FxTradStsAndDtls.OprgMd.
+type FxTradStsAndDtlsOprgMd string
+
+// FxTradStsAndDtlsRateSrc defines model for FxTradStsAndDtls.RateSrc.
+type FxTradStsAndDtlsRateSrc string
 
 // Health defines model for Health.
 type Health struct {
@@ -898,8 +1622,21 @@ type InvalidStateErrorCode string
 // Mode Operating mode. A key belongs to one mode; the modes' state is fully separate.
 type Mode string
 
-// MsgRjct An XML error: RltdRef/Ref (the TxId, else the request id) and Rsn (RjctgPtyRsn = the JSON error code, RjctnDtTm, RsnDesc).
-type MsgRjct = map[string]interface{}
+// MsgRjct An XML error: RltdRef/Ref (the TxId, else the request id) and Rsn (RjctgPtyRsn = the JSON error code, RjctnDtTm, RsnDesc). Schema: client/fxmsg/xsd/MsgRjct.xsd in the repository (types in common.xsd); an answer always validates against it.
+type MsgRjct struct {
+	RltdRef struct {
+		Ref string `json:"Ref"`
+	} `json:"RltdRef"`
+
+	// Rsn Children in this order.
+	Rsn struct {
+		RjctgPtyRsn string `json:"RjctgPtyRsn"`
+
+		// RjctnDtTm RFC 3339 in UTC with milliseconds, e.g. 2026-11-21T10:00:00.123Z.
+		RjctnDtTm string `json:"RjctnDtTm"`
+		RsnDesc   string `json:"RsnDesc"`
+	} `json:"Rsn"`
+}
 
 // OpenAPIDocument defines model for OpenAPIDocument.
 type OpenAPIDocument struct {
@@ -1517,6 +2254,666 @@ func (a Allocation_Metadata) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsFXTradAccptReq0 returns the union data inside the FXTradAccptReq as a FXTradAccptReq0
+func (t FXTradAccptReq) AsFXTradAccptReq0() (FXTradAccptReq0, error) {
+	var body FXTradAccptReq0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradAccptReq0 overwrites any union data inside the FXTradAccptReq as the provided FXTradAccptReq0
+func (t *FXTradAccptReq) FromFXTradAccptReq0(v FXTradAccptReq0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradAccptReq0 performs a merge with any union data inside the FXTradAccptReq, using the provided FXTradAccptReq0
+func (t *FXTradAccptReq) MergeFXTradAccptReq0(v FXTradAccptReq0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradAccptReq1 returns the union data inside the FXTradAccptReq as a FXTradAccptReq1
+func (t FXTradAccptReq) AsFXTradAccptReq1() (FXTradAccptReq1, error) {
+	var body FXTradAccptReq1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradAccptReq1 overwrites any union data inside the FXTradAccptReq as the provided FXTradAccptReq1
+func (t *FXTradAccptReq) FromFXTradAccptReq1(v FXTradAccptReq1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradAccptReq1 performs a merge with any union data inside the FXTradAccptReq, using the provided FXTradAccptReq1
+func (t *FXTradAccptReq) MergeFXTradAccptReq1(v FXTradAccptReq1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradAccptReq) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.AcctId != nil {
+		object["AcctId"], err = json.Marshal(t.AcctId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'AcctId': %w", err)
+		}
+	}
+
+	if t.SttlmDstn != nil {
+		object["SttlmDstn"], err = json.Marshal(t.SttlmDstn)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'SttlmDstn': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradAccptReq) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["AcctId"]; found {
+		err = json.Unmarshal(raw, &t.AcctId)
+		if err != nil {
+			return fmt.Errorf("error reading 'AcctId': %w", err)
+		}
+	}
+
+	if raw, found := object["SttlmDstn"]; found {
+		err = json.Unmarshal(raw, &t.SttlmDstn)
+		if err != nil {
+			return fmt.Errorf("error reading 'SttlmDstn': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsFXTradAccptReqSttlmDstn0 returns the union data inside the FXTradAccptReq_SttlmDstn as a FXTradAccptReqSttlmDstn0
+func (t FXTradAccptReq_SttlmDstn) AsFXTradAccptReqSttlmDstn0() (FXTradAccptReqSttlmDstn0, error) {
+	var body FXTradAccptReqSttlmDstn0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradAccptReqSttlmDstn0 overwrites any union data inside the FXTradAccptReq_SttlmDstn as the provided FXTradAccptReqSttlmDstn0
+func (t *FXTradAccptReq_SttlmDstn) FromFXTradAccptReqSttlmDstn0(v FXTradAccptReqSttlmDstn0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradAccptReqSttlmDstn0 performs a merge with any union data inside the FXTradAccptReq_SttlmDstn, using the provided FXTradAccptReqSttlmDstn0
+func (t *FXTradAccptReq_SttlmDstn) MergeFXTradAccptReqSttlmDstn0(v FXTradAccptReqSttlmDstn0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradAccptReqSttlmDstn1 returns the union data inside the FXTradAccptReq_SttlmDstn as a FXTradAccptReqSttlmDstn1
+func (t FXTradAccptReq_SttlmDstn) AsFXTradAccptReqSttlmDstn1() (FXTradAccptReqSttlmDstn1, error) {
+	var body FXTradAccptReqSttlmDstn1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradAccptReqSttlmDstn1 overwrites any union data inside the FXTradAccptReq_SttlmDstn as the provided FXTradAccptReqSttlmDstn1
+func (t *FXTradAccptReq_SttlmDstn) FromFXTradAccptReqSttlmDstn1(v FXTradAccptReqSttlmDstn1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradAccptReqSttlmDstn1 performs a merge with any union data inside the FXTradAccptReq_SttlmDstn, using the provided FXTradAccptReqSttlmDstn1
+func (t *FXTradAccptReq_SttlmDstn) MergeFXTradAccptReqSttlmDstn1(v FXTradAccptReqSttlmDstn1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradAccptReq_SttlmDstn) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BkDstn != nil {
+		object["BkDstn"], err = json.Marshal(t.BkDstn)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BkDstn': %w", err)
+		}
+	}
+
+	if t.BlkChnDstn != nil {
+		object["BlkChnDstn"], err = json.Marshal(t.BlkChnDstn)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BlkChnDstn': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradAccptReq_SttlmDstn) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["BkDstn"]; found {
+		err = json.Unmarshal(raw, &t.BkDstn)
+		if err != nil {
+			return fmt.Errorf("error reading 'BkDstn': %w", err)
+		}
+	}
+
+	if raw, found := object["BlkChnDstn"]; found {
+		err = json.Unmarshal(raw, &t.BlkChnDstn)
+		if err != nil {
+			return fmt.Errorf("error reading 'BlkChnDstn': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsFXTradConfStsAdvcSttlmInstr0 returns the union data inside the FXTradConfStsAdvc_SttlmInstr as a FXTradConfStsAdvcSttlmInstr0
+func (t FXTradConfStsAdvc_SttlmInstr) AsFXTradConfStsAdvcSttlmInstr0() (FXTradConfStsAdvcSttlmInstr0, error) {
+	var body FXTradConfStsAdvcSttlmInstr0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradConfStsAdvcSttlmInstr0 overwrites any union data inside the FXTradConfStsAdvc_SttlmInstr as the provided FXTradConfStsAdvcSttlmInstr0
+func (t *FXTradConfStsAdvc_SttlmInstr) FromFXTradConfStsAdvcSttlmInstr0(v FXTradConfStsAdvcSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradConfStsAdvcSttlmInstr0 performs a merge with any union data inside the FXTradConfStsAdvc_SttlmInstr, using the provided FXTradConfStsAdvcSttlmInstr0
+func (t *FXTradConfStsAdvc_SttlmInstr) MergeFXTradConfStsAdvcSttlmInstr0(v FXTradConfStsAdvcSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradConfStsAdvcSttlmInstr1 returns the union data inside the FXTradConfStsAdvc_SttlmInstr as a FXTradConfStsAdvcSttlmInstr1
+func (t FXTradConfStsAdvc_SttlmInstr) AsFXTradConfStsAdvcSttlmInstr1() (FXTradConfStsAdvcSttlmInstr1, error) {
+	var body FXTradConfStsAdvcSttlmInstr1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradConfStsAdvcSttlmInstr1 overwrites any union data inside the FXTradConfStsAdvc_SttlmInstr as the provided FXTradConfStsAdvcSttlmInstr1
+func (t *FXTradConfStsAdvc_SttlmInstr) FromFXTradConfStsAdvcSttlmInstr1(v FXTradConfStsAdvcSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradConfStsAdvcSttlmInstr1 performs a merge with any union data inside the FXTradConfStsAdvc_SttlmInstr, using the provided FXTradConfStsAdvcSttlmInstr1
+func (t *FXTradConfStsAdvc_SttlmInstr) MergeFXTradConfStsAdvcSttlmInstr1(v FXTradConfStsAdvcSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradConfStsAdvc_SttlmInstr) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BkPayInDtls != nil {
+		object["BkPayInDtls"], err = json.Marshal(t.BkPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if t.CrptoPayInDtls != nil {
+		object["CrptoPayInDtls"], err = json.Marshal(t.CrptoPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'CrptoPayInDtls': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradConfStsAdvc_SttlmInstr) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["BkPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.BkPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if raw, found := object["CrptoPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.CrptoPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'CrptoPayInDtls': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsFXTradInstrRspnSttlmInstr0 returns the union data inside the FXTradInstrRspn_SttlmInstr as a FXTradInstrRspnSttlmInstr0
+func (t FXTradInstrRspn_SttlmInstr) AsFXTradInstrRspnSttlmInstr0() (FXTradInstrRspnSttlmInstr0, error) {
+	var body FXTradInstrRspnSttlmInstr0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradInstrRspnSttlmInstr0 overwrites any union data inside the FXTradInstrRspn_SttlmInstr as the provided FXTradInstrRspnSttlmInstr0
+func (t *FXTradInstrRspn_SttlmInstr) FromFXTradInstrRspnSttlmInstr0(v FXTradInstrRspnSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradInstrRspnSttlmInstr0 performs a merge with any union data inside the FXTradInstrRspn_SttlmInstr, using the provided FXTradInstrRspnSttlmInstr0
+func (t *FXTradInstrRspn_SttlmInstr) MergeFXTradInstrRspnSttlmInstr0(v FXTradInstrRspnSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradInstrRspnSttlmInstr1 returns the union data inside the FXTradInstrRspn_SttlmInstr as a FXTradInstrRspnSttlmInstr1
+func (t FXTradInstrRspn_SttlmInstr) AsFXTradInstrRspnSttlmInstr1() (FXTradInstrRspnSttlmInstr1, error) {
+	var body FXTradInstrRspnSttlmInstr1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradInstrRspnSttlmInstr1 overwrites any union data inside the FXTradInstrRspn_SttlmInstr as the provided FXTradInstrRspnSttlmInstr1
+func (t *FXTradInstrRspn_SttlmInstr) FromFXTradInstrRspnSttlmInstr1(v FXTradInstrRspnSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradInstrRspnSttlmInstr1 performs a merge with any union data inside the FXTradInstrRspn_SttlmInstr, using the provided FXTradInstrRspnSttlmInstr1
+func (t *FXTradInstrRspn_SttlmInstr) MergeFXTradInstrRspnSttlmInstr1(v FXTradInstrRspnSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradInstrRspn_SttlmInstr) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BkPayInDtls != nil {
+		object["BkPayInDtls"], err = json.Marshal(t.BkPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if t.CrptoPayInDtls != nil {
+		object["CrptoPayInDtls"], err = json.Marshal(t.CrptoPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'CrptoPayInDtls': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradInstrRspn_SttlmInstr) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["BkPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.BkPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if raw, found := object["CrptoPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.CrptoPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'CrptoPayInDtls': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsFXTradStsAndDtlsNtfctnSttlmDstn0 returns the union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn as a FXTradStsAndDtlsNtfctnSttlmDstn0
+func (t FXTradStsAndDtlsNtfctn_SttlmDstn) AsFXTradStsAndDtlsNtfctnSttlmDstn0() (FXTradStsAndDtlsNtfctnSttlmDstn0, error) {
+	var body FXTradStsAndDtlsNtfctnSttlmDstn0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradStsAndDtlsNtfctnSttlmDstn0 overwrites any union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn as the provided FXTradStsAndDtlsNtfctnSttlmDstn0
+func (t *FXTradStsAndDtlsNtfctn_SttlmDstn) FromFXTradStsAndDtlsNtfctnSttlmDstn0(v FXTradStsAndDtlsNtfctnSttlmDstn0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradStsAndDtlsNtfctnSttlmDstn0 performs a merge with any union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn, using the provided FXTradStsAndDtlsNtfctnSttlmDstn0
+func (t *FXTradStsAndDtlsNtfctn_SttlmDstn) MergeFXTradStsAndDtlsNtfctnSttlmDstn0(v FXTradStsAndDtlsNtfctnSttlmDstn0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradStsAndDtlsNtfctnSttlmDstn1 returns the union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn as a FXTradStsAndDtlsNtfctnSttlmDstn1
+func (t FXTradStsAndDtlsNtfctn_SttlmDstn) AsFXTradStsAndDtlsNtfctnSttlmDstn1() (FXTradStsAndDtlsNtfctnSttlmDstn1, error) {
+	var body FXTradStsAndDtlsNtfctnSttlmDstn1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradStsAndDtlsNtfctnSttlmDstn1 overwrites any union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn as the provided FXTradStsAndDtlsNtfctnSttlmDstn1
+func (t *FXTradStsAndDtlsNtfctn_SttlmDstn) FromFXTradStsAndDtlsNtfctnSttlmDstn1(v FXTradStsAndDtlsNtfctnSttlmDstn1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradStsAndDtlsNtfctnSttlmDstn1 performs a merge with any union data inside the FXTradStsAndDtlsNtfctn_SttlmDstn, using the provided FXTradStsAndDtlsNtfctnSttlmDstn1
+func (t *FXTradStsAndDtlsNtfctn_SttlmDstn) MergeFXTradStsAndDtlsNtfctnSttlmDstn1(v FXTradStsAndDtlsNtfctnSttlmDstn1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradStsAndDtlsNtfctn_SttlmDstn) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BkDstn != nil {
+		object["BkDstn"], err = json.Marshal(t.BkDstn)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BkDstn': %w", err)
+		}
+	}
+
+	if t.BlkChnDstn != nil {
+		object["BlkChnDstn"], err = json.Marshal(t.BlkChnDstn)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BlkChnDstn': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradStsAndDtlsNtfctn_SttlmDstn) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["BkDstn"]; found {
+		err = json.Unmarshal(raw, &t.BkDstn)
+		if err != nil {
+			return fmt.Errorf("error reading 'BkDstn': %w", err)
+		}
+	}
+
+	if raw, found := object["BlkChnDstn"]; found {
+		err = json.Unmarshal(raw, &t.BlkChnDstn)
+		if err != nil {
+			return fmt.Errorf("error reading 'BlkChnDstn': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsFXTradStsAndDtlsNtfctnSttlmInstr0 returns the union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr as a FXTradStsAndDtlsNtfctnSttlmInstr0
+func (t FXTradStsAndDtlsNtfctn_SttlmInstr) AsFXTradStsAndDtlsNtfctnSttlmInstr0() (FXTradStsAndDtlsNtfctnSttlmInstr0, error) {
+	var body FXTradStsAndDtlsNtfctnSttlmInstr0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradStsAndDtlsNtfctnSttlmInstr0 overwrites any union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr as the provided FXTradStsAndDtlsNtfctnSttlmInstr0
+func (t *FXTradStsAndDtlsNtfctn_SttlmInstr) FromFXTradStsAndDtlsNtfctnSttlmInstr0(v FXTradStsAndDtlsNtfctnSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradStsAndDtlsNtfctnSttlmInstr0 performs a merge with any union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr, using the provided FXTradStsAndDtlsNtfctnSttlmInstr0
+func (t *FXTradStsAndDtlsNtfctn_SttlmInstr) MergeFXTradStsAndDtlsNtfctnSttlmInstr0(v FXTradStsAndDtlsNtfctnSttlmInstr0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFXTradStsAndDtlsNtfctnSttlmInstr1 returns the union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr as a FXTradStsAndDtlsNtfctnSttlmInstr1
+func (t FXTradStsAndDtlsNtfctn_SttlmInstr) AsFXTradStsAndDtlsNtfctnSttlmInstr1() (FXTradStsAndDtlsNtfctnSttlmInstr1, error) {
+	var body FXTradStsAndDtlsNtfctnSttlmInstr1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFXTradStsAndDtlsNtfctnSttlmInstr1 overwrites any union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr as the provided FXTradStsAndDtlsNtfctnSttlmInstr1
+func (t *FXTradStsAndDtlsNtfctn_SttlmInstr) FromFXTradStsAndDtlsNtfctnSttlmInstr1(v FXTradStsAndDtlsNtfctnSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFXTradStsAndDtlsNtfctnSttlmInstr1 performs a merge with any union data inside the FXTradStsAndDtlsNtfctn_SttlmInstr, using the provided FXTradStsAndDtlsNtfctnSttlmInstr1
+func (t *FXTradStsAndDtlsNtfctn_SttlmInstr) MergeFXTradStsAndDtlsNtfctnSttlmInstr1(v FXTradStsAndDtlsNtfctnSttlmInstr1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FXTradStsAndDtlsNtfctn_SttlmInstr) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BkPayInDtls != nil {
+		object["BkPayInDtls"], err = json.Marshal(t.BkPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if t.CrptoPayInDtls != nil {
+		object["CrptoPayInDtls"], err = json.Marshal(t.CrptoPayInDtls)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'CrptoPayInDtls': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FXTradStsAndDtlsNtfctn_SttlmInstr) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["BkPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.BkPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'BkPayInDtls': %w", err)
+		}
+	}
+
+	if raw, found := object["CrptoPayInDtls"]; found {
+		err = json.Unmarshal(raw, &t.CrptoPayInDtls)
+		if err != nil {
+			return fmt.Errorf("error reading 'CrptoPayInDtls': %w", err)
+		}
+	}
+
+	return err
 }
 
 // AsWalletSettlement returns the union data inside the Quote_Settlement as a WalletSettlement
