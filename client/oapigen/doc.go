@@ -6,9 +6,13 @@
 // clients" section promises: generate_test.go regenerates it from a
 // running service and fails when the committed file differs (run
 // `go test -run TestGenerated -update` here after changing the
-// document), and that no amount or rate is a binary float; money_test.go
-// drives a real service through it and checks every amount and rate to
-// the last place.
+// document), and that no amount or rate is a binary float. The tests of
+// partnerapi drive a real service through it: money_test.go and
+// xml_test.go check every amount and rate, JSON and XML, to the last
+// place; session_test.go runs a partner's day with every request and
+// answer checked against the served document by kin-openapi's validator
+// (conformance_test.go), an implementation independent of the gateway's
+// own document test.
 //
 // Amounts and rates are shopspring/decimal.Decimal (the document's
 // x-go-type). The wire carries them as JSON numbers, so a program using

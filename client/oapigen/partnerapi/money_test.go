@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -45,13 +44,7 @@ func TestMoneyRoundTrip(t *testing.T) {
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk A", "0.000625", "1000")
 	s.NewPool(t, engine.ModeSandbox, usdtNGN, "Desk B", "1612.345678912345", "100000")
 	s.NewPool(t, engine.ModeSandbox, usdtNGN, "Desk C", "1612.3", "10000000")
-	c, err := partnerapi.NewClientWithResponses(s.URL, partnerapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+p.SandboxKey)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := partnerClient(t, s, p.SandboxKey)
 	ctx := context.Background()
 	create := func(source, destination, amount, rate string) *partnerapi.Quote {
 		t.Helper()

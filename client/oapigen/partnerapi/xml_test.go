@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/xml"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -26,13 +25,7 @@ func TestXMLRoundTrip(t *testing.T) {
 	p := s.NewPartner(t, "generated-xml")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk A", "0.000625", "400")
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.NGNUSDT, "Desk B", "0.000620123456789012", "1000")
-	c, err := partnerapi.NewClientWithResponses(s.URL, partnerapi.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-		r.Header.Set("Authorization", "Bearer "+p.SandboxKey)
-		return nil
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := partnerClient(t, s, p.SandboxKey)
 	ctx := context.Background()
 	const instr = `<FXTradInstr xmlns="urn:iso:std:iso:20022:tech:xsd:fxtr.014.001.05"><CcyPair><BaseCcy>NGN</BaseCcy><QtdCcy>USDT</QtdCcy></CcyPair>` +
 		`<TradAmts><TradgCcyAmt Ccy="NGN">1000000.55</TradgCcyAmt></TradAmts><AgrdRate><XchgRate>0.00062</XchgRate></AgrdRate><AmtDrctn>SELL</AmtDrctn></FXTradInstr>`
