@@ -150,9 +150,9 @@ func (s *Server) relayStream(ctx *fasthttp.RequestCtx, leader cluster.Member) {
 		}}, -1)
 }
 
-// relayBody is a relayed rate stream as the response's body stream. Like a
-// local stream (stream.go) it is written on the connection goroutine
-// (WriteTo: no second goroutine, no pipe), each piece read from the leader
+// relayBody is a relayed rate stream as the response's body stream. It is
+// written on the connection goroutine (WriteTo: no second goroutine, no
+// pipe), each piece read from the leader
 // is one chunk flushed to the client, and it owns the connection's write
 // deadline, moved before each chunk: the server's 15 s WriteTimeout would
 // otherwise cut every relayed stream 15 s after it opened (its client then

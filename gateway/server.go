@@ -154,6 +154,10 @@ func (s *Server) newFastHTTP(name string, h fasthttp.RequestHandler, bodyMax int
 		IdleTimeout:                   idleTimeout,
 		DisableHeaderNamesNormalizing: false,
 		NoDefaultServerHeader:         true,
+		// A rate stream's connection is hijacked once its request is
+		// answered (stream.go): the hub owns it from then on and closes it.
+		KeepHijackedConns: true,
+		ConnState:         s.connState,
 		// NB: releases a keep-alive connection's 8 KiB read buffer while it
 		// is idle, which is what keeps an idle rate stream under 20 KiB
 		// (bench/sse); pooled buffers make the cost per request small.

@@ -5,16 +5,17 @@ package gateway
 //
 // How a stream is served:
 //
-//  1. The handler authenticates (s.partner), validates from/to, registers a
-//     streamSubscriber with the hub (which enforces sseStreamsPerKeyMax and
-//     sseSubscribersMax) and hands the subscriber to fasthttp as the response
-//     body stream (SetBodyStream with unknown size: chunked encoding).
-//  2. fasthttp writes the status line and headers, then calls the
-//     subscriber's WriteTo on the connection's own goroutine. Every Write to
-//     fasthttp's chunked writer is one chunk, flushed to the socket at once.
-//     WriteTo writes "retry: 3000" and the current rate of every selected
-//     pair, then blocks until the hub marks the subscriber dirty, its
-//     heartbeat is due, or the hub closes.
+//  1. The handler authenticates (s.partner), validates from/to and
+//     registers a streamSubscriber with the hub (which enforces
+//     sseStreamsPerKeyMax and sseSubscribersMax). serveStream sets the
+//     status and headers on the response, tells fasthttp not to write it
+//     (HijackSetNoResponse) and hijacks the connection.
+//  2. Once the handler chain has returned (access log and metrics see the
+//     200), fasthttp hands the connection over; the subscriber's own
+//     goroutine (serve) writes the head, then "retry: 3000" and the current
+//     rate of every selected pair, each batch one HTTP/1.1 chunk in one
+//     write, then blocks until the hub marks it dirty, its heartbeat is
+//     due, or the hub closes.
 //  3. Pair actors call RateChanged (actors.Config.RateListener) when a
 //     consensus rate changes. It stores the ticker and wakes the hub's one
 //     fan-out goroutine; it never blocks the actor. The fan-out goroutine
@@ -27,45 +28,42 @@ package gateway
 //     deadline is at least sseStallMax away (armDeadline). A subscriber whose
 //     socket accepts nothing for that long fails the write and is
 //     disconnected; no one else waits for it (the fan-out never blocks, and
-//     each stream writes on its own connection goroutine).
-//  5. fasthttp calls the subscriber's Close when the response ends for any
-//     reason; Close unregisters it from the hub.
+//     each stream writes on its own goroutine).
+//  5. When the stream ends (the hub closes, the term ends, a write fails)
+//     serve ends the chunked body ("0\r\n\r\n") unless a write failed,
+//     closes the connection and unregisters the subscriber. A connection
+//     that closes before it was hijacked (fasthttp's ConnState reports it
+//     closed) unregisters its subscriber instead (connClosed).
 //
-// NB: fasthttp's SetBodyStreamWriter was rejected. It runs the writer on an
-// extra goroutine that writes into a fasthttputil pipe (4 buffered chunks)
-// which the connection goroutine copies to the socket: two goroutines, a
-// 4 KiB bufio.Writer and a 4 KiB copy buffer per stream, and a writer that
-// blocks inside the pipe, unable to see shutdown, while the client does not
-// read. A body stream implementing fasthttp.BodyWriterTo gives the same
-// "write, flush" model on the connection goroutine itself (a follower's
-// relayed streams use it too: relayBody, cluster_stream.go).
+// NB: the stream leaves fasthttp once hijacked (KeepHijackedConns):
+// fasthttp's RequestCtx, its 4 KiB write buffer and the deep connection
+// goroutine are released, and the connection no longer counts against
+// fasthttp's Concurrency or MaxConnsPerIP; sseSubscribersMax and
+// sseStreamsPerKeyMax bound streams instead, and the hub, not fasthttp's
+// Shutdown, ends them. Serving the stream as a fasthttp body stream on the
+// connection goroutine (as a follower's relayed streams are: relayBody,
+// cluster_stream.go) cost 18.4 KiB per idle stream against 4.9 KiB hijacked,
+// with the same fan-out latency (docs/benchmarks.md).
 //
-// NB: the server's WriteTimeout (limits.go, 15 s) is a deadline that
-// fasthttp sets on the connection once, before it writes a response; on its
-// own it would cut every stream 15 s after it opened. The subscriber owns
-// the connection's write deadline while it streams and moves it before each
-// chunk, so a stream lives as long as its client keeps reading, and the same
-// deadline is the stall detector. Hijacking the connection was rejected: it
-// would mean writing the HTTP response head by hand and taking the
-// connection out of fasthttp's accounting (Concurrency, Shutdown).
+// NB: the subscriber owns the connection's write deadline and moves it
+// before each chunk, so a stream lives as long as its client keeps
+// reading, and the same deadline is the stall detector.
 //
-// Memory: an idle stream costs what its connection costs fasthttp (the
-// RequestCtx, a 4 KiB write buffer, and an 8 KiB read buffer unless the
-// server sets ReduceMemoryUsage), the connection goroutine's stack, and
+// Memory: an idle stream costs its goroutine's stack, the connection, and
 // under 1 KiB of its own (subscriber, heartbeat ticker, registry entries);
 // frame buffers are pooled and held only while a batch is written.
 // bench/sse measures it.
 //
 // Shutdown (Server.Shutdown, before fasthttp's): the hub refuses new
 // subscribers, shortens every stream's write deadline to
-// sseShutdownWriteMax, and closes its closed channel. Idle writers return at
-// once, fasthttp ends the chunked body ("0\r\n\r\n") and the connection is
-// idle, so fasthttp's ShutdownWithContext closes it; a writer blocked on a
-// client that does not read fails its write within sseShutdownWriteMax. The
-// hub waits until every subscriber has been closed.
+// sseShutdownWriteMax, and closes its closed channel. Idle writers end
+// their body and close their connection at once; a writer blocked on a
+// client that does not read fails its write within sseShutdownWriteMax.
+// The hub waits until every subscriber has been closed.
 
 import (
 	"bytes"
+	"net"
 	"strconv"
 	"time"
 
@@ -79,8 +77,8 @@ import (
 // Limits of the rate stream (listed with the others in the package doc).
 const (
 	// sseSubscribersMax bounds open rate streams on the whole server (503
-	// UNAVAILABLE beyond it). It stays below connectionsMax so that streams
-	// can never take every connection the request API needs.
+	// UNAVAILABLE beyond it). A stream leaves fasthttp's connection count
+	// once hijacked, so this is what bounds their connections.
 	sseSubscribersMax = 15000
 	// sseStreamsPerKeyMax bounds open rate streams per API key (429
 	// RATE_LIMITED beyond it).
@@ -171,14 +169,36 @@ func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 }
 
 // serveStream answers ctx with sub's events (the partners' rate stream,
-// and the console's live rates).
+// and the console's live rates): the status line and headers are set on
+// ctx, which fasthttp does not write (HijackSetNoResponse); once the
+// handler chain has returned, the connection is hijacked and sub writes
+// the head and then its chunked body on a goroutine of its own (serve).
 func serveStream(ctx *fasthttp.RequestCtx, sub *streamSubscriber) {
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	h := &ctx.Response.Header
 	h.SetContentType("text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	ctx.SetBodyStream(sub, -1)
+	h.SetContentLength(-1) // Transfer-Encoding: chunked
+	sub.hub.awaitHijack(sub)
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(net.Conn) {
+		// The handler chain is done: the head is final. ctx stays valid
+		// until this function returns.
+		head := bytes.Clone(ctx.Response.Header.Header())
+		if sub.hub.hijacked(sub) {
+			go sub.serve(head)
+		}
+	})
+}
+
+// connState is the listeners' fasthttp ConnState hook: a connection that
+// closes before its rate stream was hijacked (its client left at once)
+// ends that stream, which no goroutine would otherwise end.
+func (s *Server) connState(c net.Conn, state fasthttp.ConnState) {
+	if state == fasthttp.StateClosed {
+		s.streams.connClosed(c)
+	}
 }
 
 // streamPairs reads from/to: both (one pair in force) or neither (every

@@ -24,8 +24,7 @@ import (
 // stream.go for the whole path). It is safe for concurrent use.
 //
 // One goroutine per hub does the fan-out (started with the first
-// subscriber); a stream has no goroutine of its own beyond the connection
-// goroutine fasthttp serves it on.
+// subscriber); each stream writes on a goroutine of its own (serve).
 type streamHub struct {
 	heartbeat time.Duration
 	stallMax  time.Duration
@@ -68,6 +67,12 @@ type streamHub struct {
 	total       int
 	perKey      map[engine.KeyID]int
 	drained     chan struct{} // closed when closing and the last subscriber is gone
+
+	// awaiting holds the subscribers whose connection is not hijacked yet
+	// (serveStream), by connection, so that one whose connection closes
+	// first is ended (connClosed).
+	awaitingMu sync.Mutex
+	awaiting   map[net.Conn]*streamSubscriber
 }
 
 // renderedRate is the data line of a rate_update for one ticker, computed
@@ -93,6 +98,7 @@ func newStreamHub(heartbeat, stallMax time.Duration, logger *slog.Logger) *strea
 		heartbeat: heartbeat, stallMax: stallMax, logger: logger,
 		kick: make(chan struct{}, 1), fanedOut: make(chan struct{}),
 		closed: make(chan struct{}), perKey: make(map[engine.KeyID]int),
+		awaiting: make(map[net.Conn]*streamSubscriber),
 	}
 	h.latest = make([]atomic.Pointer[engine.Ticker], streamKeysMax)
 	h.rendered = make([]atomic.Pointer[renderedRate], streamKeysMax)
@@ -227,6 +233,36 @@ func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []
 	}
 	h.fanout.Do(func() { go h.fanOut() })
 	return sub, nil
+}
+
+// awaitHijack records sub as waiting for its connection's hijack.
+func (h *streamHub) awaitHijack(sub *streamSubscriber) {
+	h.awaitingMu.Lock()
+	defer h.awaitingMu.Unlock()
+	h.awaiting[sub.conn] = sub
+}
+
+// hijacked takes sub out of the waiting ones; false when its connection
+// closed first (connClosed ended it).
+func (h *streamHub) hijacked(sub *streamSubscriber) bool {
+	h.awaitingMu.Lock()
+	defer h.awaitingMu.Unlock()
+	if h.awaiting[sub.conn] != sub {
+		return false
+	}
+	delete(h.awaiting, sub.conn)
+	return true
+}
+
+// connClosed ends the stream waiting for c's hijack, if any.
+func (h *streamHub) connClosed(c net.Conn) {
+	h.awaitingMu.Lock()
+	sub := h.awaiting[c]
+	delete(h.awaiting, c)
+	h.awaitingMu.Unlock()
+	if sub != nil {
+		_ = sub.Close()
+	}
 }
 
 // remove unregisters sub (once).
@@ -374,9 +410,9 @@ func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []b
 
 // ---- One subscriber ---------------------------------------------------------
 
-// streamSubscriber is one open rate stream: the fasthttp body stream of its
-// response. mark is called by the hub's fan-out; every other method runs on
-// the connection goroutine fasthttp writes the response on.
+// streamSubscriber is one open rate stream on a hijacked connection. mark
+// is called by the hub's fan-out, Close also by connClosed; every other
+// method runs on the stream's own goroutine (serve).
 type streamSubscriber struct {
 	hub  *streamHub
 	sys  *actors.System
@@ -393,7 +429,6 @@ type streamSubscriber struct {
 	follows   []followedRate
 	heartbeat *time.Ticker
 	started   bool
-	pending   []byte // Read only: bytes of the current batch not yet read
 	batch     *[]byte
 
 	// deadlineMu orders the writer's deadline moves against the hub's
@@ -423,11 +458,54 @@ func (s *streamSubscriber) mark(i int) {
 	}
 }
 
-// SupportsBodyWriteTo tells fasthttp to call WriteTo rather than Read.
-func (s *streamSubscriber) SupportsBodyWriteTo() bool { return true }
+// serve writes the response head and then the stream, chunked, to the
+// hijacked connection until the hub closes, the term ends or a write
+// fails; then it ends the body, closes the connection and unregisters.
+// It runs on a goroutine of its own, which is all an idle stream costs
+// beyond its connection and the subscriber.
+func (s *streamSubscriber) serve(head []byte) {
+	defer s.Close()
+	defer s.conn.Close()
+	s.armDeadline()
+	if _, err := s.conn.Write(head); err != nil {
+		s.ended(err)
+		return
+	}
+	if _, err := s.WriteTo(&chunkedWriter{conn: s.conn}); err != nil {
+		return
+	}
+	_, _ = s.conn.Write(lastChunk)
+}
 
-// WriteTo streams frames to w until the hub closes or a write fails. Each
-// Write is one chunk that fasthttp flushes to the socket at once.
+// lastChunk ends a chunked body.
+var lastChunk = []byte("0\r\n\r\n")
+
+// chunkedWriter writes each Write as one HTTP/1.1 chunk in one write to
+// the connection (the listener's connections are wrapped, so writev is not
+// available: three writes would be three system calls), assembled in a
+// pooled buffer held only for the write.
+type chunkedWriter struct {
+	conn net.Conn
+}
+
+func (w *chunkedWriter) Write(b []byte) (int, error) {
+	buf := streamBuffers.Get().(*[]byte)
+	chunk := strconv.AppendInt((*buf)[:0], int64(len(b)), 16)
+	chunk = append(chunk, "\r\n"...)
+	chunk = append(chunk, b...)
+	chunk = append(chunk, "\r\n"...)
+	_, err := w.conn.Write(chunk)
+	*buf = chunk[:0]
+	streamBuffers.Put(buf)
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// WriteTo streams frames to w until the hub closes or a write fails; each
+// batch is one Write (serve passes a chunkedWriter: one chunk, one write
+// to the socket).
 func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
 	var written int64
 	for {
@@ -449,25 +527,8 @@ func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// Read is the io.Reader fasthttp requires of a body stream; WriteTo is the
-// path it takes. Each batch of frames is read out before the next is made.
-func (s *streamSubscriber) Read(p []byte) (int, error) {
-	if len(s.pending) == 0 {
-		s.release()
-		b, err := s.next()
-		if err != nil {
-			return 0, err
-		}
-		s.armDeadline()
-		s.pending = b
-	}
-	n := copy(p, s.pending)
-	s.pending = s.pending[n:]
-	return n, nil
-}
-
-// Close unregisters the subscriber; fasthttp calls it when the response
-// ends, however it ends.
+// Close unregisters the subscriber (once); serve calls it when the stream
+// ends, however it ends, and connClosed when it never began.
 func (s *streamSubscriber) Close() error {
 	if s.removed.Swap(true) {
 		return nil
@@ -622,7 +683,7 @@ func (s *streamSubscriber) keep(b []byte) []byte {
 }
 
 func (s *streamSubscriber) release() {
-	if s.batch != nil && len(s.pending) == 0 {
+	if s.batch != nil {
 		*s.batch = (*s.batch)[:0]
 		streamBuffers.Put(s.batch)
 		s.batch = nil

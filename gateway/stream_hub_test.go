@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,42 @@ func TestStreamHubCaps(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatalf("close did not return with every subscriber closed (%d left)", h.count())
+	}
+}
+
+// TestStreamHubConnClosedBeforeHijack: a stream whose connection closes
+// before fasthttp hands it over is unregistered (its slot and its key's
+// count return), and a late hijack of it starts nothing.
+func TestStreamHubConnClosedBeforeHijack(t *testing.T) {
+	h := newTestHub(t, time.Hour)
+	server, client := net.Pipe()
+	defer client.Close()
+	who := actors.Principal{Key: engine.KeyID{7}, Mode: engine.ModeSandbox}
+	sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], server)
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	h.awaitHijack(sub)
+	h.connClosed(client) // another connection: nothing
+	if h.count() != 1 {
+		t.Fatalf("%d streams after another connection closed, want 1", h.count())
+	}
+	h.connClosed(server)
+	if h.count() != 0 {
+		t.Fatalf("%d streams after its connection closed, want 0", h.count())
+	}
+	if h.hijacked(sub) {
+		t.Fatal("a stream whose connection closed was hijacked")
+	}
+	h.mu.RLock()
+	left := h.perKey[who.Key]
+	h.mu.RUnlock()
+	if left != 0 {
+		t.Fatalf("key still counts %d streams", left)
+	}
+	// Close after connClosed (serve's deferred Close) is a no-op.
+	_ = sub.Close()
+	if h.count() != 0 {
+		t.Fatalf("a second Close counted again: %d", h.count())
 	}
 }

@@ -24,7 +24,7 @@
 //	heap+stack-KiB/sub       HeapInuse + StackInuse growth ÷ subscribers
 //	sys-KiB/sub              Sys growth ÷ subscribers
 //
-// The benchmark fails when p99 exceeds 500 ms or heap+stack exceeds 20 KiB
+// The benchmark fails when p99 exceeds 500 ms or heap+stack exceeds 12 KiB
 // per subscriber. OJA_SSE_BENCH_SUBSCRIBERS overrides the 10,000; the
 // file-descriptor limit is raised within its hard limit, and the benchmark
 // is skipped when that is not enough. The child exits when its stdin

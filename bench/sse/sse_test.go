@@ -45,7 +45,7 @@ const (
 
 	// The bar (spec §8 at scale).
 	p99Max             = 500 * time.Millisecond
-	perSubscriberBytes = 20 << 10
+	perSubscriberBytes = 12 << 10
 )
 
 func TestMain(m *testing.M) {
