@@ -86,24 +86,48 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 	if dec.More() {
 		return nil, errors.New("markets: not a markets file: more than one JSON value")
 	}
-	var problems []error
-	problem := func(format string, args ...any) {
-		problems = append(problems, fmt.Errorf("markets: "+format, args...))
+	p := &marketsParser{f: &f, defs: map[string]*currencyDef{},
+		cfg: &MarketsConfig{collection: map[string]BankAccount{}, keys: map[string]map[Chain]string{}}}
+	p.currencies()
+	p.pairs()
+	p.collectionAccounts()
+	p.sandboxCollectionAccounts()
+	p.depositKeys()
+	p.cfg.watch = parseChainWatch(f.ChainWatch, p.defs, p.problem)
+	if len(p.problems) > 0 {
+		return nil, errors.Join(p.problems...)
 	}
-	cfg := &MarketsConfig{collection: map[string]BankAccount{}, keys: map[string]map[Chain]string{}}
-	defs := map[string]*currencyDef{}
-	if len(f.Currencies) == 0 {
-		problem("currencies: none")
+	return p.cfg, nil
+}
+
+// marketsParser checks a markets file a section at a time, collecting
+// every problem (so an operator sees them all at once) and building the
+// configuration from what is sound.
+type marketsParser struct {
+	f        *marketsFile
+	cfg      *MarketsConfig
+	defs     map[string]*currencyDef // the currencies read so far, by code
+	problems []error
+}
+
+func (p *marketsParser) problem(format string, args ...any) {
+	p.problems = append(p.problems, fmt.Errorf("markets: "+format, args...))
+}
+
+// currencies reads the currencies: codes, kinds, minor units and chains.
+func (p *marketsParser) currencies() {
+	if len(p.f.Currencies) == 0 {
+		p.problem("currencies: none")
 	}
-	for i, c := range f.Currencies {
+	for i, c := range p.f.Currencies {
 		where := fmt.Sprintf("currencies[%d] %q", i, c.Code)
 		d := currencyDef{code: c.Code}
 		switch {
 		case !currencyCode.MatchString(c.Code):
-			problem("%s: code must be 2 to 10 upper-case letters or digits, starting with a letter", where)
+			p.problem("%s: code must be 2 to 10 upper-case letters or digits, starting with a letter", where)
 			continue
-		case defs[c.Code] != nil:
-			problem("%s: listed twice", where)
+		case p.defs[c.Code] != nil:
+			p.problem("%s: listed twice", where)
 			continue
 		}
 		switch c.Kind {
@@ -111,10 +135,10 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 		case "token":
 			d.token = true
 		default:
-			problem(`%s: kind must be "fiat" or "token"`, where)
+			p.problem(`%s: kind must be "fiat" or "token"`, where)
 		}
 		if c.MinorUnits == nil || *c.MinorUnits < 0 || *c.MinorUnits > minorUnitsMax {
-			problem("%s: minorUnits must be an integer from 0 to %d", where, minorUnitsMax)
+			p.problem("%s: minorUnits must be an integer from 0 to %d", where, minorUnitsMax)
 		} else {
 			d.minor = int32(*c.MinorUnits)
 		}
@@ -122,169 +146,182 @@ func ParseMarketsConfig(data []byte) (*MarketsConfig, error) {
 			ch, ok := ParseChain(name)
 			switch {
 			case !ok:
-				problem("%s: unknown chain %q (known: TRON, ETHEREUM, BSC, POLYGON, SOLANA)", where, name)
+				p.problem("%s: unknown chain %q (known: TRON, ETHEREUM, BSC, POLYGON, SOLANA)", where, name)
 			case slices.Contains(d.chains, ch):
-				problem("%s: chain %s listed twice", where, name)
+				p.problem("%s: chain %s listed twice", where, name)
 			default:
 				d.chains = append(d.chains, ch)
 			}
 		}
 		switch {
 		case d.token && len(c.Chains) == 0:
-			problem("%s: a token needs chains", where)
+			p.problem("%s: a token needs chains", where)
 		case !d.token && (len(c.Chains) > 0 || c.DefaultChain != ""):
-			problem("%s: a fiat currency has no chains", where)
+			p.problem("%s: a fiat currency has no chains", where)
 		case d.token && c.DefaultChain == "" && len(d.chains) > 0:
 			d.defaultChain = d.chains[0]
 		case d.token && c.DefaultChain != "":
 			ch, _ := ParseChain(c.DefaultChain)
 			if !slices.Contains(d.chains, ch) {
-				problem("%s: defaultChain %q is not one of its chains", where, c.DefaultChain)
+				p.problem("%s: defaultChain %q is not one of its chains", where, c.DefaultChain)
 			}
 			d.defaultChain = ch
 		}
-		cfg.currencies = append(cfg.currencies, d)
-		defs[c.Code] = &cfg.currencies[len(cfg.currencies)-1]
+		p.cfg.currencies = append(p.cfg.currencies, d)
+		p.defs[c.Code] = &p.cfg.currencies[len(p.cfg.currencies)-1]
 	}
-	if len(cfg.currencies) >= CurrenciesMax {
-		problem("currencies: at most %d", CurrenciesMax-1)
+	if len(p.cfg.currencies) >= CurrenciesMax {
+		p.problem("currencies: at most %d", CurrenciesMax-1)
 	}
-	if len(f.Pairs) == 0 {
-		problem("pairs: none")
+}
+
+// pairs reads the pairs, their source-amount bounds, and checks that each
+// source can be paid in (a collection account, or a deposit key per chain).
+func (p *marketsParser) pairs() {
+	if len(p.f.Pairs) == 0 {
+		p.problem("pairs: none")
 	}
-	if len(f.Pairs) > PairsMax {
-		problem("pairs: at most %d (the rate stream follows %d pairs in both modes)", PairsMax, PairsMax)
+	if len(p.f.Pairs) > PairsMax {
+		p.problem("pairs: at most %d (the rate stream follows %d pairs in both modes)", PairsMax, PairsMax)
 	}
-	for i, p := range f.Pairs {
-		where := fmt.Sprintf("pairs[%d] %s/%s", i, p.Source, p.Destination)
-		source, sok := defs[p.Source]
-		_, dok := defs[p.Destination]
+	for i, pair := range p.f.Pairs {
+		where := fmt.Sprintf("pairs[%d] %s/%s", i, pair.Source, pair.Destination)
+		source, sok := p.defs[pair.Source]
+		_, dok := p.defs[pair.Destination]
 		if !sok {
-			problem("%s: unknown currency %q", where, p.Source)
+			p.problem("%s: unknown currency %q", where, pair.Source)
 		}
 		if !dok {
-			problem("%s: unknown currency %q", where, p.Destination)
+			p.problem("%s: unknown currency %q", where, pair.Destination)
 		}
 		if !sok || !dok {
 			continue
 		}
-		if p.Source == p.Destination {
-			problem("%s: source and destination are the same", where)
+		if pair.Source == pair.Destination {
+			p.problem("%s: source and destination are the same", where)
 			continue
 		}
-		if slices.ContainsFunc(cfg.pairs, func(d pairDef) bool { return d.source == p.Source && d.destination == p.Destination }) {
-			problem("%s: listed twice", where)
+		if slices.ContainsFunc(p.cfg.pairs, func(d pairDef) bool { return d.source == pair.Source && d.destination == pair.Destination }) {
+			p.problem("%s: listed twice", where)
 			continue
 		}
-		d := pairDef{source: p.Source, destination: p.Destination, min: 1, max: AmountMax}
+		d := pairDef{source: pair.Source, destination: pair.Destination, min: 1, max: AmountMax}
 		bound := func(name string, text *string, into *Amount) {
 			if text == nil {
 				return
 			}
 			v, err := decimal.NewFromString(*text)
 			if err != nil {
-				problem("%s: %s %q is not a decimal number", where, name, *text)
+				p.problem("%s: %s %q is not a decimal number", where, name, *text)
 				return
 			}
 			n, err := scaledInteger(v, source.minor, uint64(AmountMax))
 			switch err {
 			case errScaledRange:
-				problem("%s: %s %s must be greater than 0 and at most %s", where, name, *text, AmountMax.Decimal(CurrencyNone).Shift(-source.minor))
+				p.problem("%s: %s %s must be greater than 0 and at most %s", where, name, *text, AmountMax.Decimal(CurrencyNone).Shift(-source.minor))
 			case errScaledPrecision:
-				problem("%s: %s %s has more than %d decimal places", where, name, *text, source.minor)
+				p.problem("%s: %s %s has more than %d decimal places", where, name, *text, source.minor)
 			default:
 				*into = Amount(n)
 			}
 		}
-		bound("minSourceAmount", p.MinSourceAmount, &d.min)
-		bound("maxSourceAmount", p.MaxSourceAmount, &d.max)
+		bound("minSourceAmount", pair.MinSourceAmount, &d.min)
+		bound("maxSourceAmount", pair.MaxSourceAmount, &d.max)
 		if d.min > d.max {
-			problem("%s: minSourceAmount is above maxSourceAmount", where)
+			p.problem("%s: minSourceAmount is above maxSourceAmount", where)
 		}
 		switch {
-		case !source.token && f.CollectionAccounts[p.Source].AccountNumber == "":
-			problem("%s: fiat source %s has no collectionAccounts entry", where, p.Source)
+		case !source.token && p.f.CollectionAccounts[pair.Source].AccountNumber == "":
+			p.problem("%s: fiat source %s has no collectionAccounts entry", where, pair.Source)
 		case source.token:
 			for _, ch := range source.chains {
-				if f.DepositKeys[p.Source][ch.String()] == "" {
-					problem("%s: token source %s has no depositKeys.%s.%s", where, p.Source, p.Source, ch)
+				if p.f.DepositKeys[pair.Source][ch.String()] == "" {
+					p.problem("%s: token source %s has no depositKeys.%s.%s", where, pair.Source, pair.Source, ch)
 				}
 			}
 		}
-		cfg.pairs = append(cfg.pairs, d)
+		p.cfg.pairs = append(p.cfg.pairs, d)
 	}
-	for _, code := range slices.Sorted(maps.Keys(f.CollectionAccounts)) {
-		a := f.CollectionAccounts[code]
+}
+
+// collectionAccounts reads the live bank accounts fiat is paid into.
+func (p *marketsParser) collectionAccounts() {
+	for _, code := range slices.Sorted(maps.Keys(p.f.CollectionAccounts)) {
+		a := p.f.CollectionAccounts[code]
 		where := fmt.Sprintf("collectionAccounts.%s", code)
-		switch d := defs[code]; {
+		switch d := p.defs[code]; {
 		case d == nil:
-			problem("%s: unknown currency", where)
+			p.problem("%s: unknown currency", where)
 		case d.token:
-			problem("%s: %s is a token: it is paid in on chain (depositKeys)", where, code)
+			p.problem("%s: %s is a token: it is paid in on chain (depositKeys)", where, code)
 		case a.AccountName == "" || a.AccountNumber == "" || a.BankName == "":
-			problem("%s: accountName, accountNumber and bankName are all required", where)
+			p.problem("%s: accountName, accountNumber and bankName are all required", where)
 		default:
-			cfg.collection[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
+			p.cfg.collection[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
 		}
 	}
-	for _, code := range slices.Sorted(maps.Keys(f.SandboxCollectionAccounts)) {
-		a := f.SandboxCollectionAccounts[code]
+}
+
+// sandboxCollectionAccounts reads the accounts sandbox quotes show, never a
+// real one.
+func (p *marketsParser) sandboxCollectionAccounts() {
+	for _, code := range slices.Sorted(maps.Keys(p.f.SandboxCollectionAccounts)) {
+		a := p.f.SandboxCollectionAccounts[code]
 		where := fmt.Sprintf("sandboxCollectionAccounts.%s", code)
-		live, ok := f.CollectionAccounts[code]
+		live, ok := p.f.CollectionAccounts[code]
 		switch {
-		case defs[code] == nil || defs[code].token || !ok:
-			problem("%s: not a currency with a collectionAccounts entry", where)
+		case p.defs[code] == nil || p.defs[code].token || !ok:
+			p.problem("%s: not a currency with a collectionAccounts entry", where)
 		case a.AccountName == "" || a.AccountNumber == "" || a.BankName == "":
-			problem("%s: accountName, accountNumber and bankName are all required", where)
+			p.problem("%s: accountName, accountNumber and bankName are all required", where)
 		case a.AccountNumber == live.AccountNumber:
-			problem("%s: the sandbox account number is the real collection account's: sandbox quotes must never show a real account", where)
+			p.problem("%s: the sandbox account number is the real collection account's: sandbox quotes must never show a real account", where)
 		default:
-			if cfg.sandbox == nil {
-				cfg.sandbox = map[string]BankAccount{}
+			if p.cfg.sandbox == nil {
+				p.cfg.sandbox = map[string]BankAccount{}
 			}
-			cfg.sandbox[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
+			p.cfg.sandbox[code] = BankAccount{AccountName: a.AccountName, AccountNumber: a.AccountNumber, BankName: a.BankName}
 		}
 	}
-	for _, code := range slices.Sorted(maps.Keys(f.DepositKeys)) {
+}
+
+// depositKeys reads the extended public keys deposit addresses derive from.
+func (p *marketsParser) depositKeys() {
+	for _, code := range slices.Sorted(maps.Keys(p.f.DepositKeys)) {
 		where := fmt.Sprintf("depositKeys.%s", code)
-		d := defs[code]
+		d := p.defs[code]
 		switch {
 		case d == nil:
-			problem("%s: unknown currency", where)
+			p.problem("%s: unknown currency", where)
 			continue
 		case !d.token:
-			problem("%s: %s is fiat: it is paid in by bank transfer (collectionAccounts)", where, code)
+			p.problem("%s: %s is fiat: it is paid in by bank transfer (collectionAccounts)", where, code)
 			continue
 		}
 		keys := map[Chain]string{}
-		for _, name := range slices.Sorted(maps.Keys(f.DepositKeys[code])) {
-			key := f.DepositKeys[code][name]
+		for _, name := range slices.Sorted(maps.Keys(p.f.DepositKeys[code])) {
+			key := p.f.DepositKeys[code][name]
 			ch, ok := ParseChain(name)
 			switch {
 			case !ok || !slices.Contains(d.chains, ch):
-				problem("%s.%s: %s is not one of %s's chains", where, name, name, code)
+				p.problem("%s.%s: %s is not one of %s's chains", where, name, name, code)
 				continue
 			case key == "":
-				problem("%s.%s: empty", where, name)
+				p.problem("%s.%s: empty", where, name)
 				continue
 			}
 			if err := hd.CheckChain(name); err != nil {
-				problem("%s.%s: %v", where, name, err)
+				p.problem("%s.%s: %v", where, name, err)
 				continue
 			}
 			if _, err := hd.ParseKey(key); err != nil {
-				problem("%s.%s: %v", where, name, err)
+				p.problem("%s.%s: %v", where, name, err)
 				continue
 			}
 			keys[ch] = key
 		}
-		cfg.keys[code] = keys
+		p.cfg.keys[code] = keys
 	}
-	cfg.watch = parseChainWatch(f.ChainWatch, defs, problem)
-	if len(problems) > 0 {
-		return nil, errors.Join(problems...)
-	}
-	return cfg, nil
 }
 
 // DefaultMarketsConfig is the configuration of a start without --markets:
