@@ -63,223 +63,272 @@ func AppendState(buf []byte, s *State) []byte { return appendState(buf, s, snaps
 // in the quotes' order and layout; tests write 7 and 8 to check they are
 // still read).
 func appendState(buf []byte, s *State, version uint8) []byte {
-	e := encoder{buf: buf}
-	e.byte1(version)
-	e.varint(s.LastAt)
-	e.markets(s.Markets)
+	x := &stateEncoder{e: encoder{buf: buf}, s: s, version: version}
+	x.e.byte1(version)
+	x.e.varint(s.LastAt)
+	x.e.markets(s.Markets)
 	if version >= 10 {
-		e.sandboxCollection(s.Markets)
+		x.e.sandboxCollection(s.Markets)
 	}
-	e.uvarint(uint64(len(s.Clients)))
-	for _, id := range sortedKeys(s.Clients) {
-		c := s.Clients[id]
-		e.id(c.ID)
-		e.str(c.Name)
-		e.varint(c.CreatedAt)
-		e.uvarint(uint64(len(c.Wallets)))
+	for _, section := range snapshotSections {
+		if version >= section.since {
+			section.encode(x)
+		}
+	}
+	return x.e.buf
+}
+
+// stateEncoder writes a snapshot of s as version, a section at a time
+// (snapshotSections). Each section's method mirrors stateDecoder's.
+type stateEncoder struct {
+	e       encoder
+	s       *State
+	version uint8
+}
+
+func (x *stateEncoder) clients() {
+	x.e.uvarint(uint64(len(x.s.Clients)))
+	for _, id := range sortedKeys(x.s.Clients) {
+		c := x.s.Clients[id]
+		x.e.id(c.ID)
+		x.e.str(c.Name)
+		x.e.varint(c.CreatedAt)
+		x.e.uvarint(uint64(len(c.Wallets)))
 		for _, w := range c.Wallets {
-			e.byte1(uint8(w.Mode))
-			e.byte1(uint8(w.Currency))
-			e.id(w.Account)
+			x.e.byte1(uint8(w.Mode))
+			x.e.byte1(uint8(w.Currency))
+			x.e.id(w.Account)
 		}
 	}
-	e.uvarint(uint64(len(s.Keys)))
-	for _, id := range sortedKeys(s.Keys) {
-		k := s.Keys[id]
-		e.id(k.ID)
-		e.id(k.Client)
-		e.byte1(uint8(k.Mode))
-		e.hash(k.Hash)
-		e.boolean(k.Revoked)
-		e.varint(k.CreatedAt)
+}
+
+func (x *stateEncoder) keys() {
+	x.e.uvarint(uint64(len(x.s.Keys)))
+	for _, id := range sortedKeys(x.s.Keys) {
+		k := x.s.Keys[id]
+		x.e.id(k.ID)
+		x.e.id(k.Client)
+		x.e.byte1(uint8(k.Mode))
+		x.e.hash(k.Hash)
+		x.e.boolean(k.Revoked)
+		x.e.varint(k.CreatedAt)
 	}
-	e.uvarint(uint64(len(s.Pools)))
-	for _, id := range sortedKeys(s.Pools) {
-		p := s.Pools[id]
-		e.id(p.ID)
-		e.byte1(uint8(p.Mode))
-		e.str(p.Name)
-		e.pair(p.Pair)
-		e.rate(p.Rate)
-		e.varint(p.RateSetAt)
-		e.boolean(p.Active)
-		e.id(p.Owner)
-		e.varint(p.CreatedAt)
-		e.id(p.Liquidity.ID)
-		e.amount(p.Liquidity.Balance)
-		e.amount(p.Liquidity.Held)
-		e.id(p.Proceeds.ID)
-		e.amount(p.Proceeds.Balance)
-		e.amount(p.ClearingSource)
-		e.amount(p.ClearingDestination)
-		e.uvarint(p.Accepted)
-		e.uvarint(p.Completed)
+}
+
+func (x *stateEncoder) pools() {
+	x.e.uvarint(uint64(len(x.s.Pools)))
+	for _, id := range sortedKeys(x.s.Pools) {
+		p := x.s.Pools[id]
+		x.e.id(p.ID)
+		x.e.byte1(uint8(p.Mode))
+		x.e.str(p.Name)
+		x.e.pair(p.Pair)
+		x.e.rate(p.Rate)
+		x.e.varint(p.RateSetAt)
+		x.e.boolean(p.Active)
+		x.e.id(p.Owner)
+		x.e.varint(p.CreatedAt)
+		x.e.id(p.Liquidity.ID)
+		x.e.amount(p.Liquidity.Balance)
+		x.e.amount(p.Liquidity.Held)
+		x.e.id(p.Proceeds.ID)
+		x.e.amount(p.Proceeds.Balance)
+		x.e.amount(p.ClearingSource)
+		x.e.amount(p.ClearingDestination)
+		x.e.uvarint(p.Accepted)
+		x.e.uvarint(p.Completed)
 	}
+}
+
+func (x *stateEncoder) treasuries() {
 	for _, m := range Modes {
-		t := s.Treasuries[m]
+		t := x.s.Treasuries[m]
 		currencies := KnownCurrencies()
-		e.uvarint(uint64(len(currencies)))
+		x.e.uvarint(uint64(len(currencies)))
 		for _, c := range currencies {
-			e.byte1(uint8(c))
-			e.amount(t.Clearing[c])
+			x.e.byte1(uint8(c))
+			x.e.amount(t.Clearing[c])
 		}
-		e.uvarint(uint64(len(t.Wallets)))
+		x.e.uvarint(uint64(len(t.Wallets)))
 		for _, id := range sortedKeys(t.Wallets) {
-			e.id(id)
-			e.amount(t.Wallets[id].Balance)
-			e.amount(t.Wallets[id].Held)
+			x.e.id(id)
+			x.e.amount(t.Wallets[id].Balance)
+			x.e.amount(t.Wallets[id].Held)
 		}
-		pairs := make([]Pair, 0, len(s.Tickers)/2)
-		for key := range s.Tickers {
+		pairs := make([]Pair, 0, len(x.s.Tickers)/2)
+		for key := range x.s.Tickers {
 			if key.Mode == m {
 				pairs = append(pairs, key.Pair)
 			}
 		}
 		slices.SortFunc(pairs, ComparePairs)
-		e.uvarint(uint64(len(pairs)))
+		x.e.uvarint(uint64(len(pairs)))
 		for _, p := range pairs {
-			e.pair(p)
-			encodeTicker(&e, s.Tickers[BookKey{m, p}])
+			x.e.pair(p)
+			encodeTicker(&x.e, x.s.Tickers[BookKey{m, p}])
 		}
 	}
-	e.uvarint(uint64(s.Quotes.Len()))
-	quotes, quoteBytes := quotesToEncode(s, version)
+}
+
+func (x *stateEncoder) quotes() {
+	x.e.uvarint(uint64(x.s.Quotes.Len()))
+	quotes, quoteBytes := quotesToEncode(x.s, x.version)
 	// NB: the buffer grows once, to about the snapshot's size: grown by
 	// append, a 1M-quote snapshot (330 MB) was copied again and again
 	// (Go grows a large slice by a quarter), 1.0-4.2 s of EncodeState
 	// (median 2.2 s) against 0.15-0.2 s into a buffer already that size.
-	e.buf = slices.Grow(e.buf, quoteBytes+restBytesHint(s))
+	x.e.buf = slices.Grow(x.e.buf, quoteBytes+restBytesHint(x.s))
 	for _, q := range quotes {
-		if version >= 9 {
-			encodeQuoteFixed(&e, q)
+		if x.version >= 9 {
+			encodeQuoteFixed(&x.e, q)
 		} else {
-			encodeQuote(&e, q)
+			encodeQuote(&x.e, q)
 		}
 	}
-	e.varint(s.ForgottenBefore)
-	hooks := s.WebhooksInOrder()
-	e.uvarint(uint64(len(hooks)))
+}
+
+func (x *stateEncoder) webhooks() {
+	x.e.varint(x.s.ForgottenBefore)
+	hooks := x.s.WebhooksInOrder()
+	x.e.uvarint(uint64(len(hooks)))
 	for _, w := range hooks {
-		e.webhookCreated(&WebhookCreated{Webhook: w.ID, Client: w.Client, Mode: w.Mode, URL: w.URL, Events: w.Events, Secret: w.Secret})
-		e.varint(w.CreatedAt)
-		e.uvarint(w.Dropped)
+		x.e.webhookCreated(&WebhookCreated{Webhook: w.ID, Client: w.Client, Mode: w.Mode, URL: w.URL, Events: w.Events, Secret: w.Secret})
+		x.e.varint(w.CreatedAt)
+		x.e.uvarint(w.Dropped)
 		owed := w.OwedEvents()
-		e.uvarint(uint64(len(owed)))
+		x.e.uvarint(uint64(len(owed)))
 		for i := range owed {
 			o := &owed[i]
-			e.id(o.ID)
-			e.byte1(uint8(o.Kind))
-			e.varint(o.At)
+			x.e.id(o.ID)
+			x.e.byte1(uint8(o.Kind))
+			x.e.varint(o.At)
 			if o.Kind == WebhookPayInReceived { // version 4: the receipt, not a quote
-				e.receipt(o.Receipt)
+				x.e.receipt(o.Receipt)
 			} else {
-				encodeQuote(&e, &o.Quote)
+				encodeQuote(&x.e, &o.Quote)
 			}
 		}
 	}
+}
+
+func (x *stateEncoder) payInSeries() {
 	// version 3: after the webhooks, each pay-in series' next index.
-	series := slices.SortedFunc(maps.Keys(s.PayInNext), func(a, b PayInSeries) int {
+	series := slices.SortedFunc(maps.Keys(x.s.PayInNext), func(a, b PayInSeries) int {
 		return cmp.Or(cmp.Compare(a.Currency, b.Currency), cmp.Compare(a.Chain, b.Chain))
 	})
-	e.uvarint(uint64(len(series)))
+	x.e.uvarint(uint64(len(series)))
 	for _, k := range series {
-		e.byte1(uint8(k.Currency))
-		e.byte1(uint8(k.Chain))
-		e.uvarint(uint64(s.PayInNext[k]))
+		x.e.byte1(uint8(k.Currency))
+		x.e.byte1(uint8(k.Chain))
+		x.e.uvarint(uint64(x.s.PayInNext[k]))
 	}
+}
+
+func (x *stateEncoder) funds() {
 	// version 4: each treasury's credit limits, statements and receipts.
 	for _, m := range Modes {
-		encodeTreasuryFunds(&e, s.Treasuries[m], version)
+		encodeTreasuryFunds(&x.e, x.s.Treasuries[m], x.version)
 	}
+}
+
+func (x *stateEncoder) keyExpiriesAndSecrets() {
 	// Version 5: the expiry of every rolled key.
-	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.ExpiresAt })
+	encodeKeyTimes(&x.e, x.s, func(k *Key) int64 { return k.ExpiresAt })
 	// and each rotated webhook's previous secret.
 	var rotated []*Webhook
-	for _, w := range s.WebhooksInOrder() {
+	for _, w := range x.s.WebhooksInOrder() {
 		if w.PreviousUntil != 0 {
 			rotated = append(rotated, w)
 		}
 	}
-	e.uvarint(uint64(len(rotated)))
+	x.e.uvarint(uint64(len(rotated)))
 	for _, w := range rotated {
-		e.id(w.ID)
-		e.str(w.PreviousSecret)
-		e.varint(w.PreviousUntil)
+		x.e.id(w.ID)
+		x.e.str(w.PreviousSecret)
+		x.e.varint(w.PreviousUntil)
 	}
+}
+
+func (x *stateEncoder) keysLastUsed() {
 	// Version 6: when each key was last used, of those recorded.
-	encodeKeyTimes(&e, s, func(k *Key) int64 { return k.LastUsedAt })
+	encodeKeyTimes(&x.e, x.s, func(k *Key) int64 { return k.LastUsedAt })
+}
+
+func (x *stateEncoder) operators() {
 	// Version 7: the operators, then the audit trail kept, oldest first.
-	e.uvarint(uint64(len(s.Operators)))
-	for _, id := range sortedKeys(s.Operators) {
-		o := s.Operators[id]
-		e.id(o.ID)
-		e.str(o.Name)
-		e.byte1(uint8(o.Role))
-		e.hash(o.Hash)
-		e.varint(o.CreatedAt)
-		e.varint(o.RevokedAt)
+	x.e.uvarint(uint64(len(x.s.Operators)))
+	for _, id := range sortedKeys(x.s.Operators) {
+		o := x.s.Operators[id]
+		x.e.id(o.ID)
+		x.e.str(o.Name)
+		x.e.byte1(uint8(o.Role))
+		x.e.hash(o.Hash)
+		x.e.varint(o.CreatedAt)
+		x.e.varint(o.RevokedAt)
 	}
-	e.uvarint(uint64(len(s.Audit)))
-	for _, a := range s.Audit {
-		e.id(a.ID)
-		e.varint(a.At)
-		e.str(a.Operator)
-		e.id(a.OperatorID)
-		e.str(a.Action)
-		e.str(a.Target)
-		e.uvarint(uint64(a.Status))
-		if version >= 10 {
-			e.boolean(a.Details != nil)
+	x.e.uvarint(uint64(len(x.s.Audit)))
+	for _, a := range x.s.Audit {
+		x.e.id(a.ID)
+		x.e.varint(a.At)
+		x.e.str(a.Operator)
+		x.e.id(a.OperatorID)
+		x.e.str(a.Action)
+		x.e.str(a.Target)
+		x.e.uvarint(uint64(a.Status))
+		if x.version >= 10 {
+			x.e.boolean(a.Details != nil)
 			if a.Details != nil {
-				e.auditDetails(a.Details)
+				x.e.auditDetails(a.Details)
 			}
 		}
 	}
-	if version >= 10 {
-		encodePayments(&e, s.Payments)
-		var rolled []KeyID
-		for _, id := range sortedKeys(s.Keys) {
-			if !s.Keys[id].RolledFrom.IsZero() {
-				rolled = append(rolled, id)
-			}
-		}
-		e.uvarint(uint64(len(rolled)))
-		for _, id := range rolled {
-			e.id(id)
-			e.id(s.Keys[id].RolledFrom)
+}
+
+func (x *stateEncoder) payments() {
+	encodePayments(&x.e, x.s.Payments)
+	var rolled []KeyID
+	for _, id := range sortedKeys(x.s.Keys) {
+		if !x.s.Keys[id].RolledFrom.IsZero() {
+			rolled = append(rolled, id)
 		}
 	}
-	if version >= 11 {
-		chains := slices.Sorted(maps.Keys(s.Chains))
-		e.uvarint(uint64(len(chains)))
-		for _, ch := range chains {
-			e.byte1(uint8(ch))
-			e.chainState(s.Chains[ch])
-		}
+	x.e.uvarint(uint64(len(rolled)))
+	for _, id := range rolled {
+		x.e.id(id)
+		x.e.id(x.s.Keys[id].RolledFrom)
 	}
-	if version >= 12 {
-		for _, m := range Modes {
-			t := s.Treasuries[m]
-			var held []Currency
-			for c, v := range t.Suspense {
-				if v != 0 {
-					held = append(held, Currency(c))
-				}
-			}
-			e.uvarint(uint64(len(held)))
-			for _, c := range held {
-				e.byte1(uint8(c))
-				e.amount(t.Suspense[c])
-			}
-			list := t.UnappliedList()
-			slices.Reverse(list) // oldest first
-			e.uvarint(uint64(len(list)))
-			for _, u := range list {
-				e.unapplied(u)
+}
+
+func (x *stateEncoder) chains() {
+	chains := slices.Sorted(maps.Keys(x.s.Chains))
+	x.e.uvarint(uint64(len(chains)))
+	for _, ch := range chains {
+		x.e.byte1(uint8(ch))
+		x.e.chainState(x.s.Chains[ch])
+	}
+}
+
+func (x *stateEncoder) suspense() {
+	for _, m := range Modes {
+		t := x.s.Treasuries[m]
+		var held []Currency
+		for c, v := range t.Suspense {
+			if v != 0 {
+				held = append(held, Currency(c))
 			}
 		}
+		x.e.uvarint(uint64(len(held)))
+		for _, c := range held {
+			x.e.byte1(uint8(c))
+			x.e.amount(t.Suspense[c])
+		}
+		list := t.UnappliedList()
+		slices.Reverse(list) // oldest first
+		x.e.uvarint(uint64(len(list)))
+		for _, u := range list {
+			x.e.unapplied(u)
+		}
 	}
-	return e.buf
 }
 
 // encodePayments writes every payment in log order.
@@ -672,281 +721,35 @@ func DecodeState(b []byte) (*State, error) { return DecodeStateWith(b, IndexInli
 // every slab is handed to the index's parts, which a caller that owns
 // goroutines can run beside the decoding (actors.DecodeState).
 func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
-	d := decoder{buf: b, arena: new(bulkArena)}
-	version := d.byte1()
-	if version < 1 || version > snapshotVersion {
+	x := &stateDecoder{d: decoder{buf: b, arena: new(bulkArena)}, indexing: indexing}
+	x.version = x.d.byte1()
+	if x.version < 1 || x.version > snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)
 	}
 	s := NewState()
-	s.LastAt = d.varint()
-	if version >= 3 {
-		m := d.markets()
-		if version >= 10 {
-			d.sandboxCollection(m)
+	x.s = s
+	s.LastAt = x.d.varint()
+	if x.version >= 3 {
+		m := x.d.markets()
+		if x.version >= 10 {
+			x.d.sandboxCollection(m)
 		}
-		if d.err != nil {
-			return nil, fmt.Errorf("engine: corrupt snapshot: markets: %w", d.err)
+		if x.d.err != nil {
+			return nil, fmt.Errorf("engine: corrupt snapshot: markets: %w", x.d.err)
 		}
 		s.applyMarkets(&MarketsSet{Markets: m})
 	}
-	count := func() uint64 {
-		n := d.uvarint()
-		if n > snapshotCountMax || n > uint64(len(d.buf)) {
-			d.fail()
-			return 0
+	for _, section := range snapshotSections {
+		if x.version < section.since {
+			continue
 		}
-		return n
-	}
-	clients := count()
-	s.Clients = make(map[ClientID]*Client, clients)
-	for n := clients; n > 0 && d.err == nil; n-- {
-		ev := &ClientCreated{Client: d.id(), Name: d.str(), At: d.varint()}
-		for w := count(); w > 0 && d.err == nil; w-- {
-			wa := WalletAccount{Mode: d.mode(), Currency: Currency(d.byte1()), Account: d.id()}
-			if !wa.Currency.Valid() {
-				d.fail()
-			}
-			ev.Wallets = append(ev.Wallets, wa)
-		}
-		if d.err == nil {
-			s.Clients[ev.Client] = &Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
-			for _, t := range s.Treasuries {
-				t.ApplyClientCreated(ev)
-			}
+		section.decode(x)
+		if x.d.err != nil {
+			return nil, fmt.Errorf("engine: corrupt snapshot: %s: %w", section.name, x.d.err)
 		}
 	}
-	for n := count(); n > 0 && d.err == nil; n-- {
-		k := &Key{ID: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash(), Revoked: d.boolean(), CreatedAt: d.varint()}
-		s.Keys[k.ID] = k
-	}
-	for n := count(); n > 0 && d.err == nil; n-- {
-		ev := &PoolCreated{Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(), Rate: d.rate()}
-		rateSetAt, active := d.varint(), d.boolean()
-		ev.Owner, ev.At = d.id(), d.varint()
-		ev.LiquidityAccount = d.id()
-		if d.err != nil || !ev.Pair.Valid() {
-			d.fail()
-			break
-		}
-		s.ensureBook(BookKey{ev.Mode, ev.Pair})
-		p := NewPool(ev)
-		p.RateSetAt, p.Active = rateSetAt, active
-		p.Liquidity.Balance, p.Liquidity.Held = d.amount(), d.amount()
-		p.Proceeds.ID = d.id()
-		p.Proceeds.Balance = d.amount()
-		p.ClearingSource, p.ClearingDestination = d.amount(), d.amount()
-		p.Accepted, p.Completed = d.uvarint(), d.uvarint()
-		s.Pools[p.ID] = p
-		s.accountPool[p.Liquidity.ID] = p.ID
-		s.accountPool[p.Proceeds.ID] = p.ID
-		s.Book(p.Mode, p.Pair).Upsert(p.BookEntry())
-	}
-	for _, m := range Modes {
-		t := s.Treasuries[m]
-		if version >= 3 {
-			for n := count(); n > 0 && d.err == nil; n-- {
-				c := d.currency()
-				t.Clearing[c] = d.amount()
-			}
-		} else {
-			for _, c := range []Currency{CurrencyGHS, CurrencyNGN, CurrencyUSDT} {
-				t.Clearing[c] = d.amount()
-			}
-		}
-		for n := count(); n > 0 && d.err == nil; n-- {
-			id := AccountID(d.id())
-			balance, held := d.amount(), d.amount()
-			if a, ok := t.Wallets[id]; ok {
-				a.Balance, a.Held = balance, held
-			} else {
-				d.fail()
-			}
-		}
-		if version >= 3 {
-			for n := count(); n > 0 && d.err == nil; n-- {
-				key := BookKey{m, d.pair()}
-				if d.err != nil {
-					break
-				}
-				s.ensureBook(key)
-				decodeTicker(&d, s.Tickers[key], count)
-			}
-		} else {
-			for _, p := range DefaultMarkets().Pairs {
-				decodeTicker(&d, s.Tickers[BookKey{m, p.Pair}], count)
-			}
-		}
-	}
-	quotes := count()
-	if quotes > uint64(len(d.buf))/snapshotQuoteBytesMin {
-		d.fail() // more quotes than the bytes left can hold: no slab that size
-		quotes = 0
-	}
-	s.Quotes = NewQuoteIndex(int(quotes))
-	s.Idempotency = NewIdempotencyIndex(int(quotes))
-	// NB: the quotes are decoded here and indexed a slab at a time by
-	// indexing: the indexes' writes (a cache miss each, at a million
-	// quotes) take as long as the decoding, so run beside it on two cores
-	// they overlap. The index's parts alone write the maps until wait
-	// returns.
-	ix := &snapshotIndex{s: s, version: version}
-	if version >= 8 {
-		ix.writes = s.Idempotency.Writes()
-	}
-	send, wait := indexing(ix.ids, ix.keys)
-	var prev *Quote
-	for range quotes {
-		if d.err != nil {
-			break
-		}
-		q := s.allocQuote()
-		if version >= 9 {
-			decodeQuoteFixed(&d, q)
-		} else {
-			decodeQuote(&d, q, version)
-		}
-		if d.err != nil {
-			break
-		}
-		if version >= 8 && prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
-			d.fail() // not in creation order: the Idempotency-Keys rely on it
-			break
-		}
-		prev = q
-		if len(s.quoteSlab) == 0 { // the slab is full: its quotes are decoded
-			send(s.slabs[len(s.slabs)-1])
-		}
-	}
-	if last := len(s.slabs) - 1; last >= 0 && len(s.quoteSlab) > 0 && d.err == nil {
-		send(s.slabs[last][:len(s.slabs[last])-len(s.quoteSlab)])
-	}
-	wait()
-	if ix.corrupt {
-		d.fail()
-	}
-	if version >= 2 {
-		s.ForgottenBefore = d.varint()
-		decodeWebhooks(&d, s, count, version)
-	}
-	if version >= 3 {
-		for n := count(); n > 0 && d.err == nil; n-- {
-			k := PayInSeries{d.currency(), d.chain()}
-			next := d.uvarint()
-			if next > 1<<31 {
-				d.fail()
-			}
-			s.PayInNext[k] = uint32(next)
-		}
-	}
-	if version >= 4 {
-		for _, m := range Modes {
-			decodeTreasuryFunds(&d, s, s.Treasuries[m], count, version)
-		}
-	}
-	if version >= 5 {
-		for n := count(); n > 0 && d.err == nil; n-- {
-			id, at := KeyID(d.id()), d.varint()
-			k, ok := s.Keys[id]
-			if !ok || at == 0 {
-				d.fail()
-				break
-			}
-			k.ExpiresAt = at
-		}
-		for n := count(); n > 0 && d.err == nil; n-- {
-			id, secret, until := WebhookID(d.id()), d.str(), d.varint()
-			w, ok := s.Webhooks[id]
-			if !ok || until == 0 {
-				d.fail()
-				break
-			}
-			w.PreviousSecret, w.PreviousUntil = secret, until
-		}
-	}
-	if version >= 6 {
-		for n := count(); n > 0 && d.err == nil; n-- {
-			id, at := KeyID(d.id()), d.varint()
-			k, ok := s.Keys[id]
-			if !ok || at <= 0 {
-				d.fail()
-				break
-			}
-			k.LastUsedAt = at
-		}
-	}
-	if version >= 7 {
-		for n := count(); n > 0 && d.err == nil; n-- {
-			o := &Operator{ID: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash(), CreatedAt: d.varint(), RevokedAt: d.varint()}
-			if _, dup := s.Operators[o.ID]; dup || o.ID.IsZero() || (o.Role != RoleViewer && o.Role != RoleOperator) {
-				d.fail()
-				break
-			}
-			s.Operators[o.ID] = o
-		}
-		n := count()
-		if n > AuditKeptMax+auditTrimSlack {
-			d.fail()
-			n = 0
-		}
-		s.Audit = make([]AuditEntry, 0, n)
-		for ; n > 0 && d.err == nil; n-- {
-			a := AuditEntry{ID: d.id(), At: d.varint(), Operator: d.str(), OperatorID: d.id(), Action: d.str(), Target: d.str()}
-			st := d.uvarint()
-			if st > 999 {
-				d.fail()
-			}
-			a.Status = uint16(st)
-			if version >= 10 && d.boolean() {
-				a.Details = d.auditDetails()
-			}
-			s.Audit = append(s.Audit, a)
-		}
-	}
-	if version >= 10 {
-		decodePayments(&d, s, count)
-		for n := count(); n > 0 && d.err == nil; n-- {
-			id, from := KeyID(d.id()), KeyID(d.id())
-			k, ok := s.Keys[id]
-			if _, known := s.Keys[from]; !ok || !known {
-				d.fail()
-				break
-			}
-			k.RolledFrom = from
-		}
-	}
-	if version >= 11 {
-		for n := count(); n > 0 && d.err == nil; n-- {
-			ch := d.chain()
-			c := d.chainState(ChainUnappliedKeptMax)
-			if _, dup := s.Chains[ch]; dup {
-				d.fail()
-			}
-			s.Chains[ch] = &c
-		}
-	}
-	if version >= 12 {
-		for _, m := range Modes {
-			t := s.Treasuries[m]
-			for n := count(); n > 0 && d.err == nil; n-- {
-				c := d.currency()
-				t.Suspense[c] = d.amount()
-			}
-			for n := count(); n > 0 && d.err == nil; n-- {
-				u := d.unapplied()
-				p, ok := s.Payments.Lookup(u.Identity)
-				if _, dup := t.unapplied[u.ID]; dup || !ok || p.Kind != PaymentUnapplied || u.Mode != m {
-					d.fail()
-					break
-				}
-				t.unapplied[u.ID], t.unappliedPayment[u.ID] = &u, p
-			}
-		}
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("engine: corrupt snapshot: %w", d.err)
-	}
-	if len(d.buf) != 0 {
-		return nil, fmt.Errorf("engine: corrupt snapshot: %d trailing bytes", len(d.buf))
+	if len(x.d.buf) != 0 {
+		return nil, fmt.Errorf("engine: corrupt snapshot: %d trailing bytes", len(x.d.buf))
 	}
 	// What an owed event's body shows besides its quote is not stored: as
 	// the snapshot has it (the treasuries are read last).
@@ -956,6 +759,335 @@ func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
 		}
 	}
 	return s, nil
+}
+
+// snapshotSections are a snapshot's sections after its header (version,
+// time, markets), in the order appendState writes them; since is the
+// snapshot version that added the section (an older snapshot lacks it).
+var snapshotSections = []struct {
+	name   string
+	since  uint8
+	encode func(*stateEncoder)
+	decode func(*stateDecoder)
+}{
+	{"clients", 1, (*stateEncoder).clients, (*stateDecoder).clients},
+	{"keys", 1, (*stateEncoder).keys, (*stateDecoder).keys},
+	{"pools", 1, (*stateEncoder).pools, (*stateDecoder).pools},
+	{"treasuries", 1, (*stateEncoder).treasuries, (*stateDecoder).treasuries},
+	{"quotes", 1, (*stateEncoder).quotes, (*stateDecoder).quotes},
+	{"webhooks", 2, (*stateEncoder).webhooks, (*stateDecoder).webhooks},
+	{"pay-in series", 3, (*stateEncoder).payInSeries, (*stateDecoder).payInSeries},
+	{"funds", 4, (*stateEncoder).funds, (*stateDecoder).funds},
+	{"key expiries", 5, (*stateEncoder).keyExpiriesAndSecrets, (*stateDecoder).keyExpiriesAndSecrets},
+	{"keys last used", 6, (*stateEncoder).keysLastUsed, (*stateDecoder).keysLastUsed},
+	{"operators", 7, (*stateEncoder).operators, (*stateDecoder).operators},
+	{"payments", 10, (*stateEncoder).payments, (*stateDecoder).payments},
+	{"chains", 11, (*stateEncoder).chains, (*stateDecoder).chains},
+	{"suspense", 12, (*stateEncoder).suspense, (*stateDecoder).suspense},
+}
+
+// stateDecoder reads a snapshot into s, a section at a time.
+type stateDecoder struct {
+	d        decoder
+	s        *State
+	version  uint8
+	indexing SlabIndexing
+}
+
+// count reads a count, failing on one no snapshot could hold.
+func (x *stateDecoder) count() uint64 {
+	n := x.d.uvarint()
+	if n > snapshotCountMax || n > uint64(len(x.d.buf)) {
+		x.d.fail()
+		return 0
+	}
+	return n
+}
+
+// clients: each client and its wallets.
+func (x *stateDecoder) clients() {
+	clients := x.count()
+	x.s.Clients = make(map[ClientID]*Client, clients)
+	for n := clients; n > 0 && x.d.err == nil; n-- {
+		ev := &ClientCreated{Client: x.d.id(), Name: x.d.str(), At: x.d.varint()}
+		for w := x.count(); w > 0 && x.d.err == nil; w-- {
+			wa := WalletAccount{Mode: x.d.mode(), Currency: Currency(x.d.byte1()), Account: x.d.id()}
+			if !wa.Currency.Valid() {
+				x.d.fail()
+			}
+			ev.Wallets = append(ev.Wallets, wa)
+		}
+		if x.d.err == nil {
+			x.s.Clients[ev.Client] = &Client{ID: ev.Client, Name: ev.Name, CreatedAt: ev.At, Wallets: ev.Wallets}
+			for _, t := range x.s.Treasuries {
+				t.ApplyClientCreated(ev)
+			}
+		}
+	}
+}
+
+// keys: the API keys.
+func (x *stateDecoder) keys() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		k := &Key{ID: x.d.id(), Client: x.d.id(), Mode: x.d.mode(), Hash: x.d.hash(), Revoked: x.d.boolean(), CreatedAt: x.d.varint()}
+		x.s.Keys[k.ID] = k
+	}
+}
+
+// pools: each pool, its accounts and counters, in its book.
+func (x *stateDecoder) pools() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		ev := &PoolCreated{Pool: x.d.id(), Mode: x.d.mode(), Name: x.d.str(), Pair: x.d.pair(), Rate: x.d.rate()}
+		rateSetAt, active := x.d.varint(), x.d.boolean()
+		ev.Owner, ev.At = x.d.id(), x.d.varint()
+		ev.LiquidityAccount = x.d.id()
+		if x.d.err != nil || !ev.Pair.Valid() {
+			x.d.fail()
+			break
+		}
+		x.s.ensureBook(BookKey{ev.Mode, ev.Pair})
+		p := NewPool(ev)
+		p.RateSetAt, p.Active = rateSetAt, active
+		p.Liquidity.Balance, p.Liquidity.Held = x.d.amount(), x.d.amount()
+		p.Proceeds.ID = x.d.id()
+		p.Proceeds.Balance = x.d.amount()
+		p.ClearingSource, p.ClearingDestination = x.d.amount(), x.d.amount()
+		p.Accepted, p.Completed = x.d.uvarint(), x.d.uvarint()
+		x.s.Pools[p.ID] = p
+		x.s.accountPool[p.Liquidity.ID] = p.ID
+		x.s.accountPool[p.Proceeds.ID] = p.ID
+		x.s.Book(p.Mode, p.Pair).Upsert(p.BookEntry())
+	}
+}
+
+// treasuries: per mode, clearing balances, wallets and the tickers.
+func (x *stateDecoder) treasuries() {
+	for _, m := range Modes {
+		t := x.s.Treasuries[m]
+		if x.version >= 3 {
+			for n := x.count(); n > 0 && x.d.err == nil; n-- {
+				c := x.d.currency()
+				t.Clearing[c] = x.d.amount()
+			}
+		} else {
+			for _, c := range []Currency{CurrencyGHS, CurrencyNGN, CurrencyUSDT} {
+				t.Clearing[c] = x.d.amount()
+			}
+		}
+		for n := x.count(); n > 0 && x.d.err == nil; n-- {
+			id := AccountID(x.d.id())
+			balance, held := x.d.amount(), x.d.amount()
+			if a, ok := t.Wallets[id]; ok {
+				a.Balance, a.Held = balance, held
+			} else {
+				x.d.fail()
+			}
+		}
+		if x.version >= 3 {
+			for n := x.count(); n > 0 && x.d.err == nil; n-- {
+				key := BookKey{m, x.d.pair()}
+				if x.d.err != nil {
+					break
+				}
+				x.s.ensureBook(key)
+				decodeTicker(&x.d, x.s.Tickers[key], x.count)
+			}
+		} else {
+			for _, p := range DefaultMarkets().Pairs {
+				decodeTicker(&x.d, x.s.Tickers[BookKey{m, p.Pair}], x.count)
+			}
+		}
+	}
+}
+
+// quotes: every quote held, in creation order, indexed beside the
+// decoding (indexing).
+func (x *stateDecoder) quotes() {
+	quotes := x.count()
+	if quotes > uint64(len(x.d.buf))/snapshotQuoteBytesMin {
+		x.d.fail() // more quotes than the bytes left can hold: no slab that size
+		quotes = 0
+	}
+	x.s.Quotes = NewQuoteIndex(int(quotes))
+	x.s.Idempotency = NewIdempotencyIndex(int(quotes))
+	// NB: the quotes are decoded here and indexed a slab at a time by
+	// indexing: the indexes' writes (a cache miss each, at a million
+	// quotes) take as long as the decoding, so run beside it on two cores
+	// they overlap. The index's parts alone write the maps until wait
+	// returns.
+	ix := &snapshotIndex{s: x.s, version: x.version}
+	if x.version >= 8 {
+		ix.writes = x.s.Idempotency.Writes()
+	}
+	send, wait := x.indexing(ix.ids, ix.keys)
+	var prev *Quote
+	for range quotes {
+		if x.d.err != nil {
+			break
+		}
+		q := x.s.allocQuote()
+		if x.version >= 9 {
+			decodeQuoteFixed(&x.d, q)
+		} else {
+			decodeQuote(&x.d, q, x.version)
+		}
+		if x.d.err != nil {
+			break
+		}
+		if x.version >= 8 && prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+			x.d.fail() // not in creation order: the Idempotency-Keys rely on it
+			break
+		}
+		prev = q
+		if len(x.s.quoteSlab) == 0 { // the slab is full: its quotes are decoded
+			send(x.s.slabs[len(x.s.slabs)-1])
+		}
+	}
+	if last := len(x.s.slabs) - 1; last >= 0 && len(x.s.quoteSlab) > 0 && x.d.err == nil {
+		send(x.s.slabs[last][:len(x.s.slabs[last])-len(x.s.quoteSlab)])
+	}
+	wait()
+	if ix.corrupt {
+		x.d.fail()
+	}
+}
+
+// webhooks: the retention cut, the endpoints and what they are owed.
+func (x *stateDecoder) webhooks() {
+	x.s.ForgottenBefore = x.d.varint()
+	decodeWebhooks(&x.d, x.s, x.count, x.version)
+}
+
+// payInSeries: the next pay-in address index per currency and chain.
+func (x *stateDecoder) payInSeries() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		k := PayInSeries{x.d.currency(), x.d.chain()}
+		next := x.d.uvarint()
+		if next > 1<<31 {
+			x.d.fail()
+		}
+		x.s.PayInNext[k] = uint32(next)
+	}
+}
+
+// funds: per mode, receipts, credit and the rest of the funds ledger.
+func (x *stateDecoder) funds() {
+	for _, m := range Modes {
+		decodeTreasuryFunds(&x.d, x.s, x.s.Treasuries[m], x.count, x.version)
+	}
+}
+
+// keyExpiriesAndSecrets: rolled keys' expiries and webhooks' previous
+// secrets.
+func (x *stateDecoder) keyExpiriesAndSecrets() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		id, at := KeyID(x.d.id()), x.d.varint()
+		k, ok := x.s.Keys[id]
+		if !ok || at == 0 {
+			x.d.fail()
+			break
+		}
+		k.ExpiresAt = at
+	}
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		id, secret, until := WebhookID(x.d.id()), x.d.str(), x.d.varint()
+		w, ok := x.s.Webhooks[id]
+		if !ok || until == 0 {
+			x.d.fail()
+			break
+		}
+		w.PreviousSecret, w.PreviousUntil = secret, until
+	}
+}
+
+// keysLastUsed: when each key was last used.
+func (x *stateDecoder) keysLastUsed() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		id, at := KeyID(x.d.id()), x.d.varint()
+		k, ok := x.s.Keys[id]
+		if !ok || at <= 0 {
+			x.d.fail()
+			break
+		}
+		k.LastUsedAt = at
+	}
+}
+
+// operators: the named operators and the audit trail.
+func (x *stateDecoder) operators() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		o := &Operator{ID: x.d.id(), Name: x.d.str(), Role: Role(x.d.byte1()), Hash: x.d.hash(), CreatedAt: x.d.varint(), RevokedAt: x.d.varint()}
+		if _, dup := x.s.Operators[o.ID]; dup || o.ID.IsZero() || (o.Role != RoleViewer && o.Role != RoleOperator) {
+			x.d.fail()
+			break
+		}
+		x.s.Operators[o.ID] = o
+	}
+	n := x.count()
+	if n > AuditKeptMax+auditTrimSlack {
+		x.d.fail()
+		n = 0
+	}
+	x.s.Audit = make([]AuditEntry, 0, n)
+	for ; n > 0 && x.d.err == nil; n-- {
+		a := AuditEntry{ID: x.d.id(), At: x.d.varint(), Operator: x.d.str(), OperatorID: x.d.id(), Action: x.d.str(), Target: x.d.str()}
+		st := x.d.uvarint()
+		if st > 999 {
+			x.d.fail()
+		}
+		a.Status = uint16(st)
+		if x.version >= 10 && x.d.boolean() {
+			a.Details = x.d.auditDetails()
+		}
+		x.s.Audit = append(x.s.Audit, a)
+	}
+}
+
+// payments: every payment's identity, and which key each rolled key
+// came from.
+func (x *stateDecoder) payments() {
+	decodePayments(&x.d, x.s, x.count)
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		id, from := KeyID(x.d.id()), KeyID(x.d.id())
+		k, ok := x.s.Keys[id]
+		if _, known := x.s.Keys[from]; !ok || !known {
+			x.d.fail()
+			break
+		}
+		k.RolledFrom = from
+	}
+}
+
+// chains: each watched chain's cursor and what it holds unapplied.
+func (x *stateDecoder) chains() {
+	for n := x.count(); n > 0 && x.d.err == nil; n-- {
+		ch := x.d.chain()
+		c := x.d.chainState(ChainUnappliedKeptMax)
+		if _, dup := x.s.Chains[ch]; dup {
+			x.d.fail()
+		}
+		x.s.Chains[ch] = &c
+	}
+}
+
+// suspense: per mode, suspense balances and the unapplied payments.
+func (x *stateDecoder) suspense() {
+	for _, m := range Modes {
+		t := x.s.Treasuries[m]
+		for n := x.count(); n > 0 && x.d.err == nil; n-- {
+			c := x.d.currency()
+			t.Suspense[c] = x.d.amount()
+		}
+		for n := x.count(); n > 0 && x.d.err == nil; n-- {
+			u := x.d.unapplied()
+			p, ok := x.s.Payments.Lookup(u.Identity)
+			if _, dup := t.unapplied[u.ID]; dup || !ok || p.Kind != PaymentUnapplied || u.Mode != m {
+				x.d.fail()
+				break
+			}
+			t.unapplied[u.ID], t.unappliedPayment[u.ID] = &u, p
+		}
+	}
 }
 
 // SlabIndexing runs the parts of a snapshot's quote index over the slabs
