@@ -179,7 +179,12 @@ func serveStream(ctx *fasthttp.RequestCtx, sub *streamSubscriber) {
 	h.SetContentType("text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	h.SetContentLength(-1) // Transfer-Encoding: chunked
+	chunked := ctx.Request.Header.IsHTTP11()
+	if chunked {
+		h.SetContentLength(-1) // Transfer-Encoding: chunked
+	} else {
+		h.SetContentLength(-2) // HTTP/1.0: the body ends when the connection closes
+	}
 	sub.hub.awaitHijack(sub)
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(net.Conn) {
@@ -187,7 +192,7 @@ func serveStream(ctx *fasthttp.RequestCtx, sub *streamSubscriber) {
 		// until this function returns.
 		head := bytes.Clone(ctx.Response.Header.Header())
 		if sub.hub.hijacked(sub) {
-			go sub.serve(head)
+			go sub.serve(head, chunked)
 		}
 	})
 }

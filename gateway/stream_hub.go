@@ -458,12 +458,13 @@ func (s *streamSubscriber) mark(i int) {
 	}
 }
 
-// serve writes the response head and then the stream, chunked, to the
-// hijacked connection until the hub closes, the term ends or a write
+// serve writes the response head and then the stream to the hijacked
+// connection, chunked (an HTTP/1.0 client's body is the bytes until the
+// connection closes), until the hub closes, the term ends or a write
 // fails; then it ends the body, closes the connection and unregisters.
 // It runs on a goroutine of its own, which is all an idle stream costs
 // beyond its connection and the subscriber.
-func (s *streamSubscriber) serve(head []byte) {
+func (s *streamSubscriber) serve(head []byte, chunked bool) {
 	defer s.Close()
 	defer s.conn.Close()
 	s.armDeadline()
@@ -471,7 +472,11 @@ func (s *streamSubscriber) serve(head []byte) {
 		s.ended(err)
 		return
 	}
-	if _, err := s.WriteTo(&chunkedWriter{conn: s.conn}); err != nil {
+	var body io.Writer = s.conn
+	if chunked {
+		body = &chunkedWriter{conn: s.conn}
+	}
+	if _, err := s.WriteTo(body); err != nil || !chunked {
 		return
 	}
 	_, _ = s.conn.Write(lastChunk)

@@ -838,3 +838,73 @@ func TestRateStreamEndsWithItsTerm(t *testing.T) {
 		resp.Body.Close()
 	}
 }
+
+// TestRateStreamWire reads the stream's bytes as a client sees them: an
+// HTTP/1.1 request gets a chunked body that, when the server shuts down,
+// ends with the last chunk before the connection closes; an HTTP/1.0
+// request (no chunked encoding in HTTP/1.0) gets the frames as they are,
+// the body ending when the connection closes.
+func TestRateStreamWire(t *testing.T) {
+	s := streamServer(t)
+	p := s.NewPartner(t, "wire")
+	open := func(proto string) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(s.URL, "http://"), time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/%s\r\nHost: oja\r\nAuthorization: Bearer %s\r\n\r\n", streamPath, proto, p.SandboxKey)
+		return conn, bufio.NewReader(conn)
+	}
+	head := func(r *bufio.Reader) string {
+		t.Helper()
+		var h strings.Builder
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("head: %v (%q so far)", err, h.String())
+			}
+			if line == "\r\n" {
+				return h.String()
+			}
+			h.WriteString(line)
+		}
+	}
+	_, r11 := open("1.1")
+	h11 := head(r11)
+	for _, want := range []string{"HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "Content-Type: text/event-stream\r\n", "X-Request-Id: "} {
+		if !strings.Contains(h11, want) {
+			t.Errorf("HTTP/1.1 head lacks %q:\n%s", want, h11)
+		}
+	}
+	if size, err := r11.ReadString('\n'); err != nil || size != "d\r\n" {
+		t.Fatalf("first chunk size %q, %v; want d (retry: 3000 and a blank line)", size, err)
+	}
+	if chunk, err := r11.ReadString('\n'); err != nil || chunk != "retry: 3000\n" {
+		t.Fatalf("first chunk %q, %v", chunk, err)
+	}
+
+	_, r10 := open("1.0")
+	h10 := head(r10)
+	if strings.Contains(h10, "Transfer-Encoding") || !strings.Contains(h10, "Connection: close\r\n") {
+		t.Errorf("HTTP/1.0 head:\n%s\nwant no Transfer-Encoding and Connection: close", h10)
+	}
+	if line, err := r10.ReadString('\n'); err != nil || line != "retry: 3000\n" {
+		t.Fatalf("HTTP/1.0 body starts %q, %v", line, err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(r11)
+	if err != nil || !strings.HasSuffix(string(rest), "\r\n0\r\n\r\n") {
+		t.Errorf("HTTP/1.1 body after shutdown %q, %v; want it to end with the last chunk, then EOF", rest, err)
+	}
+	if _, err := io.ReadAll(r10); err != nil {
+		t.Errorf("HTTP/1.0 body after shutdown: %v; want EOF", err)
+	}
+}
