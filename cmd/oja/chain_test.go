@@ -50,7 +50,7 @@ func TestChainDepositsKill9(t *testing.T) {
 	srv := newOjaServer(t, "--markets", chainMarkets(t, chain, 2))
 	srv.start()
 	ctx := context.Background()
-	_, partner := liveDesk(t, srv, "USDT", "NGN", "1600", 10_000_000)
+	partner := newDesk(t, srv, ojaclient.ModeLive, "desk pool", "USDT", "NGN", "1600", 10_000_000).partner
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -125,9 +125,18 @@ func TestChainDepositsKill9(t *testing.T) {
 	}
 }
 
-// liveDesk is a live partner of srv, and the operator's client, with a
-// live pool from source to destination at rate holding liquidity.
-func liveDesk(t *testing.T, srv *ojaServer, source, destination, rate string, liquidity int64) (*ojaclient.Admin, *ojaclient.Client) {
+// testDesk is a partner of an ojaServer with a funded pool, and the
+// operator's client.
+type testDesk struct {
+	admin    *ojaclient.Admin
+	partner  *ojaclient.Client
+	clientID string
+	key      string // the partner's API key
+}
+
+// newDesk makes a partner of srv in mode, and a pool in mode from source
+// to destination at rate holding liquidity.
+func newDesk(t *testing.T, srv *ojaServer, mode ojaclient.Mode, poolName, source, destination, rate string, liquidity int64) testDesk {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
@@ -138,11 +147,11 @@ func liveDesk(t *testing.T, srv *ojaServer, source, destination, rate string, li
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeLive)
+	key, err := admin.CreateKey(ctx, desk.ClientID, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeLive, Name: "desk pool",
+	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: mode, Name: poolName,
 		Source: source, Destination: destination, Rate: decimal.RequireFromString(rate)})
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +163,5 @@ func liveDesk(t *testing.T, srv *ojaServer, source, destination, rate string, li
 	if err != nil {
 		t.Fatal(err)
 	}
-	return admin, partner
+	return testDesk{admin: admin, partner: partner, clientID: desk.ClientID, key: key.Key}
 }

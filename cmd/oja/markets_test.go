@@ -112,26 +112,8 @@ func TestOffRampEndToEnd(t *testing.T) {
 	srv := newOjaServer(t, "--markets", example)
 	srv.start()
 	ctx := context.Background()
-	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desk, err := admin.CreateClient(ctx, "desk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := admin.CreateKey(ctx, desk.ClientID, ojaclient.ModeSandbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := admin.CreatePool(ctx, ojaclient.CreatePoolRequest{Mode: ojaclient.ModeSandbox, Name: "lagos otc",
-		Source: "USDT", Destination: "NGN", Rate: decimal.RequireFromString("1612.5")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := admin.DepositPool(ctx, pool.PoolID, decimal.NewFromInt(10_000_000)); err != nil {
-		t.Fatal(err)
-	}
+	d := newDesk(t, srv, ojaclient.ModeSandbox, "lagos otc", "USDT", "NGN", "1612.5", 10_000_000)
+	admin, partner := d.admin, d.partner
 	tron := exampleKey(t, "TRON")
 	seen := map[string]bool{}
 	// accepted sells amount USDT and accepts; its pay-in must be at index.
@@ -172,10 +154,6 @@ func TestOffRampEndToEnd(t *testing.T) {
 		seen[p.Address] = true
 		return q
 	}
-	partner, err := ojaclient.New(srv.publicURL(), key.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := accepted(partner, "100", 0)
 	second := accepted(partner, "25.5", 1)
 	if first.Metadata.CryptoPayIn.VirtualAccountID != second.Metadata.CryptoPayIn.VirtualAccountID {
@@ -214,7 +192,7 @@ func TestOffRampEndToEnd(t *testing.T) {
 		t.Fatalf("complete: %v %+v", err, done)
 	}
 	p, err = admin.GetPayIn(ctx, addressID)
-	if err != nil || p.QuoteID != first.QuoteID || p.ClientID != desk.ClientID || p.Status != "expired" ||
+	if err != nil || p.QuoteID != first.QuoteID || p.ClientID != d.clientID || p.Status != "expired" ||
 		!p.ReceivedAmount.Equal(decimal.NewFromInt(60)) || p.Address != first.Metadata.CryptoPayIn.Address {
 		t.Errorf("the pay-in look-up: %v %+v", err, p)
 	}
@@ -259,7 +237,7 @@ func TestOffRampEndToEnd(t *testing.T) {
 		t.Fatalf("after the restart the first quote's pay-in: %v %+v", err, got.Metadata)
 	}
 	// The XML status of the trade carries the same pay-in.
-	status, body := httpGet(t, srv.publicURL()+"/api/v1/partners/fx/trades/"+third.QuoteID, key.Key)
+	status, body := httpGet(t, srv.publicURL()+"/api/v1/partners/fx/trades/"+third.QuoteID, d.key)
 	if status != 200 || !strings.Contains(body, "<CrptoPayInDtls>") || !strings.Contains(body, "<Adr>"+third.Metadata.CryptoPayIn.Address+"</Adr>") ||
 		!strings.Contains(body, "<DrvtnIdx>2</DrvtnIdx>") {
 		t.Errorf("XML status: %d %s", status, body)

@@ -32,7 +32,8 @@ func TestStatementImportEndToEnd(t *testing.T) {
 	srv := newOjaServer(t, "--markets", example)
 	srv.start()
 	ctx := context.Background()
-	admin, partner := liveDesk(t, srv, "NGN", "USDT", "0.000625", 1000)
+	d := newDesk(t, srv, ojaclient.ModeLive, "desk pool", "NGN", "USDT", "0.000625", 1000)
+	admin, partner := d.admin, d.partner
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
