@@ -38,7 +38,7 @@ package gateway
 // NB: the stream leaves fasthttp once hijacked (KeepHijackedConns):
 // fasthttp's RequestCtx, its 4 KiB write buffer and the deep connection
 // goroutine are released, and the connection no longer counts against
-// fasthttp's Concurrency or MaxConnsPerIP; sseSubscribersMax and
+// fasthttp's Concurrency (connectionsMax); sseSubscribersMax and
 // sseStreamsPerKeyMax bound streams instead, and the hub, not fasthttp's
 // Shutdown, ends them. Serving the stream as a fasthttp body stream on the
 // connection goroutine (as a follower's relayed streams are: relayBody,
