@@ -188,8 +188,8 @@ func ask[R any](s *System, pid *actor.PID, msg Request[R]) (R, error) {
 }
 
 // eventBytesTypical sizes an event's encoding buffer: a QuoteCreated with
-// three allocations takes ~400 bytes.
-const eventBytesTypical = 512
+// three allocations takes ~560 bytes.
+const eventBytesTypical = 640
 
 // appendThen is the one way a durable write finishes: it encodes evs and
 // appends them to the log, and once they are durable (err nil) or failed

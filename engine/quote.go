@@ -138,13 +138,17 @@ func (q *Quote) init(ev *QuoteCreated) {
 		Channel: ev.Channel, Allocations: ev.Allocations, Chat: ev.Chat,
 		IdempotencyKey: ev.IdempotencyKey, RequestHash: ev.RequestHash, Key: ev.Key,
 		Status: StatusPending, CreatedAt: ev.At, UpdatedAt: ev.At, ExpiresAt: ev.ExpiresAt,
-		TTL: (ev.ExpiresAt - ev.At) / 1000,
+		TTL: ttlSeconds(ev.At, ev.ExpiresAt),
 	}
 	for i := range ev.Allocations {
 		q.TotalSource += ev.Allocations[i].Source
 		q.TotalDestination += ev.Allocations[i].Destination
 	}
 }
+
+// ttlSeconds is the TTL of a quote created at at that expires at
+// expiresAt (unix ms), in whole seconds.
+func ttlSeconds(at, expiresAt int64) int64 { return (expiresAt - at) / 1000 }
 
 // EndedBefore reports whether q ended (completed, cancelled or expired)
 // before cutoff (unix ms): the retention rule the service, its log

@@ -2,7 +2,8 @@ package engine
 
 import "encoding/binary"
 
-// A quote in snapshot version 9 starts with a fixed-width record: its ids,
+// A quote in snapshot version 9, and a QuoteCreated in the event codec's
+// version 2 (codec.go), starts with a fixed-width record: its ids,
 // hash, amounts, rate and times at fixed offsets, little-endian, so that a
 // decode reads them without a varint loop or a bounds check each (a rate
 // took a loop of up to 19 bytes). Its strings follow, their lengths in the
@@ -156,6 +157,7 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 	flags := f[qoFlags]
 	allocations := int(le.Uint16(f[qoAllocations:]))
 	if (q.Mode != ModeLive && q.Mode != ModeSandbox) || !q.Pair.Source.Valid() || !q.Pair.Destination.Valid() ||
+		(q.Direction != DirectionSource && q.Direction != DirectionDestination) || q.Chain >= chainEnd || q.Channel > ChannelXML ||
 		q.Status < StatusPending || q.Status > StatusExpired || flags&^(quoteAccepted|quotePaidIn) != 0 ||
 		allocations == 0 || allocations > SlicesMax {
 		d.fail()
