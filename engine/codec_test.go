@@ -408,7 +408,7 @@ func FuzzDecodeEvent(f *testing.F) {
 		f.Add(enc)
 		f.Add(enc[:len(enc)/2])
 		if q, ok := tc.event.(*engine.QuoteCreated); ok {
-			f.Add(appendQuoteCreatedV1(q))
+			f.Add(appendQuoteCreatedV1(nil, q))
 		}
 	}
 	f.Add([]byte{})
