@@ -2,6 +2,7 @@ package actors
 
 import (
 	"sync"
+	"time"
 
 	"github.com/oja-exchange/oja/engine"
 )
@@ -21,7 +22,7 @@ import (
 // whoever serves now.
 type Term struct {
 	sys     *System
-	hooks   TermWebhooks
+	hooks   Webhooks
 	chains  ChainWatchers
 	release func()
 	done    chan struct{}
@@ -57,15 +58,58 @@ func (t *Term) WithChains(w ChainWatchers) *Term {
 // Chains are the term's chain watchers, nil if it has none.
 func (t *Term) Chains() ChainWatchers { return t.chains }
 
-// TermWebhooks is the webhook dispatcher of a term, as the term stops it
-// (*webhook.Dispatcher; the gateway reads more of it).
-type TermWebhooks interface{ Stop() }
+// Webhooks is a term's webhook dispatcher (*webhook.Dispatcher): fed the
+// endpoints and the events they are owed (engine.WebhookObserver), started
+// by whoever fed it, stopped by the term; operators read its backlog and
+// counters, and a partner's test delivery goes through it.
+type Webhooks interface {
+	engine.WebhookObserver
+	Start()
+	Stop()
+	// Status is an endpoint's backlog.
+	Status(id engine.WebhookID) WebhookStatus
+	// Counters are the totals since start.
+	Counters() WebhookCounters
+	// Test delivers a webhook.test event once, to w's URL.
+	Test(w *engine.Webhook, event engine.EventID, body []byte) error
+}
+
+// WebhookAttempt describes an endpoint's last delivery attempt.
+type WebhookAttempt struct {
+	At       time.Time
+	Event    engine.EventID
+	Status   int    // HTTP status; 0: no answer
+	Error    string // why it failed ("" when delivered)
+	Attempts int    // that event's attempt number
+}
+
+// WebhookStatus is an endpoint's backlog, for operators.
+type WebhookStatus struct {
+	Owed        int            // events not yet delivered nor abandoned
+	OldestOwed  time.Time      // zero: none owed
+	NextAttempt time.Time      // the earliest retry scheduled; zero: none
+	Dropped     uint64         // events not owed since start: the outbox was full
+	Last        WebhookAttempt // zero: no attempt yet
+	InFlight    int            // requests in flight
+	// Unknown: the dispatcher has not been fed this endpoint (the log
+	// follower is still catching up) or it was deleted.
+	Unknown bool
+}
+
+// WebhookCounters are a dispatcher's totals since start: attempts
+// delivered, failed (to be retried) and abandoned (failed, window over),
+// and events dropped (outbox full).
+type WebhookCounters struct {
+	Delivered, Failed, Abandoned, Dropped uint64
+	Owed                                  int // events owed now, all endpoints
+	Endpoints                             int
+}
 
 // NewTerm makes the term served by sys and hooks (nil: no dispatcher).
 // release, when set, runs last when the term ends, once the actors have
 // stopped: it frees what the term's maker gave the actors (a cluster
 // leader's Raft log writer).
-func NewTerm(sys *System, hooks TermWebhooks, release func()) *Term {
+func NewTerm(sys *System, hooks Webhooks, release func()) *Term {
 	return &Term{sys: sys, hooks: hooks, release: release, done: make(chan struct{})}
 }
 
@@ -74,7 +118,7 @@ func NewTerm(sys *System, hooks TermWebhooks, release func()) *Term {
 func (t *Term) System() *System { return t.sys }
 
 // Webhooks is the term's webhook dispatcher, nil if it has none.
-func (t *Term) Webhooks() TermWebhooks { return t.hooks }
+func (t *Term) Webhooks() Webhooks { return t.hooks }
 
 // Done is closed when the term starts ending.
 func (t *Term) Done() <-chan struct{} { return t.done }

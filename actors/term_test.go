@@ -8,8 +8,10 @@ import (
 	"github.com/oja-exchange/oja/actors"
 )
 
-// termHooks records what the term's dispatcher saw when it was stopped.
+// termHooks records what the term's dispatcher saw when it was stopped;
+// the term calls nothing else of it.
 type termHooks struct {
+	actors.Webhooks
 	term    *actors.Term
 	stops   int
 	ended   bool  // the term's Done was closed when Stop ran

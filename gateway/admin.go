@@ -82,6 +82,17 @@ func pathID(ctx *fasthttp.RequestCtx, name string) ([16]byte, *apiError) {
 	return id, nil
 }
 
+// pathUUID is pathID for a handler: a path parameter that is not a UUID is
+// answered 400 here, and ok is false.
+func (s *Server) pathUUID(ctx *fasthttp.RequestCtx, name string) (id [16]byte, ok bool) {
+	id, e := pathID(ctx, name)
+	if e != nil {
+		s.writeError(ctx, e)
+		return id, false
+	}
+	return id, true
+}
+
 func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	o, ok := s.bodyObject(ctx)
 	if !ok {
@@ -108,9 +119,8 @@ func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	client, e := pathID(ctx, "clientId")
-	if e != nil {
-		s.writeError(ctx, e)
+	client, ok := s.pathUUID(ctx, "clientId")
+	if !ok {
 		return
 	}
 	o, ok := s.bodyObject(ctx)
@@ -150,9 +160,8 @@ func parseModeMember(o *object) engine.Mode {
 }
 
 func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	key, e := pathID(ctx, "keyId")
-	if e != nil {
-		s.writeError(ctx, e)
+	key, ok := s.pathUUID(ctx, "keyId")
+	if !ok {
 		return
 	}
 	reply := sys.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
@@ -343,9 +352,8 @@ func parseMove(deposit bool) poolParser {
 
 func (s *Server) poolCommand(parse poolParser) operatorHandler {
 	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
-		id, e := pathID(ctx, "poolId")
-		if e != nil {
-			s.writeError(ctx, e)
+		id, ok := s.pathUUID(ctx, "poolId")
+		if !ok {
 			return
 		}
 		pool, ok := sys.Pool(engine.PoolID(id))

@@ -93,9 +93,8 @@ func appendClient(w *jsonWriter, c *engine.Client) {
 // (never a secret: only their hashes are held), and its accounts in both
 // modes with their balances.
 func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "clientId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "clientId")
+	if !ok {
 		return
 	}
 	id := engine.ClientID(raw)
@@ -145,9 +144,8 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // either mode, in the partner API's Quote shape (it names its client and
 // mode), while it is held (open, or terminal within --retention).
 func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "quoteId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "quoteId")
+	if !ok {
 		return
 	}
 	q, ok := sys.AnyQuote(engine.QuoteID(raw))
@@ -187,9 +185,8 @@ func receivedTotal(receipts []engine.Payment) engine.Amount {
 // Answers as the partner's cancel does (200 with the quote, 409
 // INVALID_STATE from a status that does not allow it).
 func (s *Server) operatorCancel(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "quoteId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "quoteId")
+	if !ok {
 		return
 	}
 	s.quoteReply(ctx, sys, sys.OperatorCancel(engine.QuoteID(raw), s.auditLine(ctx, fasthttp.StatusOK)), nil)

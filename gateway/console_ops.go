@@ -9,7 +9,6 @@ import (
 	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 	"github.com/oja-exchange/oja/engine"
-	"github.com/oja-exchange/oja/gateway/webhook"
 )
 
 // The console's operations pages: money waiting (pay-ins), webhooks, the
@@ -123,7 +122,7 @@ func (s *Server) consoleBankReceipt(r *consoleRequest) {
 type webhookRow struct {
 	Client  *engine.Client
 	Webhook engine.Webhook
-	Status  webhook.EndpointStatus
+	Status  actors.WebhookStatus
 	Failing bool
 }
 

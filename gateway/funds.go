@@ -267,9 +267,8 @@ func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // wallet reads the {accountId} of the route as a wallet: 400 for a
 // malformed id, 404 for anything but a wallet.
 func (s *Server) wallet(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.Account, bool) {
-	id, e := pathID(ctx, "accountId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "accountId")
+	if !ok {
 		return nil, false
 	}
 	a, ok := sys.Account(engine.AccountID(id))
@@ -371,9 +370,8 @@ func moneyRequestHash(in bool, req *engine.MoneyRequest) [32]byte {
 // setCredit is PUT /admin/v1/clients/{clientId}/credit {mode, currency,
 // limit}: limit >= 0 (0 removes the line).
 func (s *Server) setCredit(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	client, e := pathID(ctx, "clientId")
-	if e != nil {
-		s.writeError(ctx, e)
+	client, ok := s.pathUUID(ctx, "clientId")
+	if !ok {
 		return
 	}
 	o, ok := s.bodyObject(ctx)
@@ -423,9 +421,8 @@ func (s *Server) adminStatement(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // partnerStatement is GET /partners/accounts/{accountId}/transactions:
 // the caller's own wallet only (another's answers as a missing one).
 func (s *Server) partnerStatement(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "accountId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "accountId")
+	if !ok {
 		return
 	}
 	a, ok := sys.Account(engine.AccountID(id))
@@ -503,9 +500,8 @@ func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engi
 // operator completes any client's quote, under the partner's rule (the
 // wallet must cover it; sandbox simulates the shortfall).
 func (s *Server) operatorComplete(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	id, e := pathID(ctx, "quoteId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "quoteId")
+	if !ok {
 		return
 	}
 	s.quoteReply(ctx, sys, sys.OperatorComplete(engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK)), nil)

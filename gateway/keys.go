@@ -75,9 +75,8 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 // rolled once: a key rolled already (or being rolled, concurrently) is 409
 // CONFLICT; its successor may roll.
 func (s *Server) rollKey(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "keyId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "keyId")
+	if !ok {
 		return
 	}
 	o, ok := s.jsonRequest(ctx)

@@ -50,7 +50,6 @@ import (
 	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/camt"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
-	"github.com/oja-exchange/oja/gateway/webhook"
 	"github.com/oja-exchange/oja/internal/camttest"
 	"github.com/oja-exchange/oja/internal/poll"
 	"github.com/oja-exchange/oja/internal/simchain"
@@ -1432,16 +1431,20 @@ func (fixedCluster) Replace(_ context.Context, id string, _ cluster.PeerAsker) e
 	return cluster.ErrUnknownMember
 }
 
-// acceptingDeliveries is a webhook dispatcher's gateway view that accepts
-// every test delivery and knows no backlog.
+// acceptingDeliveries is a webhook dispatcher that accepts every test
+// delivery, is fed nothing and knows no backlog.
 type acceptingDeliveries struct{}
 
-func (acceptingDeliveries) Stop() {}
-
-func (acceptingDeliveries) Status(engine.WebhookID) webhook.EndpointStatus {
-	return webhook.EndpointStatus{Unknown: true}
+func (acceptingDeliveries) Registered(*engine.Webhook)                 {}
+func (acceptingDeliveries) Deleted(*engine.Webhook)                    {}
+func (acceptingDeliveries) Owed(*engine.Webhook, *engine.OwedEvent)    {}
+func (acceptingDeliveries) Dropped(*engine.Webhook, *engine.OwedEvent) {}
+func (acceptingDeliveries) Start()                                     {}
+func (acceptingDeliveries) Stop()                                      {}
+func (acceptingDeliveries) Counters() actors.WebhookCounters           { return actors.WebhookCounters{} }
+func (acceptingDeliveries) Status(engine.WebhookID) actors.WebhookStatus {
+	return actors.WebhookStatus{Unknown: true}
 }
-func (acceptingDeliveries) Counters() webhook.Counters                         { return webhook.Counters{} }
 func (acceptingDeliveries) Test(*engine.Webhook, engine.EventID, []byte) error { return nil }
 
 // oapiChains exercises the watched-chain routes against a server that

@@ -228,9 +228,8 @@ func (s *Server) listOperators(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	id, e := pathID(ctx, "operatorId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "operatorId")
+	if !ok {
 		return
 	}
 	r := sys.OperatorCommand(&actors.RevokeOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, Operator: engine.OperatorID(id)})

@@ -35,9 +35,8 @@ const txHashBytesMax = 128
 // payInOf finds the quote of the route's {addressId}; it answers the
 // request itself (400, 404) when there is none.
 func (s *Server) payInOf(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.Quote, bool) {
-	raw, e := pathID(ctx, "addressId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "addressId")
+	if !ok {
 		return nil, false
 	}
 	q, ok := sys.PayInQuote(engine.AddressID(raw))

@@ -223,7 +223,7 @@ func (s *Server) Addr() string      { return s.ln.Addr().String() }
 func (s *Server) AdminAddr() string { return s.adminLn.Addr().String() }
 
 // SetTerm makes the server serve t: its actors answer, its webhook
-// dispatcher (when it implements WebhookDeliveries) shows its backlog to
+// dispatcher (when the term has one) shows its backlog to
 // operators and its figures on /metrics. The server serves t until t ends
 // (actors.Term.End) or another term is set: from then on it answers as a
 // node that serves nothing (a cluster node forwards to the leader), and
@@ -254,11 +254,9 @@ func (s *Server) served() *actors.System {
 
 // webhooks is the webhook dispatcher of the term served, nil while none
 // is or the term has none.
-func (s *Server) webhooks() WebhookDeliveries {
+func (s *Server) webhooks() actors.Webhooks {
 	if t := s.term.Load(); t != nil && !t.Ended() {
-		if d, ok := t.Webhooks().(WebhookDeliveries); ok {
-			return d
-		}
+		return t.Webhooks()
 	}
 	return nil
 }

@@ -451,9 +451,8 @@ func sortUnapplied(list []engine.UnappliedReceipt) {
 // wallet (a receipt of the quote) or that client's wallet of the mode, in
 // the receipt's currency; the answer is the receipt it became.
 func (s *Server) applyUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "unappliedId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "unappliedId")
+	if !ok {
 		return
 	}
 	o, ok := s.bodyObject(ctx)
@@ -518,9 +517,8 @@ func (s *Server) applyUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // {reference}: the money goes back to its sender; reference is the return
 // transfer's (an outbound identity, as a payout's).
 func (s *Server) returnUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, e := pathID(ctx, "unappliedId")
-	if e != nil {
-		s.writeError(ctx, e)
+	raw, ok := s.pathUUID(ctx, "unappliedId")
+	if !ok {
 		return
 	}
 	o, ok := s.bodyObject(ctx)

@@ -23,16 +23,6 @@ import (
 
 const webhooksPath = apiBase + "/partners/webhooks"
 
-// WebhookDeliveries is what the gateway reads of the webhook dispatcher:
-// operators' backlog view and the metrics (*webhook.Dispatcher).
-type WebhookDeliveries interface {
-	Status(id engine.WebhookID) webhook.EndpointStatus
-	Counters() webhook.Counters
-	// Test delivers a webhook.test event once, to url
-	// (webhook.Dispatcher.Test).
-	Test(w *engine.Webhook, event engine.EventID, body []byte) error
-}
-
 func (s *Server) registerWebhooks(r *router.Router) {
 	r.POST(webhooksPath, s.partner(s.createWebhook))
 	r.GET(webhooksPath, s.partner(s.listWebhooks))
@@ -48,9 +38,8 @@ func (s *Server) registerWebhooks(r *router.Router) {
 // and go to the new URL; the new event set applies to quote events from
 // then on.
 func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "id")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "id")
+	if !ok {
 		return
 	}
 	o, ok := s.jsonRequest(ctx)
@@ -230,9 +219,8 @@ func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 // deleteWebhook is DELETE /api/v1/partners/webhooks/{id} → 204. Events
 // still owed to the endpoint are dropped.
 func (s *Server) deleteWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	id, e := pathID(ctx, "id")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "id")
+	if !ok {
 		return
 	}
 	reply := sys.Admin(&actors.DeleteWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id)})
@@ -311,9 +299,8 @@ const webhookTestType = "webhook.test"
 // clientWebhooks is GET /admin/v1/clients/{clientId}/webhooks: the
 // client's endpoints in both modes with their delivery backlog.
 func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	id, e := pathID(ctx, "clientId")
-	if e != nil {
-		s.writeError(ctx, e)
+	id, ok := s.pathUUID(ctx, "clientId")
+	if !ok {
 		return
 	}
 	if _, ok := sys.Client(engine.ClientID(id)); !ok {
@@ -344,7 +331,7 @@ func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 // appendBacklog renders an endpoint's delivery state for operators.
-func appendBacklog(w *jsonWriter, st webhook.EndpointStatus) {
+func appendBacklog(w *jsonWriter, st actors.WebhookStatus) {
 	w.open("backlog")
 	w.integer("owed", int64(st.Owed))
 	w.integer("inFlight", int64(st.InFlight))
@@ -437,12 +424,12 @@ func renderEvent(e *engine.OwedEvent) []byte {
 
 // webhookCollector exposes the dispatcher's figures on /metrics.
 type webhookCollector struct {
-	d                            func() WebhookDeliveries // the term's; nil: no figures
+	d                            func() actors.Webhooks // the term's; nil: no figures
 	deliveries, dropped, backlog *prometheus.Desc
 	endpoints                    *prometheus.Desc
 }
 
-func newWebhookCollector(d func() WebhookDeliveries) *webhookCollector {
+func newWebhookCollector(d func() actors.Webhooks) *webhookCollector {
 	return &webhookCollector{d: d,
 		deliveries: prometheus.NewDesc("oja_webhook_deliveries_total",
 			"Webhook delivery attempts since start, by result: delivered (2xx), failed (retried later), abandoned (the failed last attempt of an event whose 72 h window ended).",

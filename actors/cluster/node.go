@@ -56,7 +56,7 @@ type Config struct {
 	// term, given its system: the leader feeds it from the replica (every
 	// endpoint and owed event, then every change as entries apply) and
 	// stops it when the term ends.
-	Webhooks func(sys *actors.System) WebhookDispatcher
+	Webhooks func(sys *actors.System) actors.Webhooks
 	// TLS, when set, makes the Raft transport mutual TLS (tls.go); nil is
 	// plain TCP (--cluster-insecure).
 	TLS *NodeTLS
@@ -114,13 +114,6 @@ type Node struct {
 	// port may dial it as that member (idAt) before the configuration
 	// names it.
 	adding atomic.Pointer[Member]
-}
-
-// WebhookDispatcher delivers webhook events (*webhook.Dispatcher).
-type WebhookDispatcher interface {
-	engine.WebhookObserver
-	Start()
-	Stop()
 }
 
 // barrierTimeout bounds a new leader's wait for its predecessor's entries
@@ -374,7 +367,7 @@ func (n *Node) startActors() error {
 		log.close()
 		return err
 	}
-	var hooks WebhookDispatcher // nil converts to a nil TermWebhooks
+	var hooks actors.Webhooks
 	if n.cfg.Webhooks != nil {
 		hooks = n.cfg.Webhooks(sys)
 	}

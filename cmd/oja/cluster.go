@@ -79,7 +79,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 				srv.RateChanged(key, t)
 			}
 		}),
-		Webhooks: func(sys *actors.System) cluster.WebhookDispatcher {
+		Webhooks: func(sys *actors.System) actors.Webhooks {
 			return newDispatcher(cfg, logger, func() *actors.System { return sys })
 		},
 		// --demo seeds once, through the first leader (its data dir gets

@@ -49,10 +49,7 @@ type Options struct {
 	WebhookAllowPrivate bool
 	// Webhooks is the term's webhook dispatcher (backlog, metrics; the
 	// term stops it); nil: none.
-	Webhooks interface {
-		gateway.WebhookDeliveries
-		actors.TermWebhooks
-	}
+	Webhooks actors.Webhooks
 	// Markets is --markets (with its chainWatch, watched by the term);
 	// nil: the default markets.
 	Markets *engine.MarketsConfig

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -116,7 +117,7 @@ type endpoint struct {
 	dropped     uint64
 	failures    int       // consecutive failed attempts
 	pausedUntil time.Time // no attempt before (after failures in a row)
-	last        Attempt
+	last        actors.WebhookAttempt
 	testing     bool // a Test delivery is in flight
 }
 
@@ -258,28 +259,6 @@ func (ep *endpoint) oldest() *item {
 		return ep.order[ep.front]
 	}
 	return nil
-}
-
-// Attempt describes an endpoint's last delivery attempt.
-type Attempt struct {
-	At       time.Time
-	Event    engine.EventID
-	Status   int    // HTTP status; 0: no answer
-	Error    string // why it failed ("" when delivered)
-	Attempts int    // that event's attempt number
-}
-
-// EndpointStatus is an endpoint's backlog, for operators.
-type EndpointStatus struct {
-	Owed        int       // events not yet delivered nor abandoned
-	OldestOwed  time.Time // zero: none owed
-	NextAttempt time.Time // the earliest retry scheduled; zero: none
-	Dropped     uint64    // events not owed since start: the outbox was full
-	Last        Attempt   // zero: no attempt yet
-	InFlight    int       // requests in flight
-	// Unknown: the dispatcher has not been fed this endpoint (the log
-	// follower is still catching up) or it was deleted.
-	Unknown bool
 }
 
 // New returns a dispatcher that delivers nothing until Start.
@@ -556,7 +535,7 @@ func (d *Dispatcher) deliver(ep *endpoint, it *item) {
 		ep.mu.Unlock()
 		return // deleted or stopping: the event stays owed
 	}
-	ep.last = Attempt{At: now, Event: it.event.ID, Status: status, Error: problem, Attempts: it.attempt}
+	ep.last = actors.WebhookAttempt{At: now, Event: it.event.ID, Status: status, Error: problem, Attempts: it.attempt}
 	switch {
 	case problem == "":
 		d.delivered.Add(1)
@@ -670,18 +649,9 @@ func (d *Dispatcher) settleLoop() {
 	}
 }
 
-// Counters are the dispatcher's totals since start: attempts delivered,
-// failed (to be retried) and abandoned (failed, window over), and events
-// dropped (outbox full).
-type Counters struct {
-	Delivered, Failed, Abandoned, Dropped uint64
-	Owed                                  int // events owed now, all endpoints
-	Endpoints                             int
-}
-
 // Counters returns the totals.
-func (d *Dispatcher) Counters() Counters {
-	c := Counters{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Abandoned: d.abandoned.Load(),
+func (d *Dispatcher) Counters() actors.WebhookCounters {
+	c := actors.WebhookCounters{Delivered: d.delivered.Load(), Failed: d.failed.Load(), Abandoned: d.abandoned.Load(),
 		Dropped: d.dropped.Load()}
 	d.mu.Lock()
 	eps := make([]*endpoint, 0, len(d.endpoints))
@@ -699,14 +669,14 @@ func (d *Dispatcher) Counters() Counters {
 }
 
 // Status returns an endpoint's backlog.
-func (d *Dispatcher) Status(id engine.WebhookID) EndpointStatus {
+func (d *Dispatcher) Status(id engine.WebhookID) actors.WebhookStatus {
 	ep := d.endpoint(id)
 	if ep == nil {
-		return EndpointStatus{Unknown: true}
+		return actors.WebhookStatus{Unknown: true}
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	st := EndpointStatus{Owed: ep.owed, Dropped: ep.dropped, Last: ep.last, InFlight: ep.inflight}
+	st := actors.WebhookStatus{Owed: ep.owed, Dropped: ep.dropped, Last: ep.last, InFlight: ep.inflight}
 	if it := ep.oldest(); it != nil {
 		st.OldestOwed = time.UnixMilli(it.event.At)
 	}

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 
+	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -57,7 +58,7 @@ func (d *Dispatcher) Test(w *engine.Webhook, id engine.EventID, body []byte) err
 		defer ep.mu.Unlock()
 		ep.testing = false
 		if ep.ctx.Err() == nil {
-			ep.last = Attempt{At: now, Event: id, Status: status, Error: problem, Attempts: 1}
+			ep.last = actors.WebhookAttempt{At: now, Event: id, Status: status, Error: problem, Attempts: 1}
 		}
 	}()
 	return nil
