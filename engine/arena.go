@@ -1,6 +1,10 @@
 package engine
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/oja-exchange/oja/internal/prefault"
+)
 
 // bulkArena hands out the strings and allocation lists of a bulk decode —
 // a snapshot's (DecodeState), a long replay's quotes (EventDecoder) — from
@@ -13,21 +17,41 @@ import "unsafe"
 // out together. Pieces are never written after they are handed out (a
 // string's bytes are immutable; allocation lists are shared, never
 // modified, and handed out with their capacity cut to their length).
+//
+// Each chunk is twice the one before, up to a bound (1 MiB of strings,
+// 8,192 allocations), and its pages are mapped in at once
+// (internal/prefault): a decode writes every byte of it.
 type bulkArena struct {
 	bytes  []byte       // the free tail of the current string chunk
 	allocs []Allocation // the free tail of the current allocation chunk
+	// stringChunk and allocChunk are the sizes of the next chunks (0:
+	// the first's).
+	stringChunk, allocChunk int
 }
 
 const (
-	// arenaStringChunk is a string chunk's size (a size class: no tail
-	// left unused); a string longer than arenaStringMax gets its own.
-	arenaStringChunk = 32 << 10
-	arenaStringMax   = 512
-	// arenaAllocChunk is an allocation chunk's length: 512 allocations of
-	// 112 bytes fill 7 heap pages exactly. A longer list gets its own.
-	arenaAllocChunk = 512
-	arenaAllocMax   = 16
+	// arenaStringChunk is the first string chunk's size (a size class:
+	// no tail left unused); a string longer than arenaStringMax gets its
+	// own.
+	arenaStringChunk    = 32 << 10
+	arenaStringChunkMax = 32 * arenaStringChunk
+	arenaStringMax      = 512
+	// arenaAllocChunk is the first allocation chunk's length: 512
+	// allocations of 112 bytes fill 7 heap pages exactly. A longer list
+	// gets its own.
+	arenaAllocChunk    = 512
+	arenaAllocChunkMax = 16 * arenaAllocChunk
+	arenaAllocMax      = 16
 )
+
+// grow is the size of the next chunk after one of n (0: none yet), from
+// first up to most.
+func grow(n, first, most int) int {
+	if n == 0 {
+		return first
+	}
+	return min(2*n, most)
+}
 
 // str returns b as a string.
 func (a *bulkArena) str(b []byte) string {
@@ -38,7 +62,9 @@ func (a *bulkArena) str(b []byte) string {
 		return string(b)
 	}
 	if len(a.bytes) < len(b) {
-		a.bytes = make([]byte, arenaStringChunk)
+		a.stringChunk = grow(a.stringChunk, arenaStringChunk, arenaStringChunkMax)
+		a.bytes = make([]byte, a.stringChunk)
+		prefault.Slice(a.bytes)
 	}
 	s := a.bytes[:len(b):len(b)]
 	a.bytes = a.bytes[len(b):]
@@ -52,7 +78,9 @@ func (a *bulkArena) allocations(n int) []Allocation {
 		return make([]Allocation, n)
 	}
 	if len(a.allocs) < n {
-		a.allocs = make([]Allocation, arenaAllocChunk)
+		a.allocChunk = grow(a.allocChunk, arenaAllocChunk, arenaAllocChunkMax)
+		a.allocs = make([]Allocation, a.allocChunk)
+		prefault.Slice(a.allocs)
 	}
 	out := a.allocs[:n:n]
 	a.allocs = a.allocs[n:]

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"iter"
 	"math/bits"
+
+	"github.com/oja-exchange/oja/internal/prefault"
 )
 
 // QuoteIndex is State.Quotes: the state's quotes by id, in one flat table
@@ -190,6 +192,7 @@ func (x *QuoteIndex) All() iter.Seq[*Quote] {
 func (x *QuoteIndex) resize(slots int) {
 	old := x.slots
 	x.slots = make([]quoteSlot, slots)
+	prefault.Slice(x.slots) // a load fills it
 	x.shift = uint8(64 - bits.TrailingZeros(uint(slots)))
 	mask := slots - 1
 	for _, s := range old {

@@ -69,7 +69,7 @@ type State struct {
 	// of the log forgets the same quotes in the replay first.
 	ForgottenBefore int64
 	// quoteSlab is where allocQuote takes the next quote from: quotes are
-	// allocated quoteSlabLen at a time. slabs are every slab allocated,
+	// allocated a slab at a time (quoteSlabLen). slabs are every slab allocated,
 	// oldest first: QuotesInOrder reads the quotes through them, in
 	// memory order, instead of following the map's pointers (a cache miss
 	// a quote: with snapshot version 8's creation order it took the
@@ -143,12 +143,18 @@ func (s *State) Reserve(n int) {
 	}
 }
 
-// quoteSlabLen is how many quotes newQuote allocates at once: one
-// allocation instead of 512. A slab is a large object, a whole number of
-// the runtime's 8 KiB pages, so its length makes it fill them: 512
-// quotes of 240 bytes are 15 pages exactly, where 256 took 7.5 pages and
-// left 16 bytes a quote unused (TestQuoteSlabFillsItsPages).
-const quoteSlabLen = 512
+// quoteSlabLen is how many quotes the first slab holds: one allocation
+// instead of 512. A slab is a large object, a whole number of the
+// runtime's 8 KiB pages, so its length makes it fill them: 512 quotes of
+// 240 bytes are 15 pages exactly, where 256 took 7.5 pages and left 16
+// bytes a quote unused (TestQuoteSlabFillsItsPages). Each slab after it is
+// twice the one before, up to quoteSlabMax quotes (some 0.9 MiB): a load
+// of a million quotes then maps in its pages a few hundred system calls
+// at a time, while a state of a few quotes holds one small slab.
+const (
+	quoteSlabLen = 512
+	quoteSlabMax = 8 * quoteSlabLen
+)
 
 // newQuote builds the pending quote ev created, from the slab.
 func (s *State) newQuote(ev *QuoteCreated) *Quote {
@@ -162,7 +168,11 @@ func (s *State) newQuote(ev *QuoteCreated) *Quote {
 // fills it and adds it to Quotes.
 func (s *State) allocQuote() *Quote {
 	if len(s.quoteSlab) == 0 {
-		s.quoteSlab = make([]Quote, quoteSlabLen)
+		last := 0
+		if len(s.slabs) > 0 {
+			last = cap(s.slabs[len(s.slabs)-1])
+		}
+		s.quoteSlab = make([]Quote, grow(last, quoteSlabLen, quoteSlabMax))
 		// Written whole by the loads that fill slabs (snapshot decode,
 		// replay): its pages mapped in at once rather than a fault
 		// each (Recover from ojabench's 1M snapshot: median 1.47 to 1.39 s,
