@@ -47,7 +47,9 @@
 //  5. recovery: logs of 100,000 and 1,000,000 quotes built with the engine
 //     (Book.Allocate, Quote.Accept/Cancel, Treasury.CompleteFunded, State.Apply) and
 //     appended with Sync off; then time to ready — wal.Open, actors.Recover,
-//     actors.Start, as `oja serve` does — replaying from the first event,
+//     actors.Start, as `oja serve` does, each start in a fresh child
+//     process whose heap comes fresh from the kernel as a real start's
+//     does — replaying from the first event,
 //     and again from a snapshot of the final state (engine.EncodeState,
 //     saved with wal.Log.SaveSnapshot), against a raw Pebble scan of the
 //     same store; then replay's two parts alone, decoding every record and
@@ -80,6 +82,6 @@
 // # Embedding
 //
 // A binary that calls Run must call ChildMain first thing in main (or
-// TestMain), so that the memory section can re-execute it; without it the
-// memory section measures in-process.
+// TestMain), so that the recovery and memory sections can re-execute it;
+// without it they measure in-process.
 package bench

@@ -243,7 +243,12 @@ func (r *run) profilePath(name string) string {
 // profileCPU runs fn, under this process's CPU profiler when profiling is
 // on (profile name).
 func (r *run) profileCPU(name string, fn func() error) error {
-	path := r.profilePath(name)
+	return profileCPUTo(r.profilePath(name), fn)
+}
+
+// profileCPUTo runs fn, under this process's CPU profiler writing to path
+// if path is set.
+func profileCPUTo(path string, fn func() error) error {
 	if path == "" {
 		return fn()
 	}

@@ -57,6 +57,7 @@ const (
 	childSeedEnv    = "OJA_BENCH_SEED"
 	childProfileEnv = "OJA_BENCH_HEAP_PROFILE"
 	childMemory     = "memory"
+	childRecovery   = "recovery"
 	// childRunMax bounds one child.
 	childRunMax = 5 * time.Minute
 	// settleDelay lets spawned actors and timers settle before measuring.
@@ -76,25 +77,36 @@ var childMainCalled bool
 //	}
 func ChildMain() (code int, ok bool) {
 	childMainCalled = true
-	if os.Getenv(childEnv) != childMemory {
+	var result any
+	var err error
+	switch os.Getenv(childEnv) {
+	case childMemory:
+		result, err = memoryChild()
+	case childRecovery:
+		time.AfterFunc(childRunMax, func() { os.Exit(3) })
+		result, err = recoveryChild(os.Getenv(childDirEnv), os.Getenv(childProfileEnv))
+	default:
 		return 0, false
 	}
-	quotes, err := strconv.Atoi(os.Getenv(childQuotesEnv))
-	if err != nil || quotes < 1 || quotes > quotesGeneratedMax {
-		fmt.Fprintln(os.Stderr, "ojabench child: bad", childQuotesEnv)
-		return 2, true
-	}
-	seed, _ := strconv.ParseUint(os.Getenv(childSeedEnv), 10, 64)
-	time.AfterFunc(childRunMax, func() { os.Exit(3) })
-	size, err := measureMemory(os.Getenv(childDirEnv), seed, quotes, os.Getenv(childProfileEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ojabench child:", err)
 		return 1, true
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(size); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(result); err != nil {
 		return 1, true
 	}
 	return 0, true
+}
+
+// memoryChild is a memory child's work (measureMemory).
+func memoryChild() (MemorySize, error) {
+	quotes, err := strconv.Atoi(os.Getenv(childQuotesEnv))
+	if err != nil || quotes < 1 || quotes > quotesGeneratedMax {
+		return MemorySize{}, fmt.Errorf("bad %s", childQuotesEnv)
+	}
+	seed, _ := strconv.ParseUint(os.Getenv(childSeedEnv), 10, 64)
+	time.AfterFunc(childRunMax, func() { os.Exit(3) })
+	return measureMemory(os.Getenv(childDirEnv), seed, quotes, os.Getenv(childProfileEnv))
 }
 
 // measureMemory starts a system holding quotes open quotes on an empty log
@@ -182,20 +194,27 @@ func (r *run) memorySection(ctx context.Context) error {
 
 func runMemoryChild(ctx context.Context, exe, dir string, seed uint64, quotes int, profile string) (MemorySize, error) {
 	var size MemorySize
+	err := runChild(ctx, exe, []string{childEnv + "=" + childMemory, childQuotesEnv + "=" + strconv.Itoa(quotes),
+		childDirEnv + "=" + dir, childSeedEnv + "=" + strconv.FormatUint(seed, 10), childProfileEnv + "=" + profile}, &size)
+	return size, err
+}
+
+// runChild runs exe as a child with env added to this process's, and
+// decodes the JSON of its last line of output into result.
+func runChild(ctx context.Context, exe string, env []string, result any) error {
 	ctx, cancel := context.WithTimeout(ctx, childRunMax)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+childMemory, childQuotesEnv+"="+strconv.Itoa(quotes),
-		childDirEnv+"="+dir, childSeedEnv+"="+strconv.FormatUint(seed, 10), childProfileEnv+"="+profile)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return size, fmt.Errorf("bench: memory child: %w: %s", err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("bench: child %v: %w: %s", env[0], err, strings.TrimSpace(stderr.String()))
 	}
 	// The child's last line is the result (a test binary may print more).
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &size); err != nil {
-		return size, fmt.Errorf("bench: memory child said %q: %w", stdout.String(), err)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), result); err != nil {
+		return fmt.Errorf("bench: child %v said %q: %w", env[0], stdout.String(), err)
 	}
-	return size, nil
+	return nil
 }

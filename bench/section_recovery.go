@@ -171,7 +171,7 @@ func (r *run) recoverySize(ctx context.Context, quotes int) (*RecoverySize, erro
 			if round == 0 && quotes == r.cfg.Sizes[len(r.cfg.Sizes)-1] {
 				profile = "recovery-replay"
 			}
-			res, err := r.recoverOnce(store, profile)
+			res, err := r.recoverOnce(ctx, store, profile)
 			if err != nil {
 				return size, err
 			}
@@ -202,7 +202,7 @@ func (r *run) recoverySize(ctx context.Context, quotes int) (*RecoverySize, erro
 		if round == 0 && quotes == r.cfg.Sizes[len(r.cfg.Sizes)-1] {
 			profile = "recovery-snapshot"
 		}
-		res, err := r.recoverOnce(store, profile)
+		res, err := r.recoverOnce(ctx, store, profile)
 		if err != nil {
 			return size, err
 		}
@@ -297,8 +297,44 @@ const (
 func (l *timedLog) SaveSnapshot(uint64, []byte) error { return nil }
 
 // recoverOnce starts the service's core on store as `oja serve` does —
-// open, recover, start the actors — and stops it again.
-func (r *run) recoverOnce(store, profile string) (recoveryRound, error) {
+// open, recover, start the actors — and stops it again: in a fresh
+// process, as a start is (a child: ChildMain), whose heap the runtime
+// takes fresh from the kernel, unless this binary cannot be one.
+func (r *run) recoverOnce(ctx context.Context, store, profile string) (recoveryRound, error) {
+	exe, err := os.Executable()
+	if err != nil || !childMainCalled {
+		return recoverMeasured(store, func(fn func() error) error { return r.profileCPU(profile, fn) })
+	}
+	path := ""
+	if profile != "" {
+		path = r.profilePath(profile)
+	}
+	var res recoveryChildResult
+	err = runChild(ctx, exe, []string{childEnv + "=" + childRecovery, childDirEnv + "=" + store, childProfileEnv + "=" + path}, &res)
+	return res.round(), err
+}
+
+// recoveryChildResult is what a recovery child prints: its round.
+type recoveryChildResult struct {
+	Open, Recover, Replay, Start time.Duration
+	Events                       uint64
+	OpenQuotes                   int
+}
+
+func (c recoveryChildResult) round() recoveryRound {
+	return recoveryRound{open: c.Open, recover: c.Recover, replay: c.Replay, start: c.Start, events: c.Events, openQuotes: c.OpenQuotes}
+}
+
+// recoveryChild is a recovery child's work: one start of the store in
+// dir, profiled into profile if set.
+func recoveryChild(dir, profile string) (recoveryChildResult, error) {
+	rr, err := recoverMeasured(dir, func(fn func() error) error { return profileCPUTo(profile, fn) })
+	return recoveryChildResult{Open: rr.open, Recover: rr.recover, Replay: rr.replay, Start: rr.start,
+		Events: rr.events, OpenQuotes: rr.openQuotes}, err
+}
+
+// recoverMeasured is one start of store, timed, run by profiled.
+func recoverMeasured(store string, profiled func(fn func() error) error) (recoveryRound, error) {
 	var rr recoveryRound
 	measure := func() error {
 		// As oja serve does, from open to ready.
@@ -344,10 +380,7 @@ func (r *run) recoverOnce(store, profile string) (recoveryRound, error) {
 		sys.Stop()
 		return l.Close()
 	}
-	if profile != "" {
-		return rr, r.profileCPU(profile, measure)
-	}
-	return rr, measure()
+	return rr, profiled(measure)
 }
 
 // saveSnapshot saves the snapshot in file as the state after the log's
