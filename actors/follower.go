@@ -237,13 +237,15 @@ func loadSnapshot(log interface {
 	var state *engine.State
 	var seq uint64
 	var decodeErr error
+	// A call whose snapshot then fails its checksum is set aside and fn
+	// called again with an older one: each call starts afresh.
 	ok, err := log.ReadLatestSnapshot(func(s uint64, data []byte) error {
 		seq = s
 		state, decodeErr = DecodeState(data)
 		return decodeErr
 	})
 	switch {
-	case decodeErr != nil:
+	case err != nil && err == decodeErr:
 		return nil, 0, fmt.Errorf("actors: snapshot at seq %d: %w", seq, decodeErr)
 	case err != nil:
 		return nil, 0, fmt.Errorf("actors: reading snapshot: %w", err)

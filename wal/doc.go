@@ -19,7 +19,9 @@
 //     A snapshot whose checksum fails is skipped for an older one (or none):
 //     a longer replay, reported by CorruptSnapshots. ReadLatestSnapshot(fn)
 //     lends the same bytes to fn instead, mapped from the file on Linux
-//     (no copy; valid until fn returns), as actors.Recover uses it.
+//     (no copy; valid until fn returns), as actors.Recover uses it, and
+//     verifies the checksum while fn runs: if it fails, fn's work is set
+//     aside and fn is called again with an older snapshot.
 //  3. Replay(seq, apply). Apply each record to the state. Any error is fatal
 //     to start-up: a *CorruptError names the first bad sequence ("wal:
 //     corrupt record at seq 42: checksum mismatch"); serve nothing.

@@ -63,6 +63,40 @@ func TestReadLatestSnapshot(t *testing.T) {
 		if ok, err := l.ReadLatestSnapshot(func(uint64, []byte) error { return boom }); !ok || err != boom {
 			t.Errorf("%T: fn's error: ok %v, err %v", fs, ok, err)
 		}
+		// The checksum is verified while fn runs: fn is first given the
+		// damaged snapshot, and what it returned, an error or a panic on
+		// the damaged bytes, is set aside for its call with the intact one.
+		var calls []uint64
+		ok, err = l.ReadLatestSnapshot(func(s uint64, data []byte) error {
+			calls = append(calls, s)
+			if s == 8 {
+				return boom
+			}
+			return nil
+		})
+		if !ok || err != nil || fmt.Sprint(calls) != "[8 4]" {
+			t.Errorf("%T: an error on the damaged snapshot: calls %v, ok %v, err %v", fs, calls, ok, err)
+		}
+		calls = nil
+		ok, err = l.ReadLatestSnapshot(func(s uint64, data []byte) error {
+			calls = append(calls, s)
+			if s == 8 {
+				panic("index out of range on damaged bytes")
+			}
+			return nil
+		})
+		if !ok || err != nil || fmt.Sprint(calls) != "[8 4]" {
+			t.Errorf("%T: a panic on the damaged snapshot: calls %v, ok %v, err %v", fs, calls, ok, err)
+		}
+		// A panic on an intact snapshot is a bug: it is not set aside.
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "a bug") {
+					t.Errorf("%T: a panic on the intact snapshot: recovered %v", fs, r)
+				}
+			}()
+			_, _ = l.ReadLatestSnapshot(func(uint64, []byte) error { panic("a bug") })
+		}()
 		closeLog(t, l)
 	}
 }

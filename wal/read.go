@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -239,13 +241,70 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 // read into a buffer of its size, a third of the time for hundreds of MB
 // (wal/mmap_linux.go). A fault reading the mapping while fn runs on the
 // calling goroutine (an I/O error under it) is returned as an error.
+//
+// A snapshot file's checksum is verified while fn runs, on a goroutine of
+// its own (reading a mapped file's pages for the first time is most of a
+// large snapshot's load). ReadLatestSnapshot returns only once both are
+// done; if the checksum fails, what fn returned (or a panic of fn's on
+// the damaged bytes) is set aside and fn is called again with the next
+// older intact snapshot, as LatestSnapshot would have chosen. So fn must
+// build what it builds from data alone, each call afresh, and the caller
+// must not use it before ReadLatestSnapshot returns.
 func (l *Log) ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error) {
-	seq, data, release, ok, err := l.latestSnapshot(true)
-	if err != nil || !ok {
-		return false, err
+	iter, err := l.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte{snapshotPrefix},
+		UpperBound: []byte{snapshotPrefix + 1},
+	})
+	if err != nil {
+		return false, fmt.Errorf("wal: latest snapshot: %w", err)
 	}
-	defer release()
-	return true, guardFaults(func() error { return fn(seq, data) })
+	defer func() {
+		if closeErr := iter.Close(); err == nil && closeErr != nil {
+			ok, err = false, fmt.Errorf("wal: latest snapshot: %w", closeErr)
+		}
+	}()
+	var skipped []uint64
+	defer func() { l.corruptSnapshots.Store(&skipped) }()
+	for valid := iter.Last(); valid; valid = iter.Prev() {
+		seq, ok := parseKey(iter.Key(), snapshotPrefix)
+		if !ok {
+			return false, &CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
+		}
+		value, err := iter.ValueAndErr()
+		if err != nil {
+			return false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
+		}
+		data, release, verify, reason := l.openSnapshot(seq, value, true)
+		if reason != "" {
+			skipped = append(skipped, seq)
+			continue
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { reason = verify() })
+		fnErr, fnPanic := callGuarded(fn, seq, data)
+		wg.Wait()
+		release()
+		if reason != "" {
+			skipped = append(skipped, seq)
+			continue
+		}
+		if fnPanic != nil {
+			panic(fnPanic)
+		}
+		return true, fnErr
+	}
+	return false, nil
+}
+
+// callGuarded is fn(seq, data) with a fault reading data returned as an
+// error (guardFaults) and a panic returned, with its stack, as a value.
+func callGuarded(fn func(seq uint64, data []byte) error, seq uint64, data []byte) (err error, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = fmt.Sprintf("%v\n\n%s", r, debug.Stack())
+		}
+	}()
+	return guardFaults(func() error { return fn(seq, data) }), nil
 }
 
 // latestSnapshot is LatestSnapshot, the data mapped if mapped (see

@@ -65,27 +65,43 @@ func (l *Log) snapshotData(seq uint64, value []byte) (data []byte, reason string
 // snapshot file may be the file mapped read-only into memory (see
 // mapFile), valid until release is called. release is never nil.
 func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, release func(), reason string) {
+	data, release, verify, reason := l.openSnapshot(seq, value, mapped)
+	if reason == "" {
+		if reason = verify(); reason != "" {
+			release()
+			return nil, func() {}, reason
+		}
+	}
+	return data, release, reason
+}
+
+// openSnapshot is snapshotView without the check of a file's checksum:
+// verify makes it (every byte read, a fault guarded) and says why the
+// data is not intact, "" when it is. A snapshot held in its key's value
+// was checked with the value's frame; its verify says "".
+func (l *Log) openSnapshot(seq uint64, value []byte, mapped bool) (data []byte, release func(), verify func() string, reason string) {
 	noop := func() {}
+	intact := func() string { return "" }
 	release = noop
 	payload, ok := parseFrame(value)
 	if !ok {
-		return nil, release, "checksum mismatch"
+		return nil, release, intact, "checksum mismatch"
 	}
 	if len(payload) == 0 || payload[0] != snapshotRefMarker {
-		return slices.Clone(payload), release, ""
+		return slices.Clone(payload), release, intact, ""
 	}
 	if len(payload) != snapshotRefBytes {
-		return nil, release, "malformed file reference"
+		return nil, release, intact, "malformed file reference"
 	}
 	size, sum := binary.BigEndian.Uint64(payload[1:]), binary.BigEndian.Uint32(payload[9:])
 	f, err := l.opts.FS.Open(l.snapshotPath(seq))
 	if err != nil {
-		return nil, release, fmt.Sprintf("its file cannot be opened: %v", err)
+		return nil, release, intact, fmt.Sprintf("its file cannot be opened: %v", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || uint64(info.Size()) != size {
-		return nil, release, fmt.Sprintf("its file %s does not hold the %d bytes saved", l.snapshotPath(seq), size)
+		return nil, release, intact, fmt.Sprintf("its file %s does not hold the %d bytes saved", l.snapshotPath(seq), size)
 	}
 	ok = false
 	if mapped {
@@ -94,21 +110,22 @@ func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, 
 	if !ok {
 		data, release = make([]byte, size), noop
 		if _, err := io.ReadFull(f, data); err != nil {
-			return nil, release, fmt.Sprintf("its file cannot be read: %v", err)
+			return nil, release, intact, fmt.Sprintf("its file cannot be read: %v", err)
 		}
 	}
-	// The checksum reads every byte: a mapped page that cannot be read
-	// faults here.
-	var got uint32
-	if err := guardFaults(func() error { got = checksumPreemptibly(data); return nil }); err != nil {
-		release()
-		return nil, noop, fmt.Sprintf("its file cannot be read: %v", err)
+	verify = func() string {
+		// The checksum reads every byte: a mapped page that cannot be
+		// read faults here.
+		var got uint32
+		if err := guardFaults(func() error { got = checksumPreemptibly(data); return nil }); err != nil {
+			return fmt.Sprintf("its file cannot be read: %v", err)
+		}
+		if got != sum {
+			return fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
+		}
+		return ""
 	}
-	if got != sum {
-		release()
-		return nil, noop, fmt.Sprintf("its file %s fails its checksum", l.snapshotPath(seq))
-	}
-	return data, release, ""
+	return data, release, verify, ""
 }
 
 // checksumChunk is how many bytes checksumPreemptibly sums in one call.
