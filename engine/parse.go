@@ -29,99 +29,122 @@ func ParseRateText(text []byte) (Rate, error) {
 // parseScaled returns text × 10^places as an exact integer in (0, maximum],
 // up to 128 bits (a Rate holds it; an amount is its low word).
 func parseScaled(text []byte, places int, maximum Rate, precisionErr, rangeErr error) (Rate, error) {
+	var x decimalText
+	if err := x.scan(text); err != nil {
+		return Rate{}, err
+	}
+	return x.scaled(places, maximum, precisionErr, rangeErr)
+}
+
+// decimalText is a number as parseScaled reads it: its mantissa's digits
+// without leading zeros, at most 40 of them, and the power of ten they
+// are multiplied by.
+type decimalText struct {
+	digits               [40]byte
+	count, exponent      int
+	negative             bool
+	tooLarge, tooPrecise bool // digits beyond the 40 kept
+}
+
+// take appends one mantissa digit; fractional digits move the exponent.
+func (x *decimalText) take(ch byte, fractional bool) {
+	if fractional {
+		x.exponent--
+	}
+	switch {
+	case x.count == 0 && ch == '0':
+		// a leading zero
+	case x.count < len(x.digits):
+		x.digits[x.count] = ch - '0'
+		x.count++
+	case !fractional:
+		x.tooLarge = true // ≥ 10^40: larger than any amount or rate
+		x.exponent++
+	default:
+		x.exponent++ // a dropped fractional digit: harmless only if zero
+		x.tooPrecise = x.tooPrecise || ch != '0'
+	}
+}
+
+// scan reads text by JSON's number grammar:
+// -? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?
+func (x *decimalText) scan(text []byte) error {
 	i, n := 0, len(text)
-	negative := false
 	if i < n && text[i] == '-' {
-		negative = true
+		x.negative = true
 		i++
 	}
-	// Mantissa digits without leading zeros, with the position of the
-	// decimal point expressed as an exponent adjustment.
-	var digits [40]byte
-	count, exponent := 0, 0
-	tooLarge, tooPrecise := false, false // digits beyond the 40 kept
-	// take appends one mantissa digit; fractional digits move the exponent.
-	take := func(ch byte, fractional bool) {
-		if fractional {
-			exponent--
-		}
-		switch {
-		case count == 0 && ch == '0':
-			// a leading zero
-		case count < len(digits):
-			digits[count] = ch - '0'
-			count++
-		case !fractional:
-			tooLarge = true // ≥ 10^40: larger than any amount or rate
-			exponent++
-		default:
-			exponent++ // a dropped fractional digit: harmless only if zero
-			tooPrecise = tooPrecise || ch != '0'
-		}
-	}
-	// JSON grammar: -? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?
 	if i == n || text[i] < '0' || text[i] > '9' {
-		return Rate{}, errNumberSyntax
+		return errNumberSyntax
 	}
 	if text[i] == '0' {
 		i++
 		if i < n && text[i] >= '0' && text[i] <= '9' {
-			return Rate{}, errNumberSyntax
+			return errNumberSyntax
 		}
 	} else {
 		for ; i < n && text[i] >= '0' && text[i] <= '9'; i++ {
-			take(text[i], false)
+			x.take(text[i], false)
 		}
 	}
 	if i < n && text[i] == '.' {
 		i++
 		if i == n || text[i] < '0' || text[i] > '9' {
-			return Rate{}, errNumberSyntax
+			return errNumberSyntax
 		}
 		for ; i < n && text[i] >= '0' && text[i] <= '9'; i++ {
-			take(text[i], true)
+			x.take(text[i], true)
 		}
 	}
-	if i < n {
-		if text[i] != 'e' && text[i] != 'E' {
-			return Rate{}, errNumberSyntax
-		}
+	if i == n {
+		return nil
+	}
+	if text[i] != 'e' && text[i] != 'E' {
+		return errNumberSyntax
+	}
+	i++
+	expNegative := false
+	if i < n && (text[i] == '+' || text[i] == '-') {
+		expNegative = text[i] == '-'
 		i++
-		expNegative := false
-		if i < n && (text[i] == '+' || text[i] == '-') {
-			expNegative = text[i] == '-'
-			i++
-		}
-		if i == n {
-			return Rate{}, errNumberSyntax
-		}
-		e := 0
-		for ; i < n; i++ {
-			ch := text[i]
-			if ch < '0' || ch > '9' {
-				return Rate{}, errNumberSyntax
-			}
-			if e < 1000 {
-				e = e*10 + int(ch-'0')
-			}
-		}
-		if expNegative {
-			e = -e
-		}
-		exponent += e
 	}
-	if tooLarge && !negative {
+	if i == n {
+		return errNumberSyntax
+	}
+	e := 0
+	for ; i < n; i++ {
+		ch := text[i]
+		if ch < '0' || ch > '9' {
+			return errNumberSyntax
+		}
+		if e < 1000 {
+			e = e*10 + int(ch-'0')
+		}
+	}
+	if expNegative {
+		e = -e
+	}
+	x.exponent += e
+	return nil
+}
+
+// scaled is x × 10^places as an integer of at most 128 bits and at most
+// maximum: precisionErr if that is not a whole number, rangeErr if it is
+// too large, ErrNotPositive for zero or less.
+func (x *decimalText) scaled(places int, maximum Rate, precisionErr, rangeErr error) (Rate, error) {
+	if x.tooLarge && !x.negative {
 		return Rate{}, rangeErr
 	}
-	if tooPrecise && !negative {
+	if x.tooPrecise && !x.negative {
 		return Rate{}, precisionErr
 	}
 	// Strip trailing zeros of the mantissa into the exponent.
-	for count > 0 && digits[count-1] == 0 {
+	count, exponent := x.count, x.exponent
+	for count > 0 && x.digits[count-1] == 0 {
 		count--
 		exponent++
 	}
-	if count == 0 || negative {
+	if count == 0 || x.negative {
 		return Rate{}, ErrNotPositive
 	}
 	shift := exponent + places // value × 10^places = mantissa × 10^shift
@@ -135,7 +158,7 @@ func parseScaled(text []byte, places int, maximum Rate, precisionErr, rangeErr e
 	for k := 0; k < count+shift; k++ {
 		d := uint64(0)
 		if k < count {
-			d = uint64(digits[k])
+			d = uint64(x.digits[k])
 		}
 		// v = v × 10 + d, refused past 128 bits.
 		p := mul128x64(v, 10)
