@@ -329,10 +329,34 @@ func (s *State) apply(ev Event) error {
 // check decides whether ev fits the state, without changing anything: after
 // it returns nil, applying ev cannot fail or trip an assertion.
 func (s *State) check(ev Event) error {
-	switch ev.(type) {
+	switch ev := ev.(type) {
 	case *OperatorCreated, *OperatorRevoked, *OperatorActed:
 		return s.checkOperator(ev)
+	case *ClientCreated, *KeyCreated, *KeyRevoked, *KeysUsed, *KeyRolled:
+		return s.checkRegistry(ev)
+	case *PoolCreated, *PoolRateSet, *PoolStatusSet, *PoolDeposited, *PoolWithdrawn:
+		return s.checkPool(ev)
+	case *QuoteCreated:
+		return s.checkQuoteCreated(ev)
+	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
+		return s.checkLifecycle(ev)
+	case *PaymentReceived, *AccountDeposited, *AccountWithdrawn, *ReceiptReversed, *CreditLimitSet:
+		return s.checkFunds(ev)
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated, *WebhookUpdated:
+		return s.checkWebhook(ev)
+	case *MarketsSet:
+		return s.checkMarkets(ev)
+	case *ChainProgressed:
+		return ev.Check()
+	case *ReceiptUnapplied, *UnappliedSettled:
+		return s.checkSuspense(ev)
+	default:
+		return fmt.Errorf("unknown event %T", ev)
 	}
+}
+
+// checkRegistry is check for the events of clients and their keys.
+func (s *State) checkRegistry(ev Event) error {
 	switch ev := ev.(type) {
 	case *ClientCreated:
 		if _, dup := s.Clients[ev.Client]; dup || ev.Client.IsZero() {
@@ -378,6 +402,13 @@ func (s *State) check(ev Event) error {
 		if _, dup := s.Keys[ev.Key]; dup || ev.Key == ev.Old {
 			return fmt.Errorf("key %s exists", ev.Key)
 		}
+	}
+	return nil
+}
+
+// checkPool is check for a pool's events.
+func (s *State) checkPool(ev Event) error {
+	switch ev := ev.(type) {
 	case *PoolCreated:
 		if _, dup := s.Pools[ev.Pool]; dup || ev.Pool.IsZero() {
 			return fmt.Errorf("pool %s exists or is zero", ev.Pool)
@@ -421,22 +452,6 @@ func (s *State) check(ev Event) error {
 		if ev.Amount <= 0 || p.Withdraw(ev.Amount) != ResultOK {
 			return fmt.Errorf("withdrawal of %d out of range or over available liquidity", ev.Amount)
 		}
-	case *QuoteCreated:
-		return s.checkQuoteCreated(ev)
-	case *QuoteAccepted, *QuoteCancelled, *QuoteExpired, *QuoteCompleted, *PayInSeen:
-		return s.checkLifecycle(ev)
-	case *PaymentReceived, *AccountDeposited, *AccountWithdrawn, *ReceiptReversed, *CreditLimitSet:
-		return s.checkFunds(ev)
-	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookSecretRotated, *WebhookUpdated:
-		return s.checkWebhook(ev)
-	case *MarketsSet:
-		return s.checkMarkets(ev)
-	case *ChainProgressed:
-		return ev.Check()
-	case *ReceiptUnapplied, *UnappliedSettled:
-		return s.checkSuspense(ev)
-	default:
-		return fmt.Errorf("unknown event %T", ev)
 	}
 	return nil
 }
