@@ -289,6 +289,27 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	e.byte1(codecVersion)
 	e.byte1(uint8(ev.Type()))
 	e.varint(ev.Time())
+	switch ev.(type) {
+	case *ClientCreated, *KeyCreated, *KeyRevoked, *KeyRolled, *KeysUsed, *OperatorCreated, *OperatorRevoked, *OperatorActed:
+		e.registryEvent(ev)
+	case *PoolCreated, *PoolRateSet, *PoolStatusSet, *PoolDeposited, *PoolWithdrawn:
+		e.poolEvent(ev)
+	case *QuoteAccepted, *PayInSeen, *QuoteCancelled, *QuoteExpired, *QuoteCompleted:
+		e.quoteEvent(ev)
+	case *AccountDeposited, *PaymentReceived, *AccountWithdrawn, *ReceiptReversed, *CreditLimitSet, *ReceiptUnapplied, *UnappliedSettled:
+		e.fundsEvent(ev)
+	case *WebhookCreated, *WebhookDeleted, *WebhookSettled, *WebhookUpdated, *WebhookSecretRotated:
+		e.webhookEvent(ev)
+	case *MarketsSet, *ChainProgressed:
+		e.marketEvent(ev)
+	default:
+		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
+	}
+	return e.buf
+}
+
+// registryEvent writes the fields of an event of clients, their keys and operators.
+func (e *encoder) registryEvent(ev Event) {
 	switch ev := ev.(type) {
 	case *ClientCreated:
 		e.id(ev.Client)
@@ -306,14 +327,6 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		e.hash(ev.Hash)
 	case *KeyRevoked:
 		e.id(ev.Key)
-	case *WebhookUpdated:
-		e.id(ev.Webhook)
-		e.str(ev.URL)
-		e.byte1(uint8(ev.Events))
-	case *WebhookSecretRotated:
-		e.id(ev.Webhook)
-		e.str(ev.Secret)
-		e.varint(ev.PreviousUntil)
 	case *KeyRolled:
 		e.id(ev.Old)
 		e.id(ev.Key)
@@ -342,6 +355,12 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		if ev.Details != nil {
 			e.auditDetails(ev.Details)
 		}
+	}
+}
+
+// poolEvent writes the fields of an event of pools.
+func (e *encoder) poolEvent(ev Event) {
+	switch ev := ev.(type) {
 	case *PoolCreated:
 		e.id(ev.Pool)
 		e.byte1(uint8(ev.Mode))
@@ -363,14 +382,12 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	case *PoolWithdrawn:
 		e.id(ev.Pool)
 		e.amount(ev.Amount)
-	case *AccountDeposited:
-		e.id(ev.Account)
-		e.amount(ev.Amount)
-		if !ev.Reference.IsZero() {
-			e.identity(ev.Reference)
-			e.str(ev.IdempotencyKey)
-			e.hash(ev.RequestHash)
-		}
+	}
+}
+
+// quoteEvent writes the fields of an event of a quote's lifecycle after its creation.
+func (e *encoder) quoteEvent(ev Event) {
+	switch ev := ev.(type) {
 	case *QuoteAccepted:
 		e.id(ev.Quote)
 		e.id(ev.PoolAccount)
@@ -392,6 +409,20 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		if ev.Funded() {
 			e.id(ev.Wallet)
 			e.amount(ev.Simulated)
+		}
+	}
+}
+
+// fundsEvent writes the fields of an event of money in wallets: receipts, deposits, withdrawals, credit, suspense.
+func (e *encoder) fundsEvent(ev Event) {
+	switch ev := ev.(type) {
+	case *AccountDeposited:
+		e.id(ev.Account)
+		e.amount(ev.Amount)
+		if !ev.Reference.IsZero() {
+			e.identity(ev.Reference)
+			e.str(ev.IdempotencyKey)
+			e.hash(ev.RequestHash)
 		}
 	case *PaymentReceived:
 		e.byte1(uint8(ev.Method))
@@ -421,21 +452,6 @@ func AppendEvent(dst []byte, ev Event) []byte {
 	case *CreditLimitSet:
 		e.id(ev.Account)
 		e.amount(ev.Limit)
-	case *WebhookCreated:
-		e.webhookCreated(ev)
-	case *WebhookDeleted:
-		e.id(ev.Webhook)
-	case *WebhookSettled:
-		e.id(ev.Webhook)
-		e.id(ev.Event)
-		e.boolean(ev.Delivered)
-	case *MarketsSet:
-		e.markets(ev.Markets)
-		if len(ev.Markets.SandboxCollection) > 0 {
-			e.sandboxCollection(ev.Markets)
-		}
-	case *ChainProgressed:
-		e.chainProgressed(ev)
 	case *ReceiptUnapplied:
 		e.unapplied(&ev.Receipt)
 	case *UnappliedSettled:
@@ -448,10 +464,42 @@ func AppendEvent(dst []byte, ev Event) []byte {
 		if !ev.Return.IsZero() {
 			e.identity(ev.Return)
 		}
-	default:
-		panic(fmt.Sprintf("engine: AppendEvent: unknown event %T", ev))
 	}
-	return e.buf
+}
+
+// webhookEvent writes the fields of an event of webhook endpoints and their deliveries.
+func (e *encoder) webhookEvent(ev Event) {
+	switch ev := ev.(type) {
+	case *WebhookUpdated:
+		e.id(ev.Webhook)
+		e.str(ev.URL)
+		e.byte1(uint8(ev.Events))
+	case *WebhookSecretRotated:
+		e.id(ev.Webhook)
+		e.str(ev.Secret)
+		e.varint(ev.PreviousUntil)
+	case *WebhookCreated:
+		e.webhookCreated(ev)
+	case *WebhookDeleted:
+		e.id(ev.Webhook)
+	case *WebhookSettled:
+		e.id(ev.Webhook)
+		e.id(ev.Event)
+		e.boolean(ev.Delivered)
+	}
+}
+
+// marketEvent writes the fields of an event of markets and the chains watched.
+func (e *encoder) marketEvent(ev Event) {
+	switch ev := ev.(type) {
+	case *MarketsSet:
+		e.markets(ev.Markets)
+		if len(ev.Markets.SandboxCollection) > 0 {
+			e.sandboxCollection(ev.Markets)
+		}
+	case *ChainProgressed:
+		e.chainProgressed(ev)
+	}
 }
 
 // DecodeEvent decodes one event. It never panics on hostile bytes.
@@ -572,6 +620,27 @@ func decodeEvent(b []byte, x *EventDecoder) (Event, error) {
 // unknown type): the fields in declaration order, as AppendEvent writes
 // them.
 func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
+	switch typ {
+	case EventQuoteCreated:
+		return d.quoteCreatedVarint(x.newQuoteCreated(), at)
+	case EventClientCreated, EventKeyCreated, EventKeyRevoked, EventKeyRolled, EventKeysUsed, EventOperatorCreated, EventOperatorRevoked, EventOperatorActed, EventOperatorActedInline:
+		return d.registryEvent(typ, at)
+	case EventPoolCreated, EventPoolRateSet, EventPoolStatusSet, EventPoolDeposited, EventPoolWithdrawn:
+		return d.poolEvent(typ, at)
+	case EventQuoteAccepted, EventQuoteAcceptedWithPayIn, EventPayInSeen, EventQuoteCancelled, EventQuoteCancelledByOperator, EventQuoteExpired, EventQuoteCompleted, EventQuoteCompletedFunded:
+		return d.quoteEvent(typ, at)
+	case EventAccountDeposited, EventAccountDepositedRef, EventPaymentReceived, EventPaymentIdentified, EventAccountWithdrawn, EventAccountWithdrawnRef, EventReceiptReversed, EventCreditLimitSet, EventReceiptUnapplied, EventUnappliedSettled:
+		return d.fundsEvent(typ, at)
+	case EventWebhookUpdated, EventWebhookSecretRotated, EventWebhookCreated, EventWebhookDeleted, EventWebhookSettled:
+		return d.webhookEvent(typ, at)
+	case EventMarketsSet, EventMarketsSetSandbox, EventChainProgressed:
+		return d.marketEvent(typ, at)
+	}
+	return nil
+}
+
+// registryEvent reads the body of an event of clients, their keys and operators.
+func (d *decoder) registryEvent(typ EventType, at int64) Event {
 	var ev Event
 	switch typ {
 	case EventClientCreated:
@@ -594,14 +663,6 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
 	case EventKeyRevoked:
 		ev = &KeyRevoked{At: at, Key: d.id()}
-	case EventWebhookUpdated:
-		e := &WebhookUpdated{At: at, Webhook: d.id(), URL: d.str(), Events: WebhookEvents(d.byte1())}
-		if e.Events&^WebhookEventsAll != 0 {
-			d.fail()
-		}
-		ev = e
-	case EventWebhookSecretRotated:
-		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventKeyRolled:
 		ev = &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
 	case EventKeysUsed:
@@ -630,6 +691,14 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 			e.Details = d.auditDetails()
 		}
 		ev = e
+	}
+	return ev
+}
+
+// poolEvent reads the body of an event of pools.
+func (d *decoder) poolEvent(typ EventType, at int64) Event {
+	var ev Event
+	switch typ {
 	case EventPoolCreated:
 		ev = &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
 			Rate: d.rate(), Owner: d.id(), LiquidityAccount: d.id(), ProceedsAccount: d.id()}
@@ -641,14 +710,14 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 		ev = &PoolDeposited{At: at, Pool: d.id(), Amount: d.amount()}
 	case EventPoolWithdrawn:
 		ev = &PoolWithdrawn{At: at, Pool: d.id(), Amount: d.amount()}
-	case EventAccountDeposited, EventAccountDepositedRef:
-		e := &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
-		if typ == EventAccountDepositedRef {
-			e.Reference, e.IdempotencyKey, e.RequestHash = d.referenceIdentity(), d.str(), d.hash()
-		}
-		ev = e
-	case EventQuoteCreated:
-		ev = d.quoteCreatedVarint(x.newQuoteCreated(), at)
+	}
+	return ev
+}
+
+// quoteEvent reads the body of an event of a quote's lifecycle after its creation.
+func (d *decoder) quoteEvent(typ EventType, at int64) Event {
+	var ev Event
+	switch typ {
 	case EventQuoteAccepted, EventQuoteAcceptedWithPayIn:
 		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}
 		e.Settlement = d.settlement()
@@ -676,6 +745,20 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 		e := &QuoteCompleted{At: at, Quote: d.id(), Wallet: d.id(), Simulated: d.amount()}
 		if !e.Funded() || e.Simulated < 0 || e.Simulated > AmountMax {
 			d.fail()
+		}
+		ev = e
+	}
+	return ev
+}
+
+// fundsEvent reads the body of an event of money in wallets: receipts, deposits, withdrawals, credit, suspense.
+func (d *decoder) fundsEvent(typ EventType, at int64) Event {
+	var ev Event
+	switch typ {
+	case EventAccountDeposited, EventAccountDepositedRef:
+		e := &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
+		if typ == EventAccountDepositedRef {
+			e.Reference, e.IdempotencyKey, e.RequestHash = d.referenceIdentity(), d.str(), d.hash()
 		}
 		ev = e
 	case EventPaymentReceived, EventPaymentIdentified:
@@ -712,12 +795,44 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 			d.fail()
 		}
 		ev = e
+	case EventReceiptUnapplied:
+		ev = &ReceiptUnapplied{At: at, Receipt: d.unapplied()}
+	case EventUnappliedSettled:
+		e := &UnappliedSettled{At: at, Mode: d.mode(), Unapplied: d.id(), Amount: d.amount(), Account: d.id(), Quote: d.id()}
+		if d.boolean() {
+			e.Return = d.identity()
+		}
+		ev = e
+	}
+	return ev
+}
+
+// webhookEvent reads the body of an event of webhook endpoints and their deliveries.
+func (d *decoder) webhookEvent(typ EventType, at int64) Event {
+	var ev Event
+	switch typ {
+	case EventWebhookUpdated:
+		e := &WebhookUpdated{At: at, Webhook: d.id(), URL: d.str(), Events: WebhookEvents(d.byte1())}
+		if e.Events&^WebhookEventsAll != 0 {
+			d.fail()
+		}
+		ev = e
+	case EventWebhookSecretRotated:
+		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventWebhookCreated:
 		ev = d.webhookCreated(at)
 	case EventWebhookDeleted:
 		ev = &WebhookDeleted{At: at, Webhook: d.id()}
 	case EventWebhookSettled:
 		ev = &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
+	}
+	return ev
+}
+
+// marketEvent reads the body of an event of markets and the chains watched.
+func (d *decoder) marketEvent(typ EventType, at int64) Event {
+	var ev Event
+	switch typ {
 	case EventMarketsSet, EventMarketsSetSandbox:
 		m := d.markets()
 		if typ == EventMarketsSetSandbox {
@@ -729,14 +844,6 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 		ev = &MarketsSet{At: at, Markets: m}
 	case EventChainProgressed:
 		ev = d.chainProgressed(at)
-	case EventReceiptUnapplied:
-		ev = &ReceiptUnapplied{At: at, Receipt: d.unapplied()}
-	case EventUnappliedSettled:
-		e := &UnappliedSettled{At: at, Mode: d.mode(), Unapplied: d.id(), Amount: d.amount(), Account: d.id(), Quote: d.id()}
-		if d.boolean() {
-			e.Return = d.identity()
-		}
-		ev = e
 	}
 	return ev
 }
