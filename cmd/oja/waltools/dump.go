@@ -242,6 +242,25 @@ func dumpAmount(a engine.Amount) *int64 { v := int64(a); return &v }
 // dumpEventOf converts ev to its stable dump form.
 func dumpEventOf(ev engine.Event) dumpEvent {
 	var d dumpEvent
+	switch ev.(type) {
+	case *engine.ClientCreated, *engine.KeyCreated, *engine.KeyRevoked, *engine.KeyRolled, *engine.KeysUsed, *engine.OperatorCreated, *engine.OperatorRevoked, *engine.OperatorActed:
+		d.registry(ev)
+	case *engine.PoolCreated, *engine.PoolRateSet, *engine.PoolStatusSet, *engine.PoolDeposited, *engine.PoolWithdrawn:
+		d.pool(ev)
+	case *engine.QuoteCreated, *engine.QuoteAccepted, *engine.PayInSeen, *engine.QuoteCancelled, *engine.QuoteExpired, *engine.QuoteCompleted:
+		d.quote(ev)
+	case *engine.AccountDeposited, *engine.PaymentReceived, *engine.AccountWithdrawn, *engine.ReceiptReversed, *engine.CreditLimitSet, *engine.ReceiptUnapplied, *engine.UnappliedSettled:
+		d.funds(ev)
+	case *engine.WebhookCreated, *engine.WebhookDeleted, *engine.WebhookSettled, *engine.WebhookUpdated, *engine.WebhookSecretRotated:
+		d.webhook(ev)
+	case *engine.MarketsSet, *engine.ChainProgressed:
+		d.market(ev)
+	}
+	return d
+}
+
+// registry sets the members of an event of clients, their keys and operators.
+func (d *dumpEvent) registry(ev engine.Event) {
 	switch ev := ev.(type) {
 	case *engine.ClientCreated:
 		d.ClientID, d.Name = ev.Client.String(), &ev.Name
@@ -287,6 +306,12 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 	case *engine.KeyRolled:
 		d.OldKeyID, d.KeyID, d.KeyHash = ev.Old.String(), ev.Key.String(), hex.EncodeToString(ev.Hash[:])
 		d.ExpiresAt = fmtMillis(ev.ExpiresAt)
+	}
+}
+
+// pool sets the members of an event of pools.
+func (d *dumpEvent) pool(ev engine.Event) {
+	switch ev := ev.(type) {
 	case *engine.PoolCreated:
 		d.PoolID, d.Mode, d.Name = ev.Pool.String(), ev.Mode.String(), &ev.Name
 		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
@@ -306,13 +331,12 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.PoolID, d.Amount = ev.Pool.String(), dumpAmount(ev.Amount)
 	case *engine.PoolWithdrawn:
 		d.PoolID, d.Amount = ev.Pool.String(), dumpAmount(ev.Amount)
-	case *engine.AccountDeposited:
-		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
-		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
-		if !ev.Reference.IsZero() {
-			ref := ev.Reference.Text()
-			d.Reference = &ref
-		}
+	}
+}
+
+// quote sets the members of an event of quotes.
+func (d *dumpEvent) quote(ev engine.Event) {
+	switch ev := ev.(type) {
 	case *engine.QuoteCreated:
 		d.QuoteID, d.ClientID, d.KeyID, d.Mode = ev.Quote.String(), ev.Client.String(), ev.Key.String(), ev.Mode.String()
 		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
@@ -365,6 +389,19 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		if ev.Funded() {
 			d.WalletID, d.SimulatedAmount = ev.Wallet.String(), dumpAmount(ev.Simulated)
 		}
+	}
+}
+
+// funds sets the members of an event of money in wallets: receipts, deposits, withdrawals, credit, suspense.
+func (d *dumpEvent) funds(ev engine.Event) {
+	switch ev := ev.(type) {
+	case *engine.AccountDeposited:
+		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
+		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
+		if !ev.Reference.IsZero() {
+			ref := ev.Reference.Text()
+			d.Reference = &ref
+		}
 	case *engine.PaymentReceived:
 		d.QuoteID, d.AccountID, d.Amount, d.Method = ev.Quote.String(), ev.Account.String(), dumpAmount(ev.Amount), ev.Method.String()
 		if ev.Method == engine.ReceiptBank {
@@ -389,20 +426,6 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 		d.ReceiptID, d.AccountID, d.Amount, d.Reason = ev.Receipt.String(), ev.Account.String(), dumpAmount(ev.Amount), &ev.Reason
 	case *engine.CreditLimitSet:
 		d.AccountID, d.Limit = ev.Account.String(), dumpAmount(ev.Limit)
-	case *engine.WebhookCreated:
-		// NB: never the signing secret.
-		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()
-	case *engine.WebhookDeleted:
-		d.WebhookID = ev.Webhook.String()
-	case *engine.WebhookUpdated:
-		d.WebhookID, d.URL, d.Events = ev.Webhook.String(), ev.URL, ev.Events.Names()
-	case *engine.WebhookSecretRotated:
-		// Never the secret: when the previous one stops signing.
-		d.WebhookID, d.PreviousSecretUntil = ev.Webhook.String(), fmtMillis(ev.PreviousUntil)
-	case *engine.WebhookSettled:
-		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
-	case *engine.MarketsSet:
-		d.Markets = dumpMarketsOf(ev.Markets)
 	case *engine.ReceiptUnapplied:
 		u := ev.Receipt
 		d.UnappliedID, d.Mode, d.Currency, d.Amount = u.ID.String(), u.Mode.String(), u.Currency.String(), dumpAmount(u.Amount)
@@ -417,6 +440,32 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 				d.QuoteID = ev.Quote.String()
 			}
 		}
+	}
+}
+
+// webhook sets the members of an event of webhook endpoints and their deliveries.
+func (d *dumpEvent) webhook(ev engine.Event) {
+	switch ev := ev.(type) {
+	case *engine.WebhookCreated:
+		// NB: never the signing secret.
+		d.WebhookID, d.ClientID, d.Mode, d.URL, d.Events = ev.Webhook.String(), ev.Client.String(), ev.Mode.String(), ev.URL, ev.Events.Names()
+	case *engine.WebhookDeleted:
+		d.WebhookID = ev.Webhook.String()
+	case *engine.WebhookUpdated:
+		d.WebhookID, d.URL, d.Events = ev.Webhook.String(), ev.URL, ev.Events.Names()
+	case *engine.WebhookSecretRotated:
+		// Never the secret: when the previous one stops signing.
+		d.WebhookID, d.PreviousSecretUntil = ev.Webhook.String(), fmtMillis(ev.PreviousUntil)
+	case *engine.WebhookSettled:
+		d.WebhookID, d.EventID, d.Delivered = ev.Webhook.String(), ev.Event.String(), &ev.Delivered
+	}
+}
+
+// market sets the members of an event of markets and the chains watched.
+func (d *dumpEvent) market(ev engine.Event) {
+	switch ev := ev.(type) {
+	case *engine.MarketsSet:
+		d.Markets = dumpMarketsOf(ev.Markets)
 	case *engine.ChainProgressed:
 		d.Chain, d.Block, d.BlockHash = ev.Chain.String(), &ev.Cursor.Block, "0x"+hex.EncodeToString(ev.Cursor.Hash[:])
 		if len(ev.Unapplied) > 0 {
@@ -428,7 +477,6 @@ func dumpEventOf(ev engine.Event) dumpEvent {
 			d.Unapplied = &us
 		}
 	}
-	return d
 }
 
 func walDump(log Source, out io.Writer, from, limit uint64, asJSON bool) error {
