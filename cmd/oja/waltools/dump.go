@@ -392,16 +392,23 @@ func (d *dumpEvent) quote(ev engine.Event) {
 	}
 }
 
+// wallet sets the members of a wallet's deposit or withdrawal: the
+// wallet, the amount, and the transfer's reference and Idempotency-Key
+// when an operator gave them.
+func (d *dumpEvent) wallet(account engine.AccountID, amount engine.Amount, reference engine.Identity, key string) {
+	d.AccountID, d.Amount = account.String(), dumpAmount(amount)
+	d.Identity, d.IdempotencyKey = reference.String(), key
+	if !reference.IsZero() {
+		ref := reference.Text()
+		d.Reference = &ref
+	}
+}
+
 // funds sets the members of an event of money in wallets: receipts, deposits, withdrawals, credit, suspense.
 func (d *dumpEvent) funds(ev engine.Event) {
 	switch ev := ev.(type) {
 	case *engine.AccountDeposited:
-		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
-		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
-		if !ev.Reference.IsZero() {
-			ref := ev.Reference.Text()
-			d.Reference = &ref
-		}
+		d.wallet(ev.Account, ev.Amount, ev.Reference, ev.IdempotencyKey)
 	case *engine.PaymentReceived:
 		d.QuoteID, d.AccountID, d.Amount, d.Method = ev.Quote.String(), ev.Account.String(), dumpAmount(ev.Amount), ev.Method.String()
 		if ev.Method == engine.ReceiptBank {
@@ -416,12 +423,7 @@ func (d *dumpEvent) funds(ev engine.Event) {
 			}
 		}
 	case *engine.AccountWithdrawn:
-		d.AccountID, d.Amount = ev.Account.String(), dumpAmount(ev.Amount)
-		d.Identity, d.IdempotencyKey = ev.Reference.String(), ev.IdempotencyKey
-		if !ev.Reference.IsZero() {
-			ref := ev.Reference.Text()
-			d.Reference = &ref
-		}
+		d.wallet(ev.Account, ev.Amount, ev.Reference, ev.IdempotencyKey)
 	case *engine.ReceiptReversed:
 		d.ReceiptID, d.AccountID, d.Amount, d.Reason = ev.Receipt.String(), ev.Account.String(), dumpAmount(ev.Amount), &ev.Reason
 	case *engine.CreditLimitSet:
