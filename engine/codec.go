@@ -641,7 +641,6 @@ func (d *decoder) event(typ EventType, at int64, x *EventDecoder) Event {
 
 // registryEvent reads the body of an event of clients, their keys and operators.
 func (d *decoder) registryEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventClientCreated:
 		e := &ClientCreated{At: at, Client: d.id(), Name: d.str()}
@@ -658,13 +657,13 @@ func (d *decoder) registryEvent(typ EventType, at int64) Event {
 			}
 			e.Wallets = append(e.Wallets, w)
 		}
-		ev = e
+		return e
 	case EventKeyCreated:
-		ev = &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
+		return &KeyCreated{At: at, Key: d.id(), Client: d.id(), Mode: d.mode(), Hash: d.hash()}
 	case EventKeyRevoked:
-		ev = &KeyRevoked{At: at, Key: d.id()}
+		return &KeyRevoked{At: at, Key: d.id()}
 	case EventKeyRolled:
-		ev = &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
+		return &KeyRolled{At: at, Old: d.id(), Key: d.id(), Hash: d.hash(), ExpiresAt: d.varint()}
 	case EventKeysUsed:
 		n := d.uvarint()
 		if n == 0 || n > KeysUsedMax {
@@ -675,11 +674,11 @@ func (d *decoder) registryEvent(typ EventType, at int64) Event {
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			e.Uses = append(e.Uses, KeyUse{Key: d.id(), At: d.varint()})
 		}
-		ev = e
+		return e
 	case EventOperatorCreated:
-		ev = &OperatorCreated{At: at, Operator: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash()}
+		return &OperatorCreated{At: at, Operator: d.id(), Name: d.str(), Role: Role(d.byte1()), Hash: d.hash()}
 	case EventOperatorRevoked:
-		ev = &OperatorRevoked{At: at, Operator: d.id()}
+		return &OperatorRevoked{At: at, Operator: d.id()}
 	case EventOperatorActed, EventOperatorActedInline:
 		e := &OperatorActed{At: at, Audit: d.id(), Operator: d.str(), OperatorID: d.id(), Action: d.str(), Target: d.str()}
 		if st := d.uvarint(); st <= 999 {
@@ -690,33 +689,31 @@ func (d *decoder) registryEvent(typ EventType, at int64) Event {
 		if typ == EventOperatorActedInline {
 			e.Details = d.auditDetails()
 		}
-		ev = e
+		return e
 	}
-	return ev
+	return nil
 }
 
 // poolEvent reads the body of an event of pools.
 func (d *decoder) poolEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventPoolCreated:
-		ev = &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
+		return &PoolCreated{At: at, Pool: d.id(), Mode: d.mode(), Name: d.str(), Pair: d.pair(),
 			Rate: d.rate(), Owner: d.id(), LiquidityAccount: d.id(), ProceedsAccount: d.id()}
 	case EventPoolRateSet:
-		ev = &PoolRateSet{At: at, Pool: d.id(), Rate: d.rate()}
+		return &PoolRateSet{At: at, Pool: d.id(), Rate: d.rate()}
 	case EventPoolStatusSet:
-		ev = &PoolStatusSet{At: at, Pool: d.id(), Active: d.boolean()}
+		return &PoolStatusSet{At: at, Pool: d.id(), Active: d.boolean()}
 	case EventPoolDeposited:
-		ev = &PoolDeposited{At: at, Pool: d.id(), Amount: d.amount()}
+		return &PoolDeposited{At: at, Pool: d.id(), Amount: d.amount()}
 	case EventPoolWithdrawn:
-		ev = &PoolWithdrawn{At: at, Pool: d.id(), Amount: d.amount()}
+		return &PoolWithdrawn{At: at, Pool: d.id(), Amount: d.amount()}
 	}
-	return ev
+	return nil
 }
 
 // quoteEvent reads the body of an event of a quote's lifecycle after its creation.
 func (d *decoder) quoteEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventQuoteAccepted, EventQuoteAcceptedWithPayIn:
 		e := &QuoteAccepted{At: at, Quote: d.id(), PoolAccount: d.id()}
@@ -728,39 +725,38 @@ func (d *decoder) quoteEvent(typ EventType, at int64) Event {
 		if typ == EventQuoteAcceptedWithPayIn {
 			e.PayIn = d.payIn(at)
 		}
-		ev = e
+		return e
 	case EventPayInSeen:
 		e := &PayInSeen{At: at, Quote: d.id(), Amount: d.amount(), TxHash: d.str()}
 		if e.Amount <= 0 || e.Amount > AmountMax || e.TxHash == "" || len(e.TxHash) > PayInTxHashMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventQuoteCancelled, EventQuoteCancelledByOperator:
-		ev = &QuoteCancelled{At: at, Quote: d.id(), ByOperator: typ == EventQuoteCancelledByOperator}
+		return &QuoteCancelled{At: at, Quote: d.id(), ByOperator: typ == EventQuoteCancelledByOperator}
 	case EventQuoteExpired:
-		ev = &QuoteExpired{At: at, Quote: d.id()}
+		return &QuoteExpired{At: at, Quote: d.id()}
 	case EventQuoteCompleted:
-		ev = &QuoteCompleted{At: at, Quote: d.id()}
+		return &QuoteCompleted{At: at, Quote: d.id()}
 	case EventQuoteCompletedFunded:
 		e := &QuoteCompleted{At: at, Quote: d.id(), Wallet: d.id(), Simulated: d.amount()}
 		if !e.Funded() || e.Simulated < 0 || e.Simulated > AmountMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	}
-	return ev
+	return nil
 }
 
 // fundsEvent reads the body of an event of money in wallets: receipts, deposits, withdrawals, credit, suspense.
 func (d *decoder) fundsEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventAccountDeposited, EventAccountDepositedRef:
 		e := &AccountDeposited{At: at, Account: d.id(), Amount: d.amount()}
 		if typ == EventAccountDepositedRef {
 			e.Reference, e.IdempotencyKey, e.RequestHash = d.referenceIdentity(), d.str(), d.hash()
 		}
-		ev = e
+		return e
 	case EventPaymentReceived, EventPaymentIdentified:
 		e := &PaymentReceived{At: at, Method: ReceiptMethod(d.byte1()), Quote: d.id(), Account: d.id(), Amount: d.amount()}
 		if typ == EventPaymentReceived {
@@ -773,7 +769,7 @@ func (d *decoder) fundsEvent(typ EventType, at int64) Event {
 			e.Reference == "" || len(e.Reference) > ReceiptReferenceBytesMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventAccountWithdrawn, EventAccountWithdrawnRef:
 		e := &AccountWithdrawn{At: at, Account: d.id(), Amount: d.amount()}
 		if typ == EventAccountWithdrawnRef {
@@ -782,56 +778,54 @@ func (d *decoder) fundsEvent(typ EventType, at int64) Event {
 		if e.Amount <= 0 || e.Amount > AmountMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventReceiptReversed:
 		e := &ReceiptReversed{At: at, Receipt: d.receiptID(), Account: d.id(), Amount: d.amount(), Reason: d.str()}
 		if e.Amount <= 0 || e.Amount > AmountMax || len(e.Reason) > ReversalReasonBytesMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventCreditLimitSet:
 		e := &CreditLimitSet{At: at, Account: d.id(), Limit: d.amount()}
 		if e.Limit < 0 || e.Limit > AmountMax {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventReceiptUnapplied:
-		ev = &ReceiptUnapplied{At: at, Receipt: d.unapplied()}
+		return &ReceiptUnapplied{At: at, Receipt: d.unapplied()}
 	case EventUnappliedSettled:
 		e := &UnappliedSettled{At: at, Mode: d.mode(), Unapplied: d.id(), Amount: d.amount(), Account: d.id(), Quote: d.id()}
 		if d.boolean() {
 			e.Return = d.identity()
 		}
-		ev = e
+		return e
 	}
-	return ev
+	return nil
 }
 
 // webhookEvent reads the body of an event of webhook endpoints and their deliveries.
 func (d *decoder) webhookEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventWebhookUpdated:
 		e := &WebhookUpdated{At: at, Webhook: d.id(), URL: d.str(), Events: WebhookEvents(d.byte1())}
 		if e.Events&^WebhookEventsAll != 0 {
 			d.fail()
 		}
-		ev = e
+		return e
 	case EventWebhookSecretRotated:
-		ev = &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
+		return &WebhookSecretRotated{At: at, Webhook: d.id(), Secret: d.str(), PreviousUntil: d.varint()}
 	case EventWebhookCreated:
-		ev = d.webhookCreated(at)
+		return d.webhookCreated(at)
 	case EventWebhookDeleted:
-		ev = &WebhookDeleted{At: at, Webhook: d.id()}
+		return &WebhookDeleted{At: at, Webhook: d.id()}
 	case EventWebhookSettled:
-		ev = &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
+		return &WebhookSettled{At: at, Webhook: d.id(), Event: d.id(), Delivered: d.boolean()}
 	}
-	return ev
+	return nil
 }
 
 // marketEvent reads the body of an event of markets and the chains watched.
 func (d *decoder) marketEvent(typ EventType, at int64) Event {
-	var ev Event
 	switch typ {
 	case EventMarketsSet, EventMarketsSetSandbox:
 		m := d.markets()
@@ -841,11 +835,11 @@ func (d *decoder) marketEvent(typ EventType, at int64) Event {
 				d.fail()
 			}
 		}
-		ev = &MarketsSet{At: at, Markets: m}
+		return &MarketsSet{At: at, Markets: m}
 	case EventChainProgressed:
-		ev = d.chainProgressed(at)
+		return d.chainProgressed(at)
 	}
-	return ev
+	return nil
 }
 
 // identity writes a payment's identity (identity.go).
