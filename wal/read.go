@@ -281,7 +281,7 @@ func (l *Log) ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok boo
 		}
 		var wg sync.WaitGroup
 		wg.Go(func() { reason = verify() })
-		fnErr, fnPanic := callGuarded(fn, seq, data)
+		fnPanic, fnErr := callGuarded(fn, seq, data)
 		wg.Wait()
 		release()
 		if reason != "" {
@@ -298,13 +298,13 @@ func (l *Log) ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok boo
 
 // callGuarded is fn(seq, data) with a fault reading data returned as an
 // error (guardFaults) and a panic returned, with its stack, as a value.
-func callGuarded(fn func(seq uint64, data []byte) error, seq uint64, data []byte) (err error, panicked any) {
+func callGuarded(fn func(seq uint64, data []byte) error, seq uint64, data []byte) (panicked any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			panicked = fmt.Sprintf("%v\n\n%s", r, debug.Stack())
 		}
 	}()
-	return guardFaults(func() error { return fn(seq, data) }), nil
+	return nil, guardFaults(func() error { return fn(seq, data) })
 }
 
 // latestSnapshot is LatestSnapshot, the data mapped if mapped (see
