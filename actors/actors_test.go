@@ -567,7 +567,7 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 		}
 	}
 	ghs, _ := sys.Account(walletOf(t, ada, engine.ModeSandbox, engine.CurrencyGHS))
-	if want := awaiting.TotalDestination; ghs.Balance != want {
+	if want := awaiting.TotalDestination(); ghs.Balance != want {
 		t.Errorf("ada's GHS wallet after completing: %d, want %d", ghs.Balance, want)
 	}
 
@@ -616,10 +616,10 @@ func TestRecoveryExpiresOverdueQuotes(t *testing.T) {
 		for q, want := range wantStatus {
 			got, ok := sys.Quote(q.Client, q.Mode, q.ID)
 			if !ok || got.Status != want {
-				t.Fatalf("quote of %d: %v, want %s", q.TotalDestination, got, want)
+				t.Fatalf("quote of %d: %v, want %s", q.TotalDestination(), got, want)
 			}
 			if want.Open() {
-				held += q.TotalDestination
+				held += q.TotalDestination()
 			}
 		}
 		p, _ := sys.Pool(pool.ID)

@@ -154,7 +154,7 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	for q := range state.QuotesInOrder() {
 		open := q.Status.Open()
 		if open {
-			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}].add(q.Key, q.TotalDestination)
+			exposures[engine.BookKey{Mode: q.Mode, Pair: q.Pair}].add(q.Key, q.TotalDestination())
 		} else if retention > 0 && q.EndedBefore(now-retention) {
 			continue
 		}

@@ -269,7 +269,7 @@ func TestScarceLiquidity(t *testing.T) {
 		var want engine.Amount
 		for _, cq := range created {
 			if cq.client == c && cq.intent == intentComplete {
-				want += cq.quote.TotalDestination
+				want += cq.quote.TotalDestination()
 			}
 		}
 		a, _ := sys.Account(walletOf(t, c, engine.ModeSandbox, engine.CurrencyUSDT))
@@ -385,8 +385,8 @@ func checkAllocation(t *testing.T, cmd *actors.CreateQuote, q *engine.Quote, poo
 	if cmd.Direction == engine.DirectionDestination && destination != cmd.Amount {
 		t.Errorf("quote %s: slices' destinations sum to %d, want exactly %d", q.ID, destination, cmd.Amount)
 	}
-	if q.TotalSource != source || q.TotalDestination != destination {
-		t.Errorf("quote %s: totals %d/%d, slices sum to %d/%d", q.ID, q.TotalSource, q.TotalDestination, source, destination)
+	if q.TotalSource() != source || q.TotalDestination() != destination {
+		t.Errorf("quote %s: totals %d/%d, slices sum to %d/%d", q.ID, q.TotalSource(), q.TotalDestination(), source, destination)
 	}
 }
 

@@ -85,8 +85,8 @@ func TestMarketsAcrossRestarts(t *testing.T) {
 	}
 	q := mustQuote(t, n.sys, &actors.CreateQuote{Client: client.ID, Mode: engine.ModeSandbox, Pair: xofUSDT,
 		Direction: engine.DirectionSource, Amount: 500, Rate: rate(t, "0.0016"), Chain: engine.ChainTron})
-	if q.TotalDestination != 800_000 {
-		t.Errorf("500 XOF at 0.0016: %d micro-USDT, want 800000", q.TotalDestination)
+	if q.TotalDestination() != 800_000 {
+		t.Errorf("500 XOF at 0.0016: %d micro-USDT, want 800000", q.TotalDestination())
 	}
 	n = n.restart() // the same markets again: nothing new is logged
 	before := n.log.LastSeq()
@@ -153,8 +153,8 @@ func TestAcceptWithoutDepositKey(t *testing.T) {
 	if q, _ := n.sys.Quote(client.ID, engine.ModeSandbox, pending.ID); q.Status != engine.StatusPending || q.PayIn != nil {
 		t.Errorf("after the refused accept: %s %+v", q.Status, q.PayIn)
 	}
-	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination {
-		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination)
+	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination() {
+		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination())
 	}
 
 	n.cfg = cfg
@@ -193,8 +193,8 @@ func TestAcceptWithoutCollectionAccount(t *testing.T) {
 	if r.Err != nil || r.Result != engine.ResultPayInUnavailable || r.Quote == nil || r.Quote.Status != engine.StatusPending {
 		t.Fatalf("accept without a collection account: %v %s %+v, want PayInUnavailable and pending", r.Err, r.Result, r.Quote)
 	}
-	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination {
-		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination)
+	if p, _ := n.sys.Pool(pool.ID); p.Liquidity.Held != pending.TotalDestination() {
+		t.Errorf("pool holds %d after the refused accept, want %d", p.Liquidity.Held, pending.TotalDestination())
 	}
 	n.cfg = testConfig(c)
 	n = n.restart()

@@ -123,7 +123,7 @@ func (a *quoteActor) transition(ctx actor.Context, cmd *TransitionQuote) {
 		if cmd.Audit != nil {
 			d := engine.AuditDetailsOf(ev, engine.CurrencyNone)
 			if c, ok := ev.(*engine.QuoteCompleted); ok {
-				d.Amount, d.Currency, d.Account = a.quote.TotalSource, a.quote.Pair.Source, c.Wallet
+				d.Amount, d.Currency, d.Account = a.quote.TotalSource(), a.quote.Pair.Source, c.Wallet
 			}
 			line = a.sys.auditedWith(cmd.Audit, d)
 		}

@@ -412,7 +412,7 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 		c := want.created
 		if got.Client != c.Client || got.Mode != c.Mode || got.Pair != c.Pair || got.Amount != c.Amount ||
 			got.Direction != c.Direction || !reflect.DeepEqual(got.Allocations, c.Allocations) ||
-			got.TotalSource != c.TotalSource || got.TotalDestination != c.TotalDestination {
+			got.TotalSource() != c.TotalSource() || got.TotalDestination() != c.TotalDestination() {
 			t.Fatalf("acknowledged quote %s differs after recovery:\ngot  %+v\nwant %+v", id, got, c)
 		}
 		switch {
@@ -444,7 +444,7 @@ func checkWhole(t *testing.T, s *engine.State) {
 		if q.Direction == engine.DirectionDestination {
 			filled = destination
 		}
-		if filled != q.Amount || source != q.TotalSource || destination != q.TotalDestination {
+		if filled != q.Amount || source != q.TotalSource() || destination != q.TotalDestination() {
 			t.Fatalf("quote %s: amount %d, slices fill %d (source %d, destination %d)", id, q.Amount, filled, source, destination)
 		}
 	}

@@ -439,7 +439,7 @@ func (t *Treasury) DecideFunding(q *Quote, committed Committed) (Result, Funding
 	if !ok {
 		return ResultAccountNotFound, Funding{}
 	}
-	f := Funding{Wallet: w, Required: q.TotalSource, Available: w.Available() - committed[w.ID], Credit: t.Credit[w.ID]}
+	f := Funding{Wallet: w, Required: q.TotalSource(), Available: w.Available() - committed[w.ID], Credit: t.Credit[w.ID]}
 	if short := f.Required - f.Spendable(); short > 0 {
 		if q.Mode != ModeSandbox {
 			return ResultInsufficientFunds, f
@@ -467,7 +467,7 @@ func (t *Treasury) CompleteFunded(q *Quote, committed Committed, now int64) (Res
 
 // Reserved is what a funded completion takes from the wallet's own money
 // while it is in flight (the total less the simulated part).
-func (ev *QuoteCompleted) Reserved(q *Quote) Amount { return q.TotalSource - ev.Simulated }
+func (ev *QuoteCompleted) Reserved(q *Quote) Amount { return q.TotalSource() - ev.Simulated }
 
 // DecideCreditLimit decides a new credit limit: refused (ResultCreditInUse)
 // when the wallet already spends more credit than the new limit allows
@@ -653,8 +653,8 @@ func (s *State) checkFunds(ev Event) error {
 			return fmt.Errorf("completion of quote %s debits %s, not its source wallet", q.ID, ev.Wallet)
 		case ev.Simulated < 0 || ev.Simulated > 0 && q.Mode != ModeSandbox:
 			return fmt.Errorf("completion of quote %s simulates %d in %s", q.ID, ev.Simulated, q.Mode)
-		case f.Spendable()+ev.Simulated < q.TotalSource:
-			return fmt.Errorf("completion of quote %s needs %d, wallet %s can spend %d", q.ID, q.TotalSource, ev.Wallet, f.Spendable()+ev.Simulated)
+		case f.Spendable()+ev.Simulated < q.TotalSource():
+			return fmt.Errorf("completion of quote %s needs %d, wallet %s can spend %d", q.ID, q.TotalSource(), ev.Wallet, f.Spendable()+ev.Simulated)
 		}
 	}
 	return nil

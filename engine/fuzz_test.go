@@ -468,10 +468,10 @@ func (r *commandRun) createQuote(p *program) {
 	w.apply(ev)
 	q := w.state.Quotes.Get(ev.Quote)
 	switch {
-	case req.direction == engine.DirectionSource && q.TotalSource != req.amount:
-		t.Fatalf("source quote of %d filled %d", req.amount, q.TotalSource)
-	case req.direction == engine.DirectionDestination && q.TotalDestination != req.amount:
-		t.Fatalf("destination quote of %d filled %d", req.amount, q.TotalDestination)
+	case req.direction == engine.DirectionSource && q.TotalSource() != req.amount:
+		t.Fatalf("source quote of %d filled %d", req.amount, q.TotalSource())
+	case req.direction == engine.DirectionDestination && q.TotalDestination() != req.amount:
+		t.Fatalf("destination quote of %d filled %d", req.amount, q.TotalDestination())
 	case q.Status != engine.StatusPending:
 		t.Fatalf("new quote is %s", q.Status)
 	}
@@ -548,16 +548,16 @@ func (r *commandRun) transition(op int, q *engine.Quote, p *program) {
 			ev = completed
 			wallet := f.Wallet
 			switch {
-			case q.Mode == engine.ModeLive && (completed.Simulated != 0 || wallet.Available()+t2.CreditLimit(wallet.ID) < q.TotalSource):
+			case q.Mode == engine.ModeLive && (completed.Simulated != 0 || wallet.Available()+t2.CreditLimit(wallet.ID) < q.TotalSource()):
 				t.Fatalf("live completion of %d from a wallet with %d and credit %d (simulated %d)",
-					q.TotalSource, wallet.Available(), t2.CreditLimit(wallet.ID), completed.Simulated)
-			case q.Mode == engine.ModeSandbox && wallet.Available()+t2.CreditLimit(wallet.ID)+completed.Simulated != max(q.TotalSource,
+					q.TotalSource(), wallet.Available(), t2.CreditLimit(wallet.ID), completed.Simulated)
+			case q.Mode == engine.ModeSandbox && wallet.Available()+t2.CreditLimit(wallet.ID)+completed.Simulated != max(q.TotalSource(),
 				wallet.Available()+t2.CreditLimit(wallet.ID)):
-				t.Fatalf("sandbox completion simulated %d for %d from %d", completed.Simulated, q.TotalSource, wallet.Available())
+				t.Fatalf("sandbox completion simulated %d for %d from %d", completed.Simulated, q.TotalSource(), wallet.Available())
 			}
 		} else if res == engine.ResultInsufficientFunds {
-			if q.Mode != engine.ModeLive || f.Spendable() >= q.TotalSource {
-				t.Fatalf("completion refused for funds: mode %s, spendable %d, required %d", q.Mode, f.Spendable(), q.TotalSource)
+			if q.Mode != engine.ModeLive || f.Spendable() >= q.TotalSource() {
+				t.Fatalf("completion refused for funds: mode %s, spendable %d, required %d", q.Mode, f.Spendable(), q.TotalSource())
 			}
 			// What a buggy caller would log anyway is refused: the
 			// destination is never paid before the source money is there.

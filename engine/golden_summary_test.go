@@ -52,7 +52,7 @@ func goldenSummary(s *engine.State) string {
 	slices.SortFunc(quotes, func(a, b *engine.Quote) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	for _, q := range quotes {
 		fmt.Fprintf(&b, "quote %s %s %s %s pays %d gets %d settles %s", q.ID, clientName(q.Client), q.Mode, q.Status,
-			q.TotalSource, q.TotalDestination, q.SettlementOrZero().Kind)
+			q.TotalSource(), q.TotalDestination(), q.SettlementOrZero().Kind)
 		if p := q.PayIn; p != nil {
 			fmt.Fprintf(&b, " payin %s seen %d", p.Deposit, p.SeenAmount)
 		}

@@ -75,7 +75,7 @@ type Outcome struct {
 // (q as it is once ev is applied), into o, reusing o's storage. A
 // PayInSeen is the quote's own: its outcome is empty.
 func RouteOutcome(q *Quote, ev Event, o *Outcome) {
-	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}, Key: q.Key, Reserved: q.TotalDestination}
+	*o = Outcome{Slices: o.Slices[:0], Book: BookKey{Mode: q.Mode, Pair: q.Pair}, Key: q.Key, Reserved: q.TotalDestination()}
 	var kind SliceEffectKind
 	switch ev := ev.(type) {
 	case *PayInSeen:
@@ -87,11 +87,11 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 	case *QuoteCompleted:
 		kind, o.KeyDelta = SliceSettle, -1
 		if st := q.SettlementOrZero(); st.Kind == SettlementWallet {
-			o.Credit = &WalletCredit{Mode: q.Mode, Account: st.Account, Amount: q.TotalDestination,
+			o.Credit = &WalletCredit{Mode: q.Mode, Account: st.Account, Amount: q.TotalDestination(),
 				Quote: q.ID, Reference: q.Reference, At: ev.At}
 		}
 		if ev.Funded() {
-			o.Debit = &WalletDebit{Mode: q.Mode, Account: ev.Wallet, Amount: q.TotalSource, Simulated: ev.Simulated,
+			o.Debit = &WalletDebit{Mode: q.Mode, Account: ev.Wallet, Amount: q.TotalSource(), Simulated: ev.Simulated,
 				Quote: q.ID, Reference: q.Reference, At: ev.At}
 		}
 	case *QuoteCancelled, *QuoteExpired:

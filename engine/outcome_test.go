@@ -36,8 +36,8 @@ func TestRouteOutcome(t *testing.T) {
 	check(&engine.QuoteCancelled{Quote: q.ID}, engine.SliceRelease, +1, false)
 	check(&engine.QuoteExpired{Quote: q.ID}, engine.SliceRelease, +1, false)
 	check(&engine.QuoteCompleted{Quote: q.ID}, engine.SliceSettle, 0, true)
-	if st := q.SettlementOrZero(); o.Credit.Account != st.Account || o.Credit.Amount != q.TotalDestination || o.Credit.Mode != q.Mode {
-		t.Errorf("completion credit %+v, want %v to wallet %s", o.Credit, q.TotalDestination, st.Account)
+	if st := q.SettlementOrZero(); o.Credit.Account != st.Account || o.Credit.Amount != q.TotalDestination() || o.Credit.Mode != q.Mode {
+		t.Errorf("completion credit %+v, want %v to wallet %s", o.Credit, q.TotalDestination(), st.Account)
 	}
 	q.Accepted = &engine.Acceptance{At: q.Accepted.At, Settlement: engine.Settlement{Kind: engine.SettlementBank}}
 	check(&engine.QuoteCompleted{Quote: q.ID}, engine.SliceSettle, 0, false) // paid out via clearing

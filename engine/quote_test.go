@@ -89,8 +89,8 @@ func TestNewQuote(t *testing.T) {
 		got, want any
 	}{
 		{"status", q.Status, engine.StatusPending},
-		{"total source", q.TotalSource, engine.Amount(160_000_00 + 80_645_17)},
-		{"total destination", q.TotalDestination, engine.Amount(150_000_000)},
+		{"total source", q.TotalSource(), engine.Amount(160_000_00 + 80_645_17)},
+		{"total destination", q.TotalDestination(), engine.Amount(150_000_000)},
 		{"TTL seconds", q.TTL, int64(300)},
 		{"created at", q.CreatedAt, quoteCreatedAt},
 		{"updated at", q.UpdatedAt, quoteCreatedAt},

@@ -164,7 +164,7 @@ func (s *scenario) quoteLines(q *engine.Quote) string {
 	}
 	fmt.Fprintf(&b, "quote %s: %s, %s %s %s, pays %s %s gets %s %s at %s, ttl %ds",
 		s.names[q.ID], q.Status, q.Direction, amountText(q.Amount, amountCurrency), amountCurrency,
-		amountText(q.TotalSource, q.Pair.Source), q.Pair.Source, amountText(q.TotalDestination, q.Pair.Destination),
+		amountText(q.TotalSource(), q.Pair.Source), q.Pair.Source, amountText(q.TotalDestination(), q.Pair.Destination),
 		q.Pair.Destination, rateText(q.WeightedAverageRate()), q.SecondsLeft(s.w.now))
 	if q.SettlementOrZero().Kind != engine.SettlementNone {
 		fmt.Fprintf(&b, ", settles to %s", q.SettlementOrZero().Kind)

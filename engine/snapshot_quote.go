@@ -182,8 +182,6 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		a.Destination = Amount(le.Uint64(g[aoDestination:]))
 		a.PoolName = d.strN(uint64(le.Uint16(g[aoPoolName:])))
 		a.Reference = d.strN(uint64(le.Uint16(g[aoReference:])))
-		q.TotalSource += a.Source
-		q.TotalDestination += a.Destination
 	}
 	q.Allocations = list
 	q.Chat = d.chat()

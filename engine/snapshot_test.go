@@ -111,7 +111,7 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 				}
 			case StatusAwaitingPayment:
 				if q.PayIn != nil && q.PayIn.SeenAt == 0 && rng.IntN(2) == 0 {
-					if _, seen := q.RecordPayIn(q.TotalSource, "0xabc", now); seen != nil {
+					if _, seen := q.RecordPayIn(q.TotalSource(), "0xabc", now); seen != nil {
 						ev = seen
 					}
 				} else {

@@ -350,7 +350,7 @@ func TestStateLifecycleSequence(t *testing.T) {
 	if got, want := split.Allocations[0].Destination, decimalAmount(t, "100", engine.CurrencyUSDT); got != want {
 		t.Errorf("split quote first slice: got %d, want %d", got, want)
 	}
-	if got, want := split.TotalDestination, decimalAmount(t, "150", engine.CurrencyUSDT); got != want {
+	if got, want := split.TotalDestination(), decimalAmount(t, "150", engine.CurrencyUSDT); got != want {
 		t.Errorf("split quote total destination: got %d, want %d", got, want)
 	}
 	if got, want := snapshotPool(w.state, p1).available, before1.available-split.Allocations[0].Destination; got != want {
@@ -384,7 +384,7 @@ func TestStateLifecycleSequence(t *testing.T) {
 	if res := w.complete(split); res != engine.ResultOK {
 		t.Fatalf("complete: %s", res)
 	}
-	if got, want := usdt.Balance-usdtBefore, split.TotalDestination; got != want {
+	if got, want := usdt.Balance-usdtBefore, split.TotalDestination(); got != want {
 		t.Errorf("wallet credited %d, want the total destination %d", got, want)
 	}
 	for i, pair := range []struct {

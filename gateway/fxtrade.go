@@ -61,7 +61,7 @@ func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		XchgRate: fxRate(q.WeightedAverageRate()),
 		TradAmts: fxmsg.TradeAmounts{
 			TradgCcyAmt:   fxAmount(q.Amount, fxAmountCurrency(q)),
-			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
+			CntrValCcyAmt: fxAmount(q.TotalSource(), q.Pair.Source),
 		},
 		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
 		SttlmDstn:  dstn,
@@ -183,7 +183,7 @@ func (s *Server) fxAccept(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 
 // fxInstructionResponse is the FXTradInstrRspn of q as of time now.
 func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTradInstrRspn {
-	total := fxAmount(q.TotalDestination, q.Pair.Destination)
+	total := fxAmount(q.TotalDestination(), q.Pair.Destination)
 	rate := fxRate(q.WeightedAverageRate())
 	return &fxmsg.FXTradInstrRspn{
 		UnqTxIdr: fxmsg.TransactionIdentifier{TxId: q.ID.String()},
@@ -193,7 +193,7 @@ func (s *Server) fxInstructionResponse(q *engine.Quote, now int64) *fxmsg.FXTrad
 		TradAmts: fxmsg.TradeAmounts{
 			TradgCcyAmt:   fxAmount(q.Amount, fxAmountCurrency(q)),
 			SttlmCcyAmt:   &total,
-			CntrValCcyAmt: fxAmount(q.TotalSource, q.Pair.Source),
+			CntrValCcyAmt: fxAmount(q.TotalSource(), q.Pair.Source),
 		},
 		AllcnDtls:  fxmsg.AllocationDetails{TtlSttlmAmt: total, WtdAvrgRate: rate},
 		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
@@ -213,7 +213,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.Settlemen
 	if p := q.PayIn; p != nil {
 		return &fxmsg.SettlementInstruction{CrptoPayInDtls: &fxmsg.CryptoPayInDetails{
 			AdrId: p.Address.String(), Adr: p.Deposit, BlckChn: p.Chain.String(), Tkn: p.Currency.String(),
-			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource, p.Currency), XtrnlRef: q.Reference,
+			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource(), p.Currency), XtrnlRef: q.Reference,
 			Sts: q.PayInStatus(received), CreDtTm: fxTime(p.CreatedAt), XpryDtTm: fxTime(q.ExpiresAt),
 			VrtlAcctId: engine.VirtualAccountID(q.Client, p.Currency), DrvtnIdx: p.Index,
 			WrngMsg: engine.PayInWarning(p.Currency, p.Chain),
