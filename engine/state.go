@@ -146,11 +146,11 @@ func (s *State) Reserve(n int) {
 // quoteSlabLen is how many quotes the first slab holds: one allocation
 // instead of 512. A slab is a large object, a whole number of the
 // runtime's 8 KiB pages, so its length makes it fill them: 512 quotes of
-// 240 bytes are 15 pages exactly, where 256 took 7.5 pages and left 16
-// bytes a quote unused (TestQuoteSlabFillsItsPages). Each slab after it is
-// twice the one before, up to quoteSlabMax quotes (some 0.9 MiB): a load
-// of a million quotes then maps in its pages a few hundred system calls
-// at a time, while a state of a few quotes holds one small slab.
+// 224 bytes are 14 pages exactly (TestQuoteSlabFillsItsPages). Each slab
+// after it is twice the one before, up to quoteSlabMax quotes (some 0.9
+// MiB): a load of a million quotes then maps in its pages a few hundred
+// system calls at a time, while a state of a few quotes holds one small
+// slab.
 const (
 	quoteSlabLen = 512
 	quoteSlabMax = 8 * quoteSlabLen
