@@ -167,10 +167,24 @@ func (c *Chain) send(s *sender, to *common.Address, data []byte, bump int64) com
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	if err := client.SendTransaction(ctx, signed); err != nil {
-		c.t.Fatalf("simchain: send: %v", err)
+	// After a Fork the transaction pool moves to the new head on a
+	// goroutine of its own: until it has, it checks nonces against the old
+	// head's state, and a Replace's nonce, spent there, is "too low". The
+	// send is tried again until the pool has caught up, within ctx.
+	for {
+		err := client.SendTransaction(ctx, signed)
+		if err == nil {
+			return signed.Hash()
+		}
+		if !strings.Contains(err.Error(), "nonce too low") || ctx.Err() != nil {
+			c.t.Fatalf("simchain: send: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			c.t.Fatalf("simchain: send: %v (the pool did not reach the forked head)", err)
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return signed.Hash()
 }
 
 // Commit mines a block of the pending transactions and returns its hash.
