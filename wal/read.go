@@ -231,8 +231,15 @@ func (l *Log) snapshotSeqs() (seqs []uint64, err error) {
 // from the start) — and reported by CorruptSnapshots. ok is false when no
 // intact snapshot exists.
 func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
-	seq, data, _, ok, err = l.latestSnapshot(false)
-	return seq, data, ok, err
+	ok, err = l.newestSnapshot(func(s uint64, value []byte) (string, error) {
+		d, reason := l.snapshotData(s, value)
+		seq, data = s, d
+		return reason, nil
+	})
+	if !ok {
+		return 0, nil, false, err
+	}
+	return seq, data, true, err
 }
 
 // ReadLatestSnapshot calls fn with the snapshot LatestSnapshot returns, if
@@ -251,6 +258,45 @@ func (l *Log) LatestSnapshot() (seq uint64, data []byte, ok bool, err error) {
 // build what it builds from data alone, each call afresh, and the caller
 // must not use it before ReadLatestSnapshot returns.
 func (l *Log) ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok bool, err error) {
+	var fnErr error
+	ok, err = l.newestSnapshot(func(seq uint64, value []byte) (string, error) {
+		data, release, verify, reason := l.openSnapshot(seq, value, true)
+		if reason != "" {
+			return reason, nil
+		}
+		defer release()
+		var wg sync.WaitGroup
+		wg.Go(func() { reason = verify() })
+		var fnPanic any
+		fnPanic, fnErr = callGuarded(fn, seq, data)
+		wg.Wait()
+		if reason == "" && fnPanic != nil {
+			panic(fnPanic)
+		}
+		return reason, nil
+	})
+	if err == nil && ok {
+		err = fnErr
+	}
+	return ok, err
+}
+
+// callGuarded is fn(seq, data) with a fault reading data returned as an
+// error (guardFaults) and a panic returned, with its stack, as a value.
+func callGuarded(fn func(seq uint64, data []byte) error, seq uint64, data []byte) (panicked any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = fmt.Sprintf("%v\n\n%s", r, debug.Stack())
+		}
+	}()
+	return nil, guardFaults(func() error { return fn(seq, data) })
+}
+
+// newestSnapshot offers try each snapshot's key value, newest first, until
+// try takes one (its reason ""): ok says one was taken. A snapshot try
+// finds not intact (its reason says why) is skipped and recorded for
+// CorruptSnapshots; an error of try's ends the walk.
+func (l *Log) newestSnapshot(try func(seq uint64, value []byte) (reason string, err error)) (ok bool, err error) {
 	iter, err := l.db.NewIter(&pebble.IterOptions{
 		LowerBound: []byte{snapshotPrefix},
 		UpperBound: []byte{snapshotPrefix + 1},
@@ -274,77 +320,16 @@ func (l *Log) ReadLatestSnapshot(fn func(seq uint64, data []byte) error) (ok boo
 		if err != nil {
 			return false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
 		}
-		data, release, verify, reason := l.openSnapshot(seq, value, true)
-		if reason != "" {
-			skipped = append(skipped, seq)
-			continue
+		reason, err := try(seq, value)
+		if err != nil {
+			return false, err
 		}
-		var wg sync.WaitGroup
-		wg.Go(func() { reason = verify() })
-		fnPanic, fnErr := callGuarded(fn, seq, data)
-		wg.Wait()
-		release()
-		if reason != "" {
-			skipped = append(skipped, seq)
-			continue
+		if reason == "" {
+			return true, nil
 		}
-		if fnPanic != nil {
-			panic(fnPanic)
-		}
-		return true, fnErr
+		skipped = append(skipped, seq)
 	}
 	return false, nil
-}
-
-// callGuarded is fn(seq, data) with a fault reading data returned as an
-// error (guardFaults) and a panic returned, with its stack, as a value.
-func callGuarded(fn func(seq uint64, data []byte) error, seq uint64, data []byte) (panicked any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			panicked = fmt.Sprintf("%v\n\n%s", r, debug.Stack())
-		}
-	}()
-	return nil, guardFaults(func() error { return fn(seq, data) })
-}
-
-// latestSnapshot is LatestSnapshot, the data mapped if mapped (see
-// snapshotView); release lets go of it.
-func (l *Log) latestSnapshot(mapped bool) (seq uint64, data []byte, release func(), ok bool, err error) {
-	iter, err := l.db.NewIter(&pebble.IterOptions{
-		LowerBound: []byte{snapshotPrefix},
-		UpperBound: []byte{snapshotPrefix + 1},
-	})
-	if err != nil {
-		return 0, nil, nil, false, fmt.Errorf("wal: latest snapshot: %w", err)
-	}
-	defer func() {
-		if closeErr := iter.Close(); err == nil && closeErr != nil {
-			err = fmt.Errorf("wal: latest snapshot: %w", closeErr)
-			if release != nil {
-				release()
-			}
-			seq, data, release, ok = 0, nil, nil, false
-		}
-	}()
-	var skipped []uint64
-	defer func() { l.corruptSnapshots.Store(&skipped) }()
-	for valid := iter.Last(); valid; valid = iter.Prev() {
-		seq, ok = parseKey(iter.Key(), snapshotPrefix)
-		if !ok {
-			return 0, nil, nil, false, &CorruptError{Snapshot: true, Reason: fmt.Sprintf("malformed key %x", iter.Key())}
-		}
-		value, err := iter.ValueAndErr()
-		if err != nil {
-			return 0, nil, nil, false, fmt.Errorf("wal: read snapshot at seq %d: %w", seq, err)
-		}
-		payload, lent, reason := l.snapshotView(seq, value, mapped)
-		if reason != "" {
-			skipped = append(skipped, seq)
-			continue
-		}
-		return seq, payload, lent, true, nil
-	}
-	return 0, nil, nil, false, nil
 }
 
 // CorruptSnapshots returns the sequences of the snapshots the last

@@ -57,28 +57,23 @@ func snapshotRef(data []byte) []byte {
 // key's value; reason says why it is not intact ("" when it is). The data
 // is the caller's (a copy when an older store held it in the value).
 func (l *Log) snapshotData(seq uint64, value []byte) (data []byte, reason string) {
-	data, _, reason = l.snapshotView(seq, value, false)
-	return data, reason
-}
-
-// snapshotView is snapshotData, except that with mapped the data of a
-// snapshot file may be the file mapped read-only into memory (see
-// mapFile), valid until release is called. release is never nil.
-func (l *Log) snapshotView(seq uint64, value []byte, mapped bool) (data []byte, release func(), reason string) {
-	data, release, verify, reason := l.openSnapshot(seq, value, mapped)
+	data, _, verify, reason := l.openSnapshot(seq, value, false)
 	if reason == "" {
-		if reason = verify(); reason != "" {
-			release()
-			return nil, func() {}, reason
-		}
+		reason = verify()
 	}
-	return data, release, reason
+	if reason != "" {
+		return nil, reason
+	}
+	return data, ""
 }
 
-// openSnapshot is snapshotView without the check of a file's checksum:
-// verify makes it (every byte read, a fault guarded) and says why the
-// data is not intact, "" when it is. A snapshot held in its key's value
-// was checked with the value's frame; its verify says "".
+// openSnapshot reads the snapshot at seq, given its key's value, all but
+// the check of a file's checksum: verify makes that check (every byte
+// read, a fault guarded) and says why the data is not intact, "" when it
+// is; a snapshot held in its key's value was checked with the value's
+// frame, and its verify says "". With mapped, a snapshot file may be
+// mapped read-only into memory (see mapFile), valid until release is
+// called. release is never nil.
 func (l *Log) openSnapshot(seq uint64, value []byte, mapped bool) (data []byte, release func(), verify func() string, reason string) {
 	noop := func() {}
 	intact := func() string { return "" }
