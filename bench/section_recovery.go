@@ -228,20 +228,20 @@ func (r *run) recoverySize(ctx context.Context, quotes int) (*RecoverySize, erro
 	return size, nil
 }
 
-// recoveryRound is one timed start.
+// recoveryRound is one timed start (a recovery child prints it as JSON).
 type recoveryRound struct {
-	open, recover, replay, start time.Duration
-	events                       uint64
-	openQuotes                   int
+	Open, Recover, Replay, Start time.Duration
+	Events                       uint64
+	OpenQuotes                   int
 }
 
-func (rr recoveryRound) ready() time.Duration { return rr.open + rr.recover + rr.start }
+func (rr recoveryRound) ready() time.Duration { return rr.Open + rr.Recover + rr.Start }
 
 func (rr recoveryRound) eventsPerSecond() float64 {
-	if rr.events == 0 || rr.replay <= 0 {
+	if rr.Events == 0 || rr.Replay <= 0 {
 		return 0
 	}
-	return float64(rr.events) / rr.replay.Seconds()
+	return float64(rr.Events) / rr.Replay.Seconds()
 }
 
 func summariseRecovery(rounds []recoveryRound) RecoveryRun {
@@ -249,12 +249,12 @@ func summariseRecovery(rounds []recoveryRound) RecoveryRun {
 	var open, recover, replay, start, rates []float64
 	for _, rr := range rounds {
 		run.Rounds = append(run.Rounds, round3(rr.ready().Seconds()))
-		open = append(open, rr.open.Seconds())
-		recover = append(recover, rr.recover.Seconds())
-		replay = append(replay, rr.replay.Seconds())
-		start = append(start, rr.start.Seconds())
+		open = append(open, rr.Open.Seconds())
+		recover = append(recover, rr.Recover.Seconds())
+		replay = append(replay, rr.Replay.Seconds())
+		start = append(start, rr.Start.Seconds())
 		rates = append(rates, rr.eventsPerSecond())
-		run.EventsReplayed, run.OpenQuotes = rr.events, rr.openQuotes
+		run.EventsReplayed, run.OpenQuotes = rr.Events, rr.OpenQuotes
 	}
 	run.ReadySeconds = round3(median(run.Rounds))
 	run.OpenSeconds, run.RecoverSeconds = round3(median(open)), round3(median(recover))
@@ -309,28 +309,15 @@ func (r *run) recoverOnce(ctx context.Context, store, profile string) (recoveryR
 	if profile != "" {
 		path = r.profilePath(profile)
 	}
-	var res recoveryChildResult
-	err = runChild(ctx, exe, []string{childEnv + "=" + childRecovery, childDirEnv + "=" + store, childProfileEnv + "=" + path}, &res)
-	return res.round(), err
-}
-
-// recoveryChildResult is what a recovery child prints: its round.
-type recoveryChildResult struct {
-	Open, Recover, Replay, Start time.Duration
-	Events                       uint64
-	OpenQuotes                   int
-}
-
-func (c recoveryChildResult) round() recoveryRound {
-	return recoveryRound{open: c.Open, recover: c.Recover, replay: c.Replay, start: c.Start, events: c.Events, openQuotes: c.OpenQuotes}
+	var rr recoveryRound
+	err = runChild(ctx, exe, []string{childEnv + "=" + childRecovery, childDirEnv + "=" + store, childProfileEnv + "=" + path}, &rr)
+	return rr, err
 }
 
 // recoveryChild is a recovery child's work: one start of the store in
 // dir, profiled into profile if set.
-func recoveryChild(dir, profile string) (recoveryChildResult, error) {
-	rr, err := recoverMeasured(dir, func(fn func() error) error { return profileCPUTo(profile, fn) })
-	return recoveryChildResult{Open: rr.open, Recover: rr.recover, Replay: rr.replay, Start: rr.start,
-		Events: rr.events, OpenQuotes: rr.openQuotes}, err
+func recoveryChild(dir, profile string) (recoveryRound, error) {
+	return recoverMeasured(dir, func(fn func() error) error { return profileCPUTo(profile, fn) })
 }
 
 // recoverMeasured is one start of store, timed, run by profiled.
@@ -344,7 +331,7 @@ func recoverMeasured(store string, profiled func(fn func() error) error) (recove
 		if err != nil {
 			return err
 		}
-		rr.open = time.Since(start)
+		rr.Open = time.Since(start)
 		timed := &timedLog{Log: l}
 		start = time.Now()
 		var state *engine.State
@@ -352,7 +339,7 @@ func recoverMeasured(store string, profiled func(fn func() error) error) (recove
 		pprof.Do(context.Background(), pprof.Labels(phaseLabel, phaseRecover), func(context.Context) {
 			state, stats, err = actors.Recover(timed, time.Now())
 		})
-		rr.recover, rr.replay, rr.events = time.Since(start), timed.replay, stats.Events
+		rr.Recover, rr.Replay, rr.Events = time.Since(start), timed.replay, stats.Events
 		if err != nil {
 			return errors.Join(err, l.Close())
 		}
@@ -361,7 +348,7 @@ func recoverMeasured(store string, profiled func(fn func() error) error) (recove
 		}
 		for q := range state.Quotes.All() {
 			if q.Status.Open() {
-				rr.openQuotes++
+				rr.OpenQuotes++
 			}
 		}
 		start = time.Now()
@@ -376,7 +363,7 @@ func recoverMeasured(store string, profiled func(fn func() error) error) (recove
 			sys.Stop()
 			return errors.Join(err, l.Close())
 		}
-		rr.start = time.Since(start)
+		rr.Start = time.Since(start)
 		sys.Stop()
 		return l.Close()
 	}
