@@ -54,7 +54,7 @@ func appendQuoteCreatedV1(dst []byte, ev *engine.QuoteCreated) []byte {
 }
 
 // quoteSamples are codecSamples' QuoteCreated events.
-func quoteSamples(t *testing.T) []*engine.QuoteCreated {
+func quoteSamples(t testing.TB) []*engine.QuoteCreated {
 	var out []*engine.QuoteCreated
 	for _, tc := range codecSamples() {
 		if q, ok := tc.event.(*engine.QuoteCreated); ok {
@@ -173,8 +173,8 @@ func TestCodecQuoteCreatedVersion2(t *testing.T) {
 
 // typicalQuoteCreated is a quote as partners make them: one slice, an
 // Idempotency-Key, no chat.
-func typicalQuoteCreated() *engine.QuoteCreated {
-	q := *quoteSamples(&testing.T{})[1]
+func typicalQuoteCreated(tb testing.TB) *engine.QuoteCreated {
+	q := *quoteSamples(tb)[1]
 	q.At, q.ExpiresAt = 1_795_000_000_000, 1_795_000_300_000
 	q.Reference, q.IdempotencyKey, q.Chain = "OJA-6F1C2A9B0D", "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", engine.ChainTron
 	q.Allocations = []engine.Allocation{{ID: codecID(9), Pool: codecID(10), PoolAccount: codecID(11), PoolName: "Lagos Desk 1",
@@ -188,7 +188,7 @@ func typicalQuoteCreated() *engine.QuoteCreated {
 //
 //	go test -run '^$' -bench DecodeQuoteCreated -count 5 ./engine
 func BenchmarkDecodeQuoteCreated(b *testing.B) {
-	q := typicalQuoteCreated()
+	q := typicalQuoteCreated(b)
 	for _, v := range []struct {
 		name string
 		enc  []byte
@@ -211,7 +211,7 @@ func BenchmarkDecodeQuoteCreated(b *testing.B) {
 //
 //	go test -run '^$' -bench AppendQuoteCreated -count 5 ./engine
 func BenchmarkAppendQuoteCreated(b *testing.B) {
-	q := typicalQuoteCreated()
+	q := typicalQuoteCreated(b)
 	b.Run("version=1", func(b *testing.B) {
 		buf := make([]byte, 0, 640)
 		for b.Loop() {

@@ -49,7 +49,7 @@ func snapshotRef(data []byte) []byte {
 	ref := make([]byte, snapshotRefBytes)
 	ref[0] = snapshotRefMarker
 	binary.BigEndian.PutUint64(ref[1:], uint64(len(data)))
-	binary.BigEndian.PutUint32(ref[9:], crc32.Checksum(data, castagnoli))
+	binary.BigEndian.PutUint32(ref[9:], checksumPreemptibly(data))
 	return ref
 }
 
@@ -131,7 +131,8 @@ const checksumChunk = 1 << 20
 // preempt, so one call over a snapshot of hundreds of MB held up every
 // garbage collection that began meanwhile, its other threads spinning
 // until the call returned (a second of CPU in a start from a 1M-quote
-// snapshot, runtime.suspendG in its profile).
+// snapshot, runtime.suspendG in its profile). Saving a snapshot, which
+// the log follower does while the service serves, sums it the same way.
 func checksumPreemptibly(data []byte) uint32 {
 	var sum uint32
 	for len(data) > 0 {
