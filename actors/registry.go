@@ -9,15 +9,12 @@ import (
 
 // quoteRegistry maps every known quote to its registry entry: a
 // hashindex.Index keyed by a 64-bit hash of the quote id, each of its 64
-// shards under a read-write lock of its own. Sharded plain maps rather
-// than a sync.Map: a start registers a million quotes in one pass, sorted
-// by shard (startRegistering; sync.Map's trie inserts were a quarter of
+// shards under a read-write lock of its own. Sharded tables rather than a
+// sync.Map: a start registers a million quotes in one pass, sorted by
+// shard (startRegistering; sync.Map's trie inserts were a quarter of
 // actors.Start at 1M quotes), and reads take one uncontended read lock.
-//
-// Keyed by the id's hash rather than the id, a slot is 16 bytes instead of
-// 24; at a million quotes (tables half full, Go's maps growing in powers
-// of two) that took ojabench's memory section from 602 to 583 MB of heap
-// in use. The entry's view holds the id, which a lookup checks.
+// A slot is 16 bytes, the id's hash and the entry: the entry's view holds
+// the id, which a lookup checks.
 type quoteRegistry struct {
 	index *hashindex.Index[engine.QuoteID, *quoteRef]
 	locks [hashindex.Shards]sync.RWMutex

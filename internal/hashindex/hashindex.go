@@ -1,22 +1,25 @@
-// Package hashindex is a map for a million entries that hold their own
-// key: keyed by a seeded 64-bit hash of the key rather than the key, and
-// split into shards by the hash's top bits so that a bulk load can fill
-// one small map at a time.
+// Package hashindex is hash tables for a million entries that hold their
+// own key: Table, a flat open-addressing table keyed by a 64-bit hash the
+// caller computes, and Index, a map keyed by a seeded hash of the key and
+// split into shards of one Table each by the hash's top bits, so that a
+// bulk load can fill one small table at a time (Writes) and a concurrent
+// user can lock one shard at a time.
 //
 // A value is found by its key's hash and then checked against the key it
 // holds (keyOf): a slot costs 8 bytes of hash instead of the key (a
-// 16-byte quote id, a 48-byte Idempotency-Key scope). The rare key whose
-// hash another key already holds is kept by the key itself in its shard's
-// collided map, and moves into the slot when the slot frees.
+// 16-byte quote id, a 48-byte Idempotency-Key scope). Keys whose hashes
+// are equal sit in one run of slots.
 //
-// The engine's Idempotency-Key index and the actors' quote registry are
-// each one. An Index is not safe for concurrent use; the registry locks
-// each shard itself (Shard, the *In methods).
+// The engine's quote table (State.Quotes) is a Table; the engine's
+// Idempotency-Key index and the actors' quote registry are each an Index.
+// Neither is safe for concurrent use; the registry locks each shard itself
+// (Shard, the *In methods).
 package hashindex
 
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 	"sync"
 )
 
@@ -24,7 +27,10 @@ import (
 // of a key's hash.
 const Shards = 64
 
-const shardShift = 58 // 64 - log2(Shards)
+const (
+	shardBits  = 6 // log2(Shards)
+	shardShift = 64 - shardBits
+)
 
 // Shard is the shard of a key whose hash is h.
 func Shard(h uint64) int { return int(h >> shardShift) }
@@ -36,13 +42,12 @@ type Index[K comparable, V comparable] struct {
 	// HashOf replaces the hash in a test that needs collisions; nil: the
 	// seeded hash of the key.
 	HashOf func(K) uint64
-	shards [Shards]shard[K, V]
+	shards [Shards]shard[V]
 }
 
-type shard[K comparable, V comparable] struct {
-	byHash   map[uint64]V // nil until the first value
-	collided map[K]V      // nil until the first collision; only keys whose slot is held
-	hint     int          // byHash's size when made
+type shard[V comparable] struct {
+	table Table[V]
+	hint  int // the table's size when made
 }
 
 // New returns an empty index sized for about n values, each holding the
@@ -64,17 +69,16 @@ func (x *Index[K, V]) Hash(k K) uint64 {
 	return maphash.Comparable(x.seed, k)
 }
 
+// inShard is the hash h as its shard's table takes it: the bits below the
+// shard's, which all of a shard's hashes share, on top.
+func inShard(h uint64) uint64 { return bits.RotateLeft64(h, shardBits) }
+
 // Get returns k's value.
 func (x *Index[K, V]) Get(k K) (V, bool) { return x.GetHashed(x.Hash(k), k) }
 
 // GetHashed is Get for a key whose hash is h.
 func (x *Index[K, V]) GetHashed(h uint64, k K) (V, bool) {
-	sh := &x.shards[Shard(h)]
-	if v, ok := sh.byHash[h]; ok && x.keyOf(v) == k {
-		return v, true
-	}
-	v, ok := sh.collided[k]
-	return v, ok
+	return x.shards[Shard(h)].table.Get(inShard(h), func(v V) bool { return x.keyOf(v) == k })
 }
 
 // Put makes v its key's value.
@@ -83,26 +87,13 @@ func (x *Index[K, V]) Put(v V) { x.PutHashed(x.Hash(x.keyOf(v)), v) }
 // PutHashed is Put for a value whose key's hash is h.
 func (x *Index[K, V]) PutHashed(h uint64, v V) {
 	sh := &x.shards[Shard(h)]
-	held, ok := sh.byHash[h]
-	if !ok {
-		if sh.byHash == nil {
-			sh.byHash = make(map[uint64]V, sh.hint)
-		}
-		sh.byHash[h] = v
-		return
+	if sh.table.slots == nil {
+		sh.table.Init(sh.hint)
 	}
-	// NB: v's key is read only here, so that a bulk load (whose values
-	// are anywhere in memory) misses the cache for it only when the
-	// hash's slot is held.
-	k := x.keyOf(v)
-	if x.keyOf(held) == k {
-		sh.byHash[h] = v
-		return
-	}
-	if sh.collided == nil {
-		sh.collided = make(map[K]V)
-	}
-	sh.collided[k] = v
+	// NB: v's key is read only when a held value's hash is h, so that a
+	// bulk load (whose values are anywhere in memory) misses the cache
+	// for it only then.
+	sh.table.Set(inShard(h), v, func(held V) bool { return x.keyOf(held) == x.keyOf(v) })
 }
 
 // Forget removes v if it is its key's value (a key given a newer value
@@ -111,32 +102,7 @@ func (x *Index[K, V]) Forget(v V) { x.ForgetHashed(x.Hash(x.keyOf(v)), v) }
 
 // ForgetHashed is Forget for a value whose key's hash is h.
 func (x *Index[K, V]) ForgetHashed(h uint64, v V) {
-	sh := &x.shards[Shard(h)]
-	if held, ok := sh.byHash[h]; ok && held == v {
-		delete(sh.byHash, h)
-		x.refill(sh)
-		return
-	}
-	if len(sh.collided) > 0 {
-		if k := x.keyOf(v); sh.collided[k] == v {
-			delete(sh.collided, k)
-		}
-	}
-}
-
-// refill moves each collided key whose slot is free into it.
-func (x *Index[K, V]) refill(sh *shard[K, V]) {
-	for k, v := range sh.collided {
-		if h := x.Hash(k); !x.held(sh, h) {
-			sh.byHash[h] = v
-			delete(sh.collided, k)
-		}
-	}
-}
-
-func (x *Index[K, V]) held(sh *shard[K, V], h uint64) bool {
-	_, ok := sh.byHash[h]
-	return ok
+	x.shards[Shard(h)].table.Delete(inShard(h), func(held V) bool { return held == v })
 }
 
 // DeleteIf removes every value drop is true for.
@@ -147,35 +113,13 @@ func (x *Index[K, V]) DeleteIf(drop func(V) bool) {
 }
 
 // DeleteIfIn is DeleteIf in shard i alone.
-func (x *Index[K, V]) DeleteIfIn(i int, drop func(V) bool) {
-	sh := &x.shards[i]
-	for h, v := range sh.byHash {
-		if drop(v) {
-			delete(sh.byHash, h)
-		}
-	}
-	for k, v := range sh.collided {
-		if drop(v) {
-			delete(sh.collided, k)
-		}
-	}
-	x.refill(sh)
-}
+func (x *Index[K, V]) DeleteIfIn(i int, drop func(V) bool) { x.shards[i].table.DeleteIf(drop) }
 
 // Len is the number of values.
 func (x *Index[K, V]) Len() int {
 	n := 0
 	for i := range x.shards {
-		n += len(x.shards[i].byHash) + len(x.shards[i].collided)
-	}
-	return n
-}
-
-// Collisions is the number of keys kept beside their hash's slot.
-func (x *Index[K, V]) Collisions() int {
-	n := 0
-	for i := range x.shards {
-		n += len(x.shards[i].collided)
+		n += x.shards[i].table.Len()
 	}
 	return n
 }
@@ -195,27 +139,13 @@ func (x *Index[K, V]) All() iter.Seq2[K, V] {
 
 // ValuesIn is every value in shard i, without reading their keys (a
 // cache miss each, for values that hold them behind a pointer).
-func (x *Index[K, V]) ValuesIn(i int) iter.Seq[V] {
-	return func(yield func(V) bool) {
-		sh := &x.shards[i]
-		for _, v := range sh.byHash {
-			if !yield(v) {
-				return
-			}
-		}
-		for _, v := range sh.collided {
-			if !yield(v) {
-				return
-			}
-		}
-	}
-}
+func (x *Index[K, V]) ValuesIn(i int) iter.Seq[V] { return x.shards[i].table.All() }
 
 // Writes are a bulk load's writes to an index — values put, values
 // forgotten — kept sorted by shard in the order made, then applied one
-// shard after the other on two goroutines (Apply). A shard's map at a
-// million values is a few hundred KB and stays in the core's cache while
-// it fills, where the writes in the order made miss it once each.
+// shard after the other on two goroutines (Apply). A shard's table at a
+// million values is half a MiB and stays in the core's cache while it
+// fills, where the writes in the order made miss it once each.
 type Writes[K comparable, V comparable] struct {
 	x *Index[K, V]
 	// pending are each shard's writes in chunks of writeChunk: appended
