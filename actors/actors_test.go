@@ -212,7 +212,7 @@ func amount(t testing.TB, text string, c engine.Currency) engine.Amount {
 	return a
 }
 
-func admin(t testing.TB, sys *actors.System, cmd actors.Request[*actors.AdminReply]) *actors.AdminReply {
+func admin(t testing.TB, sys *actors.System, cmd actors.AdminRequest) *actors.AdminReply {
 	t.Helper()
 	r := sys.Admin(cmd)
 	if r.Err != nil || r.Result != engine.ResultOK {

@@ -38,7 +38,7 @@ func Start(state *engine.State, log Log, cfg Config) (*System, error) {
 	for _, p := range state.Pools {
 		s.startPool(p)
 	}
-	s.coordinator = s.spawn(&coordinatorActor{sys: s, rolling: map[engine.KeyID]bool{}, naming: map[string]bool{}}, kindCoordinator)
+	s.coordinator = spawn(s, &coordinatorActor{sys: s, rolling: map[engine.KeyID]bool{}, naming: map[string]bool{}}, kindCoordinator)
 	s.expiry.start()
 	return s, nil
 }
@@ -60,14 +60,14 @@ func newSystem(markets *engine.Markets, log Log, cfg Config) (*System, error) {
 		log:        log,
 		ids:        NewIDSource(cfg.Random),
 		markets:    markets,
-		pairs:      make(map[engine.BookKey]*actor.PID),
-		treasuries: make(map[engine.Mode]*actor.PID),
+		pairs:      make(map[engine.BookKey]address[*pairActor]),
+		treasuries: make(map[engine.Mode]address[*treasuryActor]),
 	}
 	s.tickers = make(map[engine.BookKey]*atomic.Pointer[engine.Ticker])
 	s.open.max = int64(cfg.MaxOpenQuotes)
 	s.expiry = newExpiryWheel(s.nowMillis, func(ref *quoteRef) {
-		if pid := s.activate(ref); pid != nil {
-			s.root.Send(pid, &expiryDue{})
+		if to, ok := s.activate(ref); ok {
+			send(s, to, &expiryDue{})
 		}
 	})
 	// protoactor logs every dead letter and lifecycle step at Info; only its
@@ -127,7 +127,7 @@ func (b *builder) treasuries() {
 		}
 		ta := &treasuryActor{sys: s, treasury: t, committed: make(engine.Committed), inFlight: make(map[engine.Identity]*flight)}
 		ta.publishUnapplied()
-		s.treasuries[m] = s.spawn(ta, kindTreasury)
+		s.treasuries[m] = spawn(s, ta, kindTreasury)
 	}
 	s.payments.p = b.state.Payments
 }
@@ -226,7 +226,7 @@ func (b *builder) pairs(exposures map[engine.BookKey]*exposure) {
 		s.tickers[key] = view
 		pa := &pairActor{sys: s, key: key, book: book, ticker: ticker, info: infos[key], exposure: *exposures[key]}
 		pa.spec, pa.inForce = s.markets.Pair(key.Pair)
-		s.pairs[key] = s.spawn(pa, kindPair)
+		s.pairs[key] = spawn(s, pa, kindPair)
 	}
 }
 
@@ -265,16 +265,6 @@ func (s *System) MailboxDepths() [kindCount]int64 {
 	return out
 }
 
-func (s *System) spawn(a actor.Actor, kind int) *actor.PID {
-	gauge := &s.mailboxes[kind]
-	mailbox := boundedMailbox(mailboxMessagesMax, gauge)
-	if kind == kindQuote {
-		mailbox = actor.Unbounded(gauge) // a quote gets a handful of messages
-	}
-	return s.root.Spawn(actor.PropsFromProducer(func() actor.Actor { return a },
-		actor.WithMailbox(mailbox), actor.WithDispatcher(s.dispatcher)))
-}
-
 func (s *System) startPool(p *engine.Pool) {
 	ref := &poolRef{pair: s.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}]}
 	ref.view.Store(p.Clone())
@@ -283,7 +273,7 @@ func (s *System) startPool(p *engine.Pool) {
 	proceeds.view.Store(cloneAccount(&p.Proceeds))
 	s.accounts.Store(p.Liquidity.ID, liquidity)
 	s.accounts.Store(p.Proceeds.ID, proceeds)
-	ref.pid = s.spawn(&poolActor{sys: s, pool: p, ref: ref, liquidity: liquidity, proceeds: proceeds}, kindPool)
+	ref.pool = spawn(s, &poolActor{sys: s, pool: p, ref: ref, liquidity: liquidity, proceeds: proceeds}, kindPool)
 	s.pools.Store(p.ID, ref)
 }
 

@@ -94,9 +94,9 @@ func (a *coordinatorActor) chainCommand(ctx actor.Context, msg any) {
 			return
 		}
 		ev.At = max(ev.At, sys.nowMillis())
-		replyTo, self := ctx.Sender(), ctx.Self()
-		sys.appendThen(func(err error) (*actor.PID, any) {
-			return self, &chainDurable{ev: ev, replyTo: replyTo, err: err}
+		replyTo, self := ctx.Sender(), addressOf(ctx, a)
+		sys.appendThen(func(err error) delivery {
+			return deliver(self, &chainDurable{ev: ev, replyTo: replyTo, err: err})
 		}, ev)
 	case *chainDurable:
 		if cmd.err == nil {

@@ -125,11 +125,11 @@ func (x *exposure) largest(n int) *exposuresRead {
 func (s *System) LargestExposures(m engine.Mode, n int) ([]BookExposures, error) {
 	var out []BookExposures
 	for _, p := range s.markets.PairList() {
-		pid, ok := s.pairs[engine.BookKey{Mode: m, Pair: p}]
+		to, ok := s.pairs[engine.BookKey{Mode: m, Pair: p}]
 		if !ok {
 			continue
 		}
-		read, err := ask[*exposuresRead](s, pid, &readExposures{n: n})
+		read, err := ask[*exposuresRead](s, to, &readExposures{n: n})
 		if err != nil {
 			return nil, err
 		}

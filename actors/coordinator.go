@@ -74,9 +74,9 @@ func (a *coordinatorActor) commit(ctx actor.Context, audit *engine.OperatorActed
 // append (so that the next command it takes sees it): onFailed undoes it
 // if the append fails.
 func (a *coordinatorActor) commitOrUndo(ctx actor.Context, audit *engine.OperatorActed, ev engine.Event, onDurable func() *AdminReply, onFailed func()) {
-	replyTo, self := ctx.Sender(), ctx.Self()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &structuralDurable{onDurable: onDurable, onFailed: onFailed, replyTo: replyTo, err: err}
+	replyTo, self := ctx.Sender(), addressOf(ctx, a)
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(self, &structuralDurable{onDurable: onDurable, onFailed: onFailed, replyTo: replyTo, err: err})
 	}, a.sys.audited(audit, engine.CurrencyNone, ev)...)
 }
 
@@ -99,7 +99,7 @@ func (a *coordinatorActor) createClient(ctx actor.Context, cmd *CreateClient) {
 			sys.accounts.LoadOrStore(w.Account, ref)
 		}
 		for _, m := range engine.Modes {
-			sys.root.Send(sys.treasuries[m], &clientOpened{event: ev})
+			send(sys, sys.treasuries[m], &clientOpened{event: ev})
 		}
 		sys.directory.addClient(c)
 		return &AdminReply{Result: engine.ResultOK, Client: c}
@@ -211,7 +211,7 @@ func (a *coordinatorActor) createPool(ctx actor.Context, cmd *CreatePool) {
 	a.commit(ctx, cmd.Audit, ev, func() *AdminReply {
 		p := engine.NewPool(ev)
 		sys.startPool(p)
-		sys.root.Send(sys.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})
+		send(sys, sys.pairs[engine.BookKey{Mode: p.Mode, Pair: p.Pair}], &poolAdded{entry: p.BookEntry(), info: poolInfoOf(p)})
 		return &AdminReply{Result: engine.ResultOK, Pool: p.Clone()}
 	})
 }

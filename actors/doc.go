@@ -26,7 +26,10 @@
 // (--max-key-share), both released by it when the quote ends (limits.go).
 //
 // How the package is laid out: Start builds a System in steps (build.go);
-// every request type states its reply type (requests.go), asked with ask;
+// an actor is addressed by its type, and every message states the actors
+// that receive it (addresses.go) and every request its reply type
+// (requests.go): send and ask compile only for a message the actor
+// handles;
 // the read models the actors publish are one registry (reads.go); a Term
 // (term.go) bundles a System with its webhook dispatcher for as long as
 // this process may write.

@@ -181,9 +181,9 @@ type paymentDurable struct {
 // audit line) and answers its requester once durable.
 func (a *treasuryActor) recordPayment(ctx actor.Context, id engine.Identity, answer func(error, bool) any, evs ...engine.Event) {
 	a.inFlight[id] = &flight{waiters: []*actor.PID{ctx.Sender()}, answer: answer}
-	self := ctx.Self()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &paymentDurable{identity: id, err: err}
+	self := addressOf(ctx, a)
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(self, &paymentDurable{identity: id, err: err})
 	}, evs...)
 }
 
@@ -298,7 +298,7 @@ func (a *treasuryActor) moneyMoved(ctx actor.Context, account engine.AccountID, 
 		id := paymentIdentity(ev)
 		if id.IsZero() { // no reference: answered on its own
 			replyTo := ctx.Sender()
-			a.sys.appendThen(func(err error) (*actor.PID, any) { return replyTo, answer(err, false) },
+			a.sys.appendThen(func(err error) delivery { return replyWith(replyTo, answer(err, false)) },
 				a.sys.audited(audit, view.Currency, ev)...)
 			return
 		}
@@ -346,11 +346,11 @@ func (a *treasuryActor) setCredit(ctx actor.Context, cmd *SetCreditLimit) {
 	a.treasury.ApplyCreditLimit(ev)
 	view := a.publish(cmd.Account)
 	replyTo := ctx.Sender()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
+	a.sys.appendThen(func(err error) delivery {
 		if err != nil {
-			return replyTo, &CreditReply{Err: err}
+			return replyWith(replyTo, &CreditReply{Err: err})
 		}
-		return replyTo, &CreditReply{Result: engine.ResultOK, Account: view, Limit: ev.Limit}
+		return replyWith(replyTo, &CreditReply{Result: engine.ResultOK, Account: view, Limit: ev.Limit})
 	}, a.sys.audited(cmd.Audit, view.Currency, ev)...)
 }
 
@@ -424,11 +424,11 @@ func (a *treasuryActor) reverse(ctx actor.Context, cmd *reverseReceipt) {
 	a.publish(ev.Account)
 	a.sys.receipts.publish(c.Quote, a.treasury.ReceiptsOf(c.Quote))
 	replyTo := ctx.Sender()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
+	a.sys.appendThen(func(err error) delivery {
 		if err != nil {
-			return replyTo, &ReceiptReply{Err: err}
+			return replyWith(replyTo, &ReceiptReply{Err: err})
 		}
-		return replyTo, &ReceiptReply{Result: engine.ResultOK, Receipt: &c}
+		return replyWith(replyTo, &ReceiptReply{Result: engine.ResultOK, Receipt: &c})
 	}, a.sys.audited(cmd.Audit, c.Currency, ev)...)
 }
 
@@ -461,10 +461,10 @@ func (s *System) fundCompletion(q *engine.Quote) (*fundingReply, error) {
 
 // treasuryOfWallet finds a wallet's treasury; ok is false for an account
 // that is not a wallet.
-func (s *System) treasuryOfWallet(id engine.AccountID) (*actor.PID, bool) {
+func (s *System) treasuryOfWallet(id engine.AccountID) (address[*treasuryActor], bool) {
 	a, ok := s.Account(id)
 	if !ok || a.Kind != engine.AccountWallet {
-		return nil, false
+		return address[*treasuryActor]{}, false
 	}
 	return s.treasuries[a.Mode], true
 }
@@ -479,15 +479,15 @@ func (s *System) DepositAccount(cmd *DepositAccount) *AccountReply {
 	return s.moveMoney(cmd.Account, cmd)
 }
 
-func (s *System) moveMoney(wallet engine.AccountID, cmd Request[*AccountReply]) *AccountReply {
-	pid, ok := s.treasuryOfWallet(wallet)
+func (s *System) moveMoney(wallet engine.AccountID, cmd request[*AccountReply, *treasuryActor]) *AccountReply {
+	to, ok := s.treasuryOfWallet(wallet)
 	if !ok {
 		return &AccountReply{Result: engine.ResultAccountNotFound}
 	}
 	if err := s.writable(); err != nil {
 		return &AccountReply{Err: err}
 	}
-	reply, err := ask(s, pid, cmd)
+	reply, err := ask(s, to, cmd)
 	if err != nil {
 		return &AccountReply{Err: err}
 	}
@@ -537,11 +537,11 @@ type creditRead struct {
 // CreditLimits reads the credit limits of wallets of mode m (a client's
 // page in the console).
 func (s *System) CreditLimits(m engine.Mode, wallets []engine.AccountID) (map[engine.AccountID]engine.Amount, error) {
-	pid, ok := s.treasuries[m]
+	to, ok := s.treasuries[m]
 	if !ok {
 		return nil, nil
 	}
-	r, err := ask[*creditRead](s, pid, &readCredit{wallets: wallets})
+	r, err := ask[*creditRead](s, to, &readCredit{wallets: wallets})
 	if err != nil {
 		return nil, err
 	}
@@ -550,11 +550,11 @@ func (s *System) CreditLimits(m engine.Mode, wallets []engine.AccountID) (map[en
 
 // CreditLimit is the credit limit of a wallet, read through its treasury.
 func (s *System) CreditLimit(wallet engine.AccountID) (engine.Amount, error) {
-	pid, ok := s.treasuryOfWallet(wallet)
+	to, ok := s.treasuryOfWallet(wallet)
 	if !ok {
 		return 0, nil
 	}
-	t, err := ask[*engine.Treasury](s, pid, &treasurySnapshot{})
+	t, err := ask[*engine.Treasury](s, to, &treasurySnapshot{})
 	if err != nil {
 		return 0, err
 	}

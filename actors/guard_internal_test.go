@@ -60,7 +60,7 @@ func TestAskWrongReply(t *testing.T) {
 			ctx.Respond(&AdminReply{})
 		}
 	}))
-	if reply, err := ask[*QuoteReply](s, pid, &CreateQuote{}); !errors.Is(err, ErrFault) || reply != nil {
+	if reply, err := askPID[*QuoteReply](s, pid, &CreateQuote{}); !errors.Is(err, ErrFault) || reply != nil {
 		t.Fatalf("a reply of another type: %v, %v; want nil, ErrFault", reply, err)
 	}
 }
@@ -70,7 +70,8 @@ func TestAskWrongReply(t *testing.T) {
 func everyRequest(s *System, pid *actor.PID) []func() (string, error) {
 	return []func() (string, error){
 		asking[*QuoteReply](s, pid, &CreateQuote{}), asking[*QuoteReply](s, pid, &TransitionQuote{}),
-		asking[*PoolReply](s, pid, &PoolCommand{}), asking[*exposuresRead](s, pid, &readExposures{}),
+		asking[*PoolReply](s, pid, &PoolCommand{}), asking[*PoolReply](s, pid, &poolDeposit{}),
+		asking[*exposuresRead](s, pid, &readExposures{}),
 		asking[*AccountReply](s, pid, &DepositAccount{}), asking[*AccountReply](s, pid, &WithdrawAccount{}),
 		asking[*CreditReply](s, pid, &SetCreditLimit{}), asking[*fundingReply](s, pid, &fundCompletion{}),
 		asking[*ReceiptReply](s, pid, &recordReceipt{}), asking[*StatementReply](s, pid, &readStatement{}),
@@ -88,7 +89,7 @@ func everyRequest(s *System, pid *actor.PID) []func() (string, error) {
 
 func asking[R any](s *System, pid *actor.PID, msg Request[R]) func() (string, error) {
 	return func() (string, error) {
-		_, err := ask(s, pid, msg)
+		_, err := askPID(s, pid, msg)
 		return fmt.Sprintf("%T", msg), err
 	}
 }

@@ -79,6 +79,10 @@ type PoolCommand struct {
 	Withdraw engine.Amount
 }
 
+// poolDeposit is a PoolCommand's deposit: the pool actor decides it, the
+// pair actor the rest (System.ChangePool).
+type poolDeposit struct{ cmd *PoolCommand }
+
 // PoolReply answers PoolCommand and CreatePool.
 type PoolReply struct {
 	Result engine.Result

@@ -147,7 +147,7 @@ func (r *OperatorReply) Failure() error { return replyFailure(r.Err, r.Result) }
 
 // OperatorCommand runs a CreateOperator, RevokeOperator or RecordAudit
 // through the coordinator, durably.
-func (s *System) OperatorCommand(cmd Request[*OperatorReply]) *OperatorReply {
+func (s *System) OperatorCommand(cmd request[*OperatorReply, *coordinatorActor]) *OperatorReply {
 	if err := s.writable(); err != nil {
 		return &OperatorReply{Err: err}
 	}
@@ -170,9 +170,9 @@ type operatorDurable struct {
 // commitOperator logs ev with an operator's audit line (if any); once it is
 // durable the coordinator runs onDurable, then onDone either way.
 func (a *coordinatorActor) commitOperator(ctx actor.Context, audit *engine.OperatorActed, ev engine.Event, onDurable func() *OperatorReply, onDone func()) {
-	replyTo, self := ctx.Sender(), ctx.Self()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &operatorDurable{onDurable: onDurable, onDone: onDone, replyTo: replyTo, err: err}
+	replyTo, self := ctx.Sender(), addressOf(ctx, a)
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(self, &operatorDurable{onDurable: onDurable, onDone: onDone, replyTo: replyTo, err: err})
 	}, a.sys.audited(audit, engine.CurrencyNone, ev)...)
 }
 

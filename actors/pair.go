@@ -187,9 +187,9 @@ func (a *pairActor) reserve(ctx actor.Context, cmd *CreateQuote) bool {
 	a.book.Reserve(alloc.Slices)
 	a.exposure.add(cmd.Key, reserved)
 	a.observe()
-	replyTo, self := ctx.Sender(), ctx.Self()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &quoteRecorded{event: ev, replyTo: replyTo, err: err}
+	replyTo, self := ctx.Sender(), addressOf(ctx, a)
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(self, &quoteRecorded{event: ev, replyTo: replyTo, err: err})
 	}, ev)
 	return true
 }
@@ -273,11 +273,11 @@ func (a *pairActor) changePool(ctx actor.Context, cmd *PoolCommand) {
 		ctx.Respond(&PoolReply{Err: ErrUnavailable})
 		return
 	}
-	pool := v.(*poolRef).pid
-	sys.appendThen(func(err error) (*actor.PID, any) {
+	pool := v.(*poolRef).pool
+	sys.appendThen(func(err error) delivery {
 		if err != nil {
-			return replyTo, &PoolReply{Err: err}
+			return replyWith(replyTo, &PoolReply{Err: err})
 		}
-		return pool, &poolEventApplied{event: ev, replyTo: replyTo}
+		return deliver(pool, &poolEventApplied{event: ev, replyTo: replyTo})
 	}, sys.audited(cmd.Audit, a.key.Pair.Destination, ev)...)
 }

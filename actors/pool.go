@@ -26,8 +26,8 @@ func (a *poolActor) Receive(ctx actor.Context) {
 		switch msg := ctx.Message().(type) {
 		case *sliceEffect:
 			a.pool.ApplySliceEffect(msg.effect)
-		case *PoolCommand:
-			a.deposit(ctx, msg)
+		case *poolDeposit:
+			a.deposit(ctx, msg.cmd)
 			return
 		case *poolEventApplied:
 			a.applyEvent(msg.event)
@@ -59,8 +59,8 @@ func (a *poolActor) deposit(ctx actor.Context, cmd *PoolCommand) {
 	a.pool.ApplyDeposit(cmd.Deposit)
 	a.publish()
 	replyTo, view, pair := ctx.Sender(), a.ref.view.Load(), a.ref.pair
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount, view: view, replyTo: replyTo, err: err}
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(pair, &budgetDeposited{pool: ev.Pool, amount: ev.Amount, view: view, replyTo: replyTo, err: err})
 	}, a.sys.audited(cmd.Audit, a.pool.Pair.Destination, ev)...)
 }
 

@@ -155,9 +155,9 @@ func (a *quoteActor) apply(ctx actor.Context, audit []engine.Event, ev engine.Ev
 		a.sys.armExpiry(a.ref, a.quote.ExpiresAt)
 	}
 	a.inFlight++
-	self := ctx.Self()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
-		return self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err}
+	self := addressOf(ctx, a)
+	a.sys.appendThen(func(err error) delivery {
+		return deliver(self, &appendDurable{event: ev, view: view, replyTo: replyTo, err: err})
 	}, append([]engine.Event{ev}, audit...)...)
 }
 
@@ -169,7 +169,7 @@ func (a *quoteActor) durable(ctx actor.Context, msg *appendDurable) {
 	sys, view := a.sys, msg.view
 	if msg.err != nil {
 		if c, ok := msg.event.(*engine.QuoteCompleted); ok && c.Funded() {
-			sys.root.Send(sys.treasuries[view.Mode], &fundsReleased{wallet: c.Wallet, amount: c.Reserved(view)})
+			send(sys, sys.treasuries[view.Mode], &fundsReleased{wallet: c.Wallet, amount: c.Reserved(view)})
 		}
 		if msg.replyTo != nil {
 			ctx.Send(msg.replyTo, &QuoteReply{Err: msg.err})
@@ -232,45 +232,45 @@ func (s *System) routeOutcome(o *engine.Outcome, replyTo *actor.PID, reply *Quot
 		s.sendPool(e.Pool, &sliceEffect{effect: e})
 	}
 	if o.BookDelta != 0 || o.KeyDelta != 0 {
-		s.root.Send(s.pairs[o.Book], &bookOutcome{outcome: o})
+		send(s, s.pairs[o.Book], &bookOutcome{outcome: o})
 	}
 	if o.Credit != nil || o.Debit != nil {
 		mode := o.Book.Mode
-		s.root.Send(s.treasuries[mode], &walletsSettled{debit: o.Debit, credit: o.Credit, replyTo: replyTo, reply: reply})
+		send(s, s.treasuries[mode], &walletsSettled{debit: o.Debit, credit: o.Credit, replyTo: replyTo, reply: reply})
 		replied = reply != nil
 	}
 	return replied
 }
 
-func (s *System) sendPool(id engine.PoolID, msg any) {
+func (s *System) sendPool(id engine.PoolID, msg message[*poolActor]) {
 	v, ok := s.pools.Load(id)
 	if !ok {
 		s.setFault(ErrFault)
 		return
 	}
-	s.root.Send(v.(*poolRef).pid, msg)
+	send(s, v.(*poolRef).pool, msg)
 }
 
-// activate returns the quote's actor, spawning it from the published
-// (durable) state if it is not running; nil for a terminal quote, which
-// needs no actor (see decideTerminal).
-func (s *System) activate(ref *quoteRef) *actor.PID {
+// activate returns the address of the quote's actor, spawning it from the
+// published (durable) state if it is not running; false for a terminal
+// quote, which needs no actor (see decideTerminal).
+func (s *System) activate(ref *quoteRef) (address[*quoteActor], bool) {
 	if pid := ref.pid.Load(); pid != nil {
-		return pid
+		return address[*quoteActor]{pid}, true
 	}
 	mu := &s.activating[ref.view.Load().ID[15]] // the id never changes
 	mu.Lock()
 	defer mu.Unlock()
 	if pid := ref.pid.Load(); pid != nil {
-		return pid
+		return address[*quoteActor]{pid}, true
 	}
 	q := ref.view.Load()
 	if !q.Status.Open() || s.stopped.Load() {
-		return nil
+		return address[*quoteActor]{}, false
 	}
-	pid := s.spawn(&quoteActor{sys: s, quote: q.Clone(), ref: ref}, kindQuote)
-	ref.pid.Store(pid)
-	return pid
+	to := spawn(s, &quoteActor{sys: s, quote: q.Clone(), ref: ref}, kindQuote)
+	ref.pid.Store(to.pid)
+	return to, true
 }
 
 // armExpiry (re)sets the quote's expiry for deadline (unix ms): the expiry

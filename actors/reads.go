@@ -63,8 +63,8 @@ func (r *quoteRef) viewOf(client engine.ClientID, mode engine.Mode) (*engine.Quo
 }
 
 type poolRef struct {
-	pid  *actor.PID
-	pair *actor.PID
+	pool address[*poolActor]
+	pair address[*pairActor]
 	view atomic.Pointer[engine.Pool]
 }
 

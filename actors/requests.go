@@ -12,6 +12,7 @@ func (*TransitionQuote) answeredWith(*QuoteReply) {}
 
 // Pools: the pool actor (through the pair for a rate or status change).
 func (*PoolCommand) answeredWith(*PoolReply) {}
+func (*poolDeposit) answeredWith(*PoolReply) {}
 
 // The pair actor's figures for the console.
 func (*readExposures) answeredWith(*exposuresRead) {}

@@ -111,7 +111,7 @@ func (s *System) SettleUnapplied(req engine.SettleRequest, audit *engine.Operato
 	return &UnappliedReply{Result: engine.ResultUnappliedNotFound}
 }
 
-func (s *System) suspenseRequest(m engine.Mode, cmd Request[*UnappliedReply]) *UnappliedReply {
+func (s *System) suspenseRequest(m engine.Mode, cmd request[*UnappliedReply, *treasuryActor]) *UnappliedReply {
 	if err := s.writable(); err != nil {
 		return &UnappliedReply{Err: err}
 	}
@@ -198,10 +198,10 @@ func (a *treasuryActor) settleHeld(ctx actor.Context, cmd *settleUnapplied) {
 		}
 	}
 	replyTo := ctx.Sender()
-	a.sys.appendThen(func(err error) (*actor.PID, any) {
+	a.sys.appendThen(func(err error) delivery {
 		if err != nil {
-			return replyTo, &UnappliedReply{Err: err}
+			return replyWith(replyTo, &UnappliedReply{Err: err})
 		}
-		return replyTo, &UnappliedReply{Result: engine.ResultOK, Unapplied: &u, Payment: &c}
+		return replyWith(replyTo, &UnappliedReply{Result: engine.ResultOK, Unapplied: &u, Payment: &c})
 	}, a.sys.audited(cmd.Audit, u.Currency, ev)...)
 }

@@ -77,9 +77,9 @@ type System struct {
 	// put the configured ones there first). Immutable.
 	markets *engine.Markets
 
-	pairs       map[engine.BookKey]*actor.PID // immutable after Start
-	treasuries  map[engine.Mode]*actor.PID    // immutable after Start
-	coordinator *actor.PID
+	pairs       map[engine.BookKey]address[*pairActor]  // immutable after Start
+	treasuries  map[engine.Mode]address[*treasuryActor] // immutable after Start
+	coordinator address[*coordinatorActor]
 	expiry      *expiryWheel // every open quote's deadline
 	// activating serialises the activation of quote actors, a lock for
 	// each value of a quote id's last byte: activation is rare (a quote's
@@ -123,16 +123,16 @@ func (s *System) Stop() {
 		return true
 	})
 	s.pools.Range(func(_, v any) bool {
-		futures = append(futures, s.root.StopFuture(v.(*poolRef).pid))
+		futures = append(futures, s.root.StopFuture(v.(*poolRef).pool.pid))
 		return true
 	})
-	for _, pid := range s.pairs {
-		futures = append(futures, s.root.StopFuture(pid))
+	for _, to := range s.pairs {
+		futures = append(futures, s.root.StopFuture(to.pid))
 	}
-	for _, pid := range s.treasuries {
-		futures = append(futures, s.root.StopFuture(pid))
+	for _, to := range s.treasuries {
+		futures = append(futures, s.root.StopFuture(to.pid))
 	}
-	futures = append(futures, s.root.StopFuture(s.coordinator))
+	futures = append(futures, s.root.StopFuture(s.coordinator.pid))
 	for _, f := range futures {
 		_ = f.Wait() // a stop that times out leaves nothing to undo
 	}
@@ -165,10 +165,15 @@ func (s *System) nowMillis() int64 { return s.cfg.Clock().UnixMilli() }
 // the actor answers that request with.
 type Request[R any] interface{ answeredWith(R) }
 
-// ask sends msg to pid and waits for its reply. A reply that is an error
-// (what guard sends when handling msg panicked) is returned as the error,
-// so a caller only ever sees the reply type msg declares.
-func ask[R any](s *System, pid *actor.PID, msg Request[R]) (R, error) {
+// ask sends msg to the actor at to and waits for its reply. A reply that
+// is an error (what guard sends when handling msg panicked) is returned as
+// the error, so a caller only ever sees the reply type msg declares.
+func ask[R any, A actor.Actor](s *System, to address[A], msg request[R, A]) (R, error) {
+	return askPID(s, to.pid, msg)
+}
+
+// askPID is ask to a PID of any actor, for a test's stand-in actor.
+func askPID[R any](s *System, pid *actor.PID, msg Request[R]) (R, error) {
 	var none R
 	if s.stopped.Load() {
 		return none, ErrUnavailable
@@ -197,7 +202,7 @@ const eventBytesTypical = 640
 // callback does nothing else — it only enqueues — so every consequence of
 // a write (registry entries, spawns, holds, budgets, replies) runs in an
 // actor, in that actor's order.
-func (s *System) appendThen(then func(err error) (to *actor.PID, msg any), evs ...engine.Event) {
+func (s *System) appendThen(then func(err error) delivery, evs ...engine.Event) {
 	recs := make([][]byte, len(evs))
 	for i, ev := range evs {
 		recs[i] = engine.AppendEvent(make([]byte, 0, eventBytesTypical), ev)
@@ -213,8 +218,8 @@ func (s *System) appendThen(then func(err error) (to *actor.PID, msg any), evs .
 		if err == nil {
 			s.audit.add(evs) // the audit line written with its write (audit.go)
 		}
-		to, msg := then(err)
-		s.root.Send(to, msg)
+		d := then(err)
+		s.root.Send(d.to, d.msg)
 	})
 }
 
@@ -253,7 +258,7 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 	if err := s.writable(); err != nil {
 		return &QuoteReply{Err: err}
 	}
-	pid, ok := s.pairs[engine.BookKey{Mode: cmd.Mode, Pair: cmd.Pair}]
+	pair, ok := s.pairs[engine.BookKey{Mode: cmd.Mode, Pair: cmd.Pair}]
 	if !ok {
 		return &QuoteReply{Result: engine.ResultInvalidCurrencyPair}
 	}
@@ -265,7 +270,7 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 		}
 		defer s.idem.release(scope)
 	}
-	reply, err := ask[*QuoteReply](s, pid, cmd)
+	reply, err := ask[*QuoteReply](s, pair, cmd)
 	if err != nil {
 		return &QuoteReply{Err: err}
 	}
@@ -295,8 +300,8 @@ func (s *System) TransitionQuote(client engine.ClientID, mode engine.Mode, id en
 	if err := s.writable(); err != nil {
 		return &QuoteReply{Err: err}
 	}
-	if pid := s.activate(ref); pid != nil {
-		reply, err := ask[*QuoteReply](s, pid, cmd)
+	if to, ok := s.activate(ref); ok {
+		reply, err := ask[*QuoteReply](s, to, cmd)
 		if err == nil {
 			return reply
 		}
@@ -338,11 +343,13 @@ func (s *System) ChangePool(cmd *PoolCommand) *PoolReply {
 	// A deposit is decided by the pool actor, which owns the balance it must
 	// keep within engine.DepositFits; the rest by the pair actor, which owns
 	// the book and the reservation budget.
-	target := v.(*poolRef).pair
-	if cmd.Deposit > 0 {
-		target = v.(*poolRef).pid
+	var reply *PoolReply
+	var err error
+	if ref := v.(*poolRef); cmd.Deposit > 0 {
+		reply, err = ask[*PoolReply](s, ref.pool, &poolDeposit{cmd})
+	} else {
+		reply, err = ask[*PoolReply](s, ref.pair, cmd)
 	}
-	reply, err := ask[*PoolReply](s, target, cmd)
 	if err != nil {
 		return &PoolReply{Err: err}
 	}
@@ -379,7 +386,7 @@ func (s *System) ClearingBalance(m engine.Mode, c engine.Currency) (engine.Amoun
 }
 
 // Admin calls the coordinator.
-func (s *System) Admin(cmd Request[*AdminReply]) *AdminReply {
+func (s *System) Admin(cmd AdminRequest) *AdminReply {
 	if err := s.writable(); err != nil {
 		return &AdminReply{Err: err}
 	}
@@ -423,7 +430,7 @@ func (s *System) Maintain() {
 		s.listing.drop(func(ref *quoteRef) bool { return forgotten[ref] })
 		s.references.drop(references)
 	}
-	for _, pid := range s.treasuries {
-		s.root.Send(pid, &forgetFunds{cutoff: now - retention})
+	for _, to := range s.treasuries {
+		send(s, to, &forgetFunds{cutoff: now - retention})
 	}
 }

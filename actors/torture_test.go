@@ -579,7 +579,7 @@ func (w *tortureWorker) step() {
 	}
 }
 
-func (w *tortureWorker) admin(cmd actors.Request[*actors.AdminReply]) {
+func (w *tortureWorker) admin(cmd actors.AdminRequest) {
 	r := w.sys.Admin(cmd)
 	if r.Err != nil || r.Result != engine.ResultOK {
 		return
