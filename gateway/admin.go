@@ -19,15 +19,15 @@ const adminBase = "/admin/v1"
 
 func (s *Server) adminRouter() *router.Router {
 	r := s.baseRouter()
-	r.POST(adminBase+"/clients", s.operator(s.createClient))
-	r.POST(adminBase+"/clients/{clientId}/keys", s.operator(s.createKey))
-	r.DELETE(adminBase+"/keys/{keyId}", s.operator(s.revokeKey))
-	r.POST(adminBase+"/pools", s.operator(s.createPool))
+	r.POST(adminBase+"/clients", s.operator(adminAPI(s, createClient)))
+	r.POST(adminBase+"/clients/{clientId}/keys", s.operator(adminAPI(s, createKey)))
+	r.DELETE(adminBase+"/keys/{keyId}", s.operator(adminAPI(s, revokeKey)))
+	r.POST(adminBase+"/pools", s.operator(adminAPI(s, createPool)))
 	r.GET(adminBase+"/pools", s.operator(s.listPools))
-	r.PUT(adminBase+"/pools/{poolId}/rate", s.operator(s.poolCommand(parseRate)))
-	r.PUT(adminBase+"/pools/{poolId}/status", s.operator(s.poolCommand(parseStatus)))
-	r.POST(adminBase+"/pools/{poolId}/deposit", s.operator(s.poolCommand(parseMove(true))))
-	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(s.poolCommand(parseMove(false))))
+	r.PUT(adminBase+"/pools/{poolId}/rate", s.operator(adminAPI(s, poolCommand(parseRate))))
+	r.PUT(adminBase+"/pools/{poolId}/status", s.operator(adminAPI(s, poolCommand(parseStatus))))
+	r.POST(adminBase+"/pools/{poolId}/deposit", s.operator(adminAPI(s, poolCommand(parseMove(true)))))
+	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(adminAPI(s, poolCommand(parseMove(false)))))
 	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
 	r.POST(adminBase+"/backup", s.adminAuth(s.backup))
 	r.GET("/metrics", s.adminAuth(s.writeMetrics))
@@ -62,12 +62,8 @@ func (s *Server) operator(h operatorHandler) fasthttp.RequestHandler {
 // adminReply answers a coordinator reply's failure; it reports whether the
 // reply was a success.
 func (s *Server) adminFailed(ctx *fasthttp.RequestCtx, err error, result engine.Result) bool {
-	if err != nil {
-		s.operatingError(ctx, err)
-		return true
-	}
-	if result != engine.ResultOK {
-		s.writeError(ctx, resultError(result))
+	if e := s.adminRefusal(ctx, err, result); e != nil {
+		s.writeError(ctx, e)
 		return true
 	}
 	return false
@@ -93,58 +89,54 @@ func (s *Server) pathUUID(ctx *fasthttp.RequestCtx, name string) (id [16]byte, o
 	return id, true
 }
 
-func (s *Server) createClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
-	}
-	name, ok := o.str("name", true, nameBytesMax)
-	if ok && len(bytes.TrimSpace([]byte(name))) == 0 {
-		o.problem("name", "must not be empty")
-	}
-	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	reply := sys.Admin(&actors.CreateClient{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name})
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("clientId", reply.Client.ID)
-	w.str("name", reply.Client.Name)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+// createClient is POST /admin/v1/clients {name}.
+var createClient = adminOp[*actors.AdminReply]{body: true,
+	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.AdminReply, *apiError) {
+		name, ok := o.str("name", true, nameBytesMax)
+		if ok && len(bytes.TrimSpace([]byte(name))) == 0 {
+			o.problem("name", "must not be empty")
+		}
+		if e := o.finish(); e != nil {
+			return nil, e
+		}
+		reply := sys.Admin(&actors.CreateClient{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name})
+		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
+	},
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.AdminReply) {
+		w := jsonWriter{}
+		w.open("")
+		w.id("clientId", reply.Client.ID)
+		w.str("name", reply.Client.Name)
+		w.close()
+		s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+	},
 }
 
-func (s *Server) createKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	client, ok := s.pathUUID(ctx, "clientId")
-	if !ok {
-		return
-	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
-	}
-	mode := parseModeMember(o)
-	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
-	}
-	reply := sys.Admin(&actors.CreateKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)},
-		Client: engine.ClientID(client), Mode: mode})
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("keyId", reply.Key.ID)
-	w.str("key", reply.Secret)
-	w.str("mode", reply.Key.Mode.String())
-	w.id("clientId", reply.Key.Client)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+// createKey is POST /admin/v1/clients/{clientId}/keys {mode}.
+var createKey = adminOp[*actors.AdminReply]{body: true,
+	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.AdminReply, *apiError) {
+		client, e := pathID(ctx, "clientId")
+		if e != nil {
+			return nil, e
+		}
+		mode := parseModeMember(o)
+		if e := o.finish(); e != nil {
+			return nil, e
+		}
+		reply := sys.Admin(&actors.CreateKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)},
+			Client: engine.ClientID(client), Mode: mode})
+		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
+	},
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.AdminReply) {
+		w := jsonWriter{}
+		w.open("")
+		w.id("keyId", reply.Key.ID)
+		w.str("key", reply.Secret)
+		w.str("mode", reply.Key.Mode.String())
+		w.id("clientId", reply.Key.Client)
+		w.close()
+		s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+	},
 }
 
 func parseModeMember(o *object) engine.Mode {
@@ -159,23 +151,25 @@ func parseModeMember(o *object) engine.Mode {
 	return m
 }
 
-func (s *Server) revokeKey(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	key, ok := s.pathUUID(ctx, "keyId")
-	if !ok {
-		return
-	}
-	reply := sys.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	ctx.SetStatusCode(fasthttp.StatusNoContent)
+// revokeKey is DELETE /admin/v1/keys/{keyId}.
+var revokeKey = adminOp[*actors.AdminReply]{
+	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, _ *object) (*actors.AdminReply, *apiError) {
+		key, e := pathID(ctx, "keyId")
+		if e != nil {
+			return nil, e
+		}
+		reply := sys.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
+		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
+	},
+	answer: func(_ *Server, ctx *fasthttp.RequestCtx, _ *actors.System, _ *actors.AdminReply) {
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+	},
 }
 
-func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
-	}
+// createPool is POST /admin/v1/pools.
+var createPool = adminOp[*engine.Pool]{body: true, do: doCreatePool, answer: answerPool(fasthttp.StatusCreated)}
+
+func doCreatePool(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*engine.Pool, *apiError) {
 	cmd := &actors.CreatePool{Mode: parseModeMember(o)}
 	if name, ok := o.str("name", true, nameBytesMax); ok {
 		cmd.Name = name
@@ -208,23 +202,24 @@ func (s *Server) createPool(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		nilOwner = ok && cmd.Owner.IsZero()
 	}
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return nil, e
 	}
 	if nilOwner {
-		s.writeError(ctx, resultError(engine.ResultClientNotFound))
-		return
+		return nil, resultError(engine.ResultClientNotFound)
 	}
 	if !sys.Markets().Supported(cmd.Pair) {
-		s.writeError(ctx, invalidCurrencyPair(sys.Markets()))
-		return
+		return nil, invalidCurrencyPair(sys.Markets())
 	}
 	cmd.Audit = s.auditLine(ctx, fasthttp.StatusCreated)
 	reply := sys.Admin(cmd)
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
+	return reply.Pool, s.adminRefusal(ctx, reply.Err, reply.Result)
+}
+
+// answerPool answers a pool's write with the pool.
+func answerPool(status int) func(*Server, *fasthttp.RequestCtx, *actors.System, *engine.Pool) {
+	return func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, p *engine.Pool) {
+		s.writeJSON(ctx, status, appendPool(nil, p))
 	}
-	s.writeJSON(ctx, fasthttp.StatusCreated, appendPool(nil, reply.Pool))
 }
 
 func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
@@ -350,34 +345,28 @@ func parseMove(deposit bool) poolParser {
 	}
 }
 
-func (s *Server) poolCommand(parse poolParser) operatorHandler {
-	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
-		id, ok := s.pathUUID(ctx, "poolId")
-		if !ok {
-			return
-		}
-		pool, ok := sys.Pool(engine.PoolID(id))
-		if !ok {
-			s.writeError(ctx, resultError(engine.ResultPoolNotFound))
-			return
-		}
-		o, ok := s.bodyObject(ctx)
-		if !ok {
-			return
-		}
-		cmd := &actors.PoolCommand{Pool: pool.ID}
-		parse(o, cmd, pool.Pair.Destination)
-		if e := o.finish(); e != nil {
-			s.writeError(ctx, e)
-			return
-		}
-		cmd.Audit = s.auditLine(ctx, fasthttp.StatusOK)
-		reply := sys.ChangePool(cmd)
-		if s.adminFailed(ctx, reply.Err, reply.Result) {
-			return
-		}
-		s.writeJSON(ctx, fasthttp.StatusOK, appendPool(nil, reply.Pool))
-	}
+// poolCommand is PUT /admin/v1/pools/{poolId}/rate and /status, POST
+// …/deposit and …/withdraw: the command parse reads.
+func poolCommand(parse poolParser) adminOp[*engine.Pool] {
+	return adminOp[*engine.Pool]{body: true, answer: answerPool(fasthttp.StatusOK),
+		do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*engine.Pool, *apiError) {
+			id, e := pathID(ctx, "poolId")
+			if e != nil {
+				return nil, e
+			}
+			pool, ok := sys.Pool(engine.PoolID(id))
+			if !ok {
+				return nil, resultError(engine.ResultPoolNotFound)
+			}
+			cmd := &actors.PoolCommand{Pool: pool.ID}
+			parse(o, cmd, pool.Pair.Destination)
+			if e := o.finish(); e != nil {
+				return nil, e
+			}
+			cmd.Audit = s.auditLine(ctx, fasthttp.StatusOK)
+			reply := sys.ChangePool(cmd)
+			return reply.Pool, s.adminRefusal(ctx, reply.Err, reply.Result)
+		}}
 }
 
 func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {

@@ -25,7 +25,7 @@ func (s *Server) registerLookups(r *router.Router) {
 	r.GET(adminBase+"/clients", s.operator(s.listClients))
 	r.GET(adminBase+"/clients/{clientId}", s.operator(s.getClient))
 	r.GET(adminBase+"/quotes/{quoteId}", s.operator(s.adminQuote))
-	r.POST(adminBase+"/quotes/{quoteId}/cancel", s.operator(s.operatorCancel))
+	r.POST(adminBase+"/quotes/{quoteId}/cancel", s.operator(adminAPI(s, operatorCancel)))
 	s.registerWebhookAdmin(r)
 }
 
@@ -184,10 +184,27 @@ func receivedTotal(receipts []engine.Payment) engine.Amount {
 // cancels any client's open quote; the log records it as the operator's.
 // Answers as the partner's cancel does (200 with the quote, 409
 // INVALID_STATE from a status that does not allow it).
-func (s *Server) operatorCancel(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, ok := s.pathUUID(ctx, "quoteId")
-	if !ok {
-		return
+var operatorCancel = quoteOp(func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
+	return sys.OperatorCancel(id, audit)
+})
+
+// quoteOp is an operator's change of the quote {quoteId}: write makes it,
+// audited; the admin API answers the quote as the partner API would.
+func quoteOp(write func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply) adminOp[*actors.QuoteReply] {
+	return adminOp[*actors.QuoteReply]{
+		do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, _ *object) (*actors.QuoteReply, *apiError) {
+			id, e := pathID(ctx, "quoteId")
+			if e != nil {
+				return nil, e
+			}
+			reply := write(sys, engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK))
+			if reply.Err != nil {
+				return reply, s.operatingRefusal(ctx, reply.Err)
+			}
+			return reply, refusal(reply, nil)
+		},
+		answer: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, reply *actors.QuoteReply) {
+			s.quoteReply(ctx, sys, reply, nil)
+		},
 	}
-	s.quoteReply(ctx, sys, sys.OperatorCancel(engine.QuoteID(raw), s.auditLine(ctx, fasthttp.StatusOK)), nil)
 }

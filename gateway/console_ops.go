@@ -106,11 +106,11 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 // receipt (a transfer carrying a quote's reference).
 func (s *Server) consoleBankReceipt(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	msg, ok := s.viaAPI(r, s.bankReceipt, jsonForm(
+	_, msg, ok := consoleWrite(s, r, bankReceipt,
 		formMember{name: "reference", value: string(f.Peek("reference"))},
 		formMember{name: "amount", value: string(f.Peek("amount")), number: true},
 		formMember{name: "bankTransactionId", value: string(f.Peek("bankTransactionId"))},
-		formMember{name: "mode", value: string(f.Peek("mode"))}))
+		formMember{name: "mode", value: string(f.Peek("mode"))})
 	if ok {
 		msg = "Bank receipt recorded for " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 	}
@@ -273,13 +273,12 @@ func (s *Server) consoleSystem(r *consoleRequest) {
 // creation; the operator lands on the new client's page.
 func (s *Server) consoleCreateClient(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	msg, ok, made := s.viaAPIAnswer(r, s.createClient, jsonForm(formMember{name: "name", value: string(f.Peek("name"))}))
+	made, msg, ok := consoleWrite(s, r, createClient, formMember{name: "name", value: string(f.Peek("name"))})
 	if !ok {
 		s.done(r, consoleBase+"/clients", msg, true)
 		return
 	}
-	id, _ := made["clientId"].(string)
-	s.done(r, consoleBase+"/clients/"+id, "Client created.", false)
+	s.done(r, consoleBase+"/clients/"+made.Client.ID.String(), "Client created.", false)
 }
 
 // consoleCreateKey is POST /console/clients/{clientId}/keys: a new API
@@ -288,10 +287,9 @@ func (s *Server) consoleCreateClient(r *consoleRequest) {
 func (s *Server) consoleCreateKey(r *consoleRequest) {
 	raw, _ := r.ctx.UserValue("clientId").(string)
 	f := r.ctx.PostArgs()
-	msg, ok, made := s.viaAPIAnswer(r, s.createKey, jsonForm(formMember{name: "mode", value: string(f.Peek("mode"))}))
+	made, msg, ok := consoleWrite(s, r, createKey, formMember{name: "mode", value: string(f.Peek("mode"))})
 	if ok {
-		key, _ := made["key"].(string)
-		msg = "API key created: " + key + " — give it to the client now; it is not shown again."
+		msg = "API key created: " + made.Secret + " — give it to the client now; it is not shown again."
 	}
 	s.done(r, consoleBack("clients", raw), msg, !ok)
 }
@@ -299,7 +297,7 @@ func (s *Server) consoleCreateKey(r *consoleRequest) {
 // consoleRevokeKey is POST /console/keys/{keyId}/revoke, the admin API's
 // DELETE /admin/v1/keys/{keyId}.
 func (s *Server) consoleRevokeKey(r *consoleRequest) {
-	msg, ok := s.viaAPI(r, s.revokeKey, nil)
+	_, msg, ok := consoleWrite(s, r, revokeKey)
 	if ok {
 		msg = "API key revoked."
 	}
@@ -311,10 +309,10 @@ func (s *Server) consoleRevokeKey(r *consoleRequest) {
 func (s *Server) consoleCredit(r *consoleRequest) {
 	raw, _ := r.ctx.UserValue("clientId").(string)
 	f := r.ctx.PostArgs()
-	msg, ok := s.viaAPI(r, s.setCredit, jsonForm(
+	_, msg, ok := consoleWrite(s, r, setCredit,
 		formMember{name: "mode", value: string(f.Peek("mode"))},
 		formMember{name: "currency", value: string(f.Peek("currency"))},
-		formMember{name: "limit", value: string(f.Peek("limit")), number: true}))
+		formMember{name: "limit", value: string(f.Peek("limit")), number: true})
 	if ok {
 		msg = "Credit limit set."
 	}
@@ -325,12 +323,12 @@ func (s *Server) consoleCredit(r *consoleRequest) {
 // creation.
 func (s *Server) consoleCreatePool(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	msg, ok := s.viaAPI(r, s.createPool, jsonForm(
+	_, msg, ok := consoleWrite(s, r, createPool,
 		formMember{name: "mode", value: string(f.Peek("mode"))},
 		formMember{name: "name", value: string(f.Peek("name"))},
 		formMember{name: "source", value: string(f.Peek("source"))},
 		formMember{name: "destination", value: string(f.Peek("destination"))},
-		formMember{name: "rate", value: string(f.Peek("rate")), number: true}))
+		formMember{name: "rate", value: string(f.Peek("rate")), number: true})
 	if ok {
 		msg = "Pool created (no liquidity yet: deposit some)."
 	}

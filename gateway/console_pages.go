@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -257,25 +256,25 @@ func (s *Server) consolePools(r *consoleRequest) {
 }
 
 // consolePoolAction is POST /console/pools/{poolId}/{rate|status|deposit|
-// withdraw}, through the admin API's pool command.
+// withdraw}: the admin API's pool command.
 func (s *Server) consolePoolAction(r *consoleRequest) {
 	action, _ := r.ctx.UserValue("action").(string)
 	form := r.ctx.PostArgs()
 	var parse poolParser
-	var body []byte
+	var field formMember
 	switch action {
 	case "rate":
-		parse, body = parseRate, jsonForm(formMember{name: "rate", value: string(form.Peek("rate")), number: true})
+		parse, field = parseRate, formMember{name: "rate", value: string(form.Peek("rate")), number: true}
 	case "status":
-		parse, body = parseStatus, jsonForm(formMember{name: "status", value: string(form.Peek("status"))})
+		parse, field = parseStatus, formMember{name: "status", value: string(form.Peek("status"))}
 	case "deposit", "withdraw":
-		parse, body = parseMove(action == "deposit"), jsonForm(formMember{name: "amount", value: string(form.Peek("amount")), number: true})
+		parse, field = parseMove(action == "deposit"), formMember{name: "amount", value: string(form.Peek("amount")), number: true}
 	default:
 		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No such pool action.")
 		return
 	}
 	back := consoleBase + "/pools?mode=" + string(form.Peek("mode"))
-	msg, ok := s.viaAPI(r, s.poolCommand(parse), body)
+	_, msg, ok := consoleWrite(s, r, poolCommand(parse), field)
 	if ok {
 		msg = "Pool " + action + " done."
 	}
@@ -283,54 +282,6 @@ func (s *Server) consolePoolAction(r *consoleRequest) {
 }
 
 var jsonNumber = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
-
-// viaAPI runs an admin API handler for a console write, with body as its
-// JSON body: it reports the API's error message, or ok. A success is
-// audited as the console route the operator used.
-func (s *Server) viaAPI(r *consoleRequest, h operatorHandler, body []byte) (string, bool) {
-	msg, ok, _ := s.viaAPIAnswer(r, h, body)
-	return msg, ok
-}
-
-// viaAPIAnswer is viaAPI that also returns a success's JSON answer.
-func (s *Server) viaAPIAnswer(r *consoleRequest, h operatorHandler, body []byte) (string, bool, map[string]any) {
-	ctx := r.ctx
-	if body != nil {
-		ctx.Request.SetBody(body)
-		ctx.Request.Header.SetContentType("application/json")
-	}
-	a := startAudit(ctx, r.op)
-	h(ctx, r.sys)
-	status := ctx.Response.StatusCode()
-	var answer struct {
-		Message string         `json:"message"`
-		Details map[string]any `json:"details"`
-	}
-	ok := status < 300
-	var made map[string]any
-	if ok {
-		s.finishAudit(ctx, a)
-		_ = json.Unmarshal(ctx.Response.Body(), &made) // 204 has none
-	} else if err := json.Unmarshal(ctx.Response.Body(), &answer); err != nil || answer.Message == "" {
-		answer.Message = fmt.Sprintf("refused (%d)", status)
-	}
-	ctx.Response.ResetBody()
-	ctx.Response.Header.Del("Content-Type")
-	msg := answer.Message
-	if len(answer.Details) > 0 {
-		keys := make([]string, 0, len(answer.Details))
-		for k := range answer.Details {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var b strings.Builder
-		for _, k := range keys {
-			fmt.Fprintf(&b, "; %s: %v", k, answer.Details[k])
-		}
-		msg += b.String()
-	}
-	return msg, ok, made
-}
 
 // ---- Quotes ----------------------------------------------------------------
 
@@ -474,19 +425,19 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 }
 
 // quoteAction is POST /console/quotes/{quoteId}/cancel and /complete: the
-// admin API's operator cancel or completion (h); made says so.
+// admin API's operator cancel or completion (op); made says so.
 //
 // An operator confirms first: a post without confirm=yes changes nothing
 // and shows what it would do (the quote, its money, what was received),
 // with a form that posts again with confirm=yes.
-func (s *Server) quoteAction(h operatorHandler, made string) consoleHandler {
+func (s *Server) quoteAction(op adminOp[*actors.QuoteReply], made string) consoleHandler {
 	return func(r *consoleRequest) {
 		raw, _ := r.ctx.UserValue("quoteId").(string)
 		if string(r.ctx.PostArgs().Peek("confirm")) != "yes" {
 			s.confirmQuoteAction(r, raw)
 			return
 		}
-		msg, ok := s.viaAPI(r, h, nil)
+		_, msg, ok := consoleWrite(s, r, op)
 		if ok {
 			msg = made
 		}

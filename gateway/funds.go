@@ -44,14 +44,14 @@ const (
 )
 
 func (s *Server) registerFunds(r *router.Router) {
-	r.POST(adminBase+"/payins/bank", s.operator(s.bankReceipt))
+	r.POST(adminBase+"/payins/bank", s.operator(adminAPI(s, bankReceipt)))
 	r.GET(adminBase+"/payins/duplicates", s.operator(s.duplicateReceipts))
 	r.POST(adminBase+"/payins/{receiptId}/reverse", s.operator(s.reverseReceipt))
 	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.moveMoney(true)))
 	r.POST(adminBase+"/accounts/{accountId}/withdraw", s.operator(s.moveMoney(false)))
-	r.PUT(adminBase+"/clients/{clientId}/credit", s.operator(s.setCredit))
+	r.PUT(adminBase+"/clients/{clientId}/credit", s.operator(adminAPI(s, setCredit)))
 	r.GET(adminBase+"/accounts/{accountId}/transactions", s.operator(s.adminStatement))
-	r.POST(adminBase+"/quotes/{quoteId}/complete", s.operator(s.operatorComplete))
+	r.POST(adminBase+"/quotes/{quoteId}/complete", s.operator(adminAPI(s, operatorComplete)))
 }
 
 func (s *Server) registerPartnerFunds(r *router.Router) {
@@ -81,11 +81,15 @@ func referenceMember(o *object, member string, c engine.Currency, outbound bool)
 // quote's bankPayIn.reference (any case, padded) credits that quote's
 // client's wallet. mode (default live) is the quote's: a reference of the
 // other mode is 404.
-func (s *Server) bankReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
-	}
+var bankReceipt = adminOp[*actors.ReceiptReply]{body: true, do: doBankReceipt,
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.ReceiptReply) {
+		w := jsonWriter{}
+		appendReceipt(&w, "", reply.Receipt, reply.Repeated)
+		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	},
+}
+
+func doBankReceipt(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.ReceiptReply, *apiError) {
 	reference, refOK := o.str("reference", true, bankReferenceBytesMax)
 	if refOK && len(bytes.TrimSpace([]byte(reference))) == 0 {
 		o.problem("reference", "must not be empty")
@@ -104,38 +108,39 @@ func (s *Server) bankReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	}
 	text, _ := o.number("amount", true)
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return nil, e
 	}
 	q, ok := sys.QuoteByReference(mode, reference)
 	if !ok {
-		s.writeError(ctx, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
-			message: "no quote of this mode (" + mode.String() + ") has this bank pay-in reference"})
-		return
+		return nil, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
+			message: "no quote of this mode (" + mode.String() + ") has this bank pay-in reference"}
 	}
 	amount, _ := amountIn(o, "amount", text, q.Pair.Source)
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return nil, e
 	}
 	txID, _ := engine.InboundIdentity(q.Pair.Source, txText)
 	reply := sys.RecordBankReceipt(mode, reference, amount, txID, s.auditLine(ctx, fasthttp.StatusOK))
-	if s.receiptFailed(ctx, reply) {
-		return
-	}
-	w := jsonWriter{}
-	appendReceipt(&w, "", reply.Receipt, reply.Repeated)
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	return reply, s.receiptRefusal(ctx, reply)
 }
 
-// receiptFailed answers a receipt's or reversal's failure; a conflict
-// names the payment first recorded under the identity.
+// receiptFailed answers a receipt's or reversal's failure; it reports
+// whether there was one.
 func (s *Server) receiptFailed(ctx *fasthttp.RequestCtx, reply *actors.ReceiptReply) bool {
-	if reply.Err == nil && reply.Result == engine.ResultReceiptConflict && reply.Receipt != nil {
-		s.writeError(ctx, paymentConflict(reply.Receipt))
+	if e := s.receiptRefusal(ctx, reply); e != nil {
+		s.writeError(ctx, e)
 		return true
 	}
-	return s.adminFailed(ctx, reply.Err, reply.Result)
+	return false
+}
+
+// receiptRefusal is a receipt's or reversal's failure; a conflict names
+// the payment first recorded under the identity.
+func (s *Server) receiptRefusal(ctx *fasthttp.RequestCtx, reply *actors.ReceiptReply) *apiError {
+	if reply.Err == nil && reply.Result == engine.ResultReceiptConflict && reply.Receipt != nil {
+		return paymentConflict(reply.Receipt)
+	}
+	return s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // paymentConflict is the 409 of an identity recorded before as another
@@ -369,14 +374,32 @@ func moneyRequestHash(in bool, req *engine.MoneyRequest) [32]byte {
 
 // setCredit is PUT /admin/v1/clients/{clientId}/credit {mode, currency,
 // limit}: limit >= 0 (0 removes the line).
-func (s *Server) setCredit(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	client, ok := s.pathUUID(ctx, "clientId")
-	if !ok {
-		return
-	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
+var setCredit = adminOp[creditSet]{body: true, do: doSetCredit,
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, c creditSet) {
+		w := jsonWriter{}
+		w.open("")
+		w.id("clientId", c.client)
+		w.str("mode", c.mode.String())
+		w.str("currency", c.currency.String())
+		w.amount("limit", c.reply.Limit, c.currency)
+		w.id("accountId", c.reply.Account.ID)
+		w.close()
+		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	},
+}
+
+// creditSet is a credit limit set: the request and the treasury's reply.
+type creditSet struct {
+	client   engine.ClientID
+	mode     engine.Mode
+	currency engine.Currency
+	reply    *actors.CreditReply
+}
+
+func doSetCredit(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (creditSet, *apiError) {
+	client, e := pathID(ctx, "clientId")
+	if e != nil {
+		return creditSet{}, e
 	}
 	mode := parseModeMember(o)
 	var currency engine.Currency
@@ -391,22 +414,10 @@ func (s *Server) setCredit(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		limit, _ = amountIn(o, "limit", text, currency) // positive; "0" or "0.00" is no credit
 	}
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return creditSet{}, e
 	}
 	reply := sys.SetCreditLimit(engine.ClientID(client), mode, currency, limit, s.auditLine(ctx, fasthttp.StatusOK))
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("clientId", client)
-	w.str("mode", mode.String())
-	w.str("currency", currency.String())
-	w.amount("limit", reply.Limit, currency)
-	w.id("accountId", reply.Account.ID)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	return creditSet{engine.ClientID(client), mode, currency, reply}, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // adminStatement is an operator's read of any wallet's statement.
@@ -499,13 +510,9 @@ func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engi
 // operatorComplete is POST /admin/v1/quotes/{quoteId}/complete: an
 // operator completes any client's quote, under the partner's rule (the
 // wallet must cover it; sandbox simulates the shortfall).
-func (s *Server) operatorComplete(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	id, ok := s.pathUUID(ctx, "quoteId")
-	if !ok {
-		return
-	}
-	s.quoteReply(ctx, sys, sys.OperatorComplete(engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK)), nil)
-}
+var operatorComplete = quoteOp(func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
+	return sys.OperatorComplete(id, audit)
+})
 
 // fundsDetails are INSUFFICIENT_FUNDS's details on a completion.
 func fundsDetails(q *engine.Quote, f *engine.Funding) map[string]any {

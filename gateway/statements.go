@@ -54,8 +54,8 @@ const (
 func (s *Server) registerStatements(r *router.Router) {
 	r.POST(statementsPath, s.adminAuth(s.importStatement))
 	r.GET(unappliedPath, s.operator(s.listUnapplied))
-	r.POST(unappliedPath+"/{unappliedId}/apply", s.operator(s.applyUnapplied))
-	r.POST(unappliedPath+"/{unappliedId}/return", s.operator(s.returnUnapplied))
+	r.POST(unappliedPath+"/{unappliedId}/apply", s.operator(adminAPI(s, applyUnapplied)))
+	r.POST(unappliedPath+"/{unappliedId}/return", s.operator(adminAPI(s, returnUnapplied)))
 }
 
 // largeBody reports whether the request may carry a body over
@@ -450,14 +450,18 @@ func sortUnapplied(list []engine.UnappliedReceipt) {
 // {quoteId} or {clientId, mode}: the money credits that quote's client's
 // wallet (a receipt of the quote) or that client's wallet of the mode, in
 // the receipt's currency; the answer is the receipt it became.
-func (s *Server) applyUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, ok := s.pathUUID(ctx, "unappliedId")
-	if !ok {
-		return
-	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
+var applyUnapplied = adminOp[*actors.UnappliedReply]{body: true, do: doApplyUnapplied,
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.UnappliedReply) {
+		w := jsonWriter{}
+		appendReceipt(&w, "", reply.Payment, false)
+		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	},
+}
+
+func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.UnappliedReply, *apiError) {
+	raw, e := pathID(ctx, "unappliedId")
+	if e != nil {
+		return nil, e
 	}
 	quoteID, hasQuote := optionalID(o, "quoteId")
 	clientID, hasClient := optionalID(o, "clientId")
@@ -473,57 +477,67 @@ func (s *Server) applyUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		o.problem("quoteId", "give quoteId, or clientId and mode")
 	}
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return nil, e
 	}
 	u, ok := sys.Unapplied(engine.UnappliedID(raw))
 	if !ok {
-		s.writeError(ctx, resultError(engine.ResultUnappliedNotFound))
-		return
+		return nil, resultError(engine.ResultUnappliedNotFound)
 	}
 	req := engine.SettleRequest{Unapplied: u.ID}
 	if hasQuote {
 		q, ok := sys.AnyQuote(engine.QuoteID(quoteID))
 		if !ok || q.Mode != u.Mode {
-			s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
-			return
+			return nil, resultError(engine.ResultQuoteNotFound)
 		}
 		if q.Pair.Source != u.Currency {
-			s.writeError(ctx, fieldError("quoteId", "the quote's source currency is "+q.Pair.Source.String()+", the receipt's "+u.Currency.String()))
-			return
+			return nil, fieldError("quoteId", "the quote's source currency is "+q.Pair.Source.String()+", the receipt's "+u.Currency.String())
 		}
 		clientID, mode, req.Quote = q.Client, q.Mode, q.ID
 	}
 	if mode != u.Mode {
-		s.writeError(ctx, fieldError("mode", "the receipt is held in "+u.Mode.String()))
-		return
+		return nil, fieldError("mode", "the receipt is held in "+u.Mode.String())
 	}
 	wallet, ok := walletOf(sys, engine.ClientID(clientID), mode, u.Currency)
 	if !ok {
-		s.writeError(ctx, resultError(engine.ResultClientNotFound))
-		return
+		return nil, resultError(engine.ResultClientNotFound)
 	}
 	req.Wallet = wallet
 	reply := sys.SettleUnapplied(req, s.auditLine(ctx, fasthttp.StatusOK))
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w2 := jsonWriter{}
-	appendReceipt(&w2, "", reply.Payment, false)
-	s.writeJSON(ctx, fasthttp.StatusOK, w2.b)
+	return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // returnUnapplied is POST /admin/v1/payins/unapplied/{unappliedId}/return
 // {reference}: the money goes back to its sender; reference is the return
 // transfer's (an outbound identity, as a payout's).
-func (s *Server) returnUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	raw, ok := s.pathUUID(ctx, "unappliedId")
-	if !ok {
-		return
-	}
-	o, ok := s.bodyObject(ctx)
-	if !ok {
-		return
+var returnUnapplied = adminOp[unappliedReturned]{body: true, do: doReturnUnapplied,
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, r unappliedReturned) {
+		u := r.unapplied
+		w := jsonWriter{}
+		w.open("")
+		w.id("unappliedId", u.ID)
+		w.str("mode", u.Mode.String())
+		w.str("currency", u.Currency.String())
+		w.amount("amount", u.Amount, u.Currency)
+		w.str("bankTransactionId", u.Identity.Text())
+		w.str("returnReference", r.back.Text())
+		w.time("returnedAt", r.reply.Payment.ReversedAt)
+		w.close()
+		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	},
+}
+
+// unappliedReturned is money returned to its sender: what was held, the
+// return transfer's identity, and the treasury's reply.
+type unappliedReturned struct {
+	unapplied engine.UnappliedReceipt
+	back      engine.Identity
+	reply     *actors.UnappliedReply
+}
+
+func doReturnUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (unappliedReturned, *apiError) {
+	raw, e := pathID(ctx, "unappliedId")
+	if e != nil {
+		return unappliedReturned{}, e
 	}
 	ref, refOK := o.str("reference", true, referenceBytesMax)
 	if refOK {
@@ -532,30 +546,15 @@ func (s *Server) returnUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 	}
 	if e := o.finish(); e != nil {
-		s.writeError(ctx, e)
-		return
+		return unappliedReturned{}, e
 	}
 	u, ok := sys.Unapplied(engine.UnappliedID(raw))
 	if !ok {
-		s.writeError(ctx, resultError(engine.ResultUnappliedNotFound))
-		return
+		return unappliedReturned{}, resultError(engine.ResultUnappliedNotFound)
 	}
 	back, _ := engine.OutboundIdentity(u.Currency, ref)
 	reply := sys.SettleUnapplied(engine.SettleRequest{Unapplied: u.ID, Return: back}, s.auditLine(ctx, fasthttp.StatusOK))
-	if s.adminFailed(ctx, reply.Err, reply.Result) {
-		return
-	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("unappliedId", u.ID)
-	w.str("mode", u.Mode.String())
-	w.str("currency", u.Currency.String())
-	w.amount("amount", u.Amount, u.Currency)
-	w.str("bankTransactionId", u.Identity.Text())
-	w.str("returnReference", back.Text())
-	w.time("returnedAt", reply.Payment.ReversedAt)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	return unappliedReturned{u, back, reply}, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // cutUTF8 cuts s to at most n bytes, on a UTF-8 boundary.
@@ -631,12 +630,12 @@ func (s *Server) consoleSettleUnapplied(r *consoleRequest) {
 			members = append(members, formMember{name: "clientId", value: strings.TrimSpace(string(f.Peek("clientId")))},
 				formMember{name: "mode", value: mode})
 		}
-		msg, ok = s.viaAPI(r, s.applyUnapplied, jsonForm(members...))
+		_, msg, ok = consoleWrite(s, r, applyUnapplied, members...)
 		if ok {
 			msg = "Applied: the money is credited as a receipt."
 		}
 	case "return":
-		msg, ok = s.viaAPI(r, s.returnUnapplied, jsonForm(formMember{name: "reference", value: string(f.Peek("reference"))}))
+		_, msg, ok = consoleWrite(s, r, returnUnapplied, formMember{name: "reference", value: string(f.Peek("reference"))})
 		if ok {
 			msg = "Returned under " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 		}
