@@ -7,7 +7,6 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/fasthttp/router"
 	"github.com/shopspring/decimal"
 	"github.com/valyala/fasthttp"
 
@@ -16,32 +15,6 @@ import (
 )
 
 const adminBase = "/admin/v1"
-
-func (s *Server) adminRouter() *router.Router {
-	r := s.baseRouter()
-	r.POST(adminBase+"/clients", s.operator(adminAPI(s, createClient)))
-	r.POST(adminBase+"/clients/{clientId}/keys", s.operator(adminAPI(s, createKey)))
-	r.DELETE(adminBase+"/keys/{keyId}", s.operator(adminAPI(s, revokeKey)))
-	r.POST(adminBase+"/pools", s.operator(adminAPI(s, createPool)))
-	r.GET(adminBase+"/pools", s.operator(s.listPools))
-	r.PUT(adminBase+"/pools/{poolId}/rate", s.operator(adminAPI(s, poolCommand(parseRate))))
-	r.PUT(adminBase+"/pools/{poolId}/status", s.operator(adminAPI(s, poolCommand(parseStatus))))
-	r.POST(adminBase+"/pools/{poolId}/deposit", s.operator(adminAPI(s, poolCommand(parseMove(true)))))
-	r.POST(adminBase+"/pools/{poolId}/withdraw", s.operator(adminAPI(s, poolCommand(parseMove(false)))))
-	r.GET(adminBase+"/ledger/check", s.operator(s.ledgerCheck))
-	r.POST(adminBase+"/backup", s.adminAuth(s.backup))
-	r.GET("/metrics", s.adminAuth(s.writeMetrics))
-	s.registerCluster(r)
-	s.registerLookups(r)
-	s.registerPayIns(r)
-	s.registerStatements(r)
-	s.registerChains(r)
-	s.registerFunds(r)
-	s.registerOperators(r)
-	s.registerAdminOpenAPI(r)
-	s.registerConsole(r)
-	return r
-}
 
 type operatorHandler func(ctx *fasthttp.RequestCtx, sys *actors.System)
 

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -20,14 +19,6 @@ const (
 	clientsPageSizeDefault = 20
 	clientsPageSizeMax     = 100
 )
-
-func (s *Server) registerLookups(r *router.Router) {
-	r.GET(adminBase+"/clients", s.operator(s.listClients))
-	r.GET(adminBase+"/clients/{clientId}", s.operator(s.getClient))
-	r.GET(adminBase+"/quotes/{quoteId}", s.operator(s.adminQuote))
-	r.POST(adminBase+"/quotes/{quoteId}/cancel", s.operator(adminAPI(s, operatorCancel)))
-	s.registerWebhookAdmin(r)
-}
 
 // listClients is GET /admin/v1/clients?limit=&startingAfter=: newest first,
 // a page of at most limit, cursor pagination by client id (Stripe's list

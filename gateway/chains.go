@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
@@ -20,11 +19,6 @@ import (
 // not credited because the currency cannot hold their value exactly,
 // newest first: {unappliedId, chain, txHash, logIndex, block, addressId,
 // currency, value, decimals, reason}.
-
-func (s *Server) registerChains(r *router.Router) {
-	r.GET(adminBase+"/chains", s.operator(s.listChains))
-	r.GET(adminBase+"/chains/unapplied", s.operator(s.listChainUnapplied))
-}
 
 // chainStatuses are the term's watchers' reports, in chain order (none
 // while no term is served or it watches nothing).

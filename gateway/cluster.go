@@ -17,7 +17,6 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
-	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 )
 
@@ -278,45 +277,6 @@ func (s *Server) otherLeader() (cluster.Member, bool) {
 
 var errNotClustered = &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
 	message: "this server is not a cluster node (it was started without --cluster)"}
-
-// registerCluster serves the cluster's admin routes (404 on a single node).
-func (s *Server) registerCluster(r *router.Router) {
-	r.POST(adminBase+"/cluster/nodes/{nodeId}/replace", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
-		if s.cfg.Cluster == nil {
-			s.writeError(ctx, errNotClustered)
-			return
-		}
-		s.clusterReplace(ctx)
-	}))
-	r.POST(adminBase+"/cluster/nodes", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
-		if s.cfg.Cluster == nil {
-			s.writeError(ctx, errNotClustered)
-			return
-		}
-		s.clusterAdd(ctx)
-	}))
-	r.DELETE(adminBase+"/cluster/nodes/{nodeId}", s.operator(func(ctx *fasthttp.RequestCtx, _ *actors.System) {
-		if s.cfg.Cluster == nil {
-			s.writeError(ctx, errNotClustered)
-			return
-		}
-		id, _ := ctx.UserValue("nodeId").(string)
-		c, cancel := context.WithTimeout(context.Background(), membershipTimeoutDefault)
-		defer cancel()
-		s.clusterChanged(ctx, id, s.cfg.Cluster.RemoveMember(c, id, s.askPeer))
-	}))
-	for path, h := range map[string]fasthttp.RequestHandler{
-		adminBase + "/cluster": s.clusterStatus, adminBase + "/cluster/node": s.clusterNode, adminBase + "/state": s.clusterState,
-	} {
-		r.GET(path, s.adminAuth(func(ctx *fasthttp.RequestCtx) {
-			if s.cfg.Cluster == nil {
-				s.writeError(ctx, errNotClustered)
-				return
-			}
-			h(ctx)
-		}))
-	}
-}
 
 func (s *Server) clusterStatus(ctx *fasthttp.RequestCtx) {
 	c, cancel := context.WithTimeout(context.Background(), clusterStatusTimeout)

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -187,46 +186,6 @@ type consolePage struct {
 	FlashBad bool
 	Cluster  bool
 	Data     any
-}
-
-func (s *Server) registerConsole(r *router.Router) {
-	s.consoleTmpl = parseConsoleTemplates()
-	notFound := r.NotFound
-	r.NotFound = func(ctx *fasthttp.RequestCtx) {
-		if string(ctx.Path()) == consoleBase {
-			ctx.Redirect(consoleBase+"/", fasthttp.StatusFound)
-			return
-		}
-		notFound(ctx)
-	}
-	r.GET(consoleBase+"/login", s.consoleHeaders(s.consoleLoginPage))
-	r.POST(consoleBase+"/login", s.consoleHeaders(s.consoleLogin))
-	r.POST(consoleBase+"/logout", s.consoleHeaders(s.consoleLogout))
-	r.GET(consoleBase+"/static/{file:*}", s.consoleAsset)
-	r.GET(consoleBase+"/", s.console("overview", s.consoleOverview))
-	r.GET(consoleBase+"/rates", s.console("", s.consoleRates))
-	r.GET(consoleBase+"/pools", s.console("pools", s.consolePools))
-	r.POST(consoleBase+"/pools/{poolId}/{action}", s.console("pools", s.consolePoolAction))
-	r.GET(consoleBase+"/quotes", s.console("quotes", s.consoleQuotes))
-	r.GET(consoleBase+"/quotes/{quoteId}", s.console("quotes", s.consoleQuote))
-	r.POST(consoleBase+"/quotes/{quoteId}/cancel", s.console("quotes", s.quoteAction(operatorCancel, "Quote cancelled.")))
-	r.GET(consoleBase+"/clients", s.console("clients", s.consoleClients))
-	r.GET(consoleBase+"/clients/{clientId}", s.console("clients", s.consoleClient))
-	r.POST(consoleBase+"/clients", s.console("clients", s.consoleCreateClient))
-	r.POST(consoleBase+"/clients/{clientId}/keys", s.console("clients", s.consoleCreateKey))
-	r.POST(consoleBase+"/clients/{clientId}/credit", s.console("clients", s.consoleCredit))
-	r.POST(consoleBase+"/keys/{keyId}/revoke", s.console("clients", s.consoleRevokeKey))
-	r.GET(consoleBase+"/accounts/{accountId}", s.console("clients", s.consoleStatement))
-	r.POST(consoleBase+"/pools", s.console("pools", s.consoleCreatePool))
-	r.POST(consoleBase+"/quotes/{quoteId}/complete", s.console("quotes", s.quoteAction(operatorComplete, "Quote completed.")))
-	r.GET(consoleBase+"/payins", s.console("payins", s.consolePayIns))
-	r.POST(consoleBase+"/payins/bank", s.console("payins", s.consoleBankReceipt))
-	r.POST(consoleStatementsPath, s.console("payins", s.consoleImportStatement))
-	r.POST(consoleBase+"/payins/unapplied/{unappliedId}/{action}", s.console("payins", s.consoleSettleUnapplied))
-	r.GET(consoleBase+"/webhooks", s.console("webhooks", s.consoleWebhooks))
-	r.GET(consoleBase+"/chains", s.console("chains", s.consoleChains))
-	r.GET(consoleBase+"/cluster", s.console("cluster", s.consoleSystem))
-	r.GET(consoleBase+"/audit", s.console("audit", s.consoleAudit))
 }
 
 // consoleHeaders sets the headers every console response carries, and

@@ -4,7 +4,9 @@
 // listener, whose refusals are pages, not JSON). It
 // translates requests into actor messages (at most one actor request per
 // request) and results into the spec's JSON; it holds no business rule
-// of its own beyond input validation.
+// of its own beyond input validation. Every route of a listener is in
+// one table, with the gate its handler is behind (routes.go); the served
+// routes are checked against the OpenAPI document at start.
 //
 // Every error uses the spec's {code, message, details} shape; engine
 // results map to HTTP statuses, codes and messages through one table

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -26,10 +25,6 @@ const (
 // EventHistory is the partners' event history (*eventlog.Store).
 type EventHistory interface {
 	List(q eventlog.Query) (events []engine.OwedEvent, more bool, err error)
-}
-
-func (s *Server) registerEvents(r *router.Router) {
-	r.GET(eventsPath, s.partner(s.listEvents))
 }
 
 // listEvents is GET /api/v1/partners/events?type=&limit=&startingAfter=:

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -42,21 +41,6 @@ const (
 	referenceBytesMax     = 512
 	bankReferenceBytesMax = 64
 )
-
-func (s *Server) registerFunds(r *router.Router) {
-	r.POST(adminBase+"/payins/bank", s.operator(adminAPI(s, bankReceipt)))
-	r.GET(adminBase+"/payins/duplicates", s.operator(s.duplicateReceipts))
-	r.POST(adminBase+"/payins/{receiptId}/reverse", s.operator(s.reverseReceipt))
-	r.POST(adminBase+"/accounts/{accountId}/deposit", s.operator(s.moveMoney(true)))
-	r.POST(adminBase+"/accounts/{accountId}/withdraw", s.operator(s.moveMoney(false)))
-	r.PUT(adminBase+"/clients/{clientId}/credit", s.operator(adminAPI(s, setCredit)))
-	r.GET(adminBase+"/accounts/{accountId}/transactions", s.operator(s.adminStatement))
-	r.POST(adminBase+"/quotes/{quoteId}/complete", s.operator(adminAPI(s, operatorComplete)))
-}
-
-func (s *Server) registerPartnerFunds(r *router.Router) {
-	r.GET(apiBase+"/partners/accounts/{accountId}/transactions", s.partner(s.partnerStatement))
-}
 
 // referenceMember reads a required reference member (a bank transaction
 // id, a prefund's or payout's reference) into its identity of kind in

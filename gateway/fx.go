@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/shopspring/decimal"
 	"github.com/valyala/fasthttp"
 
@@ -60,21 +59,6 @@ const fxContentType = "application/xml; charset=utf-8"
 
 var errMediaXML = &apiError{status: fasthttp.StatusUnsupportedMediaType, code: codeUnsupportedMedia,
 	message: "request bodies must be application/xml or text/xml, in UTF-8"}
-
-// registerFX adds the XML FX API (spec §7) to the public router.
-func (s *Server) registerFX(r *router.Router) {
-	r.POST(fxBase+"/trades", s.fxPartner(s.fxInitiate))
-	r.GET(fxBase+"/trades/{id}", s.fxPartner(s.fxStatus))
-	r.PUT(fxBase+"/trades/{id}/cancellation", s.fxPartner(s.fxCancel))
-	r.POST(fxBase+"/trades/{id}/confirmation", s.fxPartner(s.fxConfirm))
-	r.POST(fxBase+"/trades/{id}/accept", s.fxPartner(s.fxAccept))
-	r.GET(fxBase+"/listings", s.fxPartner(s.fxListings))
-	r.GET(fxBase+"/rates/makers", s.fxPartner(s.fxMakersRate))
-
-	notFound, methodNotAllowed := r.NotFound, r.MethodNotAllowed
-	r.NotFound = s.fxOr(notFound, errNotFound)
-	r.MethodNotAllowed = s.fxOr(methodNotAllowed, errMethod)
-}
 
 // fxOr answers e as a MsgRjct on FX paths and defers to next (or to the
 // JSON error) elsewhere.

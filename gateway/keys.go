@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -14,11 +13,6 @@ import (
 // A partner's own API keys (spec §15.4).
 
 const keysPath = apiBase + "/partners/keys"
-
-func (s *Server) registerKeys(r *router.Router) {
-	r.GET(keysPath, s.partner(s.listKeys))
-	r.POST(keysPath+"/{keyId}/roll", s.partner(s.rollKey))
-}
 
 // keyRollHoursMax bounds expiresInHours: the old key of a roll works at
 // most 30 days more.

@@ -122,14 +122,6 @@ func (s *Server) audit(ctx *fasthttp.RequestCtx, p *principal) {
 	}
 }
 
-// registerOperators serves the operators and the audit trail.
-func (s *Server) registerOperators(r *router.Router) {
-	r.POST(adminBase+"/operators", s.rootOnly(s.createOperator))
-	r.GET(adminBase+"/operators", s.operator(s.listOperators))
-	r.DELETE(adminBase+"/operators/{operatorId}", s.rootOnly(s.revokeOperator))
-	r.GET(adminBase+"/audit", s.operator(s.auditTrail))
-}
-
 // rootOnly is operator for the routes only root may call.
 func (s *Server) rootOnly(h operatorHandler) fasthttp.RequestHandler {
 	return s.operator(func(ctx *fasthttp.RequestCtx, sys *actors.System) {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -22,11 +21,6 @@ import (
 // routes answer the operator's view of the pay-in (its quote, client,
 // mode, receivedAmount and the deposits, each with its receiptId); 404
 // NOT_FOUND for an unknown address.
-
-func (s *Server) registerPayIns(r *router.Router) {
-	r.GET(adminBase+"/payins/{addressId}", s.operator(s.payInGet))
-	r.POST(adminBase+"/payins/{addressId}/seen", s.operator(s.payInSeen))
-}
 
 // txHashBytesMax bounds a txHash member as typed (64 hex digits, 0x and
 // white space around them).

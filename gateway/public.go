@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"sync"
 
-	"github.com/fasthttp/router"
 	"github.com/shopspring/decimal"
 	"github.com/valyala/fasthttp"
 
@@ -14,27 +13,6 @@ import (
 )
 
 const apiBase = "/api/v1"
-
-func (s *Server) publicRouter() *router.Router {
-	r := s.baseRouter()
-	r.POST(apiBase+"/partners/marketplace/intent", s.partner(s.createQuote))
-	r.GET(apiBase+"/partners/marketplace/quote/{id}", s.partner(s.getQuote))
-	r.GET(quotesPath, s.partner(s.listQuotes))
-	r.PUT(apiBase+"/partners/marketplace/quote/{id}/accept", s.partner(s.acceptQuote))
-	r.PUT(apiBase+"/partners/marketplace/quote/{id}/cancel", s.partner(s.transition(actors.OperationCancel)))
-	r.PUT(apiBase+"/partners/marketplace/quote/{id}/complete", s.partner(s.transition(actors.OperationComplete)))
-	r.GET(apiBase+"/partners/balances", s.partner(s.balances))
-	r.GET(apiBase+"/partners/balances/currency/{currency}", s.partner(s.balancesByCurrency))
-	r.GET(apiBase+"/partners/balances/{accountId}", s.partner(s.balance))
-	s.registerWebhooks(r)
-	s.registerKeys(r)
-	s.registerEvents(r)
-	s.registerPartnerFunds(r)
-	s.registerStream(r)
-	s.registerFX(r)
-	s.registerOpenAPI(r)
-	return r
-}
 
 // partnerHandler handles one authenticated partner request.
 type partnerHandler func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/fasthttp/router"
 	"github.com/shopspring/decimal"
 	"github.com/valyala/fasthttp"
 
@@ -50,13 +49,6 @@ const (
 	statementsPath = adminBase + "/payins/bank/statements"
 	unappliedPath  = adminBase + "/payins/unapplied"
 )
-
-func (s *Server) registerStatements(r *router.Router) {
-	r.POST(statementsPath, s.adminAuth(s.importStatement))
-	r.GET(unappliedPath, s.operator(s.listUnapplied))
-	r.POST(unappliedPath+"/{unappliedId}/apply", s.operator(adminAPI(s, applyUnapplied)))
-	r.POST(unappliedPath+"/{unappliedId}/return", s.operator(adminAPI(s, returnUnapplied)))
-}
 
 // largeBody reports whether the request may carry a body over
 // bodyBytesMax: a bank statement (its route, and the console's form).

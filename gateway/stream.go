@@ -67,7 +67,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/actors"
@@ -120,11 +119,6 @@ var (
 	errStreamsFull = &apiError{status: fasthttp.StatusServiceUnavailable, code: codeUnavailable,
 		message: "the rate stream is at capacity; retry later"}
 )
-
-// registerStream adds the SSE rate stream (spec §8) to the public router.
-func (s *Server) registerStream(r *router.Router) {
-	r.GET(ratesStreamPath, s.partner(s.rateStream))
-}
 
 // RateChanged is the actors' RateListener (actors.Config.RateListener): a
 // pair actor calls it, on its own goroutine, each time the consensus rate of

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fasthttp/router"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
@@ -22,15 +21,6 @@ import (
 // changes; package webhook delivers them.
 
 const webhooksPath = apiBase + "/partners/webhooks"
-
-func (s *Server) registerWebhooks(r *router.Router) {
-	r.POST(webhooksPath, s.partner(s.createWebhook))
-	r.GET(webhooksPath, s.partner(s.listWebhooks))
-	r.DELETE(webhooksPath+"/{id}", s.partner(s.deleteWebhook))
-	r.POST(webhooksPath+"/{id}/test", s.partner(s.testWebhook))
-	r.POST(webhooksPath+"/{id}/rotate-secret", s.partner(s.rotateWebhookSecret))
-	r.PATCH(webhooksPath+"/{id}", s.partner(s.updateWebhook))
-}
 
 // updateWebhook is PATCH /api/v1/partners/webhooks/{id} {"url"?,
 // "events"?} (at least one) → 200 the endpoint as it is now (no secret).
@@ -109,10 +99,6 @@ func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, sys *actors.Syste
 	w.close()
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
-}
-
-func (s *Server) registerWebhookAdmin(r *router.Router) {
-	r.GET(adminBase+"/clients/{clientId}/webhooks", s.operator(s.clientWebhooks))
 }
 
 // lookupHost resolves a webhook URL's host (CheckURL).
