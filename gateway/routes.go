@@ -74,8 +74,9 @@ func (s *Server) publicRoutes() []route {
 	}
 }
 
-// adminRoutes is the admin listener's table: the admin API, the cluster's
-// routes, metrics, its OpenAPI document and the operator console.
+// adminRoutes is the admin listener's API table: the admin API, the
+// cluster's routes, metrics and its OpenAPI document; the operator
+// console's routes (consoleRoutes) are served beside it.
 func (s *Server) adminRoutes() []route {
 	return []route{
 		// Clients, keys, pools.
@@ -132,8 +133,13 @@ func (s *Server) adminRoutes() []route {
 		{del, adminBase + "/cluster/nodes/{nodeId}", s.operator(s.clusterOperator(s.clusterRemove))},
 
 		{get, adminOpenAPIPath, s.serveOpenAPI(openAPIAdmin)},
+	}
+}
 
-		// The operator console.
+// consoleRoutes is the operator console's part of the admin listener's
+// table: pages, and forms that post back (console.go).
+func (s *Server) consoleRoutes() []route {
+	return []route{
 		{get, consoleBase + "/login", s.consoleHeaders(s.consoleLoginPage)},
 		{post, consoleBase + "/login", s.consoleHeaders(s.consoleLogin)},
 		{post, consoleBase + "/logout", s.consoleHeaders(s.consoleLogout)},
@@ -175,10 +181,11 @@ func (s *Server) publicRouter() *router.Router {
 	return r
 }
 
-// adminRouter serves adminRoutes; /console redirects to /console/.
+// adminRouter serves adminRoutes and consoleRoutes; /console redirects
+// to /console/.
 func (s *Server) adminRouter() *router.Router {
 	s.consoleTmpl = parseConsoleTemplates()
-	r := s.routerOf(s.adminRoutes())
+	r := s.routerOf(append(s.adminRoutes(), s.consoleRoutes()...))
 	notFound := r.NotFound
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if string(ctx.Path()) == consoleBase {

@@ -249,6 +249,45 @@ func newLogger(format string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 }
 
+// openStore opens the node's store; a store another running oja holds is
+// refused with the way out (waltools.ExitInUse).
+func openStore(cfg *serveConfig) (*wal.Log, error) {
+	// NB: the data dir's lock (serve's) refuses a second serve first; the
+	// store's own lock stays the offline tools' (oja wal …).
+	log, err := wal.Open(storeDir(cfg.data), wal.Options{Sync: cfg.sync})
+	if errors.Is(err, wal.ErrInUse) {
+		fmt.Fprintf(os.Stderr, "oja serve: refused: %s is in use by another running oja (it holds the store's lock, %s).\n"+
+			"Stop that one first, or give this one another --data.\n", cfg.data, filepath.Join(storeDir(cfg.data), "LOCK"))
+		return nil, waltools.ExitInUse
+	}
+	return log, err
+}
+
+// recoverSystem recovers the state from the log, records the markets of
+// the configuration if they changed, and starts the actors on it; the
+// recovery's duration goes to recoveryTime (for /metrics).
+func recoverSystem(cfg *serveConfig, log *wal.Log, logger *slog.Logger, srv *gateway.Server, recoveryTime *atomic.Int64) (*actors.System, error) {
+	// Let the heap grow until serving (actors.RecoveryGCPercent).
+	defer debug.SetGCPercent(debug.SetGCPercent(actors.RecoveryGCPercent))
+	state, stats, err := actors.Recover(log, time.Now())
+	recoveryTime.Store(int64(stats.Duration))
+	if err != nil {
+		return nil, fmt.Errorf("recovery: %w", err)
+	}
+	if len(stats.CorruptSnapshots) > 0 {
+		logger.Warn("corrupt snapshots skipped: their checksum failed; recovered from an older one with a longer replay",
+			"skipped_seqs", fmt.Sprint(stats.CorruptSnapshots), "started_from_seq", stats.Snapshot)
+	}
+	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
+		"expired", stats.Expired, "duration", stats.Duration.String())
+	if changed, err := actors.RecordMarkets(state, log, cfg.markets, time.Now()); err != nil {
+		return nil, err
+	} else if changed {
+		logger.Info("markets recorded", "pairs", state.Markets.PairsText())
+	}
+	return actors.Start(state, log, cfg.actorsConfig(logger, srv.RateChanged))
+}
+
 func serve(args []string) error {
 	cfg, err := parseServe(args)
 	if err != nil {
@@ -274,14 +313,7 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	// NB: the data dir's lock (above) refuses a second serve first; the
-	// store's own lock stays the offline tools' (oja wal …).
-	log, err := wal.Open(storeDir(cfg.data), wal.Options{Sync: cfg.sync})
-	if errors.Is(err, wal.ErrInUse) {
-		fmt.Fprintf(os.Stderr, "oja serve: refused: %s is in use by another running oja (it holds the store's lock, %s).\n"+
-			"Stop that one first, or give this one another --data.\n", cfg.data, filepath.Join(storeDir(cfg.data), "LOCK"))
-		return waltools.ExitInUse
-	}
+	log, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
@@ -311,32 +343,11 @@ func serve(args []string) error {
 
 	// abort ends a start that failed.
 	abort := func() { shutdownQuietly(srv, log) }
-	// Let the heap grow until serving (actors.RecoveryGCPercent).
-	gcPercent := debug.SetGCPercent(actors.RecoveryGCPercent)
-	state, stats, err := actors.Recover(log, time.Now())
-	recoveryTime.Store(int64(stats.Duration))
-	if err != nil {
-		abort()
-		return fmt.Errorf("recovery: %w", err)
-	}
-	if len(stats.CorruptSnapshots) > 0 {
-		logger.Warn("corrupt snapshots skipped: their checksum failed; recovered from an older one with a longer replay",
-			"skipped_seqs", fmt.Sprint(stats.CorruptSnapshots), "started_from_seq", stats.Snapshot)
-	}
-	logger.Info("recovered", "events", stats.Events, "last_seq", stats.LastSeq,
-		"expired", stats.Expired, "duration", stats.Duration.String())
-	if changed, err := actors.RecordMarkets(state, log, cfg.markets, time.Now()); err != nil {
-		abort()
-		return err
-	} else if changed {
-		logger.Info("markets recorded", "pairs", state.Markets.PairsText())
-	}
-	sys, err = actors.Start(state, log, cfg.actorsConfig(logger, srv.RateChanged))
+	sys, err = recoverSystem(cfg, log, logger, srv, &recoveryTime)
 	if err != nil {
 		abort()
 		return err
 	}
-	debug.SetGCPercent(gcPercent)
 	if cfg.demo {
 		if err := seedDemo(sys, cfg.data, logger); err != nil {
 			sys.Stop()
