@@ -126,17 +126,15 @@ func TestDashboardAndRulesNameExposedMetrics(t *testing.T) {
 	})
 	exposed := metricNames(mustDo(t, client, 200, "GET", single.adminURL()+"/metrics", crashAdminToken, nil).body)
 	nodes := clusterNodes(t)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		body := mustDo(t, client, 200, "GET", nodes[0].adminURL()+"/metrics", crashAdminToken, nil).body
-		cluster := metricNames(body)
-		if cluster["oja_cluster_leader"] || time.Now().After(deadline) {
-			for n := range cluster {
-				exposed[n] = true
-			}
-			break
+	cluster := poll.For(t, 10*time.Second, func() (map[string]bool, string) {
+		cluster := metricNames(mustDo(t, client, 200, "GET", nodes[0].adminURL()+"/metrics", crashAdminToken, nil).body)
+		if !cluster["oja_cluster_leader"] {
+			return nil, "the cluster node's /metrics has no oja_cluster_leader yet"
 		}
-		time.Sleep(100 * time.Millisecond)
+		return cluster, ""
+	})
+	for n := range cluster {
+		exposed[n] = true
 	}
 	var missing []string
 	for n := range named {

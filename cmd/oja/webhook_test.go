@@ -246,26 +246,20 @@ func TestClusterWebhooks(t *testing.T) {
 	}
 	// The next leader's event history (its replica fed it) lists the
 	// event as delivered.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	listed := poll.For(t, 10*time.Second, func() ([]byte, string) {
 		var page struct{ Data []json.RawMessage }
 		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", follower.publicURL()+"/api/v1/partners/events?type=quote.created", key, nil).body, &page)
-		var listed []byte
 		for _, raw := range page.Data {
 			var e struct{ ID string }
 			decodeJSON(t, raw, &e)
 			if e.ID == eventID {
-				listed = raw
+				return raw, ""
 			}
 		}
-		if listed != nil {
-			if !bytes.Equal(listed, last.Body) {
-				t.Fatalf("the history lists %s as\n%s\ndelivered as\n%s", eventID, listed, last.Body)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the next leader's history does not list %s: %d events", eventID, len(page.Data))
-		}
+		return nil, fmt.Sprintf("the next leader's history does not list %s: %d events", eventID, len(page.Data))
+	})
+	if !bytes.Equal(listed, last.Body) {
+		t.Fatalf("the history lists %s as\n%s\ndelivered as\n%s", eventID, listed, last.Body)
 	}
 }
 
@@ -332,20 +326,16 @@ func TestWebhooksAtLeastOnce(t *testing.T) {
 		}
 		return len(seen) == want
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 10*time.Second, func() string {
 		var view map[string]any
 		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients/"+clientID+"/webhooks",
 			crashAdminToken, nil).body, &view)
 		backlog := view["data"].([]any)[0].(map[string]any)["backlog"].(map[string]any)
 		if fmt.Sprint(backlog["owed"]) == "0" {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backlog never emptied: %v", backlog)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Sprintf("backlog never emptied: %v", backlog)
+	})
 	firstDelivered := map[string][]string{} // quote → kinds in order of first delivery
 	seen := map[string]bool{}
 	for _, d := range recv.Deliveries() {
@@ -414,8 +404,7 @@ type listedEvent struct {
 // events (it is derived from the log tens of milliseconds after a write).
 func waitEvents(t *testing.T, client *http.Client, base, key string, n int) []listedEvent {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	all := poll.For(t, 20*time.Second, func() ([]listedEvent, string) {
 		var all []listedEvent
 		after := ""
 		for {
@@ -438,14 +427,15 @@ func waitEvents(t *testing.T, client *http.Client, base, key string, n int) []li
 				break
 			}
 		}
-		if len(all) >= n || time.Now().After(deadline) {
-			if len(all) != n {
-				t.Fatalf("the event history lists %d events, want %d", len(all), n)
-			}
-			return all
+		if len(all) < n {
+			return all, fmt.Sprintf("the event history lists %d events, want %d", len(all), n)
 		}
-		time.Sleep(20 * time.Millisecond)
+		return all, ""
+	})
+	if len(all) != n {
+		t.Fatalf("the event history lists %d events, want %d", len(all), n)
 	}
+	return all
 }
 
 // TestWebhookTestEvent: POST …/webhooks/{id}/test on a real server answers
@@ -524,7 +514,7 @@ func TestWebhookTestEvent(t *testing.T) {
 	}
 	// The dispatcher books the attempt once the receiver's answer is in,
 	// a moment after the receiver recorded the delivery.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() string {
 		var view struct {
 			Data []struct {
 				Backlog struct {
@@ -539,12 +529,10 @@ func TestWebhookTestEvent(t *testing.T) {
 		decodeJSON(t, mustDo(t, client, http.StatusOK, "GET", srv.adminURL()+"/admin/v1/clients/"+clientID+"/webhooks", crashAdminToken, nil).body, &view)
 		b := view.Data[0].Backlog
 		if b.Owed == 0 && b.LastAttempt != nil && b.LastAttempt.EventID == eventID && b.LastAttempt.Status == http.StatusNoContent {
-			break
+			return ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operator's backlog view after the test: %+v", b)
-		}
-	}
+		return fmt.Sprintf("operator's backlog view after the test: %+v", b)
+	})
 
 	// A test still in flight (a receiver that never answers): another is 429.
 	dead := webhooktest.New(t)
