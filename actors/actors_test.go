@@ -42,9 +42,6 @@ func (c *clock) Now() time.Time          { return time.UnixMilli(c.ms.Load()).UT
 func (c *clock) Millis() int64           { return c.ms.Load() }
 func (c *clock) Advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 func (c *clock) Set(unixMillis int64)    { c.ms.Store(unixMillis) }
-func (c *clock) Since(unixMillis int64) time.Duration {
-	return time.Duration(c.Millis()-unixMillis) * time.Millisecond
-}
 
 // node is one run of the service on a data dir.
 type node struct {
