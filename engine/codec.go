@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/oja-exchange/oja/internal/prefault"
 )
 
 // The event codec is a hand-written binary format: one version byte, one
@@ -522,8 +524,11 @@ type EventDecoder struct {
 }
 
 // eventChunk is how many QuoteCreated events an EventDecoder allocates at
-// once: a chunk of some 26 KB (unsafe.Sizeof(QuoteCreated{}) is 208).
-const eventChunk = 128
+// once: a chunk of some 832 KB (unsafe.Sizeof(QuoteCreated{}) is 208),
+// mapped in with one call (internal/prefault), like the arena's chunks:
+// on a virtual machine the first write to each page of 128-event chunks
+// took a tenth of the decoding of a replay of a million quotes.
+const eventChunk = 4096
 
 // Decode is DecodeEvent.
 func (x *EventDecoder) Decode(b []byte) (Event, error) { return decodeEvent(b, x) }
@@ -535,6 +540,7 @@ func (x *EventDecoder) newQuoteCreated() *QuoteCreated {
 	}
 	if len(x.created) == 0 {
 		x.created = make([]QuoteCreated, eventChunk)
+		prefault.Slice(x.created)
 	}
 	e := &x.created[0]
 	x.created = x.created[1:]
