@@ -33,7 +33,7 @@ func TestIndexAgainstAMap(t *testing.T) {
 	}
 	want := map[string]*value{}
 	put := []*value{{key: "never put"}} // every value put, and one never put
-	var shared [2]int                    // the most values held at once whose hash another held
+	var shared [2]int                   // the most values held at once whose hash another held
 	check := func(step int, x *Index[string, *value], want map[string]*value) {
 		t.Helper()
 		for _, k := range keys {
