@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"context"
-
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
@@ -205,30 +203,4 @@ func (s *Server) routerOf(routes []route) *router.Router {
 		r.Handle(rt.method, rt.path, rt.handle)
 	}
 	return r
-}
-
-// clusterOnly is h on a cluster's node; on a single node every cluster
-// route is refused with errNotClustered.
-func (s *Server) clusterOnly(h fasthttp.RequestHandler) fasthttp.RequestHandler {
-	return func(ctx *fasthttp.RequestCtx) {
-		if s.cfg.Cluster == nil {
-			s.writeError(ctx, errNotClustered)
-			return
-		}
-		h(ctx)
-	}
-}
-
-// clusterOperator is clusterOnly for an operator's membership change.
-func (s *Server) clusterOperator(h fasthttp.RequestHandler) operatorHandler {
-	only := s.clusterOnly(h)
-	return func(ctx *fasthttp.RequestCtx, _ *actors.System) { only(ctx) }
-}
-
-// clusterRemove is DELETE /admin/v1/cluster/nodes/{nodeId}.
-func (s *Server) clusterRemove(ctx *fasthttp.RequestCtx) {
-	id, _ := ctx.UserValue("nodeId").(string)
-	c, cancel := context.WithTimeout(context.Background(), membershipTimeoutDefault)
-	defer cancel()
-	s.clusterChanged(ctx, id, s.cfg.Cluster.RemoveMember(c, id, s.askPeer))
 }
