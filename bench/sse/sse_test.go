@@ -53,47 +53,115 @@ func TestMain(m *testing.M) {
 		os.Exit(runSubscribers())
 	}
 	code := m.Run()
-	if fixture != nil {
-		fixture.stop()
+	for _, s := range slots {
+		s.stop()
 	}
 	os.Exit(code)
 }
 
 // ---- The server side (this process) -----------------------------------------
 
-// fanoutFixture is the server and the child holding the subscribers,
-// shared by every run of BenchmarkFanout (the framework calls it several
-// times with growing b.N; opening 10,000 streams once is enough).
+// fanoutFixture is a server and the child holding its subscribers, shared
+// by every run of one benchmark (the framework calls it several times with
+// growing b.N; opening 10,000 streams once is enough).
 type fanoutFixture struct {
 	tb          *fixtureTB
-	server      *gatewaytest.Server
-	pool        *engine.Pool
 	subscribers int
 	child       *exec.Cmd
 	childIn     io.WriteCloser
 	childOut    *bufio.Reader
 	round       int
+	// change moves the rate the subscribers follow for round; it returns
+	// the rate's text, which they wait for, and when the move began.
+	change func(round int) (rate string, start time.Time, err error)
+	// streams is the number of streams the server has open.
+	streams func() int
 
 	heapPerSubscriber, heapStackPerSubscriber, sysPerSubscriber float64 // bytes
 	openTook                                                    time.Duration
 }
 
+// A fixture per benchmark: the Oja server, and the bare writer
+// (floor_test.go). One is open at a time: the two would need twice the
+// file descriptors.
 var (
-	fixtureOnce sync.Once
-	fixture     *fanoutFixture
-	fixtureErr  error
-	fixtureSkip string
+	oja   fixtureSlot
+	floor fixtureSlot
+	slots = []*fixtureSlot{&oja, &floor}
 )
 
+// fixtureSlot holds one benchmark's fixture, made on its first run.
+type fixtureSlot struct {
+	fixture *fanoutFixture
+	err     error
+	skip    string
+}
+
+// get returns s's fixture, made with start (after stopping the other
+// slot's) when it is not open; b is skipped or failed when it could not be
+// made.
+func (s *fixtureSlot) get(b *testing.B, start func(tb *fixtureTB) (address string, keys []string, f *fanoutFixture)) *fanoutFixture {
+	if s.fixture == nil && s.err == nil && s.skip == "" {
+		for _, other := range slots {
+			other.stop()
+		}
+		s.fixture, s.skip, s.err = newFanoutFixture(b, start)
+	}
+	if s.skip != "" {
+		b.Skip(s.skip)
+	}
+	if s.err != nil {
+		b.Fatal(s.err)
+	}
+	return s.fixture
+}
+
+// stop ends s's fixture, if open.
+func (s *fixtureSlot) stop() {
+	if s.fixture != nil {
+		s.fixture.stop()
+		s.fixture = nil
+	}
+}
+
 func BenchmarkFanout(b *testing.B) {
-	fixtureOnce.Do(func() { fixture, fixtureSkip, fixtureErr = newFanoutFixture(b) })
-	if fixtureSkip != "" {
-		b.Skip(fixtureSkip)
+	runFanout(b, oja.get(b, startOja), true)
+}
+
+// startOja starts the Oja server, funds one pool and creates the keys the
+// subscribers use.
+func startOja(tb *fixtureTB) (address string, keys []string, f *fanoutFixture) {
+	server := gatewaytest.Start(tb, gatewaytest.Options{Dir: tb.dir})
+	pool := server.NewPool(tb, engine.ModeSandbox, gatewaytest.NGNUSDT, "bench", "0.000625", "1000000")
+	for i := 0; i*streamsPerKey < subscribersWanted(tb); i++ {
+		c := server.Sys.Admin(&actors.CreateClient{Name: fmt.Sprintf("bench-%d", i)})
+		if c.Err != nil || c.Result != engine.ResultOK {
+			tb.Fatalf("create client: %v %v", c.Err, c.Result)
+		}
+		k := server.Sys.Admin(&actors.CreateKey{Client: c.Client.ID, Mode: engine.ModeSandbox})
+		if k.Err != nil || k.Result != engine.ResultOK {
+			tb.Fatalf("create key: %v %v", k.Err, k.Result)
+		}
+		keys = append(keys, k.Secret)
 	}
-	if fixtureErr != nil {
-		b.Fatal(fixtureErr)
+	f = &fanoutFixture{streams: server.Streams}
+	f.change = func(round int) (string, time.Time, error) {
+		base, _ := pool.Rate.Units()
+		rate := engine.RateFromUnits(base + uint64(round)*1_000_000) // + round × 10^-12
+		start := time.Now()
+		reply := server.Sys.ChangePool(&actors.PoolCommand{Pool: pool.ID, Rate: rate})
+		if reply.Err != nil || reply.Result != engine.ResultOK {
+			return "", start, fmt.Errorf("change rate: %v %v", reply.Err, reply.Result)
+		}
+		return string(engine.AppendRate(nil, rate)), start, nil
 	}
-	f := fixture
+	return server.Addr(), keys, f
+}
+
+// runFanout runs b.N rounds on f and reports the delays; checked (the Oja
+// server, not the floor) also reports memory per idle subscriber and fails
+// b past the bars.
+func runFanout(b *testing.B, f *fanoutFixture, checked bool) {
 	var delays []time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -111,11 +179,15 @@ func BenchmarkFanout(b *testing.B) {
 	b.ReportMetric(ms(p50), "p50-ms")
 	b.ReportMetric(ms(p99), "p99-ms")
 	b.ReportMetric(ms(worst), "max-ms")
+	b.Logf("%d subscribers (opened in %s); %d deliveries: p50 %s, p99 %s, max %s",
+		f.subscribers, f.openTook.Round(time.Millisecond), len(delays), p50, p99, worst)
+	if !checked {
+		return
+	}
 	b.ReportMetric(f.heapPerSubscriber/1024, "heap-KiB/sub")
 	b.ReportMetric(f.heapStackPerSubscriber/1024, "heap+stack-KiB/sub")
 	b.ReportMetric(f.sysPerSubscriber/1024, "sys-KiB/sub")
-	b.Logf("%d subscribers (opened in %s); %d deliveries: p50 %s, p99 %s, max %s; per idle subscriber: heap %.1f KiB, heap+stack %.1f KiB, sys %.1f KiB",
-		f.subscribers, f.openTook.Round(time.Millisecond), len(delays), p50, p99, worst,
+	b.Logf("per idle subscriber: heap %.1f KiB, heap+stack %.1f KiB, sys %.1f KiB",
 		f.heapPerSubscriber/1024, f.heapStackPerSubscriber/1024, f.sysPerSubscriber/1024)
 	if p99 > p99Max {
 		b.Errorf("p99 delivery %s; want at most %s", p99, p99Max)
@@ -126,20 +198,23 @@ func BenchmarkFanout(b *testing.B) {
 	}
 }
 
-// newFanoutFixture starts the server, funds one pool, creates the keys,
-// measures memory, starts the child and waits until every subscriber has
-// its opening frames. skip is set when the machine cannot hold the
-// subscribers.
-func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
-	subscribers := subscribersDefault
+// subscribersWanted is the number of subscribers to open:
+// OJA_SSE_BENCH_SUBSCRIBERS, else subscribersDefault.
+func subscribersWanted(tb *fixtureTB) int {
 	if v := os.Getenv(subscribersEnv); v != "" {
-		if subscribers, err = strconv.Atoi(v); err != nil || subscribers <= 0 {
-			return nil, "", fmt.Errorf("%s=%q: want a positive number", subscribersEnv, v)
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			tb.Fatalf("%s=%q: want a positive number", subscribersEnv, v)
 		}
+		return n
 	}
-	if err := raiseFileLimit(uint64(subscribers) + 1024); err != nil {
-		return nil, err.Error(), nil
-	}
+	return subscribersDefault
+}
+
+// newFanoutFixture starts a server with start, measures memory, starts the
+// child and waits until every subscriber has its opening frames. skip is
+// set when the machine cannot hold the subscribers.
+func newFanoutFixture(b *testing.B, start func(tb *fixtureTB) (address string, keys []string, f *fanoutFixture)) (f *fanoutFixture, skip string, err error) {
 	dir, err := os.MkdirTemp("", "oja-sse-bench-")
 	if err != nil {
 		return nil, "", err
@@ -159,26 +234,18 @@ func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
 			f = nil
 		}
 	}()
-	f = &fanoutFixture{tb: tb, subscribers: subscribers}
-	f.server = gatewaytest.Start(tb, gatewaytest.Options{Dir: dir})
-	f.pool = f.server.NewPool(tb, engine.ModeSandbox, gatewaytest.NGNUSDT, "bench", "0.000625", "1000000")
-	var keys []string
-	for i := 0; i*streamsPerKey < subscribers; i++ {
-		c := f.server.Sys.Admin(&actors.CreateClient{Name: fmt.Sprintf("bench-%d", i)})
-		if c.Err != nil || c.Result != engine.ResultOK {
-			return f, "", fmt.Errorf("create client: %v %v", c.Err, c.Result)
-		}
-		k := f.server.Sys.Admin(&actors.CreateKey{Client: c.Client.ID, Mode: engine.ModeSandbox})
-		if k.Err != nil || k.Result != engine.ResultOK {
-			return f, "", fmt.Errorf("create key: %v %v", k.Err, k.Result)
-		}
-		keys = append(keys, k.Secret)
+	subscribers := subscribersWanted(tb)
+	if err := raiseFileLimit(uint64(subscribers) + 1024); err != nil {
+		tb.cleanup()
+		return nil, err.Error(), nil
 	}
+	address, keys, f := start(tb)
+	f.tb, f.subscribers = tb, subscribers
 
 	before := settledMemory()
 	started := time.Now()
 	f.child = exec.Command(os.Args[0])
-	f.child.Env = append(os.Environ(), childEnv+"=1", addressEnv+"="+f.server.Addr(),
+	f.child.Env = append(os.Environ(), childEnv+"=1", addressEnv+"="+address,
 		keysEnv+"="+strings.Join(keys, ","), subscribersEnv+"="+strconv.Itoa(subscribers))
 	f.child.Stderr = os.Stderr
 	if f.childIn, err = f.child.StdinPipe(); err != nil {
@@ -200,7 +267,7 @@ func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
 		return f, "", fmt.Errorf("child: %q", line)
 	}
 	f.openTook = time.Since(started)
-	if n := f.server.Streams(); n != subscribers {
+	if n := f.streams(); n != subscribers {
 		return f, "", fmt.Errorf("%d streams open on the server; want %d", n, subscribers)
 	}
 	after := settledMemory()
@@ -215,13 +282,9 @@ func newFanoutFixture(b *testing.B) (f *fanoutFixture, skip string, err error) {
 // the rate_update took to reach each subscriber.
 func (f *fanoutFixture) changeRate() ([]time.Duration, error) {
 	f.round++
-	base, _ := f.pool.Rate.Units()
-	rate := engine.RateFromUnits(base + uint64(f.round)*1_000_000) // + round × 10^-12
-	text := string(engine.AppendRate(nil, rate))
-	start := time.Now()
-	reply := f.server.Sys.ChangePool(&actors.PoolCommand{Pool: f.pool.ID, Rate: rate})
-	if reply.Err != nil || reply.Result != engine.ResultOK {
-		return nil, fmt.Errorf("change rate: %v %v", reply.Err, reply.Result)
+	text, start, err := f.change(f.round)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := fmt.Fprintf(f.childIn, "ROUND %s %d\n", text, start.UnixNano()); err != nil {
 		return nil, err
