@@ -38,6 +38,11 @@ type request[R any, A actor.Actor] interface {
 // answers with an AdminReply (CreateClient, CreateKey, CreatePool…).
 type AdminRequest = request[*AdminReply, *coordinatorActor]
 
+// OperatorRequest is what System.OperatorCommand takes: a request the
+// coordinator answers with an OperatorReply (CreateOperator,
+// RevokeOperator, RecordAudit).
+type OperatorRequest = request[*OperatorReply, *coordinatorActor]
+
 // addressOf is the address of a, the actor whose Receive ctx is given to.
 func addressOf[A actor.Actor](ctx actor.Context, a A) address[A] { return address[A]{ctx.Self()} }
 

@@ -147,7 +147,7 @@ func (r *OperatorReply) Failure() error { return replyFailure(r.Err, r.Result) }
 
 // OperatorCommand runs a CreateOperator, RevokeOperator or RecordAudit
 // through the coordinator, durably.
-func (s *System) OperatorCommand(cmd request[*OperatorReply, *coordinatorActor]) *OperatorReply {
+func (s *System) OperatorCommand(cmd OperatorRequest) *OperatorReply {
 	if err := s.writable(); err != nil {
 		return &OperatorReply{Err: err}
 	}

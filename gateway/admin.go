@@ -16,7 +16,7 @@ import (
 
 const adminBase = "/admin/v1"
 
-type operatorHandler func(ctx *fasthttp.RequestCtx, sys *actors.System)
+type operatorHandler func(ctx *fasthttp.RequestCtx, svc services)
 
 func (s *Server) operator(h operatorHandler) fasthttp.RequestHandler {
 	return s.adminAuth(func(ctx *fasthttp.RequestCtx) {
@@ -24,11 +24,11 @@ func (s *Server) operator(h operatorHandler) fasthttp.RequestHandler {
 			s.writeError(ctx, errMediaJSON)
 			return
 		}
-		sys := s.system(ctx)
-		if sys == nil {
+		svc, ok := s.system(ctx)
+		if !ok {
 			return
 		}
-		h(ctx, sys)
+		h(ctx, svc)
 	})
 }
 
@@ -64,7 +64,7 @@ func (s *Server) pathUUID(ctx *fasthttp.RequestCtx, name string) (id [16]byte, o
 
 // createClient is POST /admin/v1/clients {name}.
 var createClient = adminOp[*actors.AdminReply]{body: true,
-	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.AdminReply, *apiError) {
+	do: func(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*actors.AdminReply, *apiError) {
 		name, ok := o.str("name", true, nameBytesMax)
 		if ok && len(bytes.TrimSpace([]byte(name))) == 0 {
 			o.problem("name", "must not be empty")
@@ -72,10 +72,10 @@ var createClient = adminOp[*actors.AdminReply]{body: true,
 		if e := o.finish(); e != nil {
 			return nil, e
 		}
-		reply := sys.Admin(&actors.CreateClient{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name})
+		reply := svc.directory.Admin(&actors.CreateClient{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name})
 		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 	},
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.AdminReply) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.AdminReply) {
 		w := jsonWriter{}
 		w.open("")
 		w.id("clientId", reply.Client.ID)
@@ -87,7 +87,7 @@ var createClient = adminOp[*actors.AdminReply]{body: true,
 
 // createKey is POST /admin/v1/clients/{clientId}/keys {mode}.
 var createKey = adminOp[*actors.AdminReply]{body: true,
-	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.AdminReply, *apiError) {
+	do: func(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*actors.AdminReply, *apiError) {
 		client, e := pathID(ctx, "clientId")
 		if e != nil {
 			return nil, e
@@ -96,11 +96,11 @@ var createKey = adminOp[*actors.AdminReply]{body: true,
 		if e := o.finish(); e != nil {
 			return nil, e
 		}
-		reply := sys.Admin(&actors.CreateKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)},
+		reply := svc.directory.Admin(&actors.CreateKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)},
 			Client: engine.ClientID(client), Mode: mode})
 		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 	},
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.AdminReply) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.AdminReply) {
 		w := jsonWriter{}
 		w.open("")
 		w.id("keyId", reply.Key.ID)
@@ -126,15 +126,15 @@ func parseModeMember(o *object) engine.Mode {
 
 // revokeKey is DELETE /admin/v1/keys/{keyId}.
 var revokeKey = adminOp[*actors.AdminReply]{
-	do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, _ *object) (*actors.AdminReply, *apiError) {
+	do: func(s *Server, ctx *fasthttp.RequestCtx, svc services, _ *object) (*actors.AdminReply, *apiError) {
 		key, e := pathID(ctx, "keyId")
 		if e != nil {
 			return nil, e
 		}
-		reply := sys.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
+		reply := svc.directory.Admin(&actors.RevokeKey{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusNoContent)}, Key: engine.KeyID(key)})
 		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 	},
-	answer: func(_ *Server, ctx *fasthttp.RequestCtx, _ *actors.System, _ *actors.AdminReply) {
+	answer: func(_ *Server, ctx *fasthttp.RequestCtx, _ services, _ *actors.AdminReply) {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 	},
 }
@@ -142,7 +142,7 @@ var revokeKey = adminOp[*actors.AdminReply]{
 // createPool is POST /admin/v1/pools.
 var createPool = adminOp[*engine.Pool]{body: true, do: doCreatePool, answer: answerPool(fasthttp.StatusCreated)}
 
-func doCreatePool(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*engine.Pool, *apiError) {
+func doCreatePool(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*engine.Pool, *apiError) {
 	cmd := &actors.CreatePool{Mode: parseModeMember(o)}
 	if name, ok := o.str("name", true, nameBytesMax); ok {
 		cmd.Name = name
@@ -180,22 +180,22 @@ func doCreatePool(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *ob
 	if nilOwner {
 		return nil, resultError(engine.ResultClientNotFound)
 	}
-	if !sys.Markets().Supported(cmd.Pair) {
-		return nil, invalidCurrencyPair(sys.Markets())
+	if !svc.market.Markets().Supported(cmd.Pair) {
+		return nil, invalidCurrencyPair(svc.market.Markets())
 	}
 	cmd.Audit = s.auditLine(ctx, fasthttp.StatusCreated)
-	reply := sys.Admin(cmd)
+	reply := svc.directory.Admin(cmd)
 	return reply.Pool, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // answerPool answers a pool's write with the pool.
-func answerPool(status int) func(*Server, *fasthttp.RequestCtx, *actors.System, *engine.Pool) {
-	return func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, p *engine.Pool) {
+func answerPool(status int) func(*Server, *fasthttp.RequestCtx, services, *engine.Pool) {
+	return func(s *Server, ctx *fasthttp.RequestCtx, _ services, p *engine.Pool) {
 		s.writeJSON(ctx, status, appendPool(nil, p))
 	}
 }
 
-func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) listPools(ctx *fasthttp.RequestCtx, svc services) {
 	mode := engine.ModeNone
 	q, e := queryParams(ctx, "mode")
 	if e != nil {
@@ -210,7 +210,7 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 		mode = m
 	}
-	pools := sortedPools(sys, mode)
+	pools := sortedPools(svc.market, mode)
 	b := []byte{'['}
 	for i, p := range pools {
 		if i > 0 {
@@ -222,9 +222,9 @@ func (s *Server) listPools(ctx *fasthttp.RequestCtx, sys *actors.System) {
 }
 
 // sortedPools is mode's pools (ModeNone: both) in comparePools' order.
-func sortedPools(sys *actors.System, mode engine.Mode) []*engine.Pool {
-	pools := sys.Pools(mode)
-	markets := sys.Markets()
+func sortedPools(market marketService, mode engine.Mode) []*engine.Pool {
+	pools := market.Pools(mode)
+	markets := market.Markets()
 	slices.SortFunc(pools, func(a, b *engine.Pool) int { return comparePools(markets, a, b) })
 	return pools
 }
@@ -322,12 +322,12 @@ func parseMove(deposit bool) poolParser {
 // …/deposit and …/withdraw: the command parse reads.
 func poolCommand(parse poolParser) adminOp[*engine.Pool] {
 	return adminOp[*engine.Pool]{body: true, answer: answerPool(fasthttp.StatusOK),
-		do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*engine.Pool, *apiError) {
+		do: func(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*engine.Pool, *apiError) {
 			id, e := pathID(ctx, "poolId")
 			if e != nil {
 				return nil, e
 			}
-			pool, ok := sys.Pool(engine.PoolID(id))
+			pool, ok := svc.market.Pool(engine.PoolID(id))
 			if !ok {
 				return nil, resultError(engine.ResultPoolNotFound)
 			}
@@ -337,12 +337,12 @@ func poolCommand(parse poolParser) adminOp[*engine.Pool] {
 				return nil, e
 			}
 			cmd.Audit = s.auditLine(ctx, fasthttp.StatusOK)
-			reply := sys.ChangePool(cmd)
+			reply := svc.market.ChangePool(cmd)
 			return reply.Pool, s.adminRefusal(ctx, reply.Err, reply.Result)
 		}}
 }
 
-func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, svc services) {
 	q, e := queryParams(ctx, "mode")
 	if e != nil {
 		s.writeError(ctx, e)
@@ -353,7 +353,7 @@ func (s *Server) ledgerCheck(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, fieldError("mode", `query parameter must be "live" or "sandbox"`))
 		return
 	}
-	report, err := sys.LedgerCheck(mode)
+	report, err := svc.money.LedgerCheck(mode)
 	if err != nil {
 		s.operatingError(ctx, err)
 		return
@@ -421,8 +421,10 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx) {
 		s.writeError(ctx, errMediaJSON)
 		return
 	}
-	if s.cfg.Cluster == nil && s.system(ctx) == nil {
-		return
+	if s.cfg.Cluster == nil {
+		if _, ok := s.system(ctx); !ok {
+			return
+		}
 	}
 	o, ok := s.bodyObject(ctx)
 	if !ok {

@@ -23,7 +23,7 @@ const (
 // listClients is GET /admin/v1/clients?limit=&startingAfter=: newest first,
 // a page of at most limit, cursor pagination by client id (Stripe's list
 // shape: {"data":[…],"hasMore":bool}).
-func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) listClients(ctx *fasthttp.RequestCtx, svc services) {
 	q, e := queryParams(ctx, "limit", "startingAfter")
 	if e != nil {
 		s.writeError(ctx, e)
@@ -31,7 +31,7 @@ func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	}
 	f := fxFields{}
 	limit := pageLimit(&f, q, clientsPageSizeDefault, clientsPageSizeMax)
-	clients := clientsNewestFirst(sys)
+	clients := clientsNewestFirst(svc.directory)
 	start := 0
 	if raw, ok := q["startingAfter"]; ok {
 		id, valid := engine.ParseUUID(raw)
@@ -64,8 +64,8 @@ func (s *Server) listClients(ctx *fasthttp.RequestCtx, sys *actors.System) {
 
 // clientsNewestFirst is every client, newest first (ties by id): the
 // order both client lists page through.
-func clientsNewestFirst(sys *actors.System) []*engine.Client {
-	clients := sys.Clients()
+func clientsNewestFirst(directory directoryService) []*engine.Client {
+	clients := directory.Clients()
 	slices.SortFunc(clients, func(a, b *engine.Client) int {
 		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), bytes.Compare(b.ID[:], a.ID[:]))
 	})
@@ -83,13 +83,13 @@ func appendClient(w *jsonWriter, c *engine.Client) {
 // getClient is GET /admin/v1/clients/{clientId}: the client, its API keys
 // (never a secret: only their hashes are held), and its accounts in both
 // modes with their balances.
-func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) getClient(ctx *fasthttp.RequestCtx, svc services) {
 	raw, ok := s.pathUUID(ctx, "clientId")
 	if !ok {
 		return
 	}
 	id := engine.ClientID(raw)
-	c, ok := sys.Client(id)
+	c, ok := svc.directory.Client(id)
 	if !ok {
 		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
@@ -100,7 +100,7 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.str("name", c.Name)
 	w.time("createdAt", c.CreatedAt)
 	w.openArray("keys")
-	for _, k := range sys.ClientKeys(id) {
+	for _, k := range svc.directory.ClientKeys(id) {
 		w.open("")
 		w.id("keyId", k.ID)
 		w.str("mode", k.Mode.String())
@@ -121,7 +121,7 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	w.open("accounts")
 	for _, m := range engine.Modes {
 		w.openArray(m.String())
-		for _, a := range sys.ClientAccounts(id, m) {
+		for _, a := range svc.money.ClientAccounts(id, m) {
 			appendBalance(&w, a)
 		}
 		w.closeArray()
@@ -134,21 +134,21 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, sys *actors.System) {
 // adminQuote is GET /admin/v1/quotes/{quoteId}: any client's quote in
 // either mode, in the partner API's Quote shape (it names its client and
 // mode), while it is held (open, or terminal within --retention).
-func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) adminQuote(ctx *fasthttp.RequestCtx, svc services) {
 	raw, ok := s.pathUUID(ctx, "quoteId")
 	if !ok {
 		return
 	}
-	q, ok := sys.AnyQuote(engine.QuoteID(raw))
+	q, ok := svc.quotes.AnyQuote(engine.QuoteID(raw))
 	if !ok {
 		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
 	// The quote as its partner sees it, and what was received for it:
 	// receivedAmount and each receipt (bank or crypto), oldest first.
-	b := s.appendQuote(make([]byte, 0, 2048), q, sys.Now().UnixMilli())
+	b := s.appendQuote(make([]byte, 0, 2048), q, svc.market.Now().UnixMilli())
 	w := jsonWriter{b: b[:len(b)-1], comma: true}
-	receipts := sys.Receipts(q.ID)
+	receipts := svc.money.Receipts(q.ID)
 	w.amount("receivedAmount", receivedTotal(receipts), q.Pair.Source)
 	w.openArray("receipts")
 	for i := range receipts {
@@ -175,27 +175,27 @@ func receivedTotal(receipts []engine.Payment) engine.Amount {
 // cancels any client's open quote; the log records it as the operator's.
 // Answers as the partner's cancel does (200 with the quote, 409
 // INVALID_STATE from a status that does not allow it).
-var operatorCancel = quoteOp(func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
-	return sys.OperatorCancel(id, audit)
+var operatorCancel = quoteOp(func(svc services, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
+	return svc.quotes.OperatorCancel(id, audit)
 })
 
 // quoteOp is an operator's change of the quote {quoteId}: write makes it,
 // audited; the admin API answers the quote as the partner API would.
-func quoteOp(write func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply) adminOp[*actors.QuoteReply] {
+func quoteOp(write func(svc services, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply) adminOp[*actors.QuoteReply] {
 	return adminOp[*actors.QuoteReply]{
-		do: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, _ *object) (*actors.QuoteReply, *apiError) {
+		do: func(s *Server, ctx *fasthttp.RequestCtx, svc services, _ *object) (*actors.QuoteReply, *apiError) {
 			id, e := pathID(ctx, "quoteId")
 			if e != nil {
 				return nil, e
 			}
-			reply := write(sys, engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK))
+			reply := write(svc, engine.QuoteID(id), s.auditLine(ctx, fasthttp.StatusOK))
 			if reply.Err != nil {
 				return reply, s.operatingRefusal(ctx, reply.Err)
 			}
 			return reply, refusal(reply, nil)
 		},
-		answer: func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, reply *actors.QuoteReply) {
-			s.quoteReply(ctx, sys, reply, nil)
+		answer: func(s *Server, ctx *fasthttp.RequestCtx, svc services, reply *actors.QuoteReply) {
+			s.quoteReply(ctx, svc.market, reply, nil)
 		},
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -20,13 +19,13 @@ import (
 // (adminAPI), the console with a page (consoleWrite).
 type adminOp[R any] struct {
 	body   bool // the write has fields (a JSON body); false: o is nil
-	do     func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (R, *apiError)
-	answer func(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, made R)
+	do     func(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (R, *apiError)
+	answer func(s *Server, ctx *fasthttp.RequestCtx, svc services, made R)
 }
 
 // adminAPI is op as an admin API handler.
 func adminAPI[R any](s *Server, op adminOp[R]) operatorHandler {
-	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	return func(ctx *fasthttp.RequestCtx, svc services) {
 		var o *object
 		if op.body {
 			var ok bool
@@ -34,12 +33,12 @@ func adminAPI[R any](s *Server, op adminOp[R]) operatorHandler {
 				return
 			}
 		}
-		made, e := op.do(s, ctx, sys, o)
+		made, e := op.do(s, ctx, svc, o)
 		if e != nil {
 			s.writeError(ctx, e)
 			return
 		}
-		op.answer(s, ctx, sys, made)
+		op.answer(s, ctx, svc, made)
 	}
 }
 
@@ -55,7 +54,7 @@ func consoleWrite[R any](s *Server, r *consoleRequest, op adminOp[R], form ...fo
 		}
 	}
 	a := startAudit(r.ctx, r.op)
-	made, e := op.do(s, r.ctx, r.sys, o)
+	made, e := op.do(s, r.ctx, r.svc, o)
 	if e != nil {
 		return made, refusalText(e), false
 	}

@@ -29,7 +29,7 @@ func (s *Server) chainStatuses() []actors.ChainWatchStatus {
 	return nil
 }
 
-func (s *Server) listChains(ctx *fasthttp.RequestCtx, _ *actors.System) {
+func (s *Server) listChains(ctx *fasthttp.RequestCtx, _ services) {
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
@@ -89,7 +89,7 @@ func (d chainDeposit) id() string {
 	return d.chain.String() + ":" + d.Tx + ":" + strconv.FormatUint(uint64(d.LogIndex), 10)
 }
 
-func (s *Server) listChainUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) listChainUnapplied(ctx *fasthttp.RequestCtx, svc services) {
 	args := ctx.QueryArgs()
 	limit, e := queryLimit(ctx, chainUnappliedLimitDefault, chainUnappliedLimitMax)
 	if e != nil {
@@ -97,7 +97,7 @@ func (s *Server) listChainUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System
 		return
 	}
 	var all []chainDeposit
-	for ch, st := range sys.ChainStates() {
+	for ch, st := range svc.money.ChainStates() {
 		for _, d := range st.Unapplied {
 			all = append(all, chainDeposit{ch, d})
 		}
@@ -196,7 +196,7 @@ func (s *Server) consoleChains(r *consoleRequest) {
 	for _, st := range s.chainStatuses() {
 		v.Chains = append(v.Chains, consoleChainRow{ChainWatchStatus: st, Lag: chainLag(st)})
 	}
-	for ch, st := range r.sys.ChainStates() {
+	for ch, st := range r.svc.money.ChainStates() {
 		for _, d := range st.Unapplied {
 			v.Unapplied = append(v.Unapplied, consoleChainDeposit{ch, d})
 		}

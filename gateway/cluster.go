@@ -17,7 +17,6 @@ import (
 	"github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
-	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/actors/cluster"
 )
 
@@ -148,11 +147,12 @@ func (s *Server) clustered(admin bool, next fasthttp.RequestHandler) fasthttp.Re
 		// A node that is no member serves partners nothing; its admin
 		// listener still forwards, so that an operator can ask the node
 		// just started with --join to have itself added or replaced.
-		if !admin && s.served() == nil && !s.cfg.Cluster.IsMember() {
+		_, serving := s.served()
+		if !admin && !serving && !s.cfg.Cluster.IsMember() {
 			s.writeErrorByPath(ctx, errNotMember)
 			return
 		}
-		if s.served() != nil {
+		if serving {
 			// A read is answered here only once this node is known to
 			// still lead: a paused or partitioned leader that has not
 			// noticed its successor must not serve what it holds.
@@ -414,7 +414,7 @@ func (s *Server) clusterOnly(h fasthttp.RequestHandler) fasthttp.RequestHandler 
 // clusterOperator is clusterOnly for an operator's membership change.
 func (s *Server) clusterOperator(h fasthttp.RequestHandler) operatorHandler {
 	only := s.clusterOnly(h)
-	return func(ctx *fasthttp.RequestCtx, _ *actors.System) { only(ctx) }
+	return func(ctx *fasthttp.RequestCtx, _ services) { only(ctx) }
 }
 
 // clusterRemove is DELETE /admin/v1/cluster/nodes/{nodeId}.

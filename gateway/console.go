@@ -19,7 +19,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -167,7 +166,7 @@ func (p *principal) Role() string { return p.role.String() }
 // consoleRequest is what a console page handler is given.
 type consoleRequest struct {
 	ctx *fasthttp.RequestCtx
-	sys *actors.System
+	svc services
 	op  *principal
 	key [32]byte // the session's
 }
@@ -246,13 +245,13 @@ func (s *Server) console(nav string, h consoleHandler) fasthttp.RequestHandler {
 			s.consoleError(ctx, fasthttp.StatusForbidden, errForbidden.message)
 			return
 		}
-		sys := s.served()
-		if sys == nil || s.closing.Load() {
+		svc, ok := s.served()
+		if !ok || s.closing.Load() {
 			s.consoleError(ctx, fasthttp.StatusServiceUnavailable, "This node serves no marketplace now (starting, stopping, or a cluster follower without a leader): retry shortly.")
 			return
 		}
 		ctx.SetUserValue(operatorValue{}, op)
-		h(&consoleRequest{ctx: ctx, sys: sys, op: op, key: key})
+		h(&consoleRequest{ctx: ctx, svc: svc, op: op, key: key})
 	})
 }
 
@@ -266,11 +265,11 @@ func (s *Server) currentOperator(p principal) *principal {
 		}
 		return rootPrincipal
 	}
-	sys := s.served()
-	if sys == nil {
+	svc, ok := s.served()
+	if !ok {
 		return nil
 	}
-	o, ok := sys.Operator(p.id)
+	o, ok := svc.operators.Operator(p.id)
 	if !ok {
 		return nil
 	}

@@ -76,21 +76,21 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 		id, _ := engine.ParseUUID(string(raw))
 		after = id
 	}
-	quotes, more := r.sys.AwaitingPayment(mode, after, consolePageSize)
+	quotes, more := r.svc.quotes.AwaitingPayment(mode, after, consolePageSize)
 	v := &payInsView{}
 	for _, q := range quotes {
-		row := payInRow{Quote: q, Received: receivedTotal(r.sys.Receipts(q.ID))}
-		row.Client, _ = r.sys.Client(q.Client)
+		row := payInRow{Quote: q, Received: receivedTotal(r.svc.money.Receipts(q.ID))}
+		row.Client, _ = r.svc.directory.Client(q.Client)
 		v.Rows = append(v.Rows, row)
 	}
 	if more && len(quotes) > 0 {
 		v.Next = quotes[len(quotes)-1].ID.String()
 	}
 	from := r.ctx.QueryArgs().GetUintOrZero("received")
-	received, more := r.sys.RecentReceipts(mode, from, consolePageSize)
+	received, more := r.svc.money.RecentReceipts(mode, from, consolePageSize)
 	for _, rc := range received {
 		row := receivedRow{Payment: rc, Currency: rc.Currency}
-		if q, ok := r.sys.PayInQuote(rc.Address); ok && rc.Method == engine.ReceiptCrypto && q.PayIn != nil {
+		if q, ok := r.svc.quotes.PayInQuote(rc.Address); ok && rc.Method == engine.ReceiptCrypto && q.PayIn != nil {
 			row.Deposit = q.PayIn.Deposit
 		}
 		v.Received = append(v.Received, row)
@@ -98,7 +98,7 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 	if more {
 		v.ReceivedNext = max(from, 0) + len(received)
 	}
-	v.Unapplied = r.sys.UnappliedList(mode)
+	v.Unapplied = r.svc.money.UnappliedList(mode)
 	s.page(r, "payins", "Pay-ins", mode, v)
 }
 
@@ -138,8 +138,8 @@ type webhooksView struct {
 func (s *Server) consoleWebhooks(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	v := &webhooksView{Dispatching: s.webhooks() != nil}
-	for _, c := range r.sys.Clients() {
-		v.Rows = s.webhookRows(r.sys, c, mode, v.Rows)
+	for _, c := range r.svc.directory.Clients() {
+		v.Rows = s.webhookRows(r.svc.directory, c, mode, v.Rows)
 	}
 	slices.SortFunc(v.Rows, func(a, b webhookRow) int {
 		switch {
@@ -160,12 +160,12 @@ func (s *Server) consoleWebhooks(r *consoleRequest) {
 
 // webhookRows appends client c's endpoints of mode m to rows, each with
 // its backlog and last attempt when this server delivers webhooks.
-func (s *Server) webhookRows(sys *actors.System, c *engine.Client, m engine.Mode, rows []webhookRow) []webhookRow {
+func (s *Server) webhookRows(directory directoryService, c *engine.Client, m engine.Mode, rows []webhookRow) []webhookRow {
 	if c == nil {
 		return rows
 	}
 	d := s.webhooks()
-	for _, h := range sys.Webhooks(c.ID) {
+	for _, h := range directory.Webhooks(c.ID) {
 		if h.Mode != m {
 			continue
 		}
@@ -347,16 +347,16 @@ type statementView struct {
 // wallet's postings, newest first, a page at a time.
 func (s *Server) consoleStatement(r *consoleRequest) {
 	a, ok := byPathID(s, r, "accountId", "No wallet has that id.", func(id [16]byte) (*engine.Account, bool) {
-		a, ok := r.sys.Account(engine.AccountID(id))
+		a, ok := r.svc.money.Account(engine.AccountID(id))
 		return a, ok && a.Kind == engine.AccountWallet
 	})
 	if !ok {
 		return
 	}
 	v := &statementView{Account: a}
-	v.Client, _ = r.sys.Client(engine.ClientID(a.Owner))
+	v.Client, _ = r.svc.directory.Client(engine.ClientID(a.Owner))
 	after := r.ctx.QueryArgs().GetUintOrZero("after")
-	st := r.sys.Statement(a.ID, uint64(max(after, 0)), consolePageSize)
+	st := r.svc.money.Statement(a.ID, uint64(max(after, 0)), consolePageSize)
 	switch {
 	case st.Err != nil:
 		v.Problem = st.Err.Error()

@@ -131,7 +131,7 @@ var overviewFigures = []string{"oja_wal_last_seq", "oja_wal_durable_seq", "oja_s
 
 func (s *Server) consoleOverview(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
-	sys := r.sys
+	svc := r.svc
 	ov := &overview{Streams: s.Streams()}
 	byPair := map[engine.Pair]int{}
 	// A point is [unix ms, the rate as its decimal text]: the page parses
@@ -142,9 +142,9 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	}
 	point := func(at int64, r engine.Rate) [2]any { return [2]any{at, string(engine.AppendRate(nil, r))} }
 	var chart []series
-	for _, p := range sys.Markets().PairList() {
+	for _, p := range svc.market.Markets().PairList() {
 		op := overviewPair{Pair: p}
-		if t := sys.Ticker(mode, p); t != nil && t.HasConsensus {
+		if t := svc.market.Ticker(mode, p); t != nil && t.HasConsensus {
 			op.Ticker = t
 		}
 		byPair[p] = len(ov.Pairs)
@@ -158,7 +158,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		}
 		chart = append(chart, sr)
 	}
-	for _, p := range sortedPools(sys, mode) {
+	for _, p := range sortedPools(svc.market, mode) {
 		i, ok := byPair[p.Pair]
 		if !ok {
 			continue
@@ -168,14 +168,14 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		op.Reserved += p.Liquidity.Held
 		op.Pools = append(op.Pools, p)
 	}
-	counts := sys.QuoteCounts()[mode]
+	counts := svc.quotes.QuoteCounts()[mode]
 	for _, st := range engine.Statuses {
 		ov.Counts = append(ov.Counts, statusCount{Status: st.String(), Count: counts[st]})
 		if st.Open() {
 			ov.Open += counts[st]
 		}
 	}
-	if rep, err := sys.LedgerCheck(mode); err != nil {
+	if rep, err := svc.money.LedgerCheck(mode); err != nil {
 		ov.LedgerErr = err.Error()
 	} else {
 		ov.Ledger = rep
@@ -187,7 +187,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		Counts map[string]int `json:"c"`
 	}
 	var act []minute
-	for _, m := range sys.Activity(mode) {
+	for _, m := range svc.operators.Activity(mode) {
 		row := minute{At: m.Minute * 60, Counts: map[string]int{}}
 		for st, n := range m.Counts {
 			row.Counts[st.String()] = n
@@ -196,7 +196,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	}
 	b, _ = json.Marshal(act)
 	ov.Activity = string(b)
-	if ex, err := sys.LargestExposures(mode, 5); err != nil {
+	if ex, err := svc.money.LargestExposures(mode, 5); err != nil {
 		ov.ExposuresErr = err.Error()
 	} else {
 		ov.Exposures = ex
@@ -219,7 +219,7 @@ func (s *Server) consoleRates(r *consoleRequest) {
 	who := actors.Principal{Mode: mode}
 	// Each session is its own "key" for the per-key stream bound.
 	copy(who.Key[:], r.key[:16])
-	sub, e := s.streams.subscribe(r.sys, who, r.sys.Markets().PairList(), r.ctx.Conn())
+	sub, e := s.streams.subscribe(r.svc.market, who, r.svc.market.Markets().PairList(), r.ctx.Conn())
 	if e != nil {
 		s.writeError(r.ctx, e)
 		return
@@ -250,7 +250,7 @@ type poolsView struct {
 // and price-time priority, a page at a time.
 func (s *Server) consolePools(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
-	pools := sortedPools(r.sys, mode)
+	pools := sortedPools(r.svc.market, mode)
 	start, end, next := offsetPage(r.ctx, "from", len(pools))
 	s.page(r, "pools", "Pools", mode, &poolsView{Pools: pools[start:end], Next: next})
 }
@@ -303,18 +303,18 @@ func (s *Server) consoleQuotes(r *consoleRequest) {
 	res := &quoteSearch{Q: q}
 	if q != "" {
 		if id, ok := engine.ParseUUID(q); ok {
-			if quote, found := r.sys.AnyQuote(engine.QuoteID(id)); found {
+			if quote, found := r.svc.quotes.AnyQuote(engine.QuoteID(id)); found {
 				s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
 				return
 			}
-			if c, found := r.sys.Client(engine.ClientID(id)); found {
+			if c, found := r.svc.directory.Client(engine.ClientID(id)); found {
 				res.Client = c
 				f := actors.QuoteFilter{Limit: consolePageSize}
 				if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
 					after, _ := engine.ParseUUID(string(raw))
 					f.StartingAfter = after
 				}
-				quotes, more, err := r.sys.ListQuotes(c.ID, mode, f)
+				quotes, more, err := r.svc.quotes.ListQuotes(c.ID, mode, f)
 				if err != nil {
 					res.Problem = err.Error()
 				}
@@ -325,7 +325,7 @@ func (s *Server) consoleQuotes(r *consoleRequest) {
 			} else {
 				res.Problem = "No quote or client has that id (a quote ended longer ago than --retention is no longer held)."
 			}
-		} else if quote, found := r.sys.QuoteByReference(mode, q); found {
+		} else if quote, found := r.svc.quotes.QuoteByReference(mode, q); found {
 			s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
 			return
 		} else {
@@ -397,16 +397,16 @@ func consoleBack(collection, raw string) string {
 
 func (s *Server) consoleQuote(r *consoleRequest) {
 	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
-		return r.sys.AnyQuote(engine.QuoteID(id))
+		return r.svc.quotes.AnyQuote(engine.QuoteID(id))
 	})
 	if !ok {
 		return
 	}
-	v := &quoteView{Quote: q, Receipts: r.sys.Receipts(q.ID)}
-	if a, ok := r.sys.Markets().CollectionAccount(q.Mode, q.Pair.Source); ok && !q.Pair.Source.IsToken() {
+	v := &quoteView{Quote: q, Receipts: r.svc.money.Receipts(q.ID)}
+	if a, ok := r.svc.market.Markets().CollectionAccount(q.Mode, q.Pair.Source); ok && !q.Pair.Source.IsToken() {
 		v.Collection = &a
 	}
-	v.Client, _ = r.sys.Client(q.Client)
+	v.Client, _ = r.svc.directory.Client(q.Client)
 	v.Received = receivedTotal(v.Receipts)
 	if h, ok := s.cfg.Events.(quoteHistory); ok {
 		events, truncated, err := h.QuoteEvents(q.Client, q.Mode, q.ID, q.CreatedAt, consoleHistoryScanMax)
@@ -420,7 +420,7 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	} else {
 		v.HistoryNote = "This server keeps no event history."
 	}
-	v.Webhooks = s.webhookRows(r.sys, v.Client, q.Mode, nil)
+	v.Webhooks = s.webhookRows(r.svc.directory, v.Client, q.Mode, nil)
 	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
 }
 
@@ -456,7 +456,7 @@ type confirmView struct {
 
 func (s *Server) confirmQuoteAction(r *consoleRequest, raw string) {
 	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
-		return r.sys.AnyQuote(engine.QuoteID(id))
+		return r.svc.quotes.AnyQuote(engine.QuoteID(id))
 	})
 	if !ok {
 		return
@@ -465,8 +465,8 @@ func (s *Server) confirmQuoteAction(r *consoleRequest, raw string) {
 	if strings.HasSuffix(string(r.ctx.Path()), "/complete") {
 		action = "complete"
 	}
-	v := &confirmView{Quote: q, Action: action, Received: receivedTotal(r.sys.Receipts(q.ID))}
-	v.Client, _ = r.sys.Client(q.Client)
+	v := &confirmView{Quote: q, Action: action, Received: receivedTotal(r.svc.money.Receipts(q.ID))}
+	v.Client, _ = r.svc.directory.Client(q.Client)
 	s.page(r, "confirm", "Confirm: "+action+" quote "+raw, q.Mode, v)
 }
 
@@ -478,7 +478,7 @@ type clientList struct {
 }
 
 func (s *Server) consoleClients(r *consoleRequest) {
-	clients := clientsNewestFirst(r.sys)
+	clients := clientsNewestFirst(r.svc.directory)
 	start := 0
 	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
 		id, _ := engine.ParseUUID(string(raw))
@@ -506,19 +506,19 @@ type clientView struct {
 
 func (s *Server) consoleClient(r *consoleRequest) {
 	c, ok := byPathID(s, r, "clientId", "No client has that id.", func(id [16]byte) (*engine.Client, bool) {
-		return r.sys.Client(engine.ClientID(id))
+		return r.svc.directory.Client(engine.ClientID(id))
 	})
 	if !ok {
 		return
 	}
-	v := &clientView{Client: c, Keys: r.sys.ClientKeys(c.ID)}
+	v := &clientView{Client: c, Keys: r.svc.directory.ClientKeys(c.ID)}
 	for _, m := range engine.Modes {
-		accounts := clientAccounts{Mode: m, Accounts: r.sys.ClientAccounts(c.ID, m)}
+		accounts := clientAccounts{Mode: m, Accounts: r.svc.money.ClientAccounts(c.ID, m)}
 		ids := make([]engine.AccountID, len(accounts.Accounts))
 		for i, a := range accounts.Accounts {
 			ids[i] = a.ID
 		}
-		credit, err := r.sys.CreditLimits(m, ids)
+		credit, err := r.svc.money.CreditLimits(m, ids)
 		if err != nil {
 			s.consoleError(r.ctx, fasthttp.StatusServiceUnavailable, "The treasury did not answer: "+err.Error())
 			return
@@ -547,7 +547,7 @@ func (s *Server) consoleAudit(r *consoleRequest) {
 		}
 		after = id
 	}
-	page, more, found := r.sys.AuditPage(after, consolePageSize)
+	page, more, found := r.svc.operators.AuditPage(after, consolePageSize)
 	if !found {
 		v.Problem = "That audit entry is no longer kept (the newest 100,000 are)."
 	}

@@ -6,7 +6,10 @@
 // request) and results into the spec's JSON; it holds no business rule
 // of its own beyond input validation. Every route of a listener is in
 // one table, with the gate its handler is behind (routes.go); the served
-// routes are checked against the OpenAPI document at start.
+// routes are checked against the OpenAPI document at start. Handlers reach
+// the actors through five narrow services (services.go: quotes, money,
+// directory, operators, market), never the System itself; a helper takes
+// only the service it uses.
 //
 // Every error uses the spec's {code, message, details} shape; engine
 // results map to HTTP statuses, codes and messages through one table

@@ -31,7 +31,7 @@ type EventHistory interface {
 // the caller's events of its key's mode, newest first,
 // {"data":[event…],"hasMore":bool}; startingAfter is an event id
 // ("evt_…") from an earlier page or a delivery.
-func (s *Server) listEvents(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) listEvents(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	q, e := queryParams(ctx, "type", "limit", "startingAfter")
 	if e != nil {
 		s.writeError(ctx, e)
@@ -75,7 +75,7 @@ func (s *Server) listEvents(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 	// NB: rendered with the markets in force, as the webhook body was with
 	// those of the event's time: the same bytes unless an operator changed
 	// a collection account since.
-	markets := sys.Markets()
+	markets := svc.market.Markets()
 	b := make([]byte, 0, 32+1600*len(events))
 	b = append(b, `{"data":[`...)
 	for i := range events {

@@ -66,14 +66,14 @@ func referenceMember(o *object, member string, c engine.Currency, outbound bool)
 // client's wallet. mode (default live) is the quote's: a reference of the
 // other mode is 404.
 var bankReceipt = adminOp[*actors.ReceiptReply]{body: true, do: doBankReceipt,
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.ReceiptReply) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.ReceiptReply) {
 		w := jsonWriter{}
 		appendReceipt(&w, "", reply.Receipt, reply.Repeated)
 		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 	},
 }
 
-func doBankReceipt(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.ReceiptReply, *apiError) {
+func doBankReceipt(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*actors.ReceiptReply, *apiError) {
 	reference, refOK := o.str("reference", true, bankReferenceBytesMax)
 	if refOK && len(bytes.TrimSpace([]byte(reference))) == 0 {
 		o.problem("reference", "must not be empty")
@@ -94,7 +94,7 @@ func doBankReceipt(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *o
 	if e := o.finish(); e != nil {
 		return nil, e
 	}
-	q, ok := sys.QuoteByReference(mode, reference)
+	q, ok := svc.quotes.QuoteByReference(mode, reference)
 	if !ok {
 		return nil, &apiError{status: fasthttp.StatusNotFound, code: codeNotFound,
 			message: "no quote of this mode (" + mode.String() + ") has this bank pay-in reference"}
@@ -104,7 +104,7 @@ func doBankReceipt(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *o
 		return nil, e
 	}
 	txID, _ := engine.InboundIdentity(q.Pair.Source, txText)
-	reply := sys.RecordBankReceipt(mode, reference, amount, txID, s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.RecordBankReceipt(mode, reference, amount, txID, s.auditLine(ctx, fasthttp.StatusOK))
 	return reply, s.receiptRefusal(ctx, reply)
 }
 
@@ -178,12 +178,12 @@ func appendReceipt(w *jsonWriter, k string, r *engine.Payment, repeated bool) {
 // duplicateReceipts is GET /admin/v1/payins/duplicates: the receipts
 // recorded before identities whose identities of now collide, a group per
 // identity, each receipt with whether it was reversed.
-func (s *Server) duplicateReceipts(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) duplicateReceipts(ctx *fasthttp.RequestCtx, svc services) {
 	if _, e := queryParams(ctx); e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	groups := sys.Duplicates()
+	groups := svc.money.Duplicates()
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
@@ -217,7 +217,7 @@ func (s *Server) duplicateReceipts(ctx *fasthttp.RequestCtx, sys *actors.System)
 // the receipt's amount goes back from the wallet to clearing (a reversal
 // row); more than the wallet can spend is 422 INSUFFICIENT_FUNDS, a
 // receipt reversed already 409.
-func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, svc services) {
 	raw, _ := ctx.UserValue("receiptId").(string)
 	id, ok := engine.ParseReceiptID(raw)
 	if !ok {
@@ -233,13 +233,13 @@ func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.ReverseReceipt(id, reason, s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.ReverseReceipt(id, reason, s.auditLine(ctx, fasthttp.StatusOK))
 	if reply.Result == engine.ResultInsufficientFunds && reply.Receipt != nil {
 		r := reply.Receipt
 		e := resultError(reply.Result)
 		e.message = "the wallet cannot cover taking this receipt back"
 		e.details = map[string]any{"currency": r.Currency.String(), "required": rawNumber(engine.AppendAmount(nil, r.Amount, r.Currency))}
-		if a, ok := sys.Account(r.Account); ok {
+		if a, ok := svc.money.Account(r.Account); ok {
 			e.details["available"] = rawNumber(engine.AppendAmount(nil, a.Available(), r.Currency))
 		}
 		s.writeError(ctx, e)
@@ -255,12 +255,12 @@ func (s *Server) reverseReceipt(ctx *fasthttp.RequestCtx, sys *actors.System) {
 
 // wallet reads the {accountId} of the route as a wallet: 400 for a
 // malformed id, 404 for anything but a wallet.
-func (s *Server) wallet(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.Account, bool) {
+func (s *Server) wallet(ctx *fasthttp.RequestCtx, money moneyService) (*engine.Account, bool) {
 	id, ok := s.pathUUID(ctx, "accountId")
 	if !ok {
 		return nil, false
 	}
-	a, ok := sys.Account(engine.AccountID(id))
+	a, ok := money.Account(engine.AccountID(id))
 	if !ok || a.Kind != engine.AccountWallet {
 		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
 		return nil, false
@@ -276,8 +276,8 @@ func (s *Server) wallet(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.A
 // Idempotency-Key is honoured as on create (Idempotent-Replayed: true; the
 // same key with another body: 422 IDEMPOTENCY_KEY_REUSED).
 func (s *Server) moveMoney(in bool) operatorHandler {
-	return func(ctx *fasthttp.RequestCtx, sys *actors.System) {
-		a, ok := s.wallet(ctx, sys)
+	return func(ctx *fasthttp.RequestCtx, svc services) {
+		a, ok := s.wallet(ctx, svc.money)
 		if !ok {
 			return
 		}
@@ -302,9 +302,9 @@ func (s *Server) moveMoney(in bool) operatorHandler {
 		}
 		var reply *actors.AccountReply
 		if in {
-			reply = sys.DepositAccount(&actors.DepositAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
+			reply = svc.money.DepositAccount(&actors.DepositAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
 		} else {
-			reply = sys.WithdrawAccount(&actors.WithdrawAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
+			reply = svc.money.WithdrawAccount(&actors.WithdrawAccount{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, MoneyRequest: req})
 		}
 		switch {
 		case reply.Err != nil:
@@ -359,7 +359,7 @@ func moneyRequestHash(in bool, req *engine.MoneyRequest) [32]byte {
 // setCredit is PUT /admin/v1/clients/{clientId}/credit {mode, currency,
 // limit}: limit >= 0 (0 removes the line).
 var setCredit = adminOp[creditSet]{body: true, do: doSetCredit,
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, c creditSet) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, c creditSet) {
 		w := jsonWriter{}
 		w.open("")
 		w.id("clientId", c.client)
@@ -380,7 +380,7 @@ type creditSet struct {
 	reply    *actors.CreditReply
 }
 
-func doSetCredit(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (creditSet, *apiError) {
+func doSetCredit(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (creditSet, *apiError) {
 	client, e := pathID(ctx, "clientId")
 	if e != nil {
 		return creditSet{}, e
@@ -400,38 +400,38 @@ func doSetCredit(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *obj
 	if e := o.finish(); e != nil {
 		return creditSet{}, e
 	}
-	reply := sys.SetCreditLimit(engine.ClientID(client), mode, currency, limit, s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.SetCreditLimit(engine.ClientID(client), mode, currency, limit, s.auditLine(ctx, fasthttp.StatusOK))
 	return creditSet{engine.ClientID(client), mode, currency, reply}, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
 // adminStatement is an operator's read of any wallet's statement.
-func (s *Server) adminStatement(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	a, ok := s.wallet(ctx, sys)
+func (s *Server) adminStatement(ctx *fasthttp.RequestCtx, svc services) {
+	a, ok := s.wallet(ctx, svc.money)
 	if !ok {
 		return
 	}
-	s.statement(ctx, sys, a)
+	s.statement(ctx, svc, a)
 }
 
 // partnerStatement is GET /partners/accounts/{accountId}/transactions:
 // the caller's own wallet only (another's answers as a missing one).
-func (s *Server) partnerStatement(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) partnerStatement(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.pathUUID(ctx, "accountId")
 	if !ok {
 		return
 	}
-	a, ok := sys.Account(engine.AccountID(id))
-	if !ok || a.Kind != engine.AccountWallet || !sys.AccountOwnedBy(a, who.Client, who.Mode) {
+	a, ok := svc.money.Account(engine.AccountID(id))
+	if !ok || a.Kind != engine.AccountWallet || !svc.money.AccountOwnedBy(a, who.Client, who.Mode) {
 		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
 		return
 	}
-	s.statement(ctx, sys, a)
+	s.statement(ctx, svc, a)
 }
 
 // statement writes a page of a wallet's statement, newest first:
 // {"data":[{id, type, amount, balanceAfter, currency, quoteId?,
 // reference?, createdAt}], "hasMore"}.
-func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engine.Account) {
+func (s *Server) statement(ctx *fasthttp.RequestCtx, svc services, a *engine.Account) {
 	q, e := queryParams(ctx, "limit", "startingAfter")
 	if e != nil {
 		s.writeError(ctx, e)
@@ -452,7 +452,7 @@ func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engi
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.Statement(a.ID, after, limit)
+	reply := svc.money.Statement(a.ID, after, limit)
 	if reply.Err != nil {
 		s.operatingError(ctx, reply.Err)
 		return
@@ -494,8 +494,8 @@ func (s *Server) statement(ctx *fasthttp.RequestCtx, sys *actors.System, a *engi
 // operatorComplete is POST /admin/v1/quotes/{quoteId}/complete: an
 // operator completes any client's quote, under the partner's rule (the
 // wallet must cover it; sandbox simulates the shortfall).
-var operatorComplete = quoteOp(func(sys *actors.System, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
-	return sys.OperatorComplete(id, audit)
+var operatorComplete = quoteOp(func(svc services, id engine.QuoteID, audit *engine.OperatorActed) *actors.QuoteReply {
+	return svc.quotes.OperatorComplete(id, audit)
 })
 
 // fundsDetails are INSUFFICIENT_FUNDS's details on a completion.

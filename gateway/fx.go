@@ -18,7 +18,7 @@ import (
 
 // The XML FX API (spec §7) lives under fxBase. It is a second skin on
 // the same quotes: a trade is a quote (TxId = quoteId), every operation ends
-// in the same actors.System call the JSON API makes, and every refusal comes
+// in the same service call the JSON API makes, and every refusal comes
 // from the same error table (errors.go), written as an admi.002 MsgRjct
 // instead of JSON. Documents are the types of package fxmsg, which also
 // decodes request bodies defensively (no DTDs or entities, depth and size
@@ -168,8 +168,8 @@ func (s *Server) writeFXError(ctx *fasthttp.RequestCtx, e *apiError) {
 
 // now is the engine's clock once the system runs, else the wall clock.
 func (s *Server) now() time.Time {
-	if sys := s.served(); sys != nil {
-		return sys.Now()
+	if svc, ok := s.served(); ok {
+		return svc.market.Now()
 	}
 	return time.Now()
 }

@@ -21,13 +21,13 @@ import (
 
 // fxListings is row 8: GET /listings?source=&destination=&page=&pageSize=
 // → FndPrcgPsptRpt, the caller's mode's active pools, best rate first.
-func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) fxListings(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	q, e := queryParams(ctx, "source", "destination", "page", "pageSize")
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
 	}
-	source, destination, e := fxListingFilter(sys.Markets(), q["source"], q["destination"])
+	source, destination, e := fxListingFilter(svc.market.Markets(), q["source"], q["destination"])
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
@@ -40,7 +40,7 @@ func (s *Server) fxListings(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		return
 	}
 	var pools []*engine.Pool
-	for _, p := range sys.Pools(who.Mode) {
+	for _, p := range svc.market.Pools(who.Mode) {
 		if p.Active && (source == engine.CurrencyNone || p.Pair.Source == source) &&
 			(destination == engine.CurrencyNone || p.Pair.Destination == destination) {
 			pools = append(pools, p)
@@ -133,7 +133,7 @@ func fxPageParameter(f fxFields, name, raw string, def, least, most int) int {
 // fxMakersRate is row 9: GET /rates/makers?from=&to= → FxTradStsAndDtls,
 // the best active pool rate with liquidity of the pair in the caller's
 // mode, when it was set, and its change over 24 hours.
-func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	q, e := queryParams(ctx, "from", "to")
 	if e != nil {
 		s.writeFXError(ctx, e)
@@ -152,20 +152,20 @@ func (s *Server) fxMakersRate(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 	from, fromOK := engine.ParseCurrency(q["from"])
 	to, toOK := engine.ParseCurrency(q["to"])
 	pair := engine.Pair{Source: from, Destination: to}
-	if !fromOK || !toOK || !sys.Markets().Supported(pair) {
-		s.writeFXError(ctx, invalidCurrencyPair(sys.Markets()))
+	if !fromOK || !toOK || !svc.market.Markets().Supported(pair) {
+		s.writeFXError(ctx, invalidCurrencyPair(svc.market.Markets()))
 		return
 	}
-	t := sys.Ticker(who.Mode, pair)
+	t := svc.market.Ticker(who.Mode, pair)
 	if t == nil {
-		s.writeFXError(ctx, invalidCurrencyPair(sys.Markets()))
+		s.writeFXError(ctx, invalidCurrencyPair(svc.market.Markets()))
 		return
 	}
 	if !t.HasBest {
 		s.writeFXError(ctx, resultError(engine.ResultNoRate))
 		return
 	}
-	now := sys.Now().UnixMilli()
+	now := svc.market.Now().UnixMilli()
 	change := decimal.Zero
 	if ref, ok := t.BestPast.Reference(now); ok {
 		change = percentChange(t.Best, ref.Rate)

@@ -14,24 +14,24 @@ import (
 
 // Trade operations of the XML FX API (spec §7, rows 1–7). Each one is
 // the JSON quote operation of the same name with XML in and out: same
-// checks in the same order, same actors.System call, same refusals.
+// checks in the same order, same service call, same refusals.
 
 // fxInitiate is row 1: POST /trades with FXTradInstr → FXTradInstrRspn NEWT.
-func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	if !fxRequireXML(ctx) {
 		s.writeFXError(ctx, errMediaXML)
 		return
 	}
-	cmd, e := createCommand(ctx, sys.Markets(), who, engine.ChannelXML, parseFXTradInstr)
+	cmd, e := createCommand(ctx, svc.market.Markets(), who, engine.ChannelXML, parseFXTradInstr)
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
 	}
-	reply := sys.CreateQuote(cmd)
+	reply := svc.quotes.CreateQuote(cmd)
 	if s.fxQuoteFailed(ctx, reply, cmd) {
 		return
 	}
-	now := sys.Now().UnixMilli()
+	now := svc.market.Now().UnixMilli()
 	if reply.Replayed {
 		now = reply.Quote.CreatedAt
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
@@ -41,18 +41,18 @@ func (s *Server) fxInitiate(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 }
 
 // fxStatus is row 2: GET /trades/{id} → FXTradStsAndDtlsNtfctn.
-func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) fxStatus(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, e := quoteID(ctx)
 	if e != nil {
 		s.writeFXError(ctx, e)
 		return
 	}
-	q, ok := sys.Quote(who.Client, who.Mode, id)
+	q, ok := svc.quotes.Quote(who.Client, who.Mode, id)
 	if !ok {
 		s.writeFXError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	now := sys.Now().UnixMilli()
+	now := svc.market.Now().UnixMilli()
 	dstn, acct := fxSettlement(q)
 	s.writeXML(ctx, fasthttp.StatusOK, &fxmsg.FXTradStsAndDtlsNtfctn{
 		UnqTxIdr: fxmsg.TransactionIdentifier{TxId: q.ID.String()},
@@ -89,8 +89,8 @@ func fxSettlement(q *engine.Quote) (*fxmsg.SettlementDestination, *string) {
 }
 
 // fxCancel is row 3: PUT /trades/{id}/cancellation → FXTradCxlRspn CANC.
-func (s *Server) fxCancel(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	q, ok := s.fxTransition(ctx, sys, who, &actors.TransitionQuote{Operation: actors.OperationCancel})
+func (s *Server) fxCancel(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
+	q, ok := s.fxTransition(ctx, svc.quotes, who, &actors.TransitionQuote{Operation: actors.OperationCancel})
 	if !ok {
 		return
 	}
@@ -99,15 +99,15 @@ func (s *Server) fxCancel(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		TradSts:  fxTradeStatus(q.Status),
 		CcyPair:  fxCurrencyPair(q.Pair),
 		XchgRate: fxRate(q.WeightedAverageRate()),
-		TTL:      q.SecondsLeft(sys.Now().UnixMilli()),
+		TTL:      q.SecondsLeft(svc.market.Now().UnixMilli()),
 		OprgMd:   q.Mode.String(),
 	})
 }
 
 // fxConfirm is row 4: POST /trades/{id}/confirmation (= complete) →
 // FXTradConfStsAdvc COMP with the pay-in details.
-func (s *Server) fxConfirm(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
-	q, ok := s.fxTransition(ctx, sys, who, &actors.TransitionQuote{Operation: actors.OperationComplete})
+func (s *Server) fxConfirm(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
+	q, ok := s.fxTransition(ctx, svc.quotes, who, &actors.TransitionQuote{Operation: actors.OperationComplete})
 	if !ok {
 		return
 	}
@@ -117,14 +117,14 @@ func (s *Server) fxConfirm(ctx *fasthttp.RequestCtx, sys *actors.System, who act
 		CcyPair:    fxCurrencyPair(q.Pair),
 		XchgRate:   fxRate(q.WeightedAverageRate()),
 		SttlmInstr: fxPayIn(s.markets(), q, s.received(q)),
-		TTL:        q.SecondsLeft(sys.Now().UnixMilli()),
+		TTL:        q.SecondsLeft(svc.market.Now().UnixMilli()),
 		OprgMd:     q.Mode.String(),
 	})
 }
 
 // fxTransition runs a body-less transition (cancel, complete) and returns
 // the quote after it, or answers the refusal.
-func (s *Server) fxTransition(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal, cmd *actors.TransitionQuote) (*engine.Quote, bool) {
+func (s *Server) fxTransition(ctx *fasthttp.RequestCtx, quotes quoteService, who actors.Principal, cmd *actors.TransitionQuote) (*engine.Quote, bool) {
 	id, e := quoteID(ctx)
 	if e != nil {
 		s.writeFXError(ctx, e)
@@ -134,7 +134,7 @@ func (s *Server) fxTransition(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 		s.writeFXError(ctx, errMediaXML)
 		return nil, false
 	}
-	reply := sys.TransitionQuote(who.Client, who.Mode, id, cmd)
+	reply := quotes.TransitionQuote(who.Client, who.Mode, id, cmd)
 	if s.fxQuoteFailed(ctx, reply, nil) {
 		return nil, false
 	}
@@ -145,7 +145,7 @@ func (s *Server) fxTransition(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 // FXTradInstrRspn SETT. The body's shape chooses the settlement: a bank
 // payout (fiat destinations), the partner's own wallet, or a chain payout
 // (token destinations).
-func (s *Server) fxAccept(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) fxAccept(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, e := quoteID(ctx)
 	if e != nil {
 		s.writeFXError(ctx, e)
@@ -160,23 +160,23 @@ func (s *Server) fxAccept(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		s.writeFXError(ctx, e)
 		return
 	}
-	q, found := sys.Quote(who.Client, who.Mode, id)
+	q, found := svc.quotes.Quote(who.Client, who.Mode, id)
 	if !found {
 		s.writeFXError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	if e := fxCheckSettlement(sys, who, q, settlement); e != nil {
+	if e := fxCheckSettlement(svc.directory, who, q, settlement); e != nil {
 		s.writeFXError(ctx, e)
 		return
 	}
-	reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
+	reply := svc.quotes.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
 		Operation: actors.OperationAccept,
 		Accept:    engine.AcceptQuote{Settlement: settlement},
 	})
 	if s.fxQuoteFailed(ctx, reply, nil) {
 		return
 	}
-	s.writeXML(ctx, fasthttp.StatusOK, s.fxInstructionResponse(reply.Quote, sys.Now().UnixMilli()))
+	s.writeXML(ctx, fasthttp.StatusOK, s.fxInstructionResponse(reply.Quote, svc.market.Now().UnixMilli()))
 }
 
 // ---- Rendering -----------------------------------------------------------------
@@ -395,8 +395,8 @@ func parseFXTradAccptReq(body []byte) (engine.Settlement, *apiError) {
 // (engine.CheckSettlement) refuses, naming the XML element at fault; nil
 // when it is legal. The quote actor asks the same rule again when it
 // decides.
-func fxCheckSettlement(sys *actors.System, who actors.Principal, q *engine.Quote, st engine.Settlement) *apiError {
-	client, ok := sys.Client(who.Client)
+func fxCheckSettlement(directory directoryService, who actors.Principal, q *engine.Quote, st engine.Settlement) *apiError {
+	client, ok := directory.Client(who.Client)
 	if !ok {
 		return errUnauthorized
 	}

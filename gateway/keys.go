@@ -26,7 +26,7 @@ const keyRollHoursMax = 720
 // lastUsedAt once it authenticated a request (to the minute). Never a
 // secret (the service keeps only their hashes); revoked and expired keys
 // are left out (the operator's GET /admin/v1/clients/{id} lists them).
-func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) listKeys(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	if _, e := queryParams(ctx); e != nil {
 		s.writeError(ctx, e)
 		return
@@ -34,8 +34,8 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
-	now := sys.Now().UnixMilli()
-	for _, k := range sys.ClientKeys(who.Client) {
+	now := svc.market.Now().UnixMilli()
+	for _, k := range svc.directory.ClientKeys(who.Client) {
 		if k.Mode != who.Mode || !k.Works(now) {
 			continue
 		}
@@ -68,7 +68,7 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 // or one that no longer works, answers 404 like a missing one. A key is
 // rolled once: a key rolled already (or being rolled, concurrently) is 409
 // CONFLICT; its successor may roll.
-func (s *Server) rollKey(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) rollKey(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.pathUUID(ctx, "keyId")
 	if !ok {
 		return
@@ -89,7 +89,7 @@ func (s *Server) rollKey(ctx *fasthttp.RequestCtx, sys *actors.System, who actor
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.Admin(&actors.RollKey{Client: who.Client, Mode: who.Mode, Key: engine.KeyID(id),
+	reply := svc.directory.Admin(&actors.RollKey{Client: who.Client, Mode: who.Mode, Key: engine.KeyID(id),
 		ExpiresIn: time.Duration(hours) * time.Hour})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return

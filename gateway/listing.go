@@ -36,7 +36,7 @@ func pageLimit(f *fxFields, q map[string]string, def, max int) int {
 // that the service holds (open, or terminal within --retention), newest
 // first, {"data":[Quote…],"hasMore":bool}, cursor pagination by quote id
 // (Stripe's list shape).
-func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	q, e := queryParams(ctx, "status", "createdGte", "createdLt", "limit", "startingAfter")
 	if e != nil {
 		s.writeError(ctx, e)
@@ -84,12 +84,12 @@ func (s *Server) listQuotes(ctx *fasthttp.RequestCtx, sys *actors.System, who ac
 		s.writeError(ctx, e)
 		return
 	}
-	page, more, err := sys.ListQuotes(who.Client, who.Mode, filter)
+	page, more, err := svc.quotes.ListQuotes(who.Client, who.Mode, filter)
 	if err != nil {
 		s.writeError(ctx, fieldError("startingAfter", "names no quote of yours held by the service"))
 		return
 	}
-	now := sys.Now().UnixMilli()
+	now := svc.market.Now().UnixMilli()
 	b := make([]byte, 0, 1024*len(page)+32)
 	b = append(b, `{"data":[`...)
 	for i, quote := range page {

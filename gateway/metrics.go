@@ -158,13 +158,6 @@ func (s *Server) writeMetrics(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(b.Bytes())
 }
 
-// systemView is what the metrics need of the actors.
-type systemView interface {
-	QuoteCounts() map[engine.Mode]map[engine.Status]int
-	Pools(engine.Mode) []*engine.Pool
-	MailboxDepths() [5]int64
-}
-
 // systemCollector computes the engine's gauges from the actors' read views
 // at scrape time, and the open rate streams.
 type systemCollector struct {
@@ -219,22 +212,22 @@ func (c *systemCollector) Collect(ch chan<- prometheus.Metric) {
 		ready = 1
 	}
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, ready)
-	sys := c.s.served()
-	if sys == nil {
+	svc, ok := c.s.served()
+	if !ok {
 		return
 	}
-	c.collectSystem(ch, sys)
-	c.collectLedger(ch, sys)
+	c.collectSystem(ch, svc)
+	c.collectLedger(ch, svc.money)
 }
 
 // collectLedger reports the ledger check of each mode (cached).
-func (c *systemCollector) collectLedger(ch chan<- prometheus.Metric, sys *actors.System) {
+func (c *systemCollector) collectLedger(ch chan<- prometheus.Metric, money moneyService) {
 	c.ledgerMu.Lock()
 	defer c.ledgerMu.Unlock()
 	if time.Since(c.ledgerAt) >= ledgerCheckEvery {
 		for _, m := range engine.Modes {
 			c.ledger[m] = 0
-			if r, err := sys.LedgerCheck(m); err == nil && r.OK {
+			if r, err := money.LedgerCheck(m); err == nil && r.OK {
 				c.ledger[m] = 1
 			}
 		}
@@ -245,18 +238,20 @@ func (c *systemCollector) collectLedger(ch chan<- prometheus.Metric, sys *actors
 	}
 }
 
-func (c *systemCollector) collectSystem(ch chan<- prometheus.Metric, sys systemView) {
-	for i, depth := range sys.MailboxDepths() {
+// collectSystem reports the actors' mailboxes, the quotes by status and
+// the pools' liquidity.
+func (c *systemCollector) collectSystem(ch chan<- prometheus.Metric, svc services) {
+	for i, depth := range svc.operators.MailboxDepths() {
 		ch <- prometheus.MustNewConstMetric(c.mailbox, prometheus.GaugeValue, float64(depth), actors.ActorKinds[i])
 	}
-	counts := sys.QuoteCounts()
+	counts := svc.quotes.QuoteCounts()
 	for _, m := range engine.Modes {
 		for _, st := range engine.Statuses {
 			ch <- prometheus.MustNewConstMetric(c.quotes, prometheus.GaugeValue, float64(counts[m][st]), m.String(), st.String())
 		}
 	}
 	for _, m := range engine.Modes {
-		pools := sys.Pools(m)
+		pools := svc.market.Pools(m)
 		ch <- prometheus.MustNewConstMetric(c.pools, prometheus.GaugeValue, float64(len(pools)), m.String())
 		var held, balance [engine.CurrenciesMax]engine.Amount
 		var settled uint64

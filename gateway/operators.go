@@ -43,8 +43,8 @@ func (s *Server) adminPrincipal(token string) *principal {
 	if want := s.cfg.AdminToken; want != "" && subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1 {
 		return rootPrincipal
 	}
-	if sys := s.served(); sys != nil {
-		if o, ok := sys.AuthenticateOperator(token); ok {
+	if svc, ok := s.served(); ok {
+		if o, ok := svc.operators.AuthenticateOperator(token); ok {
 			return &principal{name: o.Name, id: o.ID, role: o.Role}
 		}
 	}
@@ -105,15 +105,15 @@ func (s *Server) finishAudit(ctx *fasthttp.RequestCtx, a *pendingAudit) {
 // audit records the write just answered, as its operator made it, as a
 // line of its own.
 func (s *Server) audit(ctx *fasthttp.RequestCtx, p *principal) {
-	sys := s.served()
-	if sys == nil {
+	svc, ok := s.served()
+	if !ok {
 		return // nothing can be written here; the write itself was refused (503)
 	}
 	route, _ := ctx.UserValue(router.MatchedRoutePathParam).(string)
 	if route == "" {
 		route = string(ctx.Path())
 	}
-	r := sys.OperatorCommand(&actors.RecordAudit{Operator: p.name, OperatorID: p.id,
+	r := svc.operators.OperatorCommand(&actors.RecordAudit{Operator: p.name, OperatorID: p.id,
 		Action: string(ctx.Method()) + " " + route, Target: string(ctx.Path()), Status: uint16(ctx.Response.StatusCode())})
 	if err := r.Failure(); err != nil {
 		s.cfg.Logger.Error("an operator's write was answered but its audit line was not recorded",
@@ -124,16 +124,16 @@ func (s *Server) audit(ctx *fasthttp.RequestCtx, p *principal) {
 
 // rootOnly is operator for the routes only root may call.
 func (s *Server) rootOnly(h operatorHandler) fasthttp.RequestHandler {
-	return s.operator(func(ctx *fasthttp.RequestCtx, sys *actors.System) {
+	return s.operator(func(ctx *fasthttp.RequestCtx, svc services) {
 		if p, _ := ctx.UserValue(operatorValue{}).(*principal); p != rootPrincipal {
 			s.writeError(ctx, errRootOnly)
 			return
 		}
-		h(ctx, sys)
+		h(ctx, svc)
 	})
 }
 
-func (s *Server) createOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) createOperator(ctx *fasthttp.RequestCtx, svc services) {
 	o, ok := s.bodyObject(ctx)
 	if !ok {
 		return
@@ -153,7 +153,7 @@ func (s *Server) createOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	r := sys.OperatorCommand(&actors.CreateOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name, Role: role})
+	r := svc.operators.OperatorCommand(&actors.CreateOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusCreated)}, Name: name, Role: role})
 	if r.Result == engine.ResultValidation && r.Reason != nil {
 		s.writeError(ctx, fieldError("name", r.Reason.Error()))
 		return
@@ -205,11 +205,11 @@ func writeOperator(w *jsonWriter, o *engine.Operator) {
 	}
 }
 
-func (s *Server) listOperators(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) listOperators(ctx *fasthttp.RequestCtx, svc services) {
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
-	for _, o := range sys.Operators() {
+	for _, o := range svc.operators.Operators() {
 		w.open("")
 		writeOperator(&w, &o)
 		w.close()
@@ -219,12 +219,12 @@ func (s *Server) listOperators(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 }
 
-func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, svc services) {
 	id, ok := s.pathUUID(ctx, "operatorId")
 	if !ok {
 		return
 	}
-	r := sys.OperatorCommand(&actors.RevokeOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, Operator: engine.OperatorID(id)})
+	r := svc.operators.OperatorCommand(&actors.RevokeOperator{Audited: actors.Audited{Audit: s.auditLine(ctx, fasthttp.StatusOK)}, Operator: engine.OperatorID(id)})
 	if s.adminFailed(ctx, r.Err, r.Result) {
 		return
 	}
@@ -245,7 +245,7 @@ const (
 	auditLimitMax     = 500
 )
 
-func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, svc services) {
 	args := ctx.QueryArgs()
 	limit, e := queryLimit(ctx, auditLimitDefault, auditLimitMax)
 	if e != nil {
@@ -261,7 +261,7 @@ func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		}
 		after = id
 	}
-	page, more, found := sys.AuditPage(after, limit)
+	page, more, found := svc.operators.AuditPage(after, limit)
 	if !found {
 		s.writeError(ctx, fieldError("startingAfter", "no such audit entry is kept (the newest 100,000 are)"))
 		return

@@ -3,7 +3,6 @@ package gateway
 import (
 	"github.com/valyala/fasthttp"
 
-	"github.com/oja-exchange/oja/actors"
 	"github.com/oja-exchange/oja/engine"
 )
 
@@ -28,12 +27,12 @@ const txHashBytesMax = 128
 
 // payInOf finds the quote of the route's {addressId}; it answers the
 // request itself (400, 404) when there is none.
-func (s *Server) payInOf(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.Quote, bool) {
+func (s *Server) payInOf(ctx *fasthttp.RequestCtx, quotes quoteService) (*engine.Quote, bool) {
 	raw, ok := s.pathUUID(ctx, "addressId")
 	if !ok {
 		return nil, false
 	}
-	q, ok := sys.PayInQuote(engine.AddressID(raw))
+	q, ok := quotes.PayInQuote(engine.AddressID(raw))
 	if !ok || q.PayIn == nil {
 		s.writeError(ctx, resultError(engine.ResultPayInNotFound))
 		return nil, false
@@ -41,8 +40,8 @@ func (s *Server) payInOf(ctx *fasthttp.RequestCtx, sys *actors.System) (*engine.
 	return q, true
 }
 
-func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	q, ok := s.payInOf(ctx, sys)
+func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, svc services) {
+	q, ok := s.payInOf(ctx, svc.quotes)
 	if !ok {
 		return
 	}
@@ -63,24 +62,24 @@ func (s *Server) payInSeen(ctx *fasthttp.RequestCtx, sys *actors.System) {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.RecordCryptoReceipt(q.PayIn.Address, amount, hash, uint32(logIndex), s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.RecordCryptoReceipt(q.PayIn.Address, amount, hash, uint32(logIndex), s.auditLine(ctx, fasthttp.StatusOK))
 	if s.receiptFailed(ctx, reply) {
 		return
 	}
-	if view, ok := sys.AnyQuote(q.ID); ok {
+	if view, ok := svc.quotes.AnyQuote(q.ID); ok {
 		q = view
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, sys.Receipts(q.ID)))
+	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, svc.money.Receipts(q.ID)))
 }
 
 // payInGet is GET /admin/v1/payins/{addressId}: the pay-in as the operator
 // needs it — its quote, client and mode, and the deposits credited.
-func (s *Server) payInGet(ctx *fasthttp.RequestCtx, sys *actors.System) {
-	q, ok := s.payInOf(ctx, sys)
+func (s *Server) payInGet(ctx *fasthttp.RequestCtx, svc services) {
+	q, ok := s.payInOf(ctx, svc.quotes)
 	if !ok {
 		return
 	}
-	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, sys.Receipts(q.ID)))
+	s.writeJSON(ctx, fasthttp.StatusOK, appendPayIn(nil, q, svc.money.Receipts(q.ID)))
 }
 
 // appendPayIn renders an operator's view of q's pay-in: the partner's

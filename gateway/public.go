@@ -15,7 +15,7 @@ import (
 const apiBase = "/api/v1"
 
 // partnerHandler handles one authenticated partner request.
-type partnerHandler func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal)
+type partnerHandler func(ctx *fasthttp.RequestCtx, svc services, who actors.Principal)
 
 // partner authenticates the API key, applies the per-key rate limit and
 // refuses while the service is not ready, answering refusals in JSON.
@@ -34,12 +34,12 @@ func (s *Server) authenticated(fail func(*fasthttp.RequestCtx, *apiError), h par
 			fail(ctx, errUnauthorized)
 			return
 		}
-		sys := s.served()
-		if sys == nil || s.closing.Load() {
+		svc, ok := s.served()
+		if !ok || s.closing.Load() {
 			fail(ctx, errUnavailable)
 			return
 		}
-		who, ok := sys.Authenticate(token)
+		who, ok := svc.directory.Authenticate(token)
 		if !ok {
 			fail(ctx, errUnauthorized)
 			return
@@ -51,24 +51,24 @@ func (s *Server) authenticated(fail func(*fasthttp.RequestCtx, *apiError), h par
 			fail(ctx, errRateLimited)
 			return
 		}
-		h(ctx, sys, who)
+		h(ctx, svc, who)
 	}
 }
 
 // ---- Quotes ----------------------------------------------------------------
 
-func (s *Server) createQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) createQuote(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	if !requireJSON(ctx) {
 		s.writeError(ctx, errMediaJSON)
 		return
 	}
-	cmd, e := createCommand(ctx, sys.Markets(), who, engine.ChannelJSON, parseCreateQuote)
+	cmd, e := createCommand(ctx, svc.market.Markets(), who, engine.ChannelJSON, parseCreateQuote)
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.CreateQuote(cmd)
-	s.quoteReply(ctx, sys, reply, cmd)
+	reply := svc.quotes.CreateQuote(cmd)
+	s.quoteReply(ctx, svc.market, reply, cmd)
 }
 
 // createCommand builds a create from a request of either API: the
@@ -258,7 +258,7 @@ func shareText(ppm uint32) []byte {
 }
 
 // quoteReply answers a quote operation.
-func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply *actors.QuoteReply, create *actors.CreateQuote) {
+func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, market marketService, reply *actors.QuoteReply, create *actors.CreateQuote) {
 	if reply.Err != nil {
 		s.operatingError(ctx, reply.Err)
 		return
@@ -267,7 +267,7 @@ func (s *Server) quoteReply(ctx *fasthttp.RequestCtx, sys *actors.System, reply 
 		s.writeError(ctx, e)
 		return
 	}
-	now := sys.Now().UnixMilli()
+	now := market.Now().UnixMilli()
 	if reply.Replayed {
 		now = reply.Quote.CreatedAt
 		ctx.Response.Header.Set("Idempotent-Replayed", "true")
@@ -302,21 +302,21 @@ func quoteID(ctx *fasthttp.RequestCtx) (engine.QuoteID, *apiError) {
 	return engine.QuoteID(id), nil
 }
 
-func (s *Server) getQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) getQuote(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, e := quoteID(ctx)
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	q, ok := sys.Quote(who.Client, who.Mode, id)
+	q, ok := svc.quotes.Quote(who.Client, who.Mode, id)
 	if !ok {
 		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	s.writeQuote(ctx, q, sys.Now().UnixMilli())
+	s.writeQuote(ctx, q, svc.market.Now().UnixMilli())
 }
 
-func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, e := quoteID(ctx)
 	if e != nil {
 		s.writeError(ctx, e)
@@ -335,27 +335,27 @@ func (s *Server) acceptQuote(ctx *fasthttp.RequestCtx, sys *actors.System, who a
 		s.writeError(ctx, e)
 		return
 	}
-	q, found := sys.Quote(who.Client, who.Mode, id)
+	q, found := svc.quotes.Quote(who.Client, who.Mode, id)
 	if !found {
 		s.writeError(ctx, resultError(engine.ResultQuoteNotFound))
 		return
 	}
-	settlement, e := walletSettlement(sys, who, q.Pair.Destination)
+	settlement, e := walletSettlement(svc.directory, who, q.Pair.Destination)
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
+	reply := svc.quotes.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{
 		Operation: actors.OperationAccept,
 		Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: engine.AccountID(account),
 			Settlement: settlement},
 	})
-	s.quoteReply(ctx, sys, reply, nil)
+	s.quoteReply(ctx, svc.market, reply, nil)
 }
 
 // walletSettlement settles to the partner's own wallet in currency c.
-func walletSettlement(sys *actors.System, who actors.Principal, c engine.Currency) (engine.Settlement, *apiError) {
-	client, ok := sys.Client(who.Client)
+func walletSettlement(directory directoryService, who actors.Principal, c engine.Currency) (engine.Settlement, *apiError) {
+	client, ok := directory.Client(who.Client)
 	if !ok {
 		return engine.Settlement{}, errUnauthorized
 	}
@@ -368,7 +368,7 @@ func walletSettlement(sys *actors.System, who actors.Principal, c engine.Currenc
 }
 
 func (s *Server) transition(op actors.QuoteOperation) partnerHandler {
-	return func(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+	return func(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 		id, e := quoteID(ctx)
 		if e != nil {
 			s.writeError(ctx, e)
@@ -378,8 +378,8 @@ func (s *Server) transition(op actors.QuoteOperation) partnerHandler {
 			s.writeError(ctx, errMediaJSON)
 			return
 		}
-		reply := sys.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{Operation: op})
-		s.quoteReply(ctx, sys, reply, nil)
+		reply := svc.quotes.TransitionQuote(who.Client, who.Mode, id, &actors.TransitionQuote{Operation: op})
+		s.quoteReply(ctx, svc.market, reply, nil)
 	}
 }
 
@@ -527,7 +527,7 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 
 // ---- Balances ----------------------------------------------------------------
 
-func (s *Server) balances(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) balances(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	source := ctx.Request.Header.Peek("x-service-source")
 	if len(source) == 0 {
 		s.writeError(ctx, &apiError{status: fasthttp.StatusBadRequest, code: codeMissingHeader,
@@ -538,25 +538,25 @@ func (s *Server) balances(ctx *fasthttp.RequestCtx, sys *actors.System, who acto
 		s.writeError(ctx, fieldError("x-service-source", "must be at most 128 printable ASCII characters"))
 		return
 	}
-	s.writeBalances(ctx, sys.ClientAccounts(who.Client, who.Mode))
+	s.writeBalances(ctx, svc.money.ClientAccounts(who.Client, who.Mode))
 }
 
-func (s *Server) balance(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) balance(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	raw, _ := ctx.UserValue("accountId").(string)
 	id, ok := engine.ParseUUID(raw)
 	if !ok {
 		s.writeError(ctx, fieldError("accountId", "must be a UUID"))
 		return
 	}
-	a, ok := sys.Account(engine.AccountID(id))
-	if !ok || !sys.AccountOwnedBy(a, who.Client, who.Mode) {
+	a, ok := svc.money.Account(engine.AccountID(id))
+	if !ok || !svc.money.AccountOwnedBy(a, who.Client, who.Mode) {
 		s.writeError(ctx, resultError(engine.ResultAccountNotFound))
 		return
 	}
 	s.writeBalances(ctx, []*engine.Account{a})
 }
 
-func (s *Server) balancesByCurrency(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) balancesByCurrency(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	raw, _ := ctx.UserValue("currency").(string)
 	c, ok := engine.ParseCurrency(raw)
 	if !ok {
@@ -566,7 +566,7 @@ func (s *Server) balancesByCurrency(ctx *fasthttp.RequestCtx, sys *actors.System
 		return
 	}
 	var out []*engine.Account
-	for _, a := range sys.ClientAccounts(who.Client, who.Mode) {
+	for _, a := range svc.money.ClientAccounts(who.Client, who.Mode) {
 		if a.Currency == c {
 			out = append(out, a)
 		}
@@ -600,8 +600,8 @@ func appendBalanceMembers(w *jsonWriter, a *engine.Account) {
 
 // received reports whether a deposit to q's pay-in was credited.
 func (s *Server) received(q *engine.Quote) bool {
-	sys := s.served()
-	return q.PayIn != nil && sys != nil && len(sys.Receipts(q.ID)) > 0
+	svc, ok := s.served()
+	return q.PayIn != nil && ok && len(svc.money.Receipts(q.ID)) > 0
 }
 
 // appendCryptoPayIn writes the members of q's CryptoPayInDetails

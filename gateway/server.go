@@ -243,13 +243,13 @@ func (s *Server) SetTerm(t *actors.Term) {
 	}()
 }
 
-// served is the actors of the term served, nil while none is (before the
-// first, and once it has ended).
-func (s *Server) served() *actors.System {
+// served is the services of the term served; false while none is (before
+// the first, and once it has ended).
+func (s *Server) served() (services, bool) {
 	if t := s.term.Load(); t != nil && !t.Ended() {
-		return t.System()
+		return servicesOf(t.System()), true
 	}
-	return nil
+	return services{}, false
 }
 
 // webhooks is the webhook dispatcher of the term served, nil while none
@@ -266,8 +266,8 @@ var defaultMarkets = engine.DefaultMarkets()
 
 // markets are the markets in force: the system's.
 func (s *Server) markets() *engine.Markets {
-	if sys := s.served(); sys != nil {
-		return sys.Markets()
+	if svc, ok := s.served(); ok {
+		return svc.market.Markets()
 	}
 	return defaultMarkets
 }
@@ -481,14 +481,15 @@ func (s *Server) operatingRefusal(ctx *fasthttp.RequestCtx, err error) *apiError
 	return errUnavailable
 }
 
-// system returns the running system, or answers 503 while recovering.
-func (s *Server) system(ctx *fasthttp.RequestCtx) *actors.System {
-	sys := s.served()
-	if sys == nil || s.closing.Load() {
+// system returns the running system's services, or answers 503 (false)
+// while none runs or the server is closing.
+func (s *Server) system(ctx *fasthttp.RequestCtx) (services, bool) {
+	svc, ok := s.served()
+	if !ok || s.closing.Load() {
 		s.writeError(ctx, errUnavailable)
-		return nil
+		return services{}, false
 	}
-	return sys
+	return svc, true
 }
 
 // bearer extracts the credential of "Authorization: Bearer <token>".
@@ -550,11 +551,11 @@ func (s *Server) isReady() bool {
 	if s.closing.Load() {
 		return false
 	}
-	sys := s.served()
-	if sys == nil {
+	svc, ok := s.served()
+	if !ok {
 		return s.clusterReady()
 	}
-	return sys.Ready() == nil
+	return svc.operators.Ready() == nil
 }
 
 func (s *Server) baseRouter() *router.Router {

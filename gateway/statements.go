@@ -76,11 +76,11 @@ func (s *Server) importStatement(ctx *fasthttp.RequestCtx) {
 		s.writeError(ctx, errMediaXMLStatement)
 		return
 	}
-	sys := s.system(ctx)
-	if sys == nil {
+	svc, ok := s.system(ctx)
+	if !ok {
 		return
 	}
-	report, e := s.importDocument(sys, ctx.PostBody(), func() *engine.OperatorActed { return s.auditLine(ctx, fasthttp.StatusOK) },
+	report, e := s.importDocument(svc, ctx.PostBody(), func() *engine.OperatorActed { return s.auditLine(ctx, fasthttp.StatusOK) },
 		func(err error) *apiError { return s.operatingRefusal(ctx, err) })
 	if e != nil {
 		s.writeError(ctx, e)
@@ -114,29 +114,29 @@ type plannedEntry struct {
 // importDocument checks every entry of doc, then records them in order
 // (audit makes each write's audit line); it answers a refusal, with
 // nothing recorded, or what it did.
-func (s *Server) importDocument(sys *actors.System, body []byte, audit func() *engine.OperatorActed, refusal func(error) *apiError) (*importReport, *apiError) {
+func (s *Server) importDocument(svc services, body []byte, audit func() *engine.OperatorActed, refusal func(error) *apiError) (*importReport, *apiError) {
 	doc, err := camt.Parse(body)
 	if err != nil {
 		return nil, statementError("document", strings.TrimPrefix(err.Error(), "camt: "))
 	}
-	plan, report, e := planImport(sys.Markets(), doc)
+	plan, report, e := planImport(svc.market.Markets(), doc)
 	if e != nil {
 		return nil, e
 	}
 	for _, p := range plan {
-		if prior, ok := sys.Payment(p.identity); ok {
+		if prior, ok := svc.money.Payment(p.identity); ok {
 			report.duplicate(p, prior)
 			continue
 		}
 		var o outcome
-		if q := openQuoteOf(sys, p); q != nil {
-			reply := sys.RecordBankReceipt(p.mode, q.Reference, p.amount, p.identity, audit())
+		if q := openQuoteOf(svc.quotes, p); q != nil {
+			reply := svc.money.RecordBankReceipt(p.mode, q.Reference, p.amount, p.identity, audit())
 			o = outcome{err: reply.Err, result: reply.Result, prior: reply.Receipt, repeated: reply.Repeated}
 			if o.counts(report, p, refusal) {
 				report.applied++
 			}
 		} else {
-			reply := sys.RecordUnapplied(p.mode, engine.UnappliedReceipt{Currency: p.currency, Amount: p.amount, Identity: p.identity,
+			reply := svc.money.RecordUnapplied(p.mode, engine.UnappliedReceipt{Currency: p.currency, Amount: p.amount, Identity: p.identity,
 				Remittance: cutUTF8(p.Remittance, engine.RemittanceBytesMax), Debtor: cutUTF8(p.Debtor, engine.DebtorBytesMax)}, audit())
 			o = outcome{err: reply.Err, result: reply.Result, prior: reply.Payment, repeated: reply.Repeated}
 			if o.counts(report, p, refusal) {
@@ -264,9 +264,9 @@ var quoteReference = regexp.MustCompile(`(?i)\bOJA[-_ ]?([0-9A-HJKMNP-TV-Z]{10})
 
 // openQuoteOf is the open quote (pending or awaiting payment) of p's mode
 // and source currency that p's remittance text names, nil if none does.
-func openQuoteOf(sys *actors.System, p plannedEntry) *engine.Quote {
+func openQuoteOf(quotes quoteService, p plannedEntry) *engine.Quote {
 	for _, m := range quoteReference.FindAllStringSubmatch(p.Remittance, -1) {
-		q, ok := sys.QuoteByReference(p.mode, "OJA-"+strings.ToUpper(m[1]))
+		q, ok := quotes.QuoteByReference(p.mode, "OJA-"+strings.ToUpper(m[1]))
 		if ok && q.Pair.Source == p.currency && (q.Status == engine.StatusPending || q.Status == engine.StatusAwaitingPayment) {
 			return q
 		}
@@ -333,7 +333,7 @@ const (
 
 // listUnapplied is GET /admin/v1/payins/unapplied?mode=&limit=&startingAfter=:
 // the receipts held in suspense, newest first (both modes unless mode).
-func (s *Server) listUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) listUnapplied(ctx *fasthttp.RequestCtx, svc services) {
 	args := ctx.QueryArgs()
 	modes := engine.Modes[:]
 	if raw := args.Peek("mode"); raw != nil {
@@ -351,7 +351,7 @@ func (s *Server) listUnapplied(ctx *fasthttp.RequestCtx, sys *actors.System) {
 	}
 	var all []engine.UnappliedReceipt
 	for _, m := range modes {
-		all = append(all, sys.UnappliedList(m)...)
+		all = append(all, svc.money.UnappliedList(m)...)
 	}
 	sortUnapplied(all)
 	if raw := args.Peek("startingAfter"); raw != nil {
@@ -398,8 +398,8 @@ func optionalID(o *object, member string) ([16]byte, bool) {
 }
 
 // walletOf is client's wallet of mode m in currency c.
-func walletOf(sys *actors.System, client engine.ClientID, m engine.Mode, c engine.Currency) (engine.AccountID, bool) {
-	cl, ok := sys.Client(client)
+func walletOf(directory directoryService, client engine.ClientID, m engine.Mode, c engine.Currency) (engine.AccountID, bool) {
+	cl, ok := directory.Client(client)
 	if !ok {
 		return engine.AccountID{}, false
 	}
@@ -443,14 +443,14 @@ func sortUnapplied(list []engine.UnappliedReceipt) {
 // wallet (a receipt of the quote) or that client's wallet of the mode, in
 // the receipt's currency; the answer is the receipt it became.
 var applyUnapplied = adminOp[*actors.UnappliedReply]{body: true, do: doApplyUnapplied,
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, reply *actors.UnappliedReply) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.UnappliedReply) {
 		w := jsonWriter{}
 		appendReceipt(&w, "", reply.Payment, false)
 		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
 	},
 }
 
-func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (*actors.UnappliedReply, *apiError) {
+func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (*actors.UnappliedReply, *apiError) {
 	raw, e := pathID(ctx, "unappliedId")
 	if e != nil {
 		return nil, e
@@ -471,13 +471,13 @@ func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o
 	if e := o.finish(); e != nil {
 		return nil, e
 	}
-	u, ok := sys.Unapplied(engine.UnappliedID(raw))
+	u, ok := svc.money.Unapplied(engine.UnappliedID(raw))
 	if !ok {
 		return nil, resultError(engine.ResultUnappliedNotFound)
 	}
 	req := engine.SettleRequest{Unapplied: u.ID}
 	if hasQuote {
-		q, ok := sys.AnyQuote(engine.QuoteID(quoteID))
+		q, ok := svc.quotes.AnyQuote(engine.QuoteID(quoteID))
 		if !ok || q.Mode != u.Mode {
 			return nil, resultError(engine.ResultQuoteNotFound)
 		}
@@ -489,12 +489,12 @@ func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o
 	if mode != u.Mode {
 		return nil, fieldError("mode", "the receipt is held in "+u.Mode.String())
 	}
-	wallet, ok := walletOf(sys, engine.ClientID(clientID), mode, u.Currency)
+	wallet, ok := walletOf(svc.directory, engine.ClientID(clientID), mode, u.Currency)
 	if !ok {
 		return nil, resultError(engine.ResultClientNotFound)
 	}
 	req.Wallet = wallet
-	reply := sys.SettleUnapplied(req, s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.SettleUnapplied(req, s.auditLine(ctx, fasthttp.StatusOK))
 	return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
@@ -502,7 +502,7 @@ func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o
 // {reference}: the money goes back to its sender; reference is the return
 // transfer's (an outbound identity, as a payout's).
 var returnUnapplied = adminOp[unappliedReturned]{body: true, do: doReturnUnapplied,
-	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ *actors.System, r unappliedReturned) {
+	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, r unappliedReturned) {
 		u := r.unapplied
 		w := jsonWriter{}
 		w.open("")
@@ -526,7 +526,7 @@ type unappliedReturned struct {
 	reply     *actors.UnappliedReply
 }
 
-func doReturnUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, o *object) (unappliedReturned, *apiError) {
+func doReturnUnapplied(s *Server, ctx *fasthttp.RequestCtx, svc services, o *object) (unappliedReturned, *apiError) {
 	raw, e := pathID(ctx, "unappliedId")
 	if e != nil {
 		return unappliedReturned{}, e
@@ -540,12 +540,12 @@ func doReturnUnapplied(s *Server, ctx *fasthttp.RequestCtx, sys *actors.System, 
 	if e := o.finish(); e != nil {
 		return unappliedReturned{}, e
 	}
-	u, ok := sys.Unapplied(engine.UnappliedID(raw))
+	u, ok := svc.money.Unapplied(engine.UnappliedID(raw))
 	if !ok {
 		return unappliedReturned{}, resultError(engine.ResultUnappliedNotFound)
 	}
 	back, _ := engine.OutboundIdentity(u.Currency, ref)
-	reply := sys.SettleUnapplied(engine.SettleRequest{Unapplied: u.ID, Return: back}, s.auditLine(ctx, fasthttp.StatusOK))
+	reply := svc.money.SettleUnapplied(engine.SettleRequest{Unapplied: u.ID, Return: back}, s.auditLine(ctx, fasthttp.StatusOK))
 	return unappliedReturned{u, back, reply}, s.adminRefusal(ctx, reply.Err, reply.Result)
 }
 
@@ -590,7 +590,7 @@ func (s *Server) consoleImportStatement(r *consoleRequest) {
 		return
 	}
 	startAudit(r.ctx, r.op)
-	report, e := s.importDocument(r.sys, body, func() *engine.OperatorActed { return s.auditLine(r.ctx, fasthttp.StatusOK) },
+	report, e := s.importDocument(r.svc, body, func() *engine.OperatorActed { return s.auditLine(r.ctx, fasthttp.StatusOK) },
 		func(err error) *apiError { return s.operatingRefusal(r.ctx, err) })
 	if e != nil {
 		s.done(r, back, "Not imported: "+e.message, true)

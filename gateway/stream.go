@@ -131,18 +131,18 @@ func (s *Server) RateChanged(key engine.BookKey, t *engine.Ticker) {
 // Streams is the number of open rate streams.
 func (s *Server) Streams() int { return s.streams.count() }
 
-func (s *Server) rateStream(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) rateStream(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	q, e := queryParams(ctx, "from", "to")
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	pairs, e := streamPairs(sys.Markets(), q["from"], q["to"])
+	pairs, e := streamPairs(svc.market.Markets(), q["from"], q["to"])
 	if e != nil {
 		s.writeError(ctx, e)
 		return
 	}
-	sub, e := s.streams.subscribe(sys, who, pairs, ctx.Conn())
+	sub, e := s.streams.subscribe(svc.market, who, pairs, ctx.Conn())
 	if e != nil {
 		s.writeError(ctx, e)
 		if e.status == fasthttp.StatusTooManyRequests || e == errStreamsFull {

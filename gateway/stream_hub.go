@@ -204,10 +204,12 @@ func boundSendBuffer(conn net.Conn, bytes int) {
 	})
 }
 
-// subscribe registers a stream of who's mode for pairs written on conn.
-func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []engine.Pair, conn net.Conn) (*streamSubscriber, *apiError) {
+// subscribe registers a stream of who's mode for pairs written on conn,
+// with market the rates and clock of the system the server serves: a
+// stream on any other (a term that ended meanwhile) is refused.
+func (h *streamHub) subscribe(market marketService, who actors.Principal, pairs []engine.Pair, conn net.Conn) (*streamSubscriber, *apiError) {
 	boundSendBuffer(conn, sseSendBufferBytes)
-	sub := &streamSubscriber{hub: h, sys: sys, key: who.Key, conn: conn, wake: make(chan struct{}, 1),
+	sub := &streamSubscriber{hub: h, market: market, key: who.Key, conn: conn, wake: make(chan struct{}, 1),
 		retired: make(chan struct{})}
 	for _, p := range pairs {
 		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: p}); i >= 0 {
@@ -219,7 +221,7 @@ func (h *streamHub) subscribe(sys *actors.System, who actors.Principal, pairs []
 	defer h.mu.Unlock()
 	sub.term = h.serving.Load()
 	switch {
-	case h.closing.Load() || sub.term == nil || sub.term.System() != sys || sub.term.Ended():
+	case h.closing.Load() || sub.term == nil || marketOf(sub.term.System()) != market || sub.term.Ended():
 		return nil, errUnavailable
 	case h.total >= sseSubscribersMax:
 		return nil, errStreamsFull
@@ -368,14 +370,14 @@ func (h *streamHub) endTerm(t *actors.Term) {
 // latestTicker is the newest ticker of key index i: the one the listener
 // delivered last, else the system's view (a book that has not changed since
 // the service started).
-func (h *streamHub) latestTicker(sys *actors.System, i int) *engine.Ticker {
+func (h *streamHub) latestTicker(market marketService, i int) *engine.Ticker {
 	if t := h.latest[i].Load(); t != nil {
 		return t
 	}
-	if sys == nil {
+	if market == nil {
 		return nil
 	}
-	return sys.Ticker(h.keys[i].Mode, h.keys[i].Pair)
+	return market.Ticker(h.keys[i].Mode, h.keys[i].Pair)
 }
 
 // rateData is the data line of a rate_update for ticker t of key index i at
@@ -414,12 +416,12 @@ func appendRateData(b []byte, pair engine.Pair, t *engine.Ticker, now int64) []b
 // is called by the hub's fan-out, Close also by connClosed; every other
 // method runs on the stream's own goroutine (serve).
 type streamSubscriber struct {
-	hub  *streamHub
-	sys  *actors.System
-	term *actors.Term // the term sys serves; the stream ends with it
-	key  engine.KeyID
-	conn net.Conn
-	mask uint64 // key indexes followed
+	hub    *streamHub
+	market marketService // the rates and clock of term's system
+	term   *actors.Term  // the term the stream was opened in; it ends with it
+	key    engine.KeyID
+	conn   net.Conn
+	mask   uint64 // key indexes followed
 
 	// dirty holds the key bits changed since the last write; wake
 	// (capacity 1) tells the writer to look.
@@ -597,7 +599,7 @@ func (s *streamSubscriber) appendRates(b []byte, changed uint64) []byte {
 		if changed&(1<<f.index) == 0 {
 			continue
 		}
-		t := s.hub.latestTicker(s.sys, f.index)
+		t := s.hub.latestTicker(s.market, f.index)
 		if t == nil || !t.HasConsensus || t == f.sent ||
 			(f.sent != nil && f.sent.Consensus == t.Consensus && f.sent.ConsensusAt == t.ConsensusAt) {
 			continue
@@ -622,8 +624,8 @@ func (s *streamSubscriber) appendFrameHead(b []byte, event string) []byte {
 }
 
 func (s *streamSubscriber) now() int64 {
-	if s.sys != nil {
-		return s.sys.Now().UnixMilli()
+	if s.market != nil {
+		return s.market.Now().UnixMilli()
 	}
 	return time.Now().UnixMilli()
 }

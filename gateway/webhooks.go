@@ -27,7 +27,7 @@ const webhooksPath = apiBase + "/partners/webhooks"
 // A new URL is checked as at registration. Events already owed stay owed
 // and go to the new URL; the new event set applies to quote events from
 // then on.
-func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.pathUUID(ctx, "id")
 	if !ok {
 		return
@@ -50,7 +50,7 @@ func (s *Server) updateWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 	if urlOK && !s.webhookURLAllowed(ctx, url, who.Mode) {
 		return
 	}
-	reply := sys.Admin(&actors.UpdateWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id), URL: url, Events: events})
+	reply := svc.directory.Admin(&actors.UpdateWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id), URL: url, Events: events})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -82,12 +82,12 @@ const webhookPreviousSecretFor = 24 * time.Hour
 // signatures, the new secret's and the previous one's, until
 // previousSecretExpiresAt (24 h); then the new one's only. Rotating again
 // within the 24 h ends the oldest secret at once.
-func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.bodilessID(ctx)
 	if !ok {
 		return
 	}
-	reply := sys.Admin(&actors.RotateWebhookSecret{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id),
+	reply := svc.directory.Admin(&actors.RotateWebhookSecret{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id),
 		PreviousFor: webhookPreviousSecretFor})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
@@ -109,7 +109,7 @@ func lookupHost(ctx context.Context, host string) ([]netip.Addr, error) {
 // createWebhook is POST /api/v1/partners/webhooks {"url","events":[…]} →
 // 201 {"webhookId","url","events","secret","createdAt"}: an endpoint of
 // the caller's client in its key's mode. The secret is shown only here.
-func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	o, ok := s.jsonRequest(ctx)
 	if !ok {
 		return
@@ -123,7 +123,7 @@ func (s *Server) createWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who
 	if urlOK && !s.webhookURLAllowed(ctx, url, who.Mode) {
 		return
 	}
-	reply := sys.Admin(&actors.CreateWebhook{Client: who.Client, Mode: who.Mode, URL: url, Events: events})
+	reply := svc.directory.Admin(&actors.CreateWebhook{Client: who.Client, Mode: who.Mode, URL: url, Events: events})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -183,7 +183,7 @@ func appendWebhook(w *jsonWriter, h *engine.Webhook, secret string) {
 // listWebhooks is GET /api/v1/partners/webhooks: the caller's endpoints in
 // its key's mode, oldest first, without secrets ({"data":[…],"hasMore":
 // false}: at most 16, one page).
-func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	if _, e := queryParams(ctx); e != nil {
 		s.writeError(ctx, e)
 		return
@@ -191,7 +191,7 @@ func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")
-	for _, h := range sys.Webhooks(who.Client) {
+	for _, h := range svc.directory.Webhooks(who.Client) {
 		if h.Mode == who.Mode {
 			appendWebhook(&w, &h, "")
 		}
@@ -204,12 +204,12 @@ func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System, who 
 
 // deleteWebhook is DELETE /api/v1/partners/webhooks/{id} → 204. Events
 // still owed to the endpoint are dropped.
-func (s *Server) deleteWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) deleteWebhook(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.pathUUID(ctx, "id")
 	if !ok {
 		return
 	}
-	reply := sys.Admin(&actors.DeleteWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id)})
+	reply := svc.directory.Admin(&actors.DeleteWebhook{Client: who.Client, Mode: who.Mode, Webhook: engine.WebhookID(id)})
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
@@ -232,12 +232,12 @@ var (
 // for it. Its outcome is the endpoint's lastAttempt (the operator's
 // backlog view). One test per endpoint at a time: another while one is in
 // flight is 429 RATE_LIMITED.
-func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, sys *actors.System, who actors.Principal) {
+func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, svc services, who actors.Principal) {
 	id, ok := s.bodilessID(ctx)
 	if !ok {
 		return
 	}
-	hook, found := sys.WebhookToDeliver(who.Client, who.Mode, engine.WebhookID(id))
+	hook, found := svc.directory.WebhookToDeliver(who.Client, who.Mode, engine.WebhookID(id))
 	if !found {
 		s.writeError(ctx, resultError(engine.ResultWebhookNotFound))
 		return
@@ -284,16 +284,16 @@ const webhookTestType = "webhook.test"
 
 // clientWebhooks is GET /admin/v1/clients/{clientId}/webhooks: the
 // client's endpoints in both modes with their delivery backlog.
-func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, sys *actors.System) {
+func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, svc services) {
 	id, ok := s.pathUUID(ctx, "clientId")
 	if !ok {
 		return
 	}
-	if _, ok := sys.Client(engine.ClientID(id)); !ok {
+	if _, ok := svc.directory.Client(engine.ClientID(id)); !ok {
 		s.writeError(ctx, resultError(engine.ResultClientNotFound))
 		return
 	}
-	hooks, d := sys.Webhooks(engine.ClientID(id)), s.webhooks()
+	hooks, d := svc.directory.Webhooks(engine.ClientID(id)), s.webhooks()
 	w := jsonWriter{}
 	w.open("")
 	w.openArray("data")

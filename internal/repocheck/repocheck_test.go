@@ -88,6 +88,44 @@ func TestEnginePure(t *testing.T) {
 	}
 }
 
+// TestGatewayOverServices: of the gateway's own files (its subpackages
+// aside), only services.go names actors.System; every handler and helper
+// reaches the actors through the narrow services it declares there, as
+// gateway/doc.go and ARCHITECTURE.md say.
+func TestGatewayOverServices(t *testing.T) {
+	files := 0
+	walkGo(t, filepath.Join(root, "gateway"), func(path string, f *ast.File, fset *token.FileSet) {
+		rel := relPath(t, path)
+		if filepath.Dir(rel) != "gateway" {
+			return
+		}
+		files++
+		actorsName := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/oja-exchange/oja/actors" {
+				actorsName = "actors"
+				if imp.Name != nil {
+					actorsName = imp.Name.Name
+				}
+			}
+		}
+		if actorsName == "" || rel == "gateway/services.go" {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "System" {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == actorsName {
+					t.Errorf("%s: names actors.System; take one of gateway/services.go's services", fset.Position(n.Pos()))
+				}
+			}
+			return true
+		})
+	})
+	if files < 20 {
+		t.Fatalf("only %d gateway files read: is the path right?", files)
+	}
+}
+
 // walkGo parses every non-test Go file under dir (testdata aside).
 func walkGo(t *testing.T, dir string, fn func(path string, f *ast.File, fset *token.FileSet)) {
 	t.Helper()
