@@ -8,9 +8,10 @@ import (
 )
 
 // Table is a flat table of {hash, value} slots for values that hold their
-// own key, found by linear probing from the slot the hash's top bits name
-// (open addressing; a delete shifts the slots after it back instead of
-// leaving a tombstone). The caller hashes the key and says which held
+// own key, found by linear probing from the slot the hash scales to (its
+// home: the high word of hash × length, so that any length will do and
+// slots run in the order of their hashes; open addressing; a delete shifts
+// the slots after it back instead of leaving a tombstone). The caller hashes the key and says which held
 // value is the one it means (is): values whose hashes are equal simply sit
 // in the same run of slots.
 //
@@ -23,15 +24,15 @@ import (
 //
 // The table stays at most three quarters full and doubles past that, so an
 // unsuccessful probe reads a few adjacent slots; Init(n) sizes it for n
-// values without a doubling. A slot is 16 bytes for a pointer value: a
-// million values take 32 MiB (2^21 slots); a Go map of a million 16-byte
-// keys to pointers takes 53 MiB of heap (runtime.MemStats, presized or
-// not).
+// values two thirds full, so that they fit without a doubling. A slot is
+// 16 bytes for a pointer value: a million values take 24 MB sized by Init
+// (1.5 M slots) and 32 MiB grown to them (2^21 slots); a Go map of a
+// million 16-byte keys to pointers takes 53 MiB of heap (runtime.MemStats,
+// presized or not).
 //
 // The zero Table is empty and ready. Not safe for concurrent use.
 type Table[V comparable] struct {
 	slots []slot[V]
-	shift uint8 // 64 - log2(len(slots)): a hash's top bits are its home slot
 	n     int
 	// ahead are the hashes queued for Warm; warmed sums what Warm reads,
 	// so that the reads are kept.
@@ -47,20 +48,28 @@ type slot[V comparable] struct {
 // tableMin is the fewest slots a table has.
 const tableMin = 8
 
-// Init empties t and sizes it for n values.
+// Init empties t and sizes it for n values, two thirds full.
 func (t *Table[V]) Init(n int) {
 	*t = Table[V]{}
 	t.resize(slotsFor(n))
 }
 
-// slotsFor is the table length that holds n values at most three quarters
-// full: a power of two.
-func slotsFor(n int) int {
-	need := max(tableMin, (n*4+2)/3)
-	return 1 << bits.Len(uint(need-1))
+// slotsFor is the table length that holds n values two thirds full.
+func slotsFor(n int) int { return max(tableMin, n+(n+1)/2) }
+
+// home is the slot where the probe for hash h starts.
+func (t *Table[V]) home(h uint64) int {
+	hi, _ := bits.Mul64(h, uint64(len(t.slots)))
+	return int(hi)
 }
 
-func (t *Table[V]) home(h uint64) int { return int(h >> t.shift) }
+// next is the slot after i, the first after the last.
+func (t *Table[V]) next(i int) int {
+	if i++; i == len(t.slots) {
+		return 0
+	}
+	return i
+}
 
 // Len is the number of values held.
 func (t *Table[V]) Len() int { return t.n }
@@ -69,8 +78,7 @@ func (t *Table[V]) Len() int { return t.n }
 // true for, or the free slot that ends its run, and whether it was found.
 // The table must have slots.
 func (t *Table[V]) find(h uint64, is func(V) bool) (int, bool) {
-	mask := len(t.slots) - 1
-	for i := t.home(h); ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		if s := &t.slots[i]; s.h == h && is(s.v) {
 			return i, true
 		} else if s.h == 0 {
@@ -96,7 +104,7 @@ func (t *Table[V]) Get(h uint64, is func(V) bool) (v V, ok bool) {
 // First is a direct call where is is an indirect one per slot read).
 func (t *Table[V]) First(h uint64) (v V, ok bool) {
 	h |= 1
-	for i, mask := t.home(h), len(t.slots)-1; t.n > 0; i = (i + 1) & mask {
+	for i := t.home(h); t.n > 0; i = t.next(i) {
 		if s := &t.slots[i]; s.h == h {
 			return s.v, true
 		} else if s.h == 0 {
@@ -150,14 +158,13 @@ func (t *Table[V]) Delete(h uint64, is func(V) bool) bool {
 	// passed the gap moves into it, and its own slot becomes the gap, up
 	// to the first free slot. A lookup never meets a hole it cannot
 	// explain.
-	mask := len(t.slots) - 1
 	for j := i; ; {
-		j = (j + 1) & mask
+		j = t.next(j)
 		s := t.slots[j]
 		if s.h == 0 {
 			break
 		}
-		if (j-t.home(s.h))&mask >= (j-i)&mask {
+		if t.distance(t.home(s.h), j) >= t.distance(i, j) {
 			t.slots[i] = s
 			i = j
 		}
@@ -165,6 +172,15 @@ func (t *Table[V]) Delete(h uint64, is func(V) bool) bool {
 	t.slots[i] = slot[V]{}
 	t.n--
 	return true
+}
+
+// distance is how many slots a probe moves from slot from to slot to,
+// past the last slot to the first if it must.
+func (t *Table[V]) distance(from, to int) int {
+	if d := to - from; d >= 0 {
+		return d
+	}
+	return to - from + len(t.slots)
 }
 
 // DeleteIf removes every value drop is true for, calling it once for each
@@ -211,21 +227,19 @@ func (t *Table[V]) Warm() {
 	t.ahead = t.ahead[:0]
 }
 
-// resize moves the values to a table of length slots (a power of two) by
-// the hashes the slots hold: no value is read.
+// resize moves the values to a table of length slots by the hashes the
+// slots hold: no value is read.
 func (t *Table[V]) resize(slots int) {
 	old := t.slots
 	t.slots = make([]slot[V], slots)
 	prefault.Slice(t.slots) // a load fills it
-	t.shift = uint8(64 - bits.TrailingZeros(uint(slots)))
-	mask := slots - 1
 	for _, s := range old {
 		if s.h == 0 {
 			continue
 		}
 		i := t.home(s.h)
 		for t.slots[i].h != 0 {
-			i = (i + 1) & mask
+			i = t.next(i)
 		}
 		t.slots[i] = s
 	}
