@@ -352,3 +352,20 @@ func BenchmarkActorsStart(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// TestSweepGrid: the sweep's first step is the highest grid rate at or
+// below the rate asked for, so runs whose create rates differ start on
+// the same grid and try the same rates.
+func TestSweepGrid(t *testing.T) {
+	for _, factor := range []float64{1.35, 2} {
+		for _, rate := range []float64{20, 99.9, 100, 101, 134, 1000, 2345.6, 1e6} {
+			k := gridStepAtOrBelow(rate, factor)
+			if lo, hi := gridRate(k, factor), gridRate(k+1, factor); lo > rate || hi <= rate {
+				t.Errorf("factor %v, rate %v: step %d is %v, the next %v", factor, rate, k, lo, hi)
+			}
+		}
+	}
+	if a, b := gridStepAtOrBelow(1500, 1.35), gridStepAtOrBelow(1700, 1.35); a != b {
+		t.Errorf("1500 and 1700 ops/s start on steps %d and %d; want one (the grid's 1,489.4)", a, b)
+	}
+}

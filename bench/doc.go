@@ -33,11 +33,14 @@
 //     10 %): operations are scheduled at fixed intervals and each latency
 //     is measured from its scheduled time into an HDR histogram, so a
 //     server that stalls is charged for every operation that waited
-//     (no coordinated omission). The rate starts at a fifth of the
-//     closed-loop create rate and rises by ×1.35 per step until a step
-//     fails twice in a row (p99 over 10 ms, under 95 % of the schedule
-//     done, or over 1 % errors); then Rounds steps run at half the highest
-//     passing rate and the one with the median p99 is kept. Each step
+//     (no coordinated omission). The rates are a fixed grid, 100 × 1.35^k
+//     ops/s (100 × 2^k in a quick run), so that runs compare step for
+//     step: the sweep starts at the grid's highest rate at or below a
+//     fifth of the closed-loop create rate and rises a step of the grid at
+//     a time until a step fails twice in a row (p99 over 10 ms, under 95 %
+//     of the schedule done, or over 1 % errors); then Rounds steps run at
+//     half the highest passing rate and the one with the median p99 is
+//     kept. Each step
 //     also records the server's group commits (write + fsync) from its
 //     log's metrics, which tell a disk stall from a CPU one.
 //  4. wal: 32 × GOMAXPROCS appenders each waiting on wal.Log.AppendWait

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -188,6 +189,30 @@ func (r *run) httpSection(ctx context.Context) error {
 	return r.sweep(ctx, t, rep)
 }
 
+// sweepGridBase anchors the sweep's rates: each step's rate is
+// sweepGridBase × factor^k ops/s for a whole k, so that two runs (of two
+// commits, or of one on a busier hour) try the same rates and their steps
+// compare one for one, wherever their closed-loop create rates put the
+// first step.
+const sweepGridBase = 100.0
+
+// gridRate is the sweep's k-th rate.
+func gridRate(k int, factor float64) float64 {
+	return sweepGridBase * math.Pow(factor, float64(k))
+}
+
+// gridStepAtOrBelow is the k of the highest grid rate at or below rate.
+func gridStepAtOrBelow(rate, factor float64) int {
+	k := int(math.Floor(math.Log(rate/sweepGridBase) / math.Log(factor)))
+	for gridRate(k+1, factor) <= rate { // rounding in the logarithms
+		k++
+	}
+	for gridRate(k, factor) > rate {
+		k--
+	}
+	return k
+}
+
 // sweep raises the arrival rate step by step until a step fails (p99 past
 // sweepP99Limit, the schedule not kept, or errors) twice in a row — one
 // bad second on a shared machine does not end it — then runs Rounds steps
@@ -213,9 +238,10 @@ func (r *run) sweep(ctx context.Context, t *target, rep *HTTPReport) error {
 		}
 		return true, nil
 	}
-	// Start well below the closed-loop create rate: half the mix is cheaper
-	// than a create, half is a create or more.
-	rate := max(rep.CreatePerSecond*0.2, 20)
+	// Start well below the closed-loop create rate (half the mix is
+	// cheaper than a create, half is a create or more), on the grid.
+	k := gridStepAtOrBelow(max(rep.CreatePerSecond*0.2, 20), factor)
+	rate := gridRate(k, factor)
 	for retry := 0; ; retry++ {
 		failed, err := fails(rate)
 		if err != nil {
@@ -228,10 +254,12 @@ func (r *run) sweep(ctx context.Context, t *target, rep *HTTPReport) error {
 		if retry == sweepRetriesMax {
 			return errors.New("bench: no sweep step passed; the server cannot sustain even the lowest rate tried")
 		}
-		rate /= 2
+		k -= 2 // about half, at ×1.35 a step
+		rate = gridRate(k, factor)
 	}
 	for range steps - 1 {
-		rate = rep.MaxSustainable * factor
+		k++
+		rate = gridRate(k, factor)
 		failed, err := fails(rate)
 		if err != nil {
 			return err
