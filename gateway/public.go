@@ -450,6 +450,25 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 	w.id("clientId", q.Client)
 	w.str("mode", q.Mode.String())
 	w.integer("ttl", q.SecondsLeft(now))
+	appendAllocationResult(&w, q)
+	appendPayInMetadata(&w, q, markets, received)
+	appendSettlement(&w, q)
+	if q.Chat != nil {
+		appendChatMetadata(&w, q)
+	}
+	w.time("createdAt", q.CreatedAt)
+	w.time("updatedAt", q.UpdatedAt)
+	if q.Status.Open() {
+		w.time("expiresAt", q.ExpiresAt)
+	}
+	w.close()
+	return w.b
+}
+
+// appendAllocationResult writes q's allocationResult: its totals, its
+// weighted average rate and each allocation.
+func appendAllocationResult(w *jsonWriter, q *engine.Quote) {
+	src, dst := q.Pair.Source, q.Pair.Destination
 	w.open("allocationResult")
 	w.amount("totalSourceAmount", q.TotalSource(), src)
 	w.rate("weightedAverageRate", q.WeightedAverageRate())
@@ -475,54 +494,58 @@ func appendQuoteIn(b []byte, q *engine.Quote, now int64, markets *engine.Markets
 	}
 	w.closeArray()
 	w.close()
-	bank, hasBank := markets.CollectionAccount(q.Mode, src)
+}
+
+// appendPayInMetadata writes how to pay q in, once there is a way: the
+// bank account to credit (an accepted quote in a market with a collection
+// account) and the crypto deposit address issued at acceptance. A quote
+// with neither has no metadata member.
+func appendPayInMetadata(w *jsonWriter, q *engine.Quote, markets *engine.Markets, received bool) {
+	bank, hasBank := markets.CollectionAccount(q.Mode, q.Pair.Source)
 	hasBank = hasBank && q.Accepted != nil
-	if hasBank || q.PayIn != nil {
-		w.open("metadata")
-		if hasBank {
-			w.open("bankPayIn")
-			w.str("accountName", bank.AccountName)
-			w.str("accountNumber", bank.AccountNumber)
-			w.str("bankName", bank.BankName)
-			w.str("reference", q.Reference)
-			w.close()
-		}
-		if q.PayIn != nil {
-			w.open("cryptoPayIn")
-			appendCryptoPayIn(&w, q, received)
-			w.close()
-		}
+	if !hasBank && q.PayIn == nil {
+		return
+	}
+	w.open("metadata")
+	if hasBank {
+		w.open("bankPayIn")
+		w.str("accountName", bank.AccountName)
+		w.str("accountNumber", bank.AccountNumber)
+		w.str("bankName", bank.BankName)
+		w.str("reference", q.Reference)
 		w.close()
 	}
-	appendSettlement(&w, q)
-	if c := q.Chat; c != nil {
-		w.open("chatMetadata")
-		optional := func(k, v string) {
-			if v != "" {
-				w.str(k, v)
-			}
-		}
-		optional("conversationId", c.ConversationID)
-		optional("chatQuoteId", c.ChatQuoteID)
-		optional("listingId", c.ListingID)
-		if !c.InitialListingRate.IsZero() {
-			w.key("initialListingRate")
-			w.b = appendString(w.b, string(engine.AppendRate(nil, c.InitialListingRate)))
-		}
-		optional("negotiationStartedAt", c.NegotiationStartedAt)
-		optional("quoteSentAt", c.QuoteSentAt)
-		if q.Accepted != nil {
-			w.time("acceptedAt", q.Accepted.At)
-		}
+	if q.PayIn != nil {
+		w.open("cryptoPayIn")
+		appendCryptoPayIn(w, q, received)
 		w.close()
-	}
-	w.time("createdAt", q.CreatedAt)
-	w.time("updatedAt", q.UpdatedAt)
-	if q.Status.Open() {
-		w.time("expiresAt", q.ExpiresAt)
 	}
 	w.close()
-	return w.b
+}
+
+// appendChatMetadata writes the chat negotiation's members of q (which
+// has a chat): those given, and when it was accepted.
+func appendChatMetadata(w *jsonWriter, q *engine.Quote) {
+	c := q.Chat
+	w.open("chatMetadata")
+	optional := func(k, v string) {
+		if v != "" {
+			w.str(k, v)
+		}
+	}
+	optional("conversationId", c.ConversationID)
+	optional("chatQuoteId", c.ChatQuoteID)
+	optional("listingId", c.ListingID)
+	if !c.InitialListingRate.IsZero() {
+		w.key("initialListingRate")
+		w.b = appendString(w.b, string(engine.AppendRate(nil, c.InitialListingRate)))
+	}
+	optional("negotiationStartedAt", c.NegotiationStartedAt)
+	optional("quoteSentAt", c.QuoteSentAt)
+	if q.Accepted != nil {
+		w.time("acceptedAt", q.Accepted.At)
+	}
+	w.close()
 }
 
 // ---- Balances ----------------------------------------------------------------

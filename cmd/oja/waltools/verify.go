@@ -57,33 +57,76 @@ func loadSnapshots(log Source, faults *[]*walFault) map[uint64]*verifiedSnapshot
 	return snaps
 }
 
+// Verify is `oja wal verify`: it replays the whole log (verifyReplay),
+// writes what it checked to out, then OK, or each fault and FAIL with the
+// first one by sequence, and returns ExitFault on any fault. tails are
+// the torn tails the open tolerated, reported as such.
 func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
-	var faults []*walFault
-	st, statsErr := log.Stats()
-	snaps := loadSnapshots(log, &faults)
-
-	// One replay from seq 1 (or from the retained log's base snapshot) into
-	// a scratch engine: checksums and continuity (Replay), decoding,
-	// State.Apply's consistency checks, each snapshot's hash at its
-	// sequence, and the ledger every walLedgerCheckEvery records.
-	state, from, err := retainedStart(log)
+	v, err := verifyReplay(log)
 	if err != nil {
 		fmt.Fprintf(out, "FAIL: %v\n", err)
 		return ExitFault
 	}
-	if statsErr != nil {
-		faults = append(faults, faultOf(statsErr, 0))
+	v.report(out, tails)
+	if len(v.faults) == 0 {
+		fmt.Fprintln(out, "OK")
+		return nil
 	}
-	if s := snaps[from]; s != nil {
+	slices.SortStableFunc(v.faults, func(a, b *walFault) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	for _, f := range v.faults[1:] {
+		fmt.Fprintf(out, "also: %s\n", f.text)
+	}
+	fmt.Fprintf(out, "FAIL: %s\n", v.faults[0].text)
+	return ExitFault
+}
+
+// verification is what verifyReplay found: the faults, and what its
+// report says was checked.
+type verification struct {
+	faults     []*walFault
+	stats      wal.Stats
+	statsErr   error
+	snaps      map[uint64]*verifiedSnapshot
+	state      *engine.State
+	from, last uint64 // the replay started after from and reached last
+	stopped    bool   // a fault stopped the replay
+}
+
+// verifyReplay replays the log once, from seq 1 (or from the retained
+// log's base snapshot), into a scratch engine: checksums and continuity
+// (Replay), decoding, State.Apply's consistency checks, each snapshot's
+// hash at its sequence, and the ledger every walLedgerCheckEvery records.
+// An error means there was nothing to start a replay from.
+func verifyReplay(log Source) (*verification, error) {
+	v := &verification{}
+	v.stats, v.statsErr = log.Stats()
+	v.snaps = loadSnapshots(log, &v.faults)
+	state, from, err := retainedStart(log)
+	if err != nil {
+		return nil, err
+	}
+	v.state, v.from = state, from
+	if v.statsErr != nil {
+		v.faults = append(v.faults, faultOf(v.statsErr, 0))
+	}
+	if s := v.snaps[from]; s != nil {
 		if s.ok = s.hash == state.Hash(); !s.ok {
-			faults = append(faults, &walFault{from, fmt.Sprintf("snapshot at seq %d is not the state the replay starts from", from)})
+			v.faults = append(v.faults, &walFault{from, fmt.Sprintf("snapshot at seq %d is not the state the replay starts from", from)})
 		}
 	}
 	last, ledgerGood := from, from
 	// The replay applies as every replica does (actors.Replica); it
 	// forgets ended quotes only where a snapshot says the follower did.
 	replica := actors.NewReplica(state, from, 0)
-	p := newProgress(st.LastSeq)
+	p := newProgress(v.stats.LastSeq)
 	replayErr := log.Replay(from, func(seq uint64, rec []byte) error {
 		p.tick(seq)
 		ev, err := engine.DecodeEvent(rec)
@@ -98,13 +141,13 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 			return &walFault{seq, fmt.Sprintf("record at seq %d does not apply: %v", seq, err)}
 		}
 		last = seq
-		if s := snaps[seq]; s != nil {
+		if s := v.snaps[seq]; s != nil {
 			// The follower forgot the quotes that ended before the
 			// snapshot's cutoff: the replay forgets the same first.
 			state.ForgetEnded(s.forgottenBefore)
 			if s.ok = s.hash == state.Hash(); !s.ok {
 				// Not fatal to the replay: later records may still be checked.
-				faults = append(faults, &walFault{seq, fmt.Sprintf(
+				v.faults = append(v.faults, &walFault{seq, fmt.Sprintf(
 					"snapshot at seq %d differs from the state replay reaches at seq %d (hash %x, replay %x)",
 					seq, seq, s.hash[:8], hashPrefix(state))})
 			}
@@ -118,42 +161,49 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 		return nil
 	})
 	p.done()
+	v.last = last
 	switch {
 	case replayErr == nil:
 		if !ledgerOK(state) {
-			faults = append(faults, verifyLedgerFrom(log, ledgerGood, last))
+			v.faults = append(v.faults, verifyLedgerFrom(log, ledgerGood, last))
 		}
 	case errors.Is(replayErr, errLedger):
-		faults = append(faults, verifyLedgerFrom(log, ledgerGood, last))
+		v.faults = append(v.faults, verifyLedgerFrom(log, ledgerGood, last))
 	default:
-		faults = append(faults, faultOf(replayErr, last+1))
+		v.faults = append(v.faults, faultOf(replayErr, last+1))
 	}
-	stopped := replayErr != nil
-	for _, s := range snaps {
+	v.stopped = replayErr != nil
+	for _, s := range v.snaps {
 		if s.seq > last && !s.ok {
 			text := fmt.Sprintf("snapshot at seq %d is beyond the last record (seq %d)", s.seq, last)
-			if stopped {
+			if v.stopped {
 				text = fmt.Sprintf("snapshot at seq %d not compared: replay stopped before it", s.seq)
 			}
-			faults = append(faults, &walFault{s.seq, text})
+			v.faults = append(v.faults, &walFault{s.seq, text})
 		}
 	}
+	return v, nil
+}
 
-	// The report: what was checked, then the verdict.
-	if statsErr == nil {
+// report writes what was checked: the store, the torn tails tolerated,
+// the snapshots that matched, the retention, the ledgers and the records.
+// The verdict is Verify's.
+func (v *verification) report(out io.Writer, tails []wal.TornTail) {
+	if v.statsErr == nil {
+		st := v.stats
 		fmt.Fprintf(out, "store: %d records (seq %d..%d), %d payload bytes, %d on disk\n",
 			st.Records, st.FirstSeq, st.LastSeq, st.Bytes, st.DiskBytes)
 	}
 	for _, t := range tails {
 		fmt.Fprintf(out, "torn tail (tolerated): %s\n", tornTail(t))
 	}
-	seqs := make([]uint64, 0, len(snaps))
-	for seq := range snaps {
+	seqs := make([]uint64, 0, len(v.snaps))
+	for seq := range v.snaps {
 		seqs = append(seqs, seq)
 	}
 	slices.Sort(seqs)
 	for _, seq := range seqs {
-		if s := snaps[seq]; s.ok {
+		if s := v.snaps[seq]; s.ok {
 			which := ""
 			if s.latest {
 				which = " (latest)"
@@ -161,15 +211,16 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 			fmt.Fprintf(out, "snapshot at seq %d%s matches the replayed state (hash %x)\n", seq, which, s.hash[:8])
 		}
 	}
+	from, last := v.from, v.last
 	if from > 0 {
 		fmt.Fprintf(out, "log retention: records 1..%d deleted; the snapshot at seq %d stands for them (checksum verified, "+
 			"not re-derivable)\n", from, from)
 	}
-	if !stopped {
+	if !v.stopped {
 		for _, m := range engine.Modes {
-			fmt.Fprintf(out, "ledger %-7s %s\n", m, gateway.AppendLedgerReport(nil, state.LedgerCheck(m)))
+			fmt.Fprintf(out, "ledger %-7s %s\n", m, gateway.AppendLedgerReport(nil, v.state.LedgerCheck(m)))
 		}
-		hash := state.Hash()
+		hash := v.state.Hash()
 		if last == from {
 			fmt.Fprintf(out, "no records; state hash %x\n", hash)
 		} else {
@@ -178,24 +229,6 @@ func Verify(log Source, out io.Writer, tails []wal.TornTail) error {
 	} else if last > from {
 		fmt.Fprintf(out, "records %d..%d verified before the fault\n", from+1, last)
 	}
-	if len(faults) == 0 {
-		fmt.Fprintln(out, "OK")
-		return nil
-	}
-	slices.SortStableFunc(faults, func(a, b *walFault) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
-	for _, f := range faults[1:] {
-		fmt.Fprintf(out, "also: %s\n", f.text)
-	}
-	fmt.Fprintf(out, "FAIL: %s\n", faults[0].text)
-	return ExitFault
 }
 
 // faultOf turns a read error into a fault: at its own sequence when it is
