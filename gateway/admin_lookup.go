@@ -101,21 +101,7 @@ func (s *Server) getClient(ctx *fasthttp.RequestCtx, svc services) {
 	w.time("createdAt", c.CreatedAt)
 	w.openArray("keys")
 	for _, k := range svc.directory.ClientKeys(id) {
-		w.open("")
-		w.id("keyId", k.ID)
-		w.str("mode", k.Mode.String())
-		w.time("createdAt", k.CreatedAt)
-		w.boolean("revoked", k.Revoked)
-		if k.ExpiresAt != 0 {
-			w.time("expiresAt", k.ExpiresAt)
-		}
-		if !k.RolledFrom.IsZero() {
-			w.id("rolledFrom", k.RolledFrom)
-		}
-		if k.LastUsedAt != 0 {
-			w.time("lastUsedAt", k.LastUsedAt)
-		}
-		w.close()
+		appendKey(&w, &k, true)
 	}
 	w.closeArray()
 	w.open("accounts")

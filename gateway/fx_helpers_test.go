@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,25 +19,17 @@ import (
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
-// Helpers of the XML FX API tests. Every name starts with fx so that these
-// files never collide with the other test files of the package.
-
-// fxClient is the one HTTP client of the FX tests: loopback only, bounded.
-var fxClient = &http.Client{Timeout: 10 * time.Second}
+// Helpers of the XML FX API tests, named fx… beside the package's general
+// ones (helpers_test.go), which the FX tests use too: the HTTP client,
+// reading a JSON member, a pool, a wallet.
 
 const (
-	fxPath       = "/api/v1/partners/fx"
-	fxXMLType    = "application/xml; charset=utf-8"
-	fxJSONType   = "application/json"
-	fxTronAddr   = "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW"
-	fxEthAddr    = "0x52908400098527886E0F7030069857D2E4169EE7"
-	fxSolAddr    = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
-	fxRandomUUID = "7d0c1e42-5b1f-4c39-9a51-3f6de2b1a9c4"
-)
-
-var (
-	fxUUIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	fxTimePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+	fxPath     = "/api/v1/partners/fx"
+	fxXMLType  = "application/xml; charset=utf-8"
+	fxJSONType = "application/json"
+	fxTronAddr = "TJCnKsPa7y5okkXvQAidZBzqx3QyQ6sxMW"
+	fxEthAddr  = "0x52908400098527886E0F7030069857D2E4169EE7"
+	fxSolAddr  = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
 )
 
 // fxResponse is one HTTP answer, read in full.
@@ -89,7 +80,7 @@ func fxTryDo(t testing.TB, method, url, key, contentType, body string, headers .
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header[http.CanonicalHeaderKey(headers[i])] = []string{headers[i+1]}
 	}
-	res, err := fxClient.Do(req)
+	res, err := httpClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +152,7 @@ func fxReject(t testing.TB, r *fxResponse, status int, code string) *fxmsg.MsgRj
 	if m.Rsn.RjctgPtyRsn != code {
 		t.Fatalf("RjctgPtyRsn: got %q, want %q; body %s", m.Rsn.RjctgPtyRsn, code, r.body)
 	}
-	if !fxTimePattern.MatchString(m.Rsn.RjctnDtTm) {
+	if !timestampPattern.MatchString(m.Rsn.RjctnDtTm) {
 		t.Errorf("RjctnDtTm: got %q, want RFC 3339 UTC with milliseconds", m.Rsn.RjctnDtTm)
 	}
 	if m.Rsn.RsnDesc == "" {
@@ -303,39 +294,6 @@ func fxJSONQuote(t testing.TB, s *gatewaytest.Server, key, id string) map[string
 	return q
 }
 
-// fxField walks a path of JSON object members ("allocationResult.totalSourceAmount").
-func fxField(t testing.TB, v any, path string) any {
-	t.Helper()
-	for _, part := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			t.Fatalf("%s: %q is not inside an object", path, part)
-		}
-		if v, ok = m[part]; !ok {
-			t.Fatalf("%s: member %q missing", path, part)
-		}
-	}
-	return v
-}
-
-func fxString(t testing.TB, v any, path string) string {
-	t.Helper()
-	s, ok := fxField(t, v, path).(string)
-	if !ok {
-		t.Fatalf("%s: not a string: %v", path, fxField(t, v, path))
-	}
-	return s
-}
-
-func fxNumber(t testing.TB, v any, path string) decimal.Decimal {
-	t.Helper()
-	n, ok := fxField(t, v, path).(json.Number)
-	if !ok {
-		t.Fatalf("%s: not a number: %v", path, fxField(t, v, path))
-	}
-	return decimal.RequireFromString(string(n))
-}
-
 // fxBalance is the available balance of the partner's wallet in mode and
 // currency, read through the JSON balances API once the treasury applied
 // earlier credits (the admin ledger check is ordered after them).
@@ -358,7 +316,7 @@ func fxBalance(t testing.TB, s *gatewaytest.Server, p gatewaytest.Partner, key s
 	if err := d.Decode(&raw); err != nil || len(raw) != 1 {
 		t.Fatalf("JSON balance %s: %v", r.body, err)
 	}
-	return fxNumber(t, raw[0], "availableBalance")
+	return number(t, raw[0], "availableBalance")
 }
 
 // fxLedgerOK checks the ledger invariant of mode through the admin API (and
@@ -389,31 +347,12 @@ func fxPoolView(t testing.TB, s *gatewaytest.Server, id engine.PoolID) map[strin
 func fxPoolUnchanged(t testing.TB, s *gatewaytest.Server, id engine.PoolID, balance, available string) {
 	t.Helper()
 	p := fxPoolView(t, s, id)
-	if got := fxNumber(t, p, "balance"); !got.Equal(decimal.RequireFromString(balance)) {
+	if got := number(t, p, "balance"); !got.Equal(decimal.RequireFromString(balance)) {
 		t.Errorf("pool balance: got %s, want %s", got, balance)
 	}
-	if got := fxNumber(t, p, "available"); !got.Equal(decimal.RequireFromString(available)) {
+	if got := number(t, p, "available"); !got.Equal(decimal.RequireFromString(available)) {
 		t.Errorf("pool available: got %s, want %s", got, available)
 	}
-}
-
-// fxNewPool creates a funded pool; pools created one after another have
-// distinct rate-set times (gatewaytest's NewPool advances the clock).
-func fxNewPool(t testing.TB, s *gatewaytest.Server, mode engine.Mode, pair engine.Pair, name, rate, liquidity string) *engine.Pool {
-	t.Helper()
-	return s.NewPool(t, mode, pair, name, rate, liquidity)
-}
-
-// fxWallet is the partner's wallet id in mode and currency.
-func fxWallet(t testing.TB, p gatewaytest.Partner, mode engine.Mode, c engine.Currency) string {
-	t.Helper()
-	for _, w := range p.Client.Wallets {
-		if w.Mode == mode && w.Currency == c {
-			return w.Account.String()
-		}
-	}
-	t.Fatalf("no %s %s wallet", mode, c)
-	return ""
 }
 
 // fxClock is a test clock: the wall clock plus an offset the test moves.

@@ -71,8 +71,8 @@ func fxHostile(root string) []struct{ name, body string } {
 func fxStateView(t *testing.T, s *gatewaytest.Server, p gatewaytest.Partner, pool *engine.Pool, trade string) string {
 	t.Helper()
 	v := fxPoolView(t, s, pool.ID)
-	state := fxNumber(t, v, "balance").String() + "/" + fxNumber(t, v, "available").String() + "/" +
-		fxNumber(t, v, "tradesCount").String() + "/" + fxStatus(t, s, p.SandboxKey, trade).TradSts.Sts
+	state := number(t, v, "balance").String() + "/" + number(t, v, "available").String() + "/" +
+		number(t, v, "tradesCount").String() + "/" + fxStatus(t, s, p.SandboxKey, trade).TradSts.Sts
 	for _, c := range engine.DefaultMarkets().CurrencyList() {
 		state += "/" + fxBalance(t, s, p, p.SandboxKey, sandbox, c).String()
 	}
@@ -143,8 +143,8 @@ func FuzzFXServer(f *testing.F) {
 		fxChainAccept(fxTronAddr),
 		fxChainAccept("0x00"),
 		fxBankAccept("A", "1", "B"),
-		fxWalletAccept(fxWallet(f, p, sandbox, engine.CurrencyUSDT)),
-		fxWalletAccept(fxRandomUUID),
+		fxWalletAccept(wallet(f, p, sandbox, engine.CurrencyUSDT)),
+		fxWalletAccept(randomUUID),
 		strings.ReplaceAll(fxBillionLaughs, "ROOT", "FXTradInstr"),
 		`<FXTradAccptReq><SttlmDstn/></FXTradAccptReq>`,
 		"", "<", "\x00",
@@ -154,7 +154,7 @@ func FuzzFXServer(f *testing.F) {
 	}
 	view := func(t testing.TB) string {
 		v := fxPoolView(t, s, pool.ID)
-		return fxNumber(t, v, "balance").String() + "/" + fxNumber(t, v, "available").String() + "/" +
+		return number(t, v, "balance").String() + "/" + number(t, v, "available").String() + "/" +
 			fxStatus(t, s, p.SandboxKey, trade).TradSts.Sts
 	}
 	f.Fuzz(func(t *testing.T, body []byte, accept bool) {

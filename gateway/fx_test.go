@@ -31,14 +31,14 @@ func fxMarket(t *testing.T, opts gatewaytest.Options) (*gatewaytest.Server, gate
 	t.Helper()
 	s := gatewaytest.Start(t, opts)
 	p := s.NewPartner(t, "acme")
-	pool := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Lagos Desk", "0.000625", "1000")
+	pool := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Lagos Desk", "0.000625", "1000")
 	return s, p, pool
 }
 
 func TestFXInitiateSell(t *testing.T) {
 	s, p, pool := fxMarket(t, gatewaytest.Options{})
 	m := fxCreate(t, s, p.SandboxKey, fxInstr("NGN", "USDT", "160000", "0.0006", "SELL"))
-	if !fxUUIDPattern.MatchString(m.UnqTxIdr.TxId) {
+	if !uuidPattern.MatchString(m.UnqTxIdr.TxId) {
 		t.Errorf("TxId: got %q, want a UUID", m.UnqTxIdr.TxId)
 	}
 	if m.TradSts != (fxmsg.TradeStatus{Sts: "NEWT"}) {
@@ -68,10 +68,10 @@ func TestFXInitiateSell(t *testing.T) {
 
 	// The trade is a quote: same id, status, amounts; liquidity held.
 	q := fxJSONQuote(t, s, p.SandboxKey, m.UnqTxIdr.TxId)
-	if got := fxString(t, q, "status"); got != "pending" {
+	if got := getString(t, q, "status"); got != "pending" {
 		t.Errorf("JSON status: got %s", got)
 	}
-	if got := fxNumber(t, q, "totalDestinationAmount"); !got.Equal(decimal.RequireFromString("100")) {
+	if got := number(t, q, "totalDestinationAmount"); !got.Equal(decimal.RequireFromString("100")) {
 		t.Errorf("JSON totalDestinationAmount: got %s", got)
 	}
 	fxPoolUnchanged(t, s, pool.ID, "1000", "900")
@@ -79,7 +79,7 @@ func TestFXInitiateSell(t *testing.T) {
 
 func TestFXInitiateBuySplit(t *testing.T) {
 	s, p, _ := fxMarket(t, gatewaytest.Options{})
-	fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Ikeja Desk", "0.0005", "1000")
+	newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Ikeja Desk", "0.0005", "1000")
 	// 1,200 USDT: 1,000 from the better pool at 0.000625 (1,600,000 NGN),
 	// 200 from the other at 0.0005 (400,000 NGN).
 	m := fxCreate(t, s, p.SandboxKey, fxInstr("NGN", "USDT", "1200", "0.0005", "BUY"))
@@ -89,10 +89,10 @@ func TestFXInitiateBuySplit(t *testing.T) {
 	fxWantDecimal(t, "WtdAvrgRate", m.AllcnDtls.WtdAvrgRate, "0.0006")
 	fxWantDecimal(t, "XchgRate", m.XchgRate, "0.0006")
 	q := fxJSONQuote(t, s, p.SandboxKey, m.UnqTxIdr.TxId)
-	if got := len(fxField(t, q, "allocationResult.allocations").([]any)); got != 2 {
+	if got := len(get(t, q, "allocationResult.allocations").([]any)); got != 2 {
 		t.Errorf("allocations: got %d, want 2", got)
 	}
-	if got := fxString(t, q, "chain"); got != "TRON" {
+	if got := getString(t, q, "chain"); got != "TRON" {
 		t.Errorf("chain: got %s, want TRON (the USDT default)", got)
 	}
 }
@@ -103,7 +103,7 @@ func TestFXInitiateRefusals(t *testing.T) {
 	// Without bounds, so a dust trade reaches the dust rule (TestPairBounds
 	// has the bounds' refusals).
 	s, p, pool := fxMarket(t, gatewaytest.Options{Markets: gatewaytest.WideMarkets()})
-	fxNewPool(t, s, sandbox, gatewaytest.NGNGHS, "Accra Desk", "0.0075", "10")
+	newPool(t, s, sandbox, gatewaytest.NGNGHS, "Accra Desk", "0.0075", "10")
 	for _, c := range []struct {
 		name   string
 		body   string
@@ -196,7 +196,7 @@ func TestFXIdempotency(t *testing.T) {
 		t.Errorf("first create marked as replayed")
 	}
 	// Accept it, then replay: the original answer (NEWT), nothing created.
-	fxAccept(t, s, p.SandboxKey, a.UnqTxIdr.TxId, fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyUSDT)))
+	fxAccept(t, s, p.SandboxKey, a.UnqTxIdr.TxId, fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyUSDT)))
 	// Same meaning, other spelling: still the same request.
 	respelled := strings.ReplaceAll(body, "\n  ", "") + "\n<!-- retry -->"
 	again := fxCall(t, s, http.MethodPost, "/trades", p.SandboxKey, respelled, "Idempotency-Key", "order-1")
@@ -261,7 +261,7 @@ func TestFXStatusCancelConfirmErrors(t *testing.T) {
 	}{
 		{"another client", other.SandboxKey, id, 404, "QUOTE_NOT_FOUND"},
 		{"the other mode", p.LiveKey, id, 404, "QUOTE_NOT_FOUND"},
-		{"unknown", p.SandboxKey, fxRandomUUID, 404, "QUOTE_NOT_FOUND"},
+		{"unknown", p.SandboxKey, randomUUID, 404, "QUOTE_NOT_FOUND"},
 		{"not a UUID", p.SandboxKey, "not-a-trade", 400, "VALIDATION_ERROR"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -269,7 +269,7 @@ func TestFXStatusCancelConfirmErrors(t *testing.T) {
 				{http.MethodGet, "/trades/" + c.id, ""},
 				{http.MethodPut, "/trades/" + c.id + "/cancellation", ""},
 				{http.MethodPost, "/trades/" + c.id + "/confirmation", ""},
-				{http.MethodPost, "/trades/" + c.id + "/accept", fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyUSDT))},
+				{http.MethodPost, "/trades/" + c.id + "/accept", fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyUSDT))},
 			} {
 				m := fxReject(t, fxCall(t, s, call.method, call.path, c.key, call.body), c.status, c.code)
 				if c.status == 404 && m.RltdRef.Ref != c.id {
@@ -292,11 +292,11 @@ func TestFXStatusCancelConfirmErrors(t *testing.T) {
 	if st := fxStatus(t, s, p.SandboxKey, id); st.TradSts != (fxmsg.TradeStatus{Sts: "CANC"}) || st.TTL != 0 {
 		t.Errorf("status after cancel: %+v", st.TradSts)
 	}
-	if got := fxString(t, fxJSONQuote(t, s, p.SandboxKey, id), "status"); got != "cancelled" {
+	if got := getString(t, fxJSONQuote(t, s, p.SandboxKey, id), "status"); got != "cancelled" {
 		t.Errorf("JSON status: %s", got)
 	}
 	fxReject(t, fxCall(t, s, http.MethodPost, "/trades/"+id+"/accept", p.SandboxKey,
-		fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyUSDT))), http.StatusConflict, "INVALID_STATE")
+		fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyUSDT))), http.StatusConflict, "INVALID_STATE")
 	fxReject(t, fxCall(t, s, http.MethodPost, "/trades/"+id+"/confirmation", p.SandboxKey, ""), http.StatusConflict, "INVALID_STATE")
 	fxPoolUnchanged(t, s, pool.ID, "1000", "1000")
 
@@ -323,7 +323,7 @@ func TestFXExpired(t *testing.T) {
 	if st.TradSts.Rsn != "EXPD" || st.TTL != 0 {
 		t.Errorf("expired trade: got %+v TTL %d, want CANC/EXPD TTL 0", st.TradSts, st.TTL)
 	}
-	if got := fxString(t, fxJSONQuote(t, s, p.SandboxKey, m.UnqTxIdr.TxId), "status"); got != "expired" {
+	if got := getString(t, fxJSONQuote(t, s, p.SandboxKey, m.UnqTxIdr.TxId), "status"); got != "expired" {
 		t.Errorf("JSON status: %s", got)
 	}
 	// Only expiry carries EXPD: a cancelled trade does not.
@@ -340,13 +340,13 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	id := m.UnqTxIdr.TxId
 
 	q := fxJSONQuote(t, s, p.SandboxKey, id)
-	account := fxString(t, fxField(t, q, "allocationResult.allocations").([]any)[0], "poolAccountId")
+	account := getString(t, get(t, q, "allocationResult.allocations").([]any)[0], "poolAccountId")
 	status, accepted := fxJSON(t, http.MethodPut, s.URL+"/api/v1/partners/marketplace/quote/"+id+"/accept", p.SandboxKey,
 		map[string]any{"accountId": account})
-	if status != http.StatusOK || fxString(t, accepted, "status") != "awaiting_payment" {
+	if status != http.StatusOK || getString(t, accepted, "status") != "awaiting_payment" {
 		t.Fatalf("JSON accept: %d %v", status, accepted)
 	}
-	reference := fxString(t, accepted, "metadata.bankPayIn.reference")
+	reference := getString(t, accepted, "metadata.bankPayIn.reference")
 
 	st := fxStatus(t, s, p.SandboxKey, id)
 	if st.TradSts.Sts != "SETT" || st.TTL < 1799 || st.TTL > 1800 {
@@ -357,7 +357,7 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	}
 	// An XML accept of a JSON-accepted trade is another accept: 409.
 	fxReject(t, fxCall(t, s, http.MethodPost, "/trades/"+id+"/accept", p.SandboxKey,
-		fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyUSDT))), http.StatusConflict, "INVALID_STATE")
+		fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyUSDT))), http.StatusConflict, "INVALID_STATE")
 
 	c := fxConfirm(t, s, p.SandboxKey, id)
 	if c.TradSts != (fxmsg.TradeStatus{Sts: "COMP"}) || c.TTL != 0 || c.UnqTxIdr.TxId != id {
@@ -372,7 +372,7 @@ func TestFXLifecycleXMLThenJSON(t *testing.T) {
 	if again := fxConfirm(t, s, p.SandboxKey, id); again.TradSts.Sts != "COMP" {
 		t.Errorf("repeat confirmation: %+v", again.TradSts)
 	}
-	if got := fxString(t, fxJSONQuote(t, s, p.SandboxKey, id), "status"); got != "completed" {
+	if got := getString(t, fxJSONQuote(t, s, p.SandboxKey, id), "status"); got != "completed" {
 		t.Errorf("JSON status: %s", got)
 	}
 	if got := fxBalance(t, s, p, p.SandboxKey, sandbox, engine.CurrencyUSDT); !got.Equal(decimal.RequireFromString("100")) {
@@ -390,7 +390,7 @@ func TestFXLifecycleJSONThenXML(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("JSON create: %d %v", status, q)
 	}
-	id := fxString(t, q, "quoteId")
+	id := getString(t, q, "quoteId")
 
 	st := fxStatus(t, s, p.SandboxKey, id)
 	if st.TradSts.Sts != "NEWT" || st.UnqTxIdr.TxId != id {
@@ -399,18 +399,18 @@ func TestFXLifecycleJSONThenXML(t *testing.T) {
 	fxWantAmount(t, "TradgCcyAmt", st.TradAmts.TradgCcyAmt, "50", "USDT")
 	fxWantAmount(t, "CntrValCcyAmt", st.TradAmts.CntrValCcyAmt, "80000", "NGN")
 
-	a := fxAccept(t, s, p.SandboxKey, id, fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyUSDT)))
+	a := fxAccept(t, s, p.SandboxKey, id, fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyUSDT)))
 	if a.TradSts.Sts != "SETT" || a.SttlmInstr == nil || a.TTL < 1799 {
 		t.Fatalf("XML accept: %+v", a)
 	}
 	q = fxJSONQuote(t, s, p.SandboxKey, id)
-	if fxString(t, q, "status") != "awaiting_payment" ||
-		fxString(t, q, "metadata.bankPayIn.reference") != a.SttlmInstr.BkPayInDtls.Ref {
+	if getString(t, q, "status") != "awaiting_payment" ||
+		getString(t, q, "metadata.bankPayIn.reference") != a.SttlmInstr.BkPayInDtls.Ref {
 		t.Errorf("JSON view after XML accept: %v", q)
 	}
 	// JSON complete of an XML-accepted trade.
 	status, done := fxJSON(t, http.MethodPut, s.URL+"/api/v1/partners/marketplace/quote/"+id+"/complete", p.SandboxKey, nil)
-	if status != http.StatusOK || fxString(t, done, "status") != "completed" {
+	if status != http.StatusOK || getString(t, done, "status") != "completed" {
 		t.Fatalf("JSON complete: %d %v", status, done)
 	}
 	if st := fxStatus(t, s, p.SandboxKey, id); st.TradSts.Sts != "COMP" || st.TTL != 0 {
@@ -429,18 +429,18 @@ func TestFXAcceptInternal(t *testing.T) {
 	other := s.NewPartner(t, "other")
 	m := fxCreate(t, s, p.SandboxKey, fxInstr("NGN", "USDT", "160000", "0.0006", "SELL"))
 	id := m.UnqTxIdr.TxId
-	own := fxWallet(t, p, sandbox, engine.CurrencyUSDT)
+	own := wallet(t, p, sandbox, engine.CurrencyUSDT)
 
 	for _, c := range []struct {
 		name, body string
 		status     int
 		code       string
 	}{
-		{"own NGN wallet", fxWalletAccept(fxWallet(t, p, sandbox, engine.CurrencyNGN)), 422, "INVALID_ACCOUNT"},
-		{"own live USDT wallet", fxWalletAccept(fxWallet(t, p, engine.ModeLive, engine.CurrencyUSDT)), 422, "INVALID_ACCOUNT"},
-		{"another client's wallet", fxWalletAccept(fxWallet(t, other, sandbox, engine.CurrencyUSDT)), 422, "INVALID_ACCOUNT"},
+		{"own NGN wallet", fxWalletAccept(wallet(t, p, sandbox, engine.CurrencyNGN)), 422, "INVALID_ACCOUNT"},
+		{"own live USDT wallet", fxWalletAccept(wallet(t, p, engine.ModeLive, engine.CurrencyUSDT)), 422, "INVALID_ACCOUNT"},
+		{"another client's wallet", fxWalletAccept(wallet(t, other, sandbox, engine.CurrencyUSDT)), 422, "INVALID_ACCOUNT"},
 		{"the pool's account", fxWalletAccept(pool.Liquidity.ID.String()), 422, "INVALID_ACCOUNT"},
-		{"unknown account", fxWalletAccept(fxRandomUUID), 422, "INVALID_ACCOUNT"},
+		{"unknown account", fxWalletAccept(randomUUID), 422, "INVALID_ACCOUNT"},
 		{"not a UUID", fxWalletAccept("wallet-1"), 400, "VALIDATION_ERROR"},
 		{"empty", fxWalletAccept(""), 400, "VALIDATION_ERROR"},
 	} {
@@ -480,7 +480,7 @@ func TestFXAcceptInternal(t *testing.T) {
 // through clearing, so the partner's wallet is not credited.
 func TestFXAcceptBank(t *testing.T) {
 	s, p, usdtPool := fxMarket(t, gatewaytest.Options{})
-	ghsPool := fxNewPool(t, s, sandbox, gatewaytest.NGNGHS, "Accra Desk", "0.0075", "1000")
+	ghsPool := newPool(t, s, sandbox, gatewaytest.NGNGHS, "Accra Desk", "0.0075", "1000")
 	m := fxCreate(t, s, p.SandboxKey, fxInstr("NGN", "GHS", "10000", "0.007", "SELL"))
 	id := m.UnqTxIdr.TxId
 	fxWantAmount(t, "SttlmCcyAmt", *m.TradAmts.SttlmCcyAmt, "75", "GHS")
@@ -494,7 +494,7 @@ func TestFXAcceptBank(t *testing.T) {
 		{"illegal XML character", fxBankAccept("Ama&#x1;Mensah", "0041234567", "GCB"), "body"},
 		{"unknown element", strings.Replace(fxBankAccept("Ama", "1", "GCB"), "<BkCd>", "<Swift>X</Swift><BkCd>", 1), "SttlmDstn/BkDstn/Swift"},
 		{"bank and chain", `<FXTradAccptReq><SttlmDstn><BkDstn><AcctNm>A</AcctNm><AcctNb>1</AcctNb><BkCd>G</BkCd></BkDstn><BlkChnDstn><Adr>` + fxTronAddr + `</Adr></BlkChnDstn></SttlmDstn></FXTradAccptReq>`, "FXTradAccptReq"},
-		{"bank and wallet", `<FXTradAccptReq><SttlmDstn><BkDstn><AcctNm>A</AcctNm><AcctNb>1</AcctNb><BkCd>G</BkCd></BkDstn></SttlmDstn><AcctId>` + fxRandomUUID + `</AcctId></FXTradAccptReq>`, "FXTradAccptReq"},
+		{"bank and wallet", `<FXTradAccptReq><SttlmDstn><BkDstn><AcctNm>A</AcctNm><AcctNb>1</AcctNb><BkCd>G</BkCd></BkDstn></SttlmDstn><AcctId>` + randomUUID + `</AcctId></FXTradAccptReq>`, "FXTradAccptReq"},
 		{"none", `<FXTradAccptReq/>`, "FXTradAccptReq"},
 		{"empty SttlmDstn", `<FXTradAccptReq><SttlmDstn/></FXTradAccptReq>`, "SttlmDstn"},
 		{"chain on a fiat destination", fxChainAccept(fxTronAddr), "SttlmDstn/BlkChnDstn"},
@@ -519,7 +519,7 @@ func TestFXAcceptBank(t *testing.T) {
 		t.Fatalf("accept: %+v", a)
 	}
 	jq := fxJSONQuote(t, s, p.SandboxKey, id)
-	if got := fxString(t, jq, "status"); got != "awaiting_payment" {
+	if got := getString(t, jq, "status"); got != "awaiting_payment" {
 		t.Errorf("JSON status: %s", got)
 	}
 	// Where the money goes, in both dialects' reads.
@@ -593,7 +593,7 @@ func TestFXAcceptChain(t *testing.T) {
 			if status != http.StatusOK {
 				t.Fatalf("JSON create: %d %v", status, q)
 			}
-			id := fxString(t, q, "quoteId")
+			id := getString(t, q, "quoteId")
 			m := fxReject(t, fxCall(t, s, http.MethodPost, "/trades/"+id+"/accept", p.SandboxKey, fxChainAccept(c.bad)), 400, "VALIDATION_ERROR")
 			if !strings.Contains(m.Rsn.RsnDesc, "must be a "+c.chain+" address") {
 				t.Errorf("RsnDesc: %q", m.Rsn.RsnDesc)
@@ -609,14 +609,14 @@ func TestFXAcceptChain(t *testing.T) {
 func TestFXListings(t *testing.T) {
 	s := gatewaytest.Start(t, gatewaytest.Options{})
 	p := s.NewPartner(t, "acme")
-	b := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "B earlier", "0.000625", "500")
-	a := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "A best", "0.00063", "1000")
-	c := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "C later", "0.000625", "800")
-	d := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "D suspended", "0.0007", "800")
-	e := fxNewPool(t, s, sandbox, gatewaytest.GHSUSDT, "E cedi", "0.08", "100")
-	f := fxNewPool(t, s, sandbox, gatewaytest.NGNGHS, "F naira-cedi", "0.0075", "1000")
-	g := fxNewPool(t, s, engine.ModeLive, gatewaytest.NGNUSDT, "G live", "0.00064", "100")
-	z := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Z empty", "0.0006", "")
+	b := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "B earlier", "0.000625", "500")
+	a := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "A best", "0.00063", "1000")
+	c := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "C later", "0.000625", "800")
+	d := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "D suspended", "0.0007", "800")
+	e := newPool(t, s, sandbox, gatewaytest.GHSUSDT, "E cedi", "0.08", "100")
+	f := newPool(t, s, sandbox, gatewaytest.NGNGHS, "F naira-cedi", "0.0075", "1000")
+	g := newPool(t, s, engine.ModeLive, gatewaytest.NGNUSDT, "G live", "0.00064", "100")
+	z := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Z empty", "0.0006", "")
 	status, _ := fxJSON(t, http.MethodPut, s.Admin+"/admin/v1/pools/"+d.ID.String()+"/status", gatewaytest.AdminToken,
 		map[string]any{"status": "suspended"})
 	if status != http.StatusOK {
@@ -750,11 +750,11 @@ func TestFXMakersRate(t *testing.T) {
 	if m.RltdRef.Ref != "r-1" {
 		t.Errorf("Ref: got %q, want the request id", m.RltdRef.Ref)
 	}
-	fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Empty", "0.0007", "")
+	newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Empty", "0.0007", "")
 	fxReject(t, fxCall(t, s, http.MethodGet, "/rates/makers?from=NGN&to=USDT", p.SandboxKey, ""), http.StatusNotFound, "NO_RATE")
 
-	pool := fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Lagos", "0.000625", "1000")
-	fxNewPool(t, s, sandbox, gatewaytest.NGNUSDT, "Worse", "0.0006", "1000")
+	pool := newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Lagos", "0.000625", "1000")
+	newPool(t, s, sandbox, gatewaytest.NGNUSDT, "Worse", "0.0006", "1000")
 	got := rate(t, p.SandboxKey, "?from=NGN&to=USDT")
 	if got.SrcCcy != "NGN" || got.TrgtCcy != "USDT" || got.RateSrc != "market_maker" || got.OprgMd != "sandbox" ||
 		got.AgeSecs != 0 || got.PctChg24H != "0.00" {
@@ -831,7 +831,7 @@ func TestFXPlumbingErrors(t *testing.T) {
 		{"empty bearer", "Bearer "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			for _, path := range []string{"/trades/" + fxRandomUUID, "/listings", "/rates/makers?from=NGN&to=USDT"} {
+			for _, path := range []string{"/trades/" + randomUUID, "/listings", "/rates/makers?from=NGN&to=USDT"} {
 				r := fxDo(t, http.MethodGet, s.URL+fxPath+path, "", "", "", "Authorization", c.auth)
 				fxReject(t, r, http.StatusUnauthorized, "UNAUTHORIZED")
 				if got := r.header.Get("WWW-Authenticate"); got != "Bearer" {
@@ -848,7 +848,7 @@ func TestFXPlumbingErrors(t *testing.T) {
 		if status != http.StatusCreated {
 			t.Fatalf("create key: %d %v", status, created)
 		}
-		keyID, key := fxString(t, created, "keyId"), fxString(t, created, "key")
+		keyID, key := getString(t, created, "keyId"), getString(t, created, "key")
 		fxOK(t, fxCall(t, s, http.MethodGet, "/listings", key, ""), fxmsg.TypeListings, q)
 		r := fxDo(t, http.MethodDelete, s.Admin+"/admin/v1/keys/"+keyID, gatewaytest.AdminToken, "", "")
 		if r.status != http.StatusNoContent {
@@ -859,11 +859,11 @@ func TestFXPlumbingErrors(t *testing.T) {
 	t.Run("routes", func(t *testing.T) {
 		r := fxCall(t, s, http.MethodGet, "/trades", p.SandboxKey, "")
 		fxReject(t, r, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
-		fxReject(t, fxCall(t, s, http.MethodDelete, "/trades/"+fxRandomUUID, p.SandboxKey, ""), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
-		fxReject(t, fxCall(t, s, http.MethodPut, "/trades/"+fxRandomUUID+"/accept", p.SandboxKey, ""), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+		fxReject(t, fxCall(t, s, http.MethodDelete, "/trades/"+randomUUID, p.SandboxKey, ""), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
+		fxReject(t, fxCall(t, s, http.MethodPut, "/trades/"+randomUUID+"/accept", p.SandboxKey, ""), http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED")
 		fxReject(t, fxCall(t, s, http.MethodGet, "/nothing", p.SandboxKey, ""), http.StatusNotFound, "NOT_FOUND")
 		fxReject(t, fxCall(t, s, http.MethodGet, "", p.SandboxKey, ""), http.StatusNotFound, "NOT_FOUND")
-		fxReject(t, fxCall(t, s, http.MethodGet, "/trades/"+fxRandomUUID+"/more/x", p.SandboxKey, ""), http.StatusNotFound, "NOT_FOUND")
+		fxReject(t, fxCall(t, s, http.MethodGet, "/trades/"+randomUUID+"/more/x", p.SandboxKey, ""), http.StatusNotFound, "NOT_FOUND")
 		// Outside the FX base, errors stay JSON.
 		for _, path := range []string{"/api/v1/partners/fxtrades", "/api/v1/nothing"} {
 			status, j := fxJSON(t, http.MethodGet, s.URL+path, p.SandboxKey, nil)

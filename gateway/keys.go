@@ -39,25 +39,34 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, svc services, who actors.Pri
 		if k.Mode != who.Mode || !k.Works(now) {
 			continue
 		}
-		w.open("")
-		w.id("keyId", k.ID)
-		w.str("mode", k.Mode.String())
-		w.time("createdAt", k.CreatedAt)
-		if k.ExpiresAt != 0 {
-			w.time("expiresAt", k.ExpiresAt)
-		}
-		if !k.RolledFrom.IsZero() {
-			w.id("rolledFrom", k.RolledFrom)
-		}
-		if k.LastUsedAt != 0 {
-			w.time("lastUsedAt", k.LastUsedAt)
-		}
-		w.close()
+		appendKey(&w, &k, false)
 	}
 	w.closeArray()
 	w.boolean("hasMore", false)
 	w.close()
 	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+}
+
+// appendKey writes k as both APIs show a key: never its secret; revoked
+// only for an operator (a partner's list leaves revoked keys out).
+func appendKey(w *jsonWriter, k *engine.Key, revoked bool) {
+	w.open("")
+	w.id("keyId", k.ID)
+	w.str("mode", k.Mode.String())
+	w.time("createdAt", k.CreatedAt)
+	if revoked {
+		w.boolean("revoked", k.Revoked)
+	}
+	if k.ExpiresAt != 0 {
+		w.time("expiresAt", k.ExpiresAt)
+	}
+	if !k.RolledFrom.IsZero() {
+		w.id("rolledFrom", k.RolledFrom)
+	}
+	if k.LastUsedAt != 0 {
+		w.time("lastUsedAt", k.LastUsedAt)
+	}
+	w.close()
 }
 
 // rollKey is POST /api/v1/partners/keys/{keyId}/roll {"expiresInHours"} →
