@@ -133,41 +133,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	svc := r.svc
 	ov := &overview{Streams: s.Streams()}
-	byPair := map[engine.Pair]int{}
-	// A point is [unix ms, the rate as its decimal text]: the page parses
-	// it for drawing only, as it does the stream's rate_update.
-	type series struct {
-		Pair   string   `json:"pair"`
-		Points [][2]any `json:"points"`
-	}
-	point := func(at int64, r engine.Rate) [2]any { return [2]any{at, string(engine.AppendRate(nil, r))} }
-	var chart []series
-	for _, p := range svc.market.Markets().PairList() {
-		op := overviewPair{Pair: p}
-		if t := svc.market.Ticker(mode, p); t != nil && t.HasConsensus {
-			op.Ticker = t
-		}
-		byPair[p] = len(ov.Pairs)
-		ov.Pairs = append(ov.Pairs, op)
-		sr := series{Pair: p.String(), Points: [][2]any{}}
-		if op.Ticker != nil {
-			for _, smp := range op.Ticker.ConsensusPast.Samples() {
-				sr.Points = append(sr.Points, point(smp.At, smp.Rate))
-			}
-			sr.Points = append(sr.Points, point(op.Ticker.ConsensusAt, op.Ticker.Consensus))
-		}
-		chart = append(chart, sr)
-	}
-	for _, p := range sortedPools(svc.market, mode) {
-		i, ok := byPair[p.Pair]
-		if !ok {
-			continue
-		}
-		op := &ov.Pairs[i]
-		op.Liquidity += p.Liquidity.Balance
-		op.Reserved += p.Liquidity.Held
-		op.Pools = append(op.Pools, p)
-	}
+	ov.Chart = overviewPairs(ov, svc.market, mode)
 	counts := svc.quotes.QuoteCounts()[mode]
 	for _, st := range engine.Statuses {
 		ov.Counts = append(ov.Counts, statusCount{Status: st.String(), Count: counts[st]})
@@ -180,22 +146,7 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	} else {
 		ov.Ledger = rep
 	}
-	b, _ := json.Marshal(chart)
-	ov.Chart = string(b)
-	type minute struct {
-		At     int64          `json:"t"` // unix seconds
-		Counts map[string]int `json:"c"`
-	}
-	var act []minute
-	for _, m := range svc.operators.Activity(mode) {
-		row := minute{At: m.Minute * 60, Counts: map[string]int{}}
-		for st, n := range m.Counts {
-			row.Counts[st.String()] = n
-		}
-		act = append(act, row)
-	}
-	b, _ = json.Marshal(act)
-	ov.Activity = string(b)
+	ov.Activity = overviewActivity(svc.operators, mode)
 	if ex, err := svc.money.LargestExposures(mode, 5); err != nil {
 		ov.ExposuresErr = err.Error()
 	} else {
@@ -210,6 +161,68 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 		}
 	}
 	s.page(r, "overview", "Overview", mode, ov)
+}
+
+// overviewPairs fills ov.Pairs, each pair of the markets with its
+// consensus ticker and its pools' liquidity in mode, and returns the rate
+// chart's JSON: per pair, its consensus samples as [unix ms, the rate as
+// its decimal text] (the page parses it for drawing only, as it does the
+// stream's rate_update).
+func overviewPairs(ov *overview, market marketService, mode engine.Mode) string {
+	byPair := map[engine.Pair]int{}
+	type series struct {
+		Pair   string   `json:"pair"`
+		Points [][2]any `json:"points"`
+	}
+	point := func(at int64, r engine.Rate) [2]any { return [2]any{at, string(engine.AppendRate(nil, r))} }
+	var chart []series
+	for _, p := range market.Markets().PairList() {
+		op := overviewPair{Pair: p}
+		if t := market.Ticker(mode, p); t != nil && t.HasConsensus {
+			op.Ticker = t
+		}
+		byPair[p] = len(ov.Pairs)
+		ov.Pairs = append(ov.Pairs, op)
+		sr := series{Pair: p.String(), Points: [][2]any{}}
+		if op.Ticker != nil {
+			for _, smp := range op.Ticker.ConsensusPast.Samples() {
+				sr.Points = append(sr.Points, point(smp.At, smp.Rate))
+			}
+			sr.Points = append(sr.Points, point(op.Ticker.ConsensusAt, op.Ticker.Consensus))
+		}
+		chart = append(chart, sr)
+	}
+	for _, p := range sortedPools(market, mode) {
+		i, ok := byPair[p.Pair]
+		if !ok {
+			continue
+		}
+		op := &ov.Pairs[i]
+		op.Liquidity += p.Liquidity.Balance
+		op.Reserved += p.Liquidity.Held
+		op.Pools = append(op.Pools, p)
+	}
+	b, _ := json.Marshal(chart)
+	return string(b)
+}
+
+// overviewActivity is the activity chart's JSON: per minute (unix
+// seconds), the quotes that reached each status in mode.
+func overviewActivity(operators operatorService, mode engine.Mode) string {
+	type minute struct {
+		At     int64          `json:"t"` // unix seconds
+		Counts map[string]int `json:"c"`
+	}
+	var act []minute
+	for _, m := range operators.Activity(mode) {
+		row := minute{At: m.Minute * 60, Counts: map[string]int{}}
+		for st, n := range m.Counts {
+			row.Counts[st.String()] = n
+		}
+		act = append(act, row)
+	}
+	b, _ := json.Marshal(act)
+	return string(b)
 }
 
 // consoleRates is the overview's live rates: the rate stream of the mode's

@@ -27,13 +27,9 @@ import (
 // log and snapshots in <data>/raft, and runs the actors only while it
 // leads; otherwise its gateway forwards to the leader.
 func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
-	file, err := cluster.LoadFile(cfg.cluster)
+	file, self, nodeTLS, err := clusterMember(cfg, logger)
 	if err != nil {
 		return err
-	}
-	self, ok := file.Member(cfg.node)
-	if !ok {
-		return fmt.Errorf("--node %q is not in %s (members: %s)", cfg.node, cfg.cluster, memberIDs(file))
 	}
 	if err := os.MkdirAll(cfg.data, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -43,14 +39,6 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		return err
 	}
 	logger = logger.With("node", self.ID)
-	var nodeTLS *cluster.NodeTLS
-	if cfg.clusterTLS != "" {
-		if nodeTLS, err = cluster.LoadTLS(cfg.clusterTLS, file, self.ID); err != nil {
-			return usageErrorf("--cluster-tls: %v", err)
-		}
-	} else {
-		logger.Warn("--cluster-insecure: Raft between nodes is plain TCP; anyone who reaches a Raft port can write to the cluster")
-	}
 
 	var srvRef atomic.Pointer[gateway.Server]
 	history, err := openHistory(cfg, logger)
@@ -125,6 +113,35 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 			sys.Maintain()
 		}
 	}, cfg.publicCert, cfg.adminCert)
+	return stopClusterNode(srv, node, logger)
+}
+
+// clusterMember reads the cluster file and finds this node (--node) in
+// it, with its mutual TLS (--cluster-tls), or none under
+// --cluster-insecure, which it warns about.
+func clusterMember(cfg *serveConfig, logger *slog.Logger) (*cluster.File, cluster.Member, *cluster.NodeTLS, error) {
+	file, err := cluster.LoadFile(cfg.cluster)
+	if err != nil {
+		return nil, cluster.Member{}, nil, err
+	}
+	self, ok := file.Member(cfg.node)
+	if !ok {
+		return nil, cluster.Member{}, nil, fmt.Errorf("--node %q is not in %s (members: %s)", cfg.node, cfg.cluster, memberIDs(file))
+	}
+	if cfg.clusterTLS == "" {
+		logger.Warn("--cluster-insecure: Raft between nodes is plain TCP; anyone who reaches a Raft port can write to the cluster",
+			"node", self.ID)
+		return file, self, nil, nil
+	}
+	nodeTLS, err := cluster.LoadTLS(cfg.clusterTLS, file, self.ID)
+	if err != nil {
+		return nil, cluster.Member{}, nil, usageErrorf("--cluster-tls: %v", err)
+	}
+	return file, self, nodeTLS, nil
+}
+
+// stopClusterNode is a cluster node's shutdown once a signal came.
+func stopClusterNode(srv *gateway.Server, node *cluster.Node, logger *slog.Logger) error {
 	// SIGTERM ends the process within clusterShutdownMax whatever state
 	// Raft is in: the connections get clusterDrainMax, the node closes
 	// within its own bound (cluster.Node.Close: what does not stop in
@@ -140,7 +157,7 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 	if err := srv.Shutdown(ctx); err != nil {
 		logger.Warn("shutdown: connections cut", "err", err)
 	}
-	err = node.Close() // stops the actors (and the simulator through Run's callback)
+	err := node.Close() // stops the actors (and the simulator through Run's callback)
 	if errors.Is(err, cluster.ErrAbandoned) {
 		logger.Warn("stopped, with what the node could not stop in time abandoned (every acknowledged write is on disk)", "err", err)
 		return nil
