@@ -19,6 +19,7 @@ import (
 	"github.com/oja-exchange/oja/cmd/oja/waltools"
 	"github.com/oja-exchange/oja/engine"
 	"github.com/oja-exchange/oja/gateway"
+	"github.com/oja-exchange/oja/wal/eventlog"
 )
 
 // serveCluster is `oja serve --cluster FILE --node ID`: one node of a
@@ -46,38 +47,10 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		return err
 	}
 	defer history.Close() // after the node, whose replica feeds it, has closed
-	var fromBackup func() (uint64, []byte, error)
-	if cfg.fromBackup != "" {
-		fromBackup = func() (uint64, []byte, error) {
-			state, seq, err := waltools.StateOf(cfg.fromBackup)
-			if err != nil {
-				return 0, nil, err
-			}
-			logger.Info("seeding from a backup", "backup", cfg.fromBackup, "seq", seq, "quotes", state.Quotes.Len())
-			return seq, engine.EncodeState(state), nil
+	node, err := openClusterNode(cfg, file, self.ID, nodeTLS, history, logger, func(key engine.BookKey, t *engine.Ticker) {
+		if srv := srvRef.Load(); srv != nil {
+			srv.RateChanged(key, t)
 		}
-	}
-	node, err := cluster.Open(cluster.Config{
-		Events: historySink(history), TLS: nodeTLS, FromBackup: fromBackup,
-		File: file, Self: self.ID, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
-		Logger: logger, SnapshotEvery: cfg.snapshotEvery,
-		HeartbeatTimeout: cfg.raftTimeout, ElectionTimeout: cfg.raftTimeout, LeaderLeaseTimeout: cfg.raftTimeout / 2,
-		Actors: cfg.actorsConfig(logger, func(key engine.BookKey, t *engine.Ticker) {
-			if srv := srvRef.Load(); srv != nil {
-				srv.RateChanged(key, t)
-			}
-		}),
-		Webhooks: func(sys *actors.System) actors.Webhooks {
-			return newDispatcher(cfg, logger, func() *actors.System { return sys })
-		},
-		// --demo seeds once, through the first leader (its data dir gets
-		// demo.key); later leaders find the demo client and leave it be.
-		Seed: func(sys *actors.System) error {
-			if !cfg.demo || slices.ContainsFunc(sys.Clients(), func(c *engine.Client) bool { return c.Name == demoClientName }) {
-				return nil
-			}
-			return seedDemo(sys, cfg.data, logger)
-		},
 	})
 	if err != nil {
 		return err
@@ -114,6 +87,44 @@ func serveCluster(cfg *serveConfig, logger *slog.Logger) error {
 		}
 	}, cfg.publicCert, cfg.adminCert)
 	return stopClusterNode(srv, node, logger)
+}
+
+// openClusterNode opens this node's Raft node (cluster.Open): its log
+// under the data dir, the history its replica feeds, --from-backup's
+// state, the actors (rateChanged hears their rates), each term's webhook
+// dispatcher, and --demo's seed through the first leader.
+func openClusterNode(cfg *serveConfig, file *cluster.File, self string, nodeTLS *cluster.NodeTLS, history *eventlog.Store,
+	logger *slog.Logger, rateChanged func(engine.BookKey, *engine.Ticker)) (*cluster.Node, error) {
+	var fromBackup func() (uint64, []byte, error)
+	if cfg.fromBackup != "" {
+		fromBackup = func() (uint64, []byte, error) {
+			state, seq, err := waltools.StateOf(cfg.fromBackup)
+			if err != nil {
+				return 0, nil, err
+			}
+			logger.Info("seeding from a backup", "backup", cfg.fromBackup, "seq", seq, "quotes", state.Quotes.Len())
+			return seq, engine.EncodeState(state), nil
+		}
+	}
+	node, err := cluster.Open(cluster.Config{
+		Events: historySink(history), TLS: nodeTLS, FromBackup: fromBackup,
+		File: file, Self: self, Dir: filepath.Join(cfg.data, "raft"), Sync: cfg.sync, Join: cfg.join,
+		Logger: logger, SnapshotEvery: cfg.snapshotEvery,
+		HeartbeatTimeout: cfg.raftTimeout, ElectionTimeout: cfg.raftTimeout, LeaderLeaseTimeout: cfg.raftTimeout / 2,
+		Actors: cfg.actorsConfig(logger, rateChanged),
+		Webhooks: func(sys *actors.System) actors.Webhooks {
+			return newDispatcher(cfg, logger, func() *actors.System { return sys })
+		},
+		// --demo seeds once, through the first leader (its data dir gets
+		// demo.key); later leaders find the demo client and leave it be.
+		Seed: func(sys *actors.System) error {
+			if !cfg.demo || slices.ContainsFunc(sys.Clients(), func(c *engine.Client) bool { return c.Name == demoClientName }) {
+				return nil
+			}
+			return seedDemo(sys, cfg.data, logger)
+		},
+	})
+	return node, err
 }
 
 // clusterMember reads the cluster file and finds this node (--node) in
