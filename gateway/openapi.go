@@ -114,6 +114,24 @@ func buildOpenAPIPart(l openAPIListener) ([]byte, error) {
 		info["title"] = "Oja operator API"
 	}
 
+	keepReachedComponents(doc, kept, l == openAPIPublic)
+	var tags []any
+	used := map[string]bool{}
+	walkTags(kept, used)
+	for _, tag := range doc["tags"].([]any) {
+		if used[tag.(map[string]any)["name"].(string)] {
+			tags = append(tags, tag)
+		}
+	}
+	doc["tags"] = tags
+	return json.Marshal(doc)
+}
+
+// keepReachedComponents leaves in doc's components only what paths (and,
+// for the partner document, the webhook deliveries: OpenAPI 3.1
+// "webhooks", the partner's to receive) reach through $ref, and the
+// security schemes they name; the operator document has no webhooks.
+func keepReachedComponents(doc map[string]any, paths map[string]any, partner bool) {
 	components, _ := doc["components"].(map[string]any)
 	reached := map[string]bool{} // "schemas/Quote"
 	schemes := map[string]bool{}
@@ -146,10 +164,8 @@ func buildOpenAPIPart(l openAPIListener) ([]byte, error) {
 			}
 		}
 	}
-	walk(kept)
-	// The webhook deliveries (OpenAPI 3.1 "webhooks") are the partner's to
-	// receive: described in the partner document only.
-	if l == openAPIPublic {
+	walk(paths)
+	if partner {
 		walk(doc["webhooks"])
 	} else {
 		delete(doc, "webhooks")
@@ -162,16 +178,6 @@ func buildOpenAPIPart(l openAPIListener) ([]byte, error) {
 			}
 		}
 	}
-	var tags []any
-	used := map[string]bool{}
-	walkTags(kept, used)
-	for _, tag := range doc["tags"].([]any) {
-		if used[tag.(map[string]any)["name"].(string)] {
-			tags = append(tags, tag)
-		}
-	}
-	doc["tags"] = tags
-	return json.Marshal(doc)
 }
 
 func walkTags(paths map[string]any, used map[string]bool) {

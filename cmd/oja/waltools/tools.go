@@ -194,42 +194,24 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "oja wal: unknown command %q (oja wal help)\n", cmd)
 		return ExitUsage
 	}
-	fs := flag.NewFlagSet("wal "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	data := fs.String("data", cmp.Or(os.Getenv("OJA_DATA"), "./data"), "data dir of a stopped server")
-	from := fs.Uint64("from", 0, "dump: first sequence to print")
-	limit := fs.Uint64("limit", 0, "dump: at most this many records (0 = all)")
-	asJSON := fs.Bool("json", false, "dump: one JSON object per line")
-	until := fs.String("until", "", "replay: last sequence number, or an RFC 3339 time")
-	retention := fs.Duration("retention", RetentionDefault, "replay: the service's --retention (its replica forgets the quotes that ended longer before every 65,536 records; 0 keeps every one)")
-	to := fs.String("to", "", "salvage: the new data dir to write the intact prefix to")
-	verbose := fs.Bool("verbose", false, "salvage: list each lost event, not only their counts by type")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, walUsage)
-			return nil
-		}
-		fmt.Fprintf(stderr, "oja wal %s: %v (oja wal help)\n", cmd, err)
-		return ExitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "oja wal %s: unexpected argument %q\n", cmd, fs.Arg(0))
-		return ExitUsage
+	f, err := parseWalFlags(cmd, args[1:], stdout, stderr)
+	if f == nil {
+		return err // help (nil), or a usage error already written
 	}
 	if cmd == "replay" {
-		if _, err := parseUntil(*until); err != nil {
+		if _, err := parseUntil(f.until); err != nil {
 			return err
 		}
 	}
-	dir := StoreDir(*data)
+	dir := StoreDir(f.data)
 	if _, err := os.Stat(dir); err != nil {
-		if _, rerr := os.Stat(filepath.Join(*data, "raft", "log")); rerr == nil {
-			return runCluster(cmd, *data, *from, *limit, *asJSON, *until, *retention, stdout, stderr)
+		if _, rerr := os.Stat(filepath.Join(f.data, "raft", "log")); rerr == nil {
+			return runCluster(cmd, f, stdout, stderr)
 		}
-		return fmt.Errorf("wal: no store in %s (neither a single node's store/ nor a cluster node's raft/): %w", *data, err)
+		return fmt.Errorf("wal: no store in %s (neither a single node's store/ nor a cluster node's raft/): %w", f.data, err)
 	}
 	if cmd == "salvage" {
-		return salvage(*data, *to, *verbose, stdout, stderr)
+		return salvage(f.data, f.to, f.verbose, stdout, stderr)
 	}
 	pebbleErrors := &errorLogger{}
 	log, err := wal.Open(dir, wal.Options{ReadOnly: true, Logger: pebbleErrors})
@@ -238,7 +220,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		// documented one ("wal: data dir is in use").
 		if errors.Is(err, wal.ErrInUse) {
 			fmt.Fprintf(stderr, "oja wal %s: refused: %s is in use by a running server (the store's lock is held).\n"+
-				"Stop the server first, or take an online copy with \"oja admin backup DIR\" and run the tools on DIR.\n", cmd, *data)
+				"Stop the server first, or take an online copy with \"oja admin backup DIR\" and run the tools on DIR.\n", cmd, f.data)
 			return ExitInUse
 		}
 		if cmd == "verify" {
@@ -262,18 +244,60 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		return walStats(log, dir, out, tail)
 	case "dump":
 		writeTailNotes(stderr, tail)
-		return walDump(log, out, *from, *limit, *asJSON)
+		return walDump(log, out, f.from, f.limit, f.asJSON)
 	case "verify":
 		return Verify(log, out, tail)
 	default:
 		writeTailNotes(stderr, tail)
-		return walReplay(log, out, *until, *retention)
+		return walReplay(log, out, f.until, f.retention)
 	}
+}
+
+// walFlags are the flags of an oja wal command.
+type walFlags struct {
+	data        string
+	from, limit uint64
+	asJSON      bool
+	until       string
+	retention   time.Duration
+	to          string
+	verbose     bool
+}
+
+// parseWalFlags reads cmd's flags from args. nil means the command ends
+// with the error returned: nil after printing the usage (-h), ExitUsage
+// after writing why to stderr.
+func parseWalFlags(cmd string, args []string, stdout, stderr io.Writer) (*walFlags, error) {
+	f := &walFlags{}
+	fs := flag.NewFlagSet("wal "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.data, "data", cmp.Or(os.Getenv("OJA_DATA"), "./data"), "data dir of a stopped server")
+	fs.Uint64Var(&f.from, "from", 0, "dump: first sequence to print")
+	fs.Uint64Var(&f.limit, "limit", 0, "dump: at most this many records (0 = all)")
+	fs.BoolVar(&f.asJSON, "json", false, "dump: one JSON object per line")
+	fs.StringVar(&f.until, "until", "", "replay: last sequence number, or an RFC 3339 time")
+	fs.DurationVar(&f.retention, "retention", RetentionDefault, "replay: the service's --retention (its replica forgets the quotes that ended longer before every 65,536 records; 0 keeps every one)")
+	fs.StringVar(&f.to, "to", "", "salvage: the new data dir to write the intact prefix to")
+	fs.BoolVar(&f.verbose, "verbose", false, "salvage: list each lost event, not only their counts by type")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, walUsage)
+			return nil, nil
+		}
+		fmt.Fprintf(stderr, "oja wal %s: %v (oja wal help)\n", cmd, err)
+		return nil, ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "oja wal %s: unexpected argument %q\n", cmd, fs.Arg(0))
+		return nil, ExitUsage
+	}
+	return f, nil
 }
 
 // runCluster runs cmd on a stopped cluster node's Raft log
 // (cluster.LogSource): the same tools on the records its replica applies.
-func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string, retention time.Duration, stdout, stderr io.Writer) error {
+func runCluster(cmd string, f *walFlags, stdout, stderr io.Writer) error {
+	data := f.data
 	if cmd == "salvage" {
 		fmt.Fprintf(stderr, "oja wal salvage: refused: %s is a cluster node's; a node whose log is damaged is replaced, "+
 			"its replica copied from the others (docs/cluster.md: oja admin cluster replace)\n", data)
@@ -299,10 +323,10 @@ func runCluster(cmd, data string, from, limit uint64, asJSON bool, until string,
 	case "stats":
 		return walStats(log, "", out, nil)
 	case "dump":
-		return walDump(log, out, from, limit, asJSON)
+		return walDump(log, out, f.from, f.limit, f.asJSON)
 	case "verify":
 		return Verify(log, out, nil)
 	default:
-		return walReplay(log, out, until, retention)
+		return walReplay(log, out, f.until, f.retention)
 	}
 }
