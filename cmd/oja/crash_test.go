@@ -188,6 +188,20 @@ func freeAddr(t *testing.T) string {
 }
 
 // newOjaServer prepares a server on a fresh data dir; start runs it.
+// exampleServer starts oja serve with the repository's
+// markets.example.json (its markets, collection accounts and chains) and
+// extra flags.
+func exampleServer(t *testing.T, extra ...string) *ojaServer {
+	t.Helper()
+	example, err := filepath.Abs("../../markets.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newOjaServer(t, append([]string{"--markets", example}, extra...)...)
+	srv.start()
+	return srv
+}
+
 func newOjaServer(t *testing.T, extra ...string) *ojaServer {
 	t.Helper()
 	dir := t.TempDir()

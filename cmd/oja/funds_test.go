@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,12 +30,7 @@ import (
 //   - everything survives kill -9, and the ledger sums to zero.
 func TestLiveMoneyEndToEnd(t *testing.T) {
 	t.Parallel()
-	example, err := filepath.Abs("../../markets.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newOjaServer(t, "--markets", example, "--webhook-allow-private", "--webhook-retry-min", "100ms")
-	srv.start()
+	srv := exampleServer(t, "--webhook-allow-private", "--webhook-retry-min", "100ms")
 	ctx := context.Background()
 	admin, err := ojaclient.NewAdmin(srv.adminURL(), crashAdminToken)
 	if err != nil {

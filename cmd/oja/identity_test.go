@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,12 +22,7 @@ import (
 // conflict; after a kill -9 the same reports still change nothing.
 func TestReceiptsConcurrentSpellings(t *testing.T) {
 	t.Parallel()
-	example, err := filepath.Abs("../../markets.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newOjaServer(t, "--markets", example)
-	srv.start()
+	srv := exampleServer(t)
 	ctx := context.Background()
 	admin, partner := identityFixture(t, srv)
 	d := decimal.RequireFromString

@@ -55,12 +55,7 @@ func TestMarketsFlag(t *testing.T) {
 		}
 	}
 
-	example, err := filepath.Abs("../../markets.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newOjaServer(t, "--markets", example)
-	srv.start()
+	srv := exampleServer(t)
 	srv.stop()
 	out, errOut, code := runOja(t, bin, childEnv(), "wal", "dump", "--data", srv.data, "--json")
 	if code != 0 {
@@ -105,12 +100,7 @@ func exampleKey(t *testing.T, chain string) *hd.Key {
 // holds; two quotes never share an address; the indexes continue after
 // kill -9.
 func TestOffRampEndToEnd(t *testing.T) {
-	example, err := filepath.Abs("../../markets.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newOjaServer(t, "--markets", example)
-	srv.start()
+	srv := exampleServer(t)
 	ctx := context.Background()
 	d := newDesk(t, srv, ojaclient.ModeSandbox, "lagos otc", "USDT", "NGN", "1612.5", 10_000_000)
 	admin, partner := d.admin, d.partner

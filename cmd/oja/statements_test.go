@@ -25,12 +25,7 @@ import (
 // same file is imported again, and every entry is held once.
 func TestStatementImportEndToEnd(t *testing.T) {
 	t.Parallel()
-	example, err := filepath.Abs("../../markets.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newOjaServer(t, "--markets", example)
-	srv.start()
+	srv := exampleServer(t)
 	ctx := context.Background()
 	d := newDesk(t, srv, ojaclient.ModeLive, "desk pool", "NGN", "USDT", "0.000625", 1000)
 	admin, partner := d.admin, d.partner
