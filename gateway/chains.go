@@ -191,9 +191,9 @@ type consoleChainDeposit struct {
 // shows (GET /admin/v1/chains/unapplied pages through all).
 const consoleChainUnappliedMax = 100
 
-func (s *Server) consoleChains(r *consoleRequest) {
+func (ui *consoleUI) consoleChains(r *consoleRequest) {
 	v := &consoleChainsView{}
-	for _, st := range s.chainStatuses() {
+	for _, st := range ui.s.chainStatuses() {
 		v.Chains = append(v.Chains, consoleChainRow{ChainWatchStatus: st, Lag: chainLag(st)})
 	}
 	for ch, st := range r.svc.money.ChainStates() {
@@ -205,5 +205,5 @@ func (s *Server) consoleChains(r *consoleRequest) {
 		return cmp.Or(cmp.Compare(b.Block, a.Block), cmp.Compare(b.LogIndex, a.LogIndex), cmp.Compare(a.Chain, b.Chain))
 	})
 	v.Unapplied = v.Unapplied[:min(len(v.Unapplied), consoleChainUnappliedMax)]
-	s.page(r, "chains", "Chains", consoleMode(r.ctx), v)
+	ui.page(r, "chains", "Chains", consoleMode(r.ctx), v)
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"html/template"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -163,6 +164,15 @@ func (c *consoleSessions) end(k [32]byte) {
 func (p *principal) Name() string { return p.name }
 func (p *principal) Role() string { return p.role.String() }
 
+// consoleUI is the operator console: its sessions, its page templates and
+// the handlers of its routes (consoleRoutes), a part of the server s whose
+// admin listener serves it.
+type consoleUI struct {
+	s        *Server
+	sessions consoleSessions
+	tmpl     map[string]*template.Template
+}
+
 // consoleRequest is what a console page handler is given.
 type consoleRequest struct {
 	ctx *fasthttp.RequestCtx
@@ -189,7 +199,7 @@ type consolePage struct {
 
 // consoleHeaders sets the headers every console response carries, and
 // refuses a cross-origin write.
-func (s *Server) consoleHeaders(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+func (ui *consoleUI) consoleHeaders(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		hd := &ctx.Response.Header
 		hd.Set("Content-Security-Policy", consoleCSP)
@@ -198,7 +208,7 @@ func (s *Server) consoleHeaders(h fasthttp.RequestHandler) fasthttp.RequestHandl
 		hd.Set("Cache-Control", "no-store")
 		if isWrite(ctx) {
 			if err := crossOrigin(ctx); err != nil {
-				s.consoleError(ctx, fasthttp.StatusForbidden, "This request came from another site and was refused: "+err.Error())
+				ui.consoleError(ctx, fasthttp.StatusForbidden, "This request came from another site and was refused: "+err.Error())
 				return
 			}
 		}
@@ -223,31 +233,31 @@ func crossOrigin(ctx *fasthttp.RequestCtx) error {
 
 // console guards a page: a live session of an operator who still exists,
 // a system to read, and for a write the operator role.
-func (s *Server) console(nav string, h consoleHandler) fasthttp.RequestHandler {
-	return s.consoleHeaders(func(ctx *fasthttp.RequestCtx) {
-		sess, key, ok := s.consoleSessions.get(ctx.Request.Header.Cookie(consoleCookie), time.Now())
+func (ui *consoleUI) console(nav string, h consoleHandler) fasthttp.RequestHandler {
+	return ui.consoleHeaders(func(ctx *fasthttp.RequestCtx) {
+		sess, key, ok := ui.sessions.get(ctx.Request.Header.Cookie(consoleCookie), time.Now())
 		var op *principal
 		if ok {
-			op = s.currentOperator(sess.op)
+			op = ui.currentOperator(sess.op)
 		}
 		if op == nil {
 			if ok {
-				s.consoleSessions.end(key)
+				ui.sessions.end(key)
 			}
 			if isWrite(ctx) || nav == "" {
-				s.consoleError(ctx, fasthttp.StatusUnauthorized, "Your session has ended: log in again.")
+				ui.consoleError(ctx, fasthttp.StatusUnauthorized, "Your session has ended: log in again.")
 				return
 			}
 			ctx.Redirect(consoleBase+"/login?next="+url.QueryEscape(string(ctx.RequestURI())), fasthttp.StatusSeeOther)
 			return
 		}
 		if isWrite(ctx) && op.role == engine.RoleViewer {
-			s.consoleError(ctx, fasthttp.StatusForbidden, errForbidden.message)
+			ui.consoleError(ctx, fasthttp.StatusForbidden, errForbidden.message)
 			return
 		}
-		svc, ok := s.served()
-		if !ok || s.closing.Load() {
-			s.consoleError(ctx, fasthttp.StatusServiceUnavailable, "This node serves no marketplace now (starting, stopping, or a cluster follower without a leader): retry shortly.")
+		svc, ok := ui.s.served()
+		if !ok || ui.s.closing.Load() {
+			ui.consoleError(ctx, fasthttp.StatusServiceUnavailable, "This node serves no marketplace now (starting, stopping, or a cluster follower without a leader): retry shortly.")
 			return
 		}
 		ctx.SetUserValue(operatorValue{}, op)
@@ -258,14 +268,14 @@ func (s *Server) console(nav string, h consoleHandler) fasthttp.RequestHandler {
 // currentOperator is the session's operator as it is now: root while an
 // admin token is configured, a named operator while not revoked; nil
 // otherwise.
-func (s *Server) currentOperator(p principal) *principal {
+func (ui *consoleUI) currentOperator(p principal) *principal {
 	if p.id.IsZero() {
-		if s.cfg.AdminToken == "" {
+		if ui.s.cfg.AdminToken == "" {
 			return nil
 		}
 		return rootPrincipal
 	}
-	svc, ok := s.served()
+	svc, ok := ui.s.served()
 	if !ok {
 		return nil
 	}
@@ -276,12 +286,12 @@ func (s *Server) currentOperator(p principal) *principal {
 	return &principal{name: o.Name, id: o.ID, role: o.Role}
 }
 
-func (s *Server) consoleLoginPage(ctx *fasthttp.RequestCtx) {
-	s.renderLogin(ctx, fasthttp.StatusOK, "", string(ctx.QueryArgs().Peek("next")))
+func (ui *consoleUI) consoleLoginPage(ctx *fasthttp.RequestCtx) {
+	ui.renderLogin(ctx, fasthttp.StatusOK, "", string(ctx.QueryArgs().Peek("next")))
 }
 
-func (s *Server) renderLogin(ctx *fasthttp.RequestCtx, status int, problem, next string) {
-	s.consoleRender(ctx, status, "login", &consolePage{Title: "Log in",
+func (ui *consoleUI) renderLogin(ctx *fasthttp.RequestCtx, status int, problem, next string) {
+	ui.consoleRender(ctx, status, "login", &consolePage{Title: "Log in",
 		Flash: problem, FlashBad: problem != "", Data: safeNext(next)})
 }
 
@@ -294,31 +304,31 @@ func safeNext(next string) string {
 	return next
 }
 
-func (s *Server) consoleLogin(ctx *fasthttp.RequestCtx) {
+func (ui *consoleUI) consoleLogin(ctx *fasthttp.RequestCtx) {
 	token := strings.TrimSpace(string(ctx.PostArgs().Peek("token")))
 	next := string(ctx.PostArgs().Peek("next"))
 	var p *principal
 	if token != "" && len(token) <= bearerTokenBytesMax {
-		p = s.adminPrincipal(token)
+		p = ui.s.adminPrincipal(token)
 	}
 	if p == nil {
-		s.cfg.Logger.Warn("console login refused", "remote", ctx.RemoteIP().String())
-		s.renderLogin(ctx, fasthttp.StatusUnauthorized, "That token is not an operator's.", next)
+		ui.s.cfg.Logger.Warn("console login refused", "remote", ctx.RemoteIP().String())
+		ui.renderLogin(ctx, fasthttp.StatusUnauthorized, "That token is not an operator's.", next)
 		return
 	}
-	cookie, err := s.consoleSessions.create(*p, time.Now())
+	cookie, err := ui.sessions.create(*p, time.Now())
 	if err != nil {
-		s.consoleError(ctx, fasthttp.StatusInternalServerError, "No session could be made: "+err.Error())
+		ui.consoleError(ctx, fasthttp.StatusInternalServerError, "No session could be made: "+err.Error())
 		return
 	}
 	setSessionCookie(ctx, cookie)
-	s.cfg.Logger.Info("console login", "operator", p.name, "role", p.role.String())
+	ui.s.cfg.Logger.Info("console login", "operator", p.name, "role", p.role.String())
 	ctx.Redirect(safeNext(next), fasthttp.StatusSeeOther)
 }
 
-func (s *Server) consoleLogout(ctx *fasthttp.RequestCtx) {
-	if _, key, ok := s.consoleSessions.get(ctx.Request.Header.Cookie(consoleCookie), time.Now()); ok {
-		s.consoleSessions.end(key)
+func (ui *consoleUI) consoleLogout(ctx *fasthttp.RequestCtx) {
+	if _, key, ok := ui.sessions.get(ctx.Request.Header.Cookie(consoleCookie), time.Now()); ok {
+		ui.sessions.end(key)
 	}
 	setSessionCookie(ctx, "")
 	ctx.Redirect(consoleBase+"/login", fasthttp.StatusSeeOther)
@@ -347,7 +357,7 @@ func setSessionCookie(ctx *fasthttp.RequestCtx, value string) {
 // consoleAsset serves the embedded static files (long-cached: their
 // names change with their versions only through a new binary, so
 // revalidation is by the binary's start).
-func (s *Server) consoleAsset(ctx *fasthttp.RequestCtx) {
+func (ui *consoleUI) consoleAsset(ctx *fasthttp.RequestCtx) {
 	name, _ := ctx.UserValue("file").(string)
 	name = path.Clean("/" + name)[1:]
 	b, err := fs.ReadFile(consoleStatic, "console/static/"+name)
@@ -366,25 +376,25 @@ func (s *Server) consoleAsset(ctx *fasthttp.RequestCtx) {
 }
 
 // consoleError answers a console request with an error page.
-func (s *Server) consoleError(ctx *fasthttp.RequestCtx, status int, msg string) {
-	s.consoleRender(ctx, status, "error", &consolePage{Title: http.StatusText(status), Flash: msg, FlashBad: true})
+func (ui *consoleUI) consoleError(ctx *fasthttp.RequestCtx, status int, msg string) {
+	ui.consoleRender(ctx, status, "error", &consolePage{Title: http.StatusText(status), Flash: msg, FlashBad: true})
 }
 
 // consoleRender executes the page's template into the response (whole, or
 // nothing but an error: a template fault never half-writes a page).
-func (s *Server) consoleRender(ctx *fasthttp.RequestCtx, status int, name string, p *consolePage) {
+func (ui *consoleUI) consoleRender(ctx *fasthttp.RequestCtx, status int, name string, p *consolePage) {
 	if op, _ := ctx.UserValue(operatorValue{}).(*principal); op != nil && p.Operator == nil {
 		p.Operator = op
 	}
-	p.Cluster = s.cfg.Cluster != nil
+	p.Cluster = ui.s.cfg.Cluster != nil
 	var buf bytes.Buffer
-	t := s.consoleTmpl[name]
+	t := ui.tmpl[name]
 	block := "layout"
 	if len(ctx.Request.Header.Peek("HX-Request")) > 0 && t.Lookup("partial") != nil {
 		block = "partial" // htmx asks for the part it swaps
 	}
 	if err := t.ExecuteTemplate(&buf, block, p); err != nil {
-		s.cfg.Logger.Error("console page failed", "page", name, "err", err)
+		ui.s.cfg.Logger.Error("console page failed", "page", name, "err", err)
 		ctx.Response.ResetBody()
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)
 		ctx.SetContentType("text/plain; charset=utf-8")
@@ -397,17 +407,17 @@ func (s *Server) consoleRender(ctx *fasthttp.RequestCtx, status int, name string
 }
 
 // page renders a page of r's operator with the session's flash.
-func (s *Server) page(r *consoleRequest, name, title string, mode engine.Mode, data any) {
+func (ui *consoleUI) page(r *consoleRequest, name, title string, mode engine.Mode, data any) {
 	p := &consolePage{Title: title, Nav: name, Operator: r.op, Mode: mode, Modes: engine.Modes,
 		Query: string(r.ctx.Path()), Data: data}
-	p.Flash, p.FlashBad = s.consoleSessions.takeFlash(r.key)
-	s.consoleRender(r.ctx, fasthttp.StatusOK, name, p)
+	p.Flash, p.FlashBad = ui.sessions.takeFlash(r.key)
+	ui.consoleRender(r.ctx, fasthttp.StatusOK, name, p)
 }
 
 // done ends a console write: the outcome becomes the session's flash and
 // the operator is sent to back (post/redirect/get).
-func (s *Server) done(r *consoleRequest, back, msg string, bad bool) {
-	s.consoleSessions.setFlash(r.key, msg, bad)
+func (ui *consoleUI) done(r *consoleRequest, back, msg string, bad bool) {
+	ui.sessions.setFlash(r.key, msg, bad)
 	r.ctx.Redirect(back, fasthttp.StatusSeeOther)
 }
 

@@ -69,7 +69,7 @@ type receivedRow struct {
 // awaiting payment, soonest to expire first, with what was received for
 // each; the payments received, newest first; and the form that records a
 // bank transfer.
-func (s *Server) consolePayIns(r *consoleRequest) {
+func (ui *consoleUI) consolePayIns(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	var after engine.QuoteID
 	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
@@ -99,14 +99,14 @@ func (s *Server) consolePayIns(r *consoleRequest) {
 		v.ReceivedNext = max(from, 0) + len(received)
 	}
 	v.Unapplied = r.svc.money.UnappliedList(mode)
-	s.page(r, "payins", "Pay-ins", mode, v)
+	ui.page(r, "payins", "Pay-ins", mode, v)
 }
 
 // consoleBankReceipt is POST /console/payins/bank: the admin API's bank
 // receipt (a transfer carrying a quote's reference).
-func (s *Server) consoleBankReceipt(r *consoleRequest) {
+func (ui *consoleUI) consoleBankReceipt(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	_, msg, ok := consoleWrite(s, r, bankReceipt,
+	_, msg, ok := consoleWrite(ui.s, r, bankReceipt,
 		formMember{name: "reference", value: string(f.Peek("reference"))},
 		formMember{name: "amount", value: string(f.Peek("amount")), number: true},
 		formMember{name: "bankTransactionId", value: string(f.Peek("bankTransactionId"))},
@@ -114,7 +114,7 @@ func (s *Server) consoleBankReceipt(r *consoleRequest) {
 	if ok {
 		msg = "Bank receipt recorded for " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 	}
-	s.done(r, consoleBase+"/payins?mode="+string(f.Peek("mode")), msg, !ok)
+	ui.done(r, consoleBase+"/payins?mode="+string(f.Peek("mode")), msg, !ok)
 }
 
 // ---- Webhooks --------------------------------------------------------------
@@ -135,11 +135,11 @@ type webhooksView struct {
 // consoleWebhooks is GET /console/webhooks?mode=&from=: every endpoint of
 // the mode with its backlog and last attempt, failing ones first, then by
 // backlog.
-func (s *Server) consoleWebhooks(r *consoleRequest) {
+func (ui *consoleUI) consoleWebhooks(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
-	v := &webhooksView{Dispatching: s.webhooks() != nil}
+	v := &webhooksView{Dispatching: ui.s.webhooks() != nil}
 	for _, c := range r.svc.directory.Clients() {
-		v.Rows = s.webhookRows(r.svc.directory, c, mode, v.Rows)
+		v.Rows = ui.webhookRows(r.svc.directory, c, mode, v.Rows)
 	}
 	slices.SortFunc(v.Rows, func(a, b webhookRow) int {
 		switch {
@@ -155,16 +155,16 @@ func (s *Server) consoleWebhooks(r *consoleRequest) {
 	})
 	start, end, next := offsetPage(r.ctx, "from", len(v.Rows))
 	v.Rows, v.Next = v.Rows[start:end], next
-	s.page(r, "webhooks", "Webhooks", mode, v)
+	ui.page(r, "webhooks", "Webhooks", mode, v)
 }
 
 // webhookRows appends client c's endpoints of mode m to rows, each with
 // its backlog and last attempt when this server delivers webhooks.
-func (s *Server) webhookRows(directory directoryService, c *engine.Client, m engine.Mode, rows []webhookRow) []webhookRow {
+func (ui *consoleUI) webhookRows(directory directoryService, c *engine.Client, m engine.Mode, rows []webhookRow) []webhookRow {
 	if c == nil {
 		return rows
 	}
-	d := s.webhooks()
+	d := ui.s.webhooks()
 	for _, h := range directory.Webhooks(c.ID) {
 		if h.Mode != m {
 			continue
@@ -212,10 +212,10 @@ var systemFigures = []string{
 
 // figures reads the named unlabelled gauges and counters off the admin
 // listener's /metrics registry (those this server has).
-func (s *Server) figures(names []string) []figure {
-	families, err := s.metrics.registry.Gather()
+func (ui *consoleUI) figures(names []string) []figure {
+	families, err := ui.s.metrics.registry.Gather()
 	if err != nil {
-		s.cfg.Logger.Warn("console: gathering metrics", "err", err)
+		ui.s.cfg.Logger.Warn("console: gathering metrics", "err", err)
 	}
 	var out []figure
 	for _, name := range names {
@@ -242,13 +242,13 @@ func (s *Server) figures(names []string) []figure {
 // consoleSystem is GET /console/cluster: the cluster's members, leader,
 // term and each one's lag (a single node says it is one), and the log's
 // figures.
-func (s *Server) consoleSystem(r *consoleRequest) {
-	v := &clusterView{Clustered: s.cfg.Cluster != nil, Figures: s.figures(systemFigures)}
-	if s.cfg.Cluster != nil {
+func (ui *consoleUI) consoleSystem(r *consoleRequest) {
+	v := &clusterView{Clustered: ui.s.cfg.Cluster != nil, Figures: ui.figures(systemFigures)}
+	if ui.s.cfg.Cluster != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), clusterStatusTimeout)
-		st := s.cfg.Cluster.Status(ctx, s.askPeer)
+		st := ui.s.cfg.Cluster.Status(ctx, ui.s.askPeer)
 		cancel()
-		v.Self, v.Term = s.cfg.Cluster.Self().ID, st.Term
+		v.Self, v.Term = ui.s.cfg.Cluster.Self().ID, st.Term
 		if st.Leader != nil {
 			v.Leader = *st.Leader
 		}
@@ -264,66 +264,66 @@ func (s *Server) consoleSystem(r *consoleRequest) {
 			v.Nodes = append(v.Nodes, row)
 		}
 	}
-	s.page(r, "cluster", "Cluster and log", consoleMode(r.ctx), v)
+	ui.page(r, "cluster", "Cluster and log", consoleMode(r.ctx), v)
 }
 
 // ---- Clients, keys, credit, pools ------------------------------------------
 
 // consoleCreateClient is POST /console/clients: the admin API's client
 // creation; the operator lands on the new client's page.
-func (s *Server) consoleCreateClient(r *consoleRequest) {
+func (ui *consoleUI) consoleCreateClient(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	made, msg, ok := consoleWrite(s, r, createClient, formMember{name: "name", value: string(f.Peek("name"))})
+	made, msg, ok := consoleWrite(ui.s, r, createClient, formMember{name: "name", value: string(f.Peek("name"))})
 	if !ok {
-		s.done(r, consoleBase+"/clients", msg, true)
+		ui.done(r, consoleBase+"/clients", msg, true)
 		return
 	}
-	s.done(r, consoleBase+"/clients/"+made.Client.ID.String(), "Client created.", false)
+	ui.done(r, consoleBase+"/clients/"+made.Client.ID.String(), "Client created.", false)
 }
 
 // consoleCreateKey is POST /console/clients/{clientId}/keys: a new API
 // key, whose secret the next page shows once (the flash, kept in the
 // session only until then).
-func (s *Server) consoleCreateKey(r *consoleRequest) {
+func (ui *consoleUI) consoleCreateKey(r *consoleRequest) {
 	raw, _ := r.ctx.UserValue("clientId").(string)
 	f := r.ctx.PostArgs()
-	made, msg, ok := consoleWrite(s, r, createKey, formMember{name: "mode", value: string(f.Peek("mode"))})
+	made, msg, ok := consoleWrite(ui.s, r, createKey, formMember{name: "mode", value: string(f.Peek("mode"))})
 	if ok {
 		msg = "API key created: " + made.Secret + " — give it to the client now; it is not shown again."
 	}
-	s.done(r, consoleBack("clients", raw), msg, !ok)
+	ui.done(r, consoleBack("clients", raw), msg, !ok)
 }
 
 // consoleRevokeKey is POST /console/keys/{keyId}/revoke, the admin API's
 // DELETE /admin/v1/keys/{keyId}.
-func (s *Server) consoleRevokeKey(r *consoleRequest) {
-	_, msg, ok := consoleWrite(s, r, revokeKey)
+func (ui *consoleUI) consoleRevokeKey(r *consoleRequest) {
+	_, msg, ok := consoleWrite(ui.s, r, revokeKey)
 	if ok {
 		msg = "API key revoked."
 	}
-	s.done(r, consoleBack("clients", string(r.ctx.PostArgs().Peek("client"))), msg, !ok)
+	ui.done(r, consoleBack("clients", string(r.ctx.PostArgs().Peek("client"))), msg, !ok)
 }
 
 // consoleCredit is POST /console/clients/{clientId}/credit, the admin
 // API's credit limit.
-func (s *Server) consoleCredit(r *consoleRequest) {
+func (ui *consoleUI) consoleCredit(r *consoleRequest) {
 	raw, _ := r.ctx.UserValue("clientId").(string)
 	f := r.ctx.PostArgs()
-	_, msg, ok := consoleWrite(s, r, setCredit,
+	_, msg, ok := consoleWrite(ui.s, r, setCredit,
 		formMember{name: "mode", value: string(f.Peek("mode"))},
 		formMember{name: "currency", value: string(f.Peek("currency"))},
 		formMember{name: "limit", value: string(f.Peek("limit")), number: true})
 	if ok {
 		msg = "Credit limit set."
 	}
-	s.done(r, consoleBack("clients", raw), msg, !ok)
+	ui.done(r, consoleBack("clients", raw), msg, !ok)
 }
 
 // consoleCreatePool is POST /console/pools, the admin API's pool
 // creation.
-func (s *Server) consoleCreatePool(r *consoleRequest) {
+func (ui *consoleUI) consoleCreatePool(r *consoleRequest) {
 	f := r.ctx.PostArgs()
-	_, msg, ok := consoleWrite(s, r, createPool,
+	_, msg, ok := consoleWrite(ui.s, r, createPool,
 		formMember{name: "mode", value: string(f.Peek("mode"))},
 		formMember{name: "name", value: string(f.Peek("name"))},
 		formMember{name: "source", value: string(f.Peek("source"))},
@@ -332,7 +332,7 @@ func (s *Server) consoleCreatePool(r *consoleRequest) {
 	if ok {
 		msg = "Pool created (no liquidity yet: deposit some)."
 	}
-	s.done(r, consoleBase+"/pools?mode="+string(f.Peek("mode")), msg, !ok)
+	ui.done(r, consoleBase+"/pools?mode="+string(f.Peek("mode")), msg, !ok)
 }
 
 type statementView struct {
@@ -345,8 +345,8 @@ type statementView struct {
 
 // consoleStatement is GET /console/accounts/{accountId}?after=: a
 // wallet's postings, newest first, a page at a time.
-func (s *Server) consoleStatement(r *consoleRequest) {
-	a, ok := byPathID(s, r, "accountId", "No wallet has that id.", func(id [16]byte) (*engine.Account, bool) {
+func (ui *consoleUI) consoleStatement(r *consoleRequest) {
+	a, ok := byPathID(ui, r, "accountId", "No wallet has that id.", func(id [16]byte) (*engine.Account, bool) {
 		a, ok := r.svc.money.Account(engine.AccountID(id))
 		return a, ok && a.Kind == engine.AccountWallet
 	})
@@ -367,5 +367,5 @@ func (s *Server) consoleStatement(r *consoleRequest) {
 	if st.More && len(st.Postings) > 0 {
 		v.Next = strconv.FormatUint(st.Postings[len(st.Postings)-1].Seq, 10)
 	}
-	s.page(r, "statement", "Statement", a.Mode, v)
+	ui.page(r, "statement", "Statement", a.Mode, v)
 }

@@ -129,10 +129,10 @@ type overview struct {
 // overviewFigures are the log figures the overview shows.
 var overviewFigures = []string{"oja_wal_last_seq", "oja_wal_durable_seq", "oja_snapshot_last_seq", "oja_webhook_backlog_events"}
 
-func (s *Server) consoleOverview(r *consoleRequest) {
+func (ui *consoleUI) consoleOverview(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	svc := r.svc
-	ov := &overview{Streams: s.Streams()}
+	ov := &overview{Streams: ui.s.Streams()}
 	ov.Chart = overviewPairs(ov, svc.market, mode)
 	counts := svc.quotes.QuoteCounts()[mode]
 	for _, st := range engine.Statuses {
@@ -152,15 +152,15 @@ func (s *Server) consoleOverview(r *consoleRequest) {
 	} else {
 		ov.Exposures = ex
 	}
-	ov.Figures = s.figures(overviewFigures)
-	if s.cfg.Cluster != nil {
-		leader, ok := s.cfg.Cluster.Leader()
-		ov.Cluster = &clusterView{Clustered: true, Self: s.cfg.Cluster.Self().ID}
+	ov.Figures = ui.figures(overviewFigures)
+	if ui.s.cfg.Cluster != nil {
+		leader, ok := ui.s.cfg.Cluster.Leader()
+		ov.Cluster = &clusterView{Clustered: true, Self: ui.s.cfg.Cluster.Self().ID}
 		if ok {
 			ov.Cluster.Leader = leader.ID
 		}
 	}
-	s.page(r, "overview", "Overview", mode, ov)
+	ui.page(r, "overview", "Overview", mode, ov)
 }
 
 // overviewPairs fills ov.Pairs, each pair of the markets with its
@@ -227,14 +227,14 @@ func overviewActivity(operators operatorService, mode engine.Mode) string {
 
 // consoleRates is the overview's live rates: the rate stream of the mode's
 // pairs, for an operator's session.
-func (s *Server) consoleRates(r *consoleRequest) {
+func (ui *consoleUI) consoleRates(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	who := actors.Principal{Mode: mode}
 	// Each session is its own "key" for the per-key stream bound.
 	copy(who.Key[:], r.key[:16])
-	sub, e := s.streams.subscribe(r.svc.market, who, r.svc.market.Markets().PairList(), r.ctx.Conn())
+	sub, e := ui.s.streams.subscribe(r.svc.market, who, r.svc.market.Markets().PairList(), r.ctx.Conn())
 	if e != nil {
-		s.writeError(r.ctx, e)
+		ui.s.writeError(r.ctx, e)
 		return
 	}
 	serveStream(r.ctx, sub)
@@ -261,16 +261,16 @@ type poolsView struct {
 
 // consolePools is GET /console/pools?mode=&from=: the mode's pools by pair
 // and price-time priority, a page at a time.
-func (s *Server) consolePools(r *consoleRequest) {
+func (ui *consoleUI) consolePools(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	pools := sortedPools(r.svc.market, mode)
 	start, end, next := offsetPage(r.ctx, "from", len(pools))
-	s.page(r, "pools", "Pools", mode, &poolsView{Pools: pools[start:end], Next: next})
+	ui.page(r, "pools", "Pools", mode, &poolsView{Pools: pools[start:end], Next: next})
 }
 
 // consolePoolAction is POST /console/pools/{poolId}/{rate|status|deposit|
 // withdraw}: the admin API's pool command.
-func (s *Server) consolePoolAction(r *consoleRequest) {
+func (ui *consoleUI) consolePoolAction(r *consoleRequest) {
 	action, _ := r.ctx.UserValue("action").(string)
 	form := r.ctx.PostArgs()
 	var parse poolParser
@@ -283,15 +283,15 @@ func (s *Server) consolePoolAction(r *consoleRequest) {
 	case "deposit", "withdraw":
 		parse, field = parseMove(action == "deposit"), formMember{name: "amount", value: string(form.Peek("amount")), number: true}
 	default:
-		s.consoleError(r.ctx, fasthttp.StatusNotFound, "No such pool action.")
+		ui.consoleError(r.ctx, fasthttp.StatusNotFound, "No such pool action.")
 		return
 	}
 	back := consoleBase + "/pools?mode=" + string(form.Peek("mode"))
-	_, msg, ok := consoleWrite(s, r, poolCommand(parse), field)
+	_, msg, ok := consoleWrite(ui.s, r, poolCommand(parse), field)
 	if ok {
 		msg = "Pool " + action + " done."
 	}
-	s.done(r, back, msg, !ok)
+	ui.done(r, back, msg, !ok)
 }
 
 var jsonNumber = regexp.MustCompile(`^-?[0-9]{1,30}(\.[0-9]{1,30})?$`)
@@ -310,14 +310,14 @@ type quoteSearch struct {
 // consoleQuotes is GET /console/quotes?q=: a quote id or a pay-in
 // reference opens that quote; a client id lists the client's quotes of
 // the mode, newest first, a page at a time.
-func (s *Server) consoleQuotes(r *consoleRequest) {
+func (ui *consoleUI) consoleQuotes(r *consoleRequest) {
 	mode := consoleMode(r.ctx)
 	q := strings.TrimSpace(string(r.ctx.QueryArgs().Peek("q")))
 	res := &quoteSearch{Q: q}
 	if q != "" {
 		if id, ok := engine.ParseUUID(q); ok {
 			if quote, found := r.svc.quotes.AnyQuote(engine.QuoteID(id)); found {
-				s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
+				ui.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
 				return
 			}
 			if c, found := r.svc.directory.Client(engine.ClientID(id)); found {
@@ -339,18 +339,18 @@ func (s *Server) consoleQuotes(r *consoleRequest) {
 				res.Problem = "No quote or client has that id (a quote ended longer ago than --retention is no longer held)."
 			}
 		} else if quote, found := r.svc.quotes.QuoteByReference(mode, q); found {
-			s.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
+			ui.consoleGo(r, consoleBase+"/quotes/"+quote.ID.String())
 			return
 		} else {
 			res.Problem = "No quote has that pay-in reference, and it is not an id."
 		}
 	}
-	s.page(r, "quotes", "Quotes", mode, res)
+	ui.page(r, "quotes", "Quotes", mode, res)
 }
 
 // consoleGo sends the operator to target: htmx navigates there
 // (HX-Redirect), a plain request is redirected.
-func (s *Server) consoleGo(r *consoleRequest, target string) {
+func (ui *consoleUI) consoleGo(r *consoleRequest, target string) {
 	if len(r.ctx.Request.Header.Peek("HX-Request")) > 0 {
 		r.ctx.Response.Header.Set("HX-Redirect", target)
 		r.ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -387,14 +387,14 @@ const consoleHistoryScanMax = 5000
 // byPathID is what find finds by the id in the path's member name; when
 // the id is malformed or finds nothing, the request is answered 404 with
 // notFound and ok is false.
-func byPathID[T any](s *Server, r *consoleRequest, name, notFound string, find func(id [16]byte) (T, bool)) (v T, ok bool) {
+func byPathID[T any](ui *consoleUI, r *consoleRequest, name, notFound string, find func(id [16]byte) (T, bool)) (v T, ok bool) {
 	raw, _ := r.ctx.UserValue(name).(string)
 	id, valid := engine.ParseUUID(raw)
 	if valid {
 		v, ok = find(id)
 	}
 	if !ok {
-		s.consoleError(r.ctx, fasthttp.StatusNotFound, notFound)
+		ui.consoleError(r.ctx, fasthttp.StatusNotFound, notFound)
 	}
 	return v, ok
 }
@@ -408,8 +408,8 @@ func consoleBack(collection, raw string) string {
 	return consoleBase + "/" + collection
 }
 
-func (s *Server) consoleQuote(r *consoleRequest) {
-	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
+func (ui *consoleUI) consoleQuote(r *consoleRequest) {
+	q, ok := byPathID(ui, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
 		return r.svc.quotes.AnyQuote(engine.QuoteID(id))
 	})
 	if !ok {
@@ -421,7 +421,7 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	}
 	v.Client, _ = r.svc.directory.Client(q.Client)
 	v.Received = receivedTotal(v.Receipts)
-	if h, ok := s.cfg.Events.(quoteHistory); ok {
+	if h, ok := ui.s.cfg.Events.(quoteHistory); ok {
 		events, truncated, err := h.QuoteEvents(q.Client, q.Mode, q.ID, q.CreatedAt, consoleHistoryScanMax)
 		switch {
 		case err != nil:
@@ -433,8 +433,8 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 	} else {
 		v.HistoryNote = "This server keeps no event history."
 	}
-	v.Webhooks = s.webhookRows(r.svc.directory, v.Client, q.Mode, nil)
-	s.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
+	v.Webhooks = ui.webhookRows(r.svc.directory, v.Client, q.Mode, nil)
+	ui.page(r, "quote", "Quote "+q.ID.String(), q.Mode, v)
 }
 
 // quoteAction is POST /console/quotes/{quoteId}/cancel and /complete: the
@@ -443,18 +443,18 @@ func (s *Server) consoleQuote(r *consoleRequest) {
 // An operator confirms first: a post without confirm=yes changes nothing
 // and shows what it would do (the quote, its money, what was received),
 // with a form that posts again with confirm=yes.
-func (s *Server) quoteAction(op adminOp[*actors.QuoteReply], made string) consoleHandler {
+func (ui *consoleUI) quoteAction(op adminOp[*actors.QuoteReply], made string) consoleHandler {
 	return func(r *consoleRequest) {
 		raw, _ := r.ctx.UserValue("quoteId").(string)
 		if string(r.ctx.PostArgs().Peek("confirm")) != "yes" {
-			s.confirmQuoteAction(r, raw)
+			ui.confirmQuoteAction(r, raw)
 			return
 		}
-		_, msg, ok := consoleWrite(s, r, op)
+		_, msg, ok := consoleWrite(ui.s, r, op)
 		if ok {
 			msg = made
 		}
-		s.done(r, consoleBack("quotes", raw), msg, !ok)
+		ui.done(r, consoleBack("quotes", raw), msg, !ok)
 	}
 }
 
@@ -467,8 +467,8 @@ type confirmView struct {
 	Received engine.Amount
 }
 
-func (s *Server) confirmQuoteAction(r *consoleRequest, raw string) {
-	q, ok := byPathID(s, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
+func (ui *consoleUI) confirmQuoteAction(r *consoleRequest, raw string) {
+	q, ok := byPathID(ui, r, "quoteId", "No quote is held with that id.", func(id [16]byte) (*engine.Quote, bool) {
 		return r.svc.quotes.AnyQuote(engine.QuoteID(id))
 	})
 	if !ok {
@@ -480,7 +480,7 @@ func (s *Server) confirmQuoteAction(r *consoleRequest, raw string) {
 	}
 	v := &confirmView{Quote: q, Action: action, Received: receivedTotal(r.svc.money.Receipts(q.ID))}
 	v.Client, _ = r.svc.directory.Client(q.Client)
-	s.page(r, "confirm", "Confirm: "+action+" quote "+raw, q.Mode, v)
+	ui.page(r, "confirm", "Confirm: "+action+" quote "+raw, q.Mode, v)
 }
 
 // ---- Clients ---------------------------------------------------------------
@@ -490,7 +490,7 @@ type clientList struct {
 	Next    string
 }
 
-func (s *Server) consoleClients(r *consoleRequest) {
+func (ui *consoleUI) consoleClients(r *consoleRequest) {
 	clients := clientsNewestFirst(r.svc.directory)
 	start := 0
 	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
@@ -502,7 +502,7 @@ func (s *Server) consoleClients(r *consoleRequest) {
 	if start+len(page) < len(clients) {
 		l.Next = page[len(page)-1].ID.String()
 	}
-	s.page(r, "clients", "Clients", consoleMode(r.ctx), l)
+	ui.page(r, "clients", "Clients", consoleMode(r.ctx), l)
 }
 
 type clientAccounts struct {
@@ -517,8 +517,8 @@ type clientView struct {
 	Accounts []clientAccounts
 }
 
-func (s *Server) consoleClient(r *consoleRequest) {
-	c, ok := byPathID(s, r, "clientId", "No client has that id.", func(id [16]byte) (*engine.Client, bool) {
+func (ui *consoleUI) consoleClient(r *consoleRequest) {
+	c, ok := byPathID(ui, r, "clientId", "No client has that id.", func(id [16]byte) (*engine.Client, bool) {
 		return r.svc.directory.Client(engine.ClientID(id))
 	})
 	if !ok {
@@ -533,13 +533,13 @@ func (s *Server) consoleClient(r *consoleRequest) {
 		}
 		credit, err := r.svc.money.CreditLimits(m, ids)
 		if err != nil {
-			s.consoleError(r.ctx, fasthttp.StatusServiceUnavailable, "The treasury did not answer: "+err.Error())
+			ui.consoleError(r.ctx, fasthttp.StatusServiceUnavailable, "The treasury did not answer: "+err.Error())
 			return
 		}
 		accounts.Credit = credit
 		v.Accounts = append(v.Accounts, accounts)
 	}
-	s.page(r, "client", c.Name, consoleMode(r.ctx), v)
+	ui.page(r, "client", c.Name, consoleMode(r.ctx), v)
 }
 
 // ---- Audit -----------------------------------------------------------------
@@ -550,7 +550,7 @@ type auditView struct {
 	Problem string
 }
 
-func (s *Server) consoleAudit(r *consoleRequest) {
+func (ui *consoleUI) consoleAudit(r *consoleRequest) {
 	var after engine.AuditID
 	v := &auditView{}
 	if raw := r.ctx.QueryArgs().Peek("after"); len(raw) > 0 {
@@ -568,5 +568,5 @@ func (s *Server) consoleAudit(r *consoleRequest) {
 	if more && len(page) > 0 {
 		v.Next = uuidText(page[len(page)-1].ID)
 	}
-	s.page(r, "audit", "Audit", consoleMode(r.ctx), v)
+	ui.page(r, "audit", "Audit", consoleMode(r.ctx), v)
 }

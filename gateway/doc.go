@@ -1,15 +1,15 @@
 // Package gateway is Oja's fasthttp front end: the public JSON API for
 // partners and the admin API for operators, each on its own listener, and
-// the operator console (console.go: HTML pages at /console/ on the admin
-// listener, whose refusals are pages, not JSON). It
-// translates requests into actor messages (at most one actor request per
-// request) and results into the spec's JSON; it holds no business rule
-// of its own beyond input validation. Every route of a listener is in
-// one table, with the gate its handler is behind (routes.go); the served
-// routes are checked against the OpenAPI document at start. Handlers reach
-// the actors through five narrow services (services.go: quotes, money,
-// directory, operators, market), never the System itself; a helper takes
-// only the service it uses.
+// the operator console (console.go: a consoleUI beside the Server, HTML
+// pages at /console/ on the admin listener, whose refusals are pages, not
+// JSON). It translates requests into actor messages (at most one actor
+// request per request) and results into the spec's JSON; it holds no
+// business rule of its own beyond input validation. Every route of a
+// listener is in one table, with the gate its handler is behind
+// (routes.go); the served routes are checked against the OpenAPI document
+// at start. Handlers reach the actors through five narrow services
+// (services.go: quotes, money, directory, operators, market), never the
+// System itself; a helper takes only the service it uses.
 //
 // Every error uses the spec's {code, message, details} shape; engine
 // results map to HTTP statuses, codes and messages through one table

@@ -136,36 +136,36 @@ func (s *Server) adminRoutes() []route {
 
 // consoleRoutes is the operator console's part of the admin listener's
 // table: pages, and forms that post back (console.go).
-func (s *Server) consoleRoutes() []route {
+func (ui *consoleUI) consoleRoutes() []route {
 	return []route{
-		{get, consoleBase + "/login", s.consoleHeaders(s.consoleLoginPage)},
-		{post, consoleBase + "/login", s.consoleHeaders(s.consoleLogin)},
-		{post, consoleBase + "/logout", s.consoleHeaders(s.consoleLogout)},
-		{get, consoleBase + "/static/{file:*}", s.consoleAsset},
-		{get, consoleBase + "/", s.console("overview", s.consoleOverview)},
-		{get, consoleBase + "/rates", s.console("", s.consoleRates)},
-		{get, consoleBase + "/pools", s.console("pools", s.consolePools)},
-		{post, consoleBase + "/pools", s.console("pools", s.consoleCreatePool)},
-		{post, consoleBase + "/pools/{poolId}/{action}", s.console("pools", s.consolePoolAction)},
-		{get, consoleBase + "/quotes", s.console("quotes", s.consoleQuotes)},
-		{get, consoleBase + "/quotes/{quoteId}", s.console("quotes", s.consoleQuote)},
-		{post, consoleBase + "/quotes/{quoteId}/cancel", s.console("quotes", s.quoteAction(operatorCancel, "Quote cancelled."))},
-		{post, consoleBase + "/quotes/{quoteId}/complete", s.console("quotes", s.quoteAction(operatorComplete, "Quote completed."))},
-		{get, consoleBase + "/clients", s.console("clients", s.consoleClients)},
-		{post, consoleBase + "/clients", s.console("clients", s.consoleCreateClient)},
-		{get, consoleBase + "/clients/{clientId}", s.console("clients", s.consoleClient)},
-		{post, consoleBase + "/clients/{clientId}/keys", s.console("clients", s.consoleCreateKey)},
-		{post, consoleBase + "/clients/{clientId}/credit", s.console("clients", s.consoleCredit)},
-		{post, consoleBase + "/keys/{keyId}/revoke", s.console("clients", s.consoleRevokeKey)},
-		{get, consoleBase + "/accounts/{accountId}", s.console("clients", s.consoleStatement)},
-		{get, consoleBase + "/payins", s.console("payins", s.consolePayIns)},
-		{post, consoleBase + "/payins/bank", s.console("payins", s.consoleBankReceipt)},
-		{post, consoleStatementsPath, s.console("payins", s.consoleImportStatement)},
-		{post, consoleBase + "/payins/unapplied/{unappliedId}/{action}", s.console("payins", s.consoleSettleUnapplied)},
-		{get, consoleBase + "/webhooks", s.console("webhooks", s.consoleWebhooks)},
-		{get, consoleBase + "/chains", s.console("chains", s.consoleChains)},
-		{get, consoleBase + "/cluster", s.console("cluster", s.consoleSystem)},
-		{get, consoleBase + "/audit", s.console("audit", s.consoleAudit)},
+		{get, consoleBase + "/login", ui.consoleHeaders(ui.consoleLoginPage)},
+		{post, consoleBase + "/login", ui.consoleHeaders(ui.consoleLogin)},
+		{post, consoleBase + "/logout", ui.consoleHeaders(ui.consoleLogout)},
+		{get, consoleBase + "/static/{file:*}", ui.consoleAsset},
+		{get, consoleBase + "/", ui.console("overview", ui.consoleOverview)},
+		{get, consoleBase + "/rates", ui.console("", ui.consoleRates)},
+		{get, consoleBase + "/pools", ui.console("pools", ui.consolePools)},
+		{post, consoleBase + "/pools", ui.console("pools", ui.consoleCreatePool)},
+		{post, consoleBase + "/pools/{poolId}/{action}", ui.console("pools", ui.consolePoolAction)},
+		{get, consoleBase + "/quotes", ui.console("quotes", ui.consoleQuotes)},
+		{get, consoleBase + "/quotes/{quoteId}", ui.console("quotes", ui.consoleQuote)},
+		{post, consoleBase + "/quotes/{quoteId}/cancel", ui.console("quotes", ui.quoteAction(operatorCancel, "Quote cancelled."))},
+		{post, consoleBase + "/quotes/{quoteId}/complete", ui.console("quotes", ui.quoteAction(operatorComplete, "Quote completed."))},
+		{get, consoleBase + "/clients", ui.console("clients", ui.consoleClients)},
+		{post, consoleBase + "/clients", ui.console("clients", ui.consoleCreateClient)},
+		{get, consoleBase + "/clients/{clientId}", ui.console("clients", ui.consoleClient)},
+		{post, consoleBase + "/clients/{clientId}/keys", ui.console("clients", ui.consoleCreateKey)},
+		{post, consoleBase + "/clients/{clientId}/credit", ui.console("clients", ui.consoleCredit)},
+		{post, consoleBase + "/keys/{keyId}/revoke", ui.console("clients", ui.consoleRevokeKey)},
+		{get, consoleBase + "/accounts/{accountId}", ui.console("clients", ui.consoleStatement)},
+		{get, consoleBase + "/payins", ui.console("payins", ui.consolePayIns)},
+		{post, consoleBase + "/payins/bank", ui.console("payins", ui.consoleBankReceipt)},
+		{post, consoleStatementsPath, ui.console("payins", ui.consoleImportStatement)},
+		{post, consoleBase + "/payins/unapplied/{unappliedId}/{action}", ui.console("payins", ui.consoleSettleUnapplied)},
+		{get, consoleBase + "/webhooks", ui.console("webhooks", ui.consoleWebhooks)},
+		{get, consoleBase + "/chains", ui.console("chains", ui.consoleChains)},
+		{get, consoleBase + "/cluster", ui.console("cluster", ui.consoleSystem)},
+		{get, consoleBase + "/audit", ui.console("audit", ui.consoleAudit)},
 	}
 }
 
@@ -182,8 +182,8 @@ func (s *Server) publicRouter() *router.Router {
 // adminRouter serves adminRoutes and consoleRoutes; /console redirects
 // to /console/.
 func (s *Server) adminRouter() *router.Router {
-	s.consoleTmpl = parseConsoleTemplates()
-	r := s.routerOf(append(s.adminRoutes(), s.consoleRoutes()...))
+	s.ui = &consoleUI{s: s, tmpl: parseConsoleTemplates()}
+	r := s.routerOf(append(s.adminRoutes(), s.ui.consoleRoutes()...))
 	notFound := r.NotFound
 	r.NotFound = func(ctx *fasthttp.RequestCtx) {
 		if string(ctx.Path()) == consoleBase {

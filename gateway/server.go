@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"html/template"
 	"log/slog"
 	"net"
 	"strconv"
@@ -89,8 +88,7 @@ type Server struct {
 	fwd     forwarder   // requests forwarded to the cluster's leader
 	relay   streamProxy // rate streams relayed from the cluster's leader
 
-	consoleSessions consoleSessions // the operator console's (console.go)
-	consoleTmpl     map[string]*template.Template
+	ui *consoleUI // the operator console (console.go)
 }
 
 // New builds a server; Start listens.

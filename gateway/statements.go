@@ -566,34 +566,34 @@ const consoleStatementsPath = consoleBase + "/payins/statements"
 
 // consoleImportStatement is POST /console/payins/statements: an import,
 // its outcome shown on the Pay-ins page.
-func (s *Server) consoleImportStatement(r *consoleRequest) {
+func (ui *consoleUI) consoleImportStatement(r *consoleRequest) {
 	mode := string(r.ctx.FormValue("mode"))
 	back := consoleBase + "/payins?mode=" + mode
 	fh, err := r.ctx.FormFile("statement")
 	if err != nil {
-		s.done(r, back, "Choose a statement file (camt.053 or camt.054 XML) to import.", true)
+		ui.done(r, back, "Choose a statement file (camt.053 or camt.054 XML) to import.", true)
 		return
 	}
 	if fh.Size > camt.BytesMax {
-		s.done(r, back, fmt.Sprintf("The file is %d bytes, over the %d allowed.", fh.Size, camt.BytesMax), true)
+		ui.done(r, back, fmt.Sprintf("The file is %d bytes, over the %d allowed.", fh.Size, camt.BytesMax), true)
 		return
 	}
 	f, err := fh.Open()
 	if err != nil {
-		s.done(r, back, "The file could not be read.", true)
+		ui.done(r, back, "The file could not be read.", true)
 		return
 	}
 	defer f.Close()
 	body := make([]byte, fh.Size)
 	if _, err := io.ReadFull(f, body); err != nil {
-		s.done(r, back, "The file could not be read.", true)
+		ui.done(r, back, "The file could not be read.", true)
 		return
 	}
 	startAudit(r.ctx, r.op)
-	report, e := s.importDocument(r.svc, body, func() *engine.OperatorActed { return s.auditLine(r.ctx, fasthttp.StatusOK) },
-		func(err error) *apiError { return s.operatingRefusal(r.ctx, err) })
+	report, e := ui.s.importDocument(r.svc, body, func() *engine.OperatorActed { return ui.s.auditLine(r.ctx, fasthttp.StatusOK) },
+		func(err error) *apiError { return ui.s.operatingRefusal(r.ctx, err) })
 	if e != nil {
-		s.done(r, back, "Not imported: "+e.message, true)
+		ui.done(r, back, "Not imported: "+e.message, true)
 		return
 	}
 	msg := fmt.Sprintf("Imported %s: %d entries — %d applied, %d unapplied (held in suspense), %d duplicates, %d ignored.",
@@ -601,13 +601,13 @@ func (s *Server) consoleImportStatement(r *consoleRequest) {
 	if len(report.conflicts) > 0 {
 		msg += fmt.Sprintf(" %d entries name a bank id recorded before as another payment: check them.", len(report.conflicts))
 	}
-	s.done(r, back, msg, len(report.conflicts) > 0)
+	ui.done(r, back, msg, len(report.conflicts) > 0)
 }
 
 // consoleSettleUnapplied is POST /console/payins/unapplied/{unappliedId}/{action}:
 // apply (to a quote, or a client's wallet) or return, through the API's
 // handlers.
-func (s *Server) consoleSettleUnapplied(r *consoleRequest) {
+func (ui *consoleUI) consoleSettleUnapplied(r *consoleRequest) {
 	f := r.ctx.PostArgs()
 	mode := string(f.Peek("mode"))
 	back := consoleBase + "/payins?mode=" + mode
@@ -622,18 +622,18 @@ func (s *Server) consoleSettleUnapplied(r *consoleRequest) {
 			members = append(members, formMember{name: "clientId", value: strings.TrimSpace(string(f.Peek("clientId")))},
 				formMember{name: "mode", value: mode})
 		}
-		_, msg, ok = consoleWrite(s, r, applyUnapplied, members...)
+		_, msg, ok = consoleWrite(ui.s, r, applyUnapplied, members...)
 		if ok {
 			msg = "Applied: the money is credited as a receipt."
 		}
 	case "return":
-		_, msg, ok = consoleWrite(s, r, returnUnapplied, formMember{name: "reference", value: string(f.Peek("reference"))})
+		_, msg, ok = consoleWrite(ui.s, r, returnUnapplied, formMember{name: "reference", value: string(f.Peek("reference"))})
 		if ok {
 			msg = "Returned under " + strings.TrimSpace(string(f.Peek("reference"))) + "."
 		}
 	default:
-		s.writeError(r.ctx, errNotFound)
+		ui.s.writeError(r.ctx, errNotFound)
 		return
 	}
-	s.done(r, back, msg, !ok)
+	ui.done(r, back, msg, !ok)
 }
