@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/internal/prefault"
 )
 
 // Start hands the recovered state to a new set of actors and returns the
@@ -149,6 +150,7 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	// stable; a goroutine of its own sorts them by registry shard, a batch
 	// at a time, beside this pass, then fills the shards.
 	refs := make([]quoteRef, 0, state.Quotes.Len())
+	prefault.Slice(refs) // filled whole by the pass: mapped in at once
 	registry := startRegistering(&s.quotes)
 	sent := 0
 	for q := range state.QuotesInOrder() {
