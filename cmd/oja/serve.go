@@ -309,6 +309,13 @@ func serve(args []string) error {
 	if cfg.cluster != "" {
 		return serveCluster(cfg, logger)
 	}
+	return serveSingle(cfg, logger)
+}
+
+// serveSingle is serve for a single node, its data dir locked: it opens
+// the store and the history, listens, recovers, serves its one term until
+// a signal and shuts down.
+func serveSingle(cfg *serveConfig, logger *slog.Logger) error {
 	token, err := adminToken(cfg.data)
 	if err != nil {
 		return err
@@ -376,6 +383,11 @@ func serve(args []string) error {
 	if simulator != nil {
 		simulator.Stop()
 	}
+	return stopSingleNode(srv, term, stopFollower, log, logger)
+}
+
+// stopSingleNode is a single node's shutdown once a signal came.
+func stopSingleNode(srv *gateway.Server, term *actors.Term, stopFollower func(), log *wal.Log, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	// Shutdown ends the rate streams first, then stops the listeners and
