@@ -12,8 +12,7 @@ import (
 // names the service it calls (svc.quotes.CreateQuote), and a helper takes
 // only the service it needs. Only this file names the System: the server
 // builds a services value from the term it serves (Server.served), for
-// each request (five interface values of one pointer, no allocation); a
-// test can hand a handler a fake for any one of them.
+// each request (five interface values of one pointer: no allocation).
 type services struct {
 	quotes    quoteService
 	money     moneyService

@@ -10,10 +10,10 @@ import (
 // Table is a flat table of {hash, value} slots for values that hold their
 // own key, found by linear probing from the slot the hash scales to (its
 // home: the high word of hash × length, so that any length will do and
-// slots run in the order of their hashes; open addressing; a delete shifts
-// the slots after it back instead of leaving a tombstone). The caller hashes the key and says which held
-// value is the one it means (is): values whose hashes are equal simply sit
-// in the same run of slots.
+// slots run in the order of their hashes; open addressing; a delete
+// shifts the slots after it back instead of leaving a tombstone). The
+// caller hashes the key and says which held value is the one it means
+// (is): values whose hashes are equal simply sit in the same run of slots.
 //
 // It replaces a Go map where a lookup's cost matters: a miss in a Go map
 // of a million entries follows three dependent pointers (directory, table,
