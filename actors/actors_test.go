@@ -448,7 +448,7 @@ func TestRestartKeepsAcknowledgedState(t *testing.T) {
 	sandboxUSDT := func(c *engine.Client, dest string, key string) *actors.CreateQuote {
 		return &actors.CreateQuote{Client: c.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
 			Direction: engine.DirectionDestination, Amount: amount(t, dest, engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
-			Chain: engine.ChainTron, IdempotencyKey: key, RequestHash: sha256.Sum256([]byte(dest + key))}
+			Chain: engine.ChainTron, IdempotencyKey: engine.MakeIdemKey(key), RequestHash: sha256.Sum256([]byte(dest + key))}
 	}
 	clk.Advance(time.Second)
 	pending := mustQuote(t, sys, sandboxUSDT(ada, "150", "idem-1")) // splits lagos + ikeja

@@ -111,7 +111,7 @@ func TestConsoleReadModels(t *testing.T) {
 	for i, q := range []*engine.Quote{a2, a1} {
 		clk.Advance(time.Second)
 		tx, _ := engine.InboundIdentity(engine.CurrencyNGN, "tx-"+string(rune('a'+i)))
-		if r := sys.RecordBankReceipt(q.Mode, q.Reference, amount(t, "1000", engine.CurrencyNGN), tx, nil); r.Err != nil || r.Result != engine.ResultOK {
+		if r := sys.RecordBankReceipt(q.Mode, q.Reference.String(), amount(t, "1000", engine.CurrencyNGN), tx, nil); r.Err != nil || r.Result != engine.ResultOK {
 			t.Fatalf("bank receipt for %s: %v %s", q.Reference, r.Err, r.Result)
 		}
 	}

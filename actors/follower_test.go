@@ -21,7 +21,7 @@ func followerMarket(t *testing.T, clk *clock) (*node, *engine.Client, func(key s
 	return n, ada, func(key string) *engine.Quote {
 		return mustQuote(t, n.sys, &actors.CreateQuote{Client: ada.ID, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
 			Direction: engine.DirectionDestination, Amount: amount(t, "1", engine.CurrencyUSDT), Rate: rate(t, "0.0006"),
-			Chain: engine.ChainTron, IdempotencyKey: key})
+			Chain: engine.ChainTron, IdempotencyKey: engine.MakeIdemKey(key)})
 	}
 }
 
@@ -148,7 +148,7 @@ func TestFollowerForgetsEndedQuotes(t *testing.T) {
 		if s.Quotes.Get(old.ID) != nil {
 			t.Errorf("%s: the quote that ended 2 h ago is kept (quote retention 1 h)", name)
 		}
-		if _, kept := s.Idempotency.Get(engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: "old"}); kept {
+		if _, kept := s.Idempotency.Get(engine.IdempotencyScope{Client: ada.ID, Mode: engine.ModeSandbox, Key: engine.MakeIdemKey("old")}); kept {
 			t.Errorf("%s: the forgotten quote's Idempotency-Key record is kept", name)
 		}
 		for _, q := range []*engine.Quote{recent, ended} {

@@ -702,48 +702,66 @@ func (s *System) OperatorComplete(id engine.QuoteID, audit *engine.OperatorActed
 type referenceIndex struct {
 	built atomic.Bool
 	mu    sync.Mutex
-	m     map[string]engine.QuoteID
+	m     map[engine.Ref]engine.QuoteID
+}
+
+// payInKey is the index's key of a quote's reference: its canonical form
+// (engine.CanonicalPayInReference), false if it has none.
+func payInKey(r engine.Ref) (engine.Ref, bool) {
+	if r.IsZero() {
+		return r, false
+	}
+	return engine.MakeRef(engine.CanonicalPayInReference(r.String()))
 }
 
 // add indexes a newly registered quote once the index is built.
 // REQUIRES: the quote is in the registry already (see lookup's NB).
 func (x *referenceIndex) add(q *engine.Quote) {
-	if !x.built.Load() || q.Reference == "" {
+	if !x.built.Load() {
 		return
 	}
-	x.mu.Lock()
-	x.m[engine.CanonicalPayInReference(q.Reference)] = q.ID
-	x.mu.Unlock()
+	if k, ok := payInKey(q.Reference); ok {
+		x.mu.Lock()
+		x.m[k] = q.ID
+		x.mu.Unlock()
+	}
 }
 
 // drop removes the references of quotes the registry forgot.
-func (x *referenceIndex) drop(refs []string) {
+func (x *referenceIndex) drop(refs []engine.Ref) {
 	if !x.built.Load() {
 		return
 	}
 	x.mu.Lock()
 	for _, r := range refs {
-		delete(x.m, engine.CanonicalPayInReference(r))
+		if k, ok := payInKey(r); ok {
+			delete(x.m, k)
+		}
 	}
 	x.mu.Unlock()
 }
 
+// lookup finds the quote whose reference is reference, in canonical form.
 func (x *referenceIndex) lookup(reference string, registry *quoteRegistry) (engine.QuoteID, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.built.Load() {
-		x.m = make(map[string]engine.QuoteID)
+		x.m = make(map[engine.Ref]engine.QuoteID)
 		// NB: built is set before the pass: a quote registered from now on
 		// adds itself (waiting on mu), and one registered before is in the
 		// registry for the pass to find.
 		x.built.Store(true)
 		registry.Range(func(id engine.QuoteID, ref *quoteRef) bool {
-			if r := ref.view.Load().Reference; r != "" {
-				x.m[engine.CanonicalPayInReference(r)] = id
+			if k, ok := payInKey(ref.view.Load().Reference); ok {
+				x.m[k] = id
 			}
 			return true
 		})
 	}
-	id, ok := x.m[reference]
+	k, ok := engine.MakeRef(reference)
+	if !ok {
+		return engine.QuoteID{}, false
+	}
+	id, ok := x.m[k]
 	return id, ok
 }

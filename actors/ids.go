@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"io"
 	"sync"
+
+	"github.com/oja-exchange/oja/engine"
 )
 
 // IDSource makes random identifiers and references. It is the one place
@@ -54,22 +56,21 @@ func (s *IDSource) UUID() [16]byte {
 // survive being read aloud and typed into a bank transfer.
 const referenceAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-// Reference returns prefix + n random characters of referenceAlphabet.
+// Reference returns prefix + n random characters of referenceAlphabet,
+// at most engine.RefBytesMax in all (it panics on more: the callers'
+// prefixes and lengths are constants).
 // NB: references are random, not checked for uniqueness: allocation
 // references carry 60 bits (n = 12) and pay-in references 50 (n = 10), so a
 // collision within the retention window is vanishingly unlikely, and every
 // reference is also tied to a unique quote id.
-func (s *IDSource) Reference(prefix string, n int) string {
-	var stack [32]byte // the references made here fit: no garbage buffer
-	buf := stack[:0]
-	if len(prefix)+n > len(stack) {
-		buf = make([]byte, 0, len(prefix)+n)
-	}
-	buf = append(buf, prefix...)[:len(prefix)+n]
+func (s *IDSource) Reference(prefix string, n int) engine.Ref {
+	var stack [engine.RefBytesMax]byte
+	buf := append(stack[:0], prefix...)[:len(prefix)+n]
 	random := buf[len(prefix):]
 	s.read(random)
 	for i := range random {
 		random[i] = referenceAlphabet[random[i]&31]
 	}
-	return string(buf)
+	r, _ := engine.MakeRef(buf)
+	return r
 }

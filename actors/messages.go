@@ -26,7 +26,7 @@ type CreateQuote struct {
 	Chain          engine.Chain
 	Listing        engine.PoolID // zero: any pool
 	Chat           *engine.Chat
-	IdempotencyKey string
+	IdempotencyKey engine.IdemKey
 	RequestHash    [32]byte
 	Channel        engine.Channel
 }

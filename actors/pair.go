@@ -226,7 +226,7 @@ func (a *pairActor) quoteRecorded(ctx actor.Context, msg *quoteRecorded) {
 	sys.references.add(q)
 	sys.moved(ref, q.Mode, 0, q.Status)
 	sys.activity.note(q.Mode, q.Status, q.CreatedAt)
-	if ev.IdempotencyKey != "" {
+	if !ev.IdempotencyKey.IsZero() {
 		sys.idem.store(engine.IdempotencyScope{Client: q.Client, Mode: q.Mode, Key: ev.IdempotencyKey}, q)
 	}
 	ctx.Send(msg.replyTo, &QuoteReply{Result: engine.ResultOK, Quote: q, Durable: true})

@@ -262,7 +262,7 @@ func (s *System) CreateQuote(cmd *CreateQuote) *QuoteReply {
 	if !ok {
 		return &QuoteReply{Result: engine.ResultInvalidCurrencyPair}
 	}
-	if cmd.IdempotencyKey != "" {
+	if !cmd.IdempotencyKey.IsZero() {
 		scope := engine.IdempotencyScope{Client: cmd.Client, Mode: cmd.Mode, Key: cmd.IdempotencyKey}
 		reply, claimed := s.idem.claim(scope, cmd.RequestHash)
 		if !claimed {
@@ -415,7 +415,7 @@ func (s *System) Maintain() {
 		return
 	}
 	forgotten := make(map[*quoteRef]bool)
-	var references []string
+	var references []engine.Ref
 	s.quotes.DeleteIf(func(_ engine.QuoteID, ref *quoteRef) bool {
 		q := ref.view.Load()
 		if ref.pid.Load() == nil && q.EndedBefore(now-retention) {

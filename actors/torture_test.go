@@ -669,7 +669,7 @@ func (w *tortureWorker) funds() {
 			return
 		}
 		txID, _ := engine.InboundIdentity(q.Pair.Source, fmt.Sprintf("BTX-%d", rng.IntN(1000)))
-		r := w.sys.RecordBankReceipt(q.Mode, q.Reference, extremeAmount(rng, 50_000_000), txID, nil)
+		r := w.sys.RecordBankReceipt(q.Mode, q.Reference.String(), extremeAmount(rng, 50_000_000), txID, nil)
 		if r.Err != nil || r.Result != engine.ResultOK || r.Repeated {
 			return
 		}
@@ -723,7 +723,7 @@ func (w *tortureWorker) createQuote() {
 		cmd.Rate = [...]engine.Rate{engine.RateFromUnits(1), engine.RateMax}[rng.IntN(2)]
 	}
 	if rng.IntN(4) == 0 {
-		cmd.IdempotencyKey = fmt.Sprintf("retry-%d", rng.IntN(20))
+		cmd.IdempotencyKey = engine.MakeIdemKey(fmt.Sprintf("retry-%d", rng.IntN(20)))
 		cmd.RequestHash = [32]byte{byte(cmd.Amount), byte(cmd.Pair.Source), byte(cmd.Direction)}
 	}
 	r := w.sys.CreateQuote(cmd)

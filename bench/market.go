@@ -237,7 +237,7 @@ func (g *generator) quote(lifecycle bool, emit func(engine.Event) error) error {
 		Direction: engine.DirectionSource, Amount: amount, ProposedRate: proposedRate, Chain: engine.ChainTron,
 		Reference: g.ids.Reference("OJA-", 10), ExpiresAt: g.at + generatorTTLMillis,
 		Allocations:    make([]engine.Allocation, len(alloc.Slices)),
-		IdempotencyKey: engine.QuoteID(g.ids.UUID()).String(), Channel: engine.ChannelJSON, Key: g.key,
+		IdempotencyKey: engine.MakeIdemKey(engine.QuoteID(g.ids.UUID()).String()), Channel: engine.ChannelJSON, Key: g.key,
 	}
 	a, b, c, d := g.rng.Uint64(), g.rng.Uint64(), g.rng.Uint64(), g.rng.Uint64()
 	for i := range 8 {

@@ -19,7 +19,7 @@ func TestBulkArena(t *testing.T) {
 		b[0] = '!' // the caller's buffer is not the string's
 		l := a.allocations(1 + i%3)
 		for j := range l {
-			l[j].Reference = strs[i]
+			l[j].PoolName = strs[i]
 		}
 		lists = append(lists, l)
 	}
@@ -38,14 +38,14 @@ func TestBulkArena(t *testing.T) {
 			t.Fatalf("list %d: len %d cap %d", i, len(lists[i]), cap(lists[i]))
 		}
 		for _, al := range lists[i] {
-			if al.Reference != s {
-				t.Fatalf("list %d holds %q, want %q", i, al.Reference, s)
+			if al.PoolName != s {
+				t.Fatalf("list %d holds %q, want %q", i, al.PoolName, s)
 			}
 		}
 	}
 	// Growing a list copies it rather than writing over the next one.
-	grown := append(lists[0], Allocation{Reference: "grown"})
-	if lists[1][0].Reference != strs[1] || grown[0].Reference != strs[0] {
+	grown := append(lists[0], Allocation{PoolName: "grown"})
+	if lists[1][0].PoolName != strs[1] || grown[0].PoolName != strs[0] {
 		t.Error("appending to a list wrote into its neighbour")
 	}
 }

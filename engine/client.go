@@ -53,7 +53,7 @@ func (k *Key) Works(now int64) bool {
 type IdempotencyScope struct {
 	Client ClientID
 	Mode   Mode
-	Key    string
+	Key    IdemKey
 }
 
 // IdempotencyRetentionMillis is how long an Idempotency-Key is remembered.

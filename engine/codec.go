@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,6 +51,12 @@ func (e *encoder) rate(v Rate)      { e.buf = AppendRateUvarint(e.buf, v) }
 func (e *encoder) pair(p Pair)      { e.byte1(uint8(p.Source)); e.byte1(uint8(p.Destination)) }
 func (e *encoder) boolean(v bool)   { e.byte1(boolByte(v)) }
 func (e *encoder) str(s string)     { e.uvarint(uint64(len(s))); e.buf = append(e.buf, s...) }
+
+// ref writes r's text, as str writes a string.
+func (e *encoder) ref(r *Ref) { e.uvarint(uint64(r.Len())); e.buf = r.AppendText(e.buf) }
+
+// idemKey writes k's text, as str writes a string.
+func (e *encoder) idemKey(k IdemKey) { e.uvarint(uint64(k.Len())); e.buf = k.AppendText(e.buf) }
 func boolByte(v bool) uint8 {
 	if v {
 		return 1
@@ -177,6 +184,42 @@ func (d *decoder) strN(n uint64) string {
 	return string(b)
 }
 
+// ref reads a reference written as a string.
+func (d *decoder) ref() Ref { return d.refN(d.uvarint()) }
+
+// refN reads a reference of n bytes, as strN; a text that is no Ref's
+// (longer than RefBytesMax, or holding a NUL) is corrupt.
+func (d *decoder) refN(n uint64) Ref {
+	var r Ref
+	if n > RefBytesMax || n > uint64(len(d.buf)) {
+		d.fail()
+		return r
+	}
+	copy(r.b[:], d.buf[:n])
+	d.buf = d.buf[n:]
+	if bytes.IndexByte(r.b[:n], 0) >= 0 {
+		d.fail()
+	}
+	return r
+}
+
+// idemKey reads an Idempotency-Key written as a string.
+func (d *decoder) idemKey() IdemKey { return d.idemKeyN(d.uvarint()) }
+
+// idemKeyN reads an Idempotency-Key of n bytes, as strN.
+func (d *decoder) idemKeyN(n uint64) IdemKey {
+	if n > stringBytesMax || n > uint64(len(d.buf)) {
+		d.fail()
+		return IdemKey{}
+	}
+	b := d.buf[:n]
+	d.buf = d.buf[n:]
+	if n == 0 {
+		return IdemKey{}
+	}
+	return idemKeyOf(b, d.arena)
+}
+
 // The parts a QuoteCreated and a snapshot's quote share.
 
 func (e *encoder) allocations(as []Allocation) {
@@ -190,7 +233,7 @@ func (e *encoder) allocations(as []Allocation) {
 		e.rate(a.Rate)
 		e.amount(a.Source)
 		e.amount(a.Destination)
-		e.str(a.Reference)
+		e.ref(&a.Reference)
 	}
 }
 
@@ -225,7 +268,7 @@ func (d *decoder) allocations() []Allocation {
 	out := d.allocationList(int(n))[:0]
 	for i := uint64(0); i < n && d.err == nil; i++ {
 		out = append(out, Allocation{ID: d.id(), Pool: d.id(), PoolAccount: d.id(),
-			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.str()})
+			PoolName: d.str(), Rate: d.rate(), Source: d.amount(), Destination: d.amount(), Reference: d.ref()})
 	}
 	return out
 }
@@ -551,13 +594,13 @@ func (x *EventDecoder) newQuoteCreated() *QuoteCreated {
 func (d *decoder) quoteCreatedVarint(e *QuoteCreated, at int64) *QuoteCreated {
 	e.At, e.Quote, e.Client, e.Mode, e.Pair = at, d.id(), d.id(), d.mode(), d.pair()
 	e.Direction, e.Amount, e.ProposedRate, e.Chain = Direction(d.byte1()), d.amount(), d.rate(), Chain(d.byte1())
-	e.Reference, e.ExpiresAt = d.str(), d.varint()
+	e.Reference, e.ExpiresAt = d.ref(), d.varint()
 	if e.Direction != DirectionSource && e.Direction != DirectionDestination || e.Chain >= chainEnd {
 		d.fail()
 	}
 	e.Allocations = d.allocations()
 	e.Chat = d.chat()
-	e.IdempotencyKey = d.str()
+	e.IdempotencyKey = d.idemKey()
 	e.RequestHash = d.hash()
 	e.Channel = Channel(d.byte1())
 	e.Key = d.id()

@@ -23,7 +23,7 @@ func appendQuoteCreatedV1(dst []byte, ev *engine.QuoteCreated) []byte {
 	b = binary.AppendVarint(b, int64(ev.Amount))
 	b = engine.AppendRateUvarint(b, ev.ProposedRate)
 	b = append(b, byte(ev.Chain))
-	str(ev.Reference)
+	str(ev.Reference.String())
 	b = binary.AppendVarint(b, ev.ExpiresAt)
 	b = binary.AppendUvarint(b, uint64(len(ev.Allocations)))
 	for _, a := range ev.Allocations {
@@ -34,7 +34,7 @@ func appendQuoteCreatedV1(dst []byte, ev *engine.QuoteCreated) []byte {
 		b = engine.AppendRateUvarint(b, a.Rate)
 		b = binary.AppendVarint(b, int64(a.Source))
 		b = binary.AppendVarint(b, int64(a.Destination))
-		str(a.Reference)
+		str(a.Reference.String())
 	}
 	if c := ev.Chat; c == nil {
 		b = append(b, 0)
@@ -47,7 +47,7 @@ func appendQuoteCreatedV1(dst []byte, ev *engine.QuoteCreated) []byte {
 		str(c.NegotiationStartedAt)
 		str(c.QuoteSentAt)
 	}
-	str(ev.IdempotencyKey)
+	str(ev.IdempotencyKey.String())
 	b = append(b, ev.RequestHash[:]...)
 	b = append(b, byte(ev.Channel))
 	return append(b, ev.Key[:]...)
@@ -109,7 +109,7 @@ func TestCodecQuoteCreatedVersion1(t *testing.T) {
 	}
 	// The chat flag is followed by the Idempotency-Key (its length, 0),
 	// the request hash (32), the channel (1) and the key id (16).
-	if base.Chat != nil || base.IdempotencyKey != "" {
+	if base.Chat != nil || !base.IdempotencyKey.IsZero() {
 		t.Fatal("the base sample has a chat or a key: the chat flag is elsewhere")
 	}
 	enc := appendQuoteCreatedV1(nil, base)
@@ -176,9 +176,9 @@ func TestCodecQuoteCreatedVersion2(t *testing.T) {
 func typicalQuoteCreated(tb testing.TB) *engine.QuoteCreated {
 	q := *quoteSamples(tb)[1]
 	q.At, q.ExpiresAt = 1_795_000_000_000, 1_795_000_300_000
-	q.Reference, q.IdempotencyKey, q.Chain = "OJA-6F1C2A9B0D", "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", engine.ChainTron
+	q.Reference, q.IdempotencyKey, q.Chain = engine.MustRef("OJA-6F1C2A9B0D"), engine.MakeIdemKey("3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"), engine.ChainTron
 	q.Allocations = []engine.Allocation{{ID: codecID(9), Pool: codecID(10), PoolAccount: codecID(11), PoolName: "Lagos Desk 1",
-		Rate: engine.RateFromUnits(1_600_250_000_000_000_000), Source: 160_025_00, Destination: 100_000_000, Reference: "ALC-7E2B4C1D9A0F"}}
+		Rate: engine.RateFromUnits(1_600_250_000_000_000_000), Source: 160_025_00, Destination: 100_000_000, Reference: engine.MustRef("ALC-7E2B4C1D9A0F")}}
 	return &q
 }
 

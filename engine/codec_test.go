@@ -45,7 +45,7 @@ func codecSamples() []struct {
 			out = append(out, engine.Allocation{ID: codecID(byte(0x80 + i)), Pool: codecID(byte(i)),
 				PoolAccount: codecID(byte(0xC0 + i)), PoolName: fmt.Sprintf("pool %d", i), Rate: engine.RateFromUnits(uint64(625_000_000_000_000 + i)),
 				Source: engine.Amount(1_600_00 * (i + 1)), Destination: engine.Amount(1_000_000 * (i + 1)),
-				Reference: fmt.Sprintf("ALC-%010d", i)})
+				Reference: engine.MustRef(fmt.Sprintf("ALC-%010d", i))})
 		}
 		return out
 	}
@@ -82,10 +82,10 @@ func codecSamples() []struct {
 		{"account deposit negative", &engine.AccountDeposited{At: 12, Account: codecID(0x40), Amount: math.MinInt64}},
 		{"quote full", &engine.QuoteCreated{At: 13, Quote: codecID(0x20), Client: codecID(1), Mode: engine.ModeLive, Pair: pairNGNUSDT,
 			Direction: engine.DirectionSource, Amount: 4_800_00, ProposedRate: engine.RateFromUnits(600_000_000_000_000), Chain: engine.ChainSolana,
-			Reference: "OJA-4F7Q9D2M", ExpiresAt: 300_013, Allocations: allocations(3),
+			Reference: engine.MustRef("OJA-4F7Q9D2M"), ExpiresAt: 300_013, Allocations: allocations(3),
 			Chat: &engine.Chat{ConversationID: "conv-1", ChatQuoteID: "cq-9", ListingID: "5b1e…", InitialListingRate: engine.RateFromUnits(625_000_000_000_000),
 				NegotiationStartedAt: "2026-11-21T10:00:00.123Z", QuoteSentAt: "2026-11-21T10:01:00.000Z"},
-			IdempotencyKey: "idem-" + strings.Repeat("k", 250), RequestHash: sha256.Sum256([]byte("request")), Channel: engine.ChannelXML}},
+			IdempotencyKey: engine.MakeIdemKey("idem-" + strings.Repeat("k", 250)), RequestHash: sha256.Sum256([]byte("request")), Channel: engine.ChannelXML}},
 		{"quote minimal", &engine.QuoteCreated{At: 14, Quote: codecID(0x21), Client: codecID(1), Mode: engine.ModeSandbox, Pair: pairGHSUSDT,
 			Direction: engine.DirectionDestination, Amount: 1, ProposedRate: engine.RateFromUnits(1), Allocations: allocations(1)}},
 		{"quote empty chat", &engine.QuoteCreated{At: 14, Quote: codecID(0x22), Client: codecID(1), Mode: engine.ModeSandbox, Pair: pairGHSUSDT,

@@ -297,7 +297,7 @@ type Allocation struct {
 	Rate        Rate
 	Source      Amount
 	Destination Amount
-	Reference   string // e.g. ALC-7K3M9Q2XPB
+	Reference   Ref // e.g. ALC-7K3M9Q2XPB
 }
 
 // Chat is the chat-negotiation metadata of a quote (spec §6).
@@ -321,11 +321,11 @@ type QuoteCreated struct {
 	Amount         Amount
 	ProposedRate   Rate
 	Chain          Chain
-	Reference      string // bank pay-in reference, e.g. OJA-4F7Q9D2M
+	Reference      Ref // bank pay-in reference, e.g. OJA-4F7Q9D2M4K
 	ExpiresAt      int64
 	Allocations    []Allocation
 	Chat           *Chat
-	IdempotencyKey string
+	IdempotencyKey IdemKey
 	RequestHash    [32]byte // of the canonical request, for IDEMPOTENCY_KEY_REUSED
 	Channel        Channel  // which API created it
 	Key            KeyID    // the API key that created it (audit; open-quote cap per key)

@@ -485,8 +485,8 @@ func (r *commandRun) quoteEvent(req quoteRequest, slices []engine.Slice, idempot
 	w := r.w
 	ev := &engine.QuoteCreated{At: w.now, Quote: engine.QuoteID(w.newID()), Client: req.client, Mode: req.mode,
 		Pair: req.pair, Direction: req.direction, Amount: req.amount, ProposedRate: req.rate,
-		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
-		ExpiresAt: w.now + worldQuoteTTLMillis, IdempotencyKey: idempotencyKey,
+		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: engine.MustRef(fmt.Sprintf("OJA-%08d", w.serial)),
+		ExpiresAt: w.now + worldQuoteTTLMillis, IdempotencyKey: engine.MakeIdemKey(idempotencyKey),
 		RequestHash: sha256.Sum256([]byte(idempotencyKey))}
 	if !req.listing.IsZero() {
 		ev.Chat = &engine.Chat{ConversationID: "conv", ListingID: req.listing.String()}
@@ -495,7 +495,7 @@ func (r *commandRun) quoteEvent(req quoteRequest, slices []engine.Slice, idempot
 		p := w.state.Pools[s.Pool]
 		ev.Allocations = append(ev.Allocations, engine.Allocation{ID: engine.AllocationID(w.newID()), Pool: s.Pool,
 			PoolAccount: p.Liquidity.ID, PoolName: p.Name, Rate: s.Rate, Source: s.Source,
-			Destination: s.Destination, Reference: fmt.Sprintf("ALC-%010d", w.serial)})
+			Destination: s.Destination, Reference: engine.MustRef(fmt.Sprintf("ALC-%010d", w.serial))})
 	}
 	return ev
 }

@@ -88,11 +88,11 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 		kind, o.KeyDelta = SliceSettle, -1
 		if st := q.SettlementOrZero(); st.Kind == SettlementWallet {
 			o.Credit = &WalletCredit{Mode: q.Mode, Account: st.Account, Amount: q.TotalDestination(),
-				Quote: q.ID, Reference: q.Reference, At: ev.At}
+				Quote: q.ID, Reference: q.Reference.String(), At: ev.At}
 		}
 		if ev.Funded() {
 			o.Debit = &WalletDebit{Mode: q.Mode, Account: ev.Wallet, Amount: q.TotalSource(), Simulated: ev.Simulated,
-				Quote: q.ID, Reference: q.Reference, At: ev.At}
+				Quote: q.ID, Reference: q.Reference.String(), At: ev.At}
 		}
 	case *QuoteCancelled, *QuoteExpired:
 		kind, o.BookDelta, o.KeyDelta = SliceRelease, +1, -1

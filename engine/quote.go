@@ -101,10 +101,10 @@ type Quote struct {
 
 	Amount         Amount
 	ProposedRate   Rate
-	Reference      string
+	Reference      Ref
 	Allocations    []Allocation // shared, never modified
 	Chat           *Chat        // shared, never modified
-	IdempotencyKey string
+	IdempotencyKey IdemKey
 	RequestHash    [32]byte
 	Key            KeyID // the API key that created it
 

@@ -46,12 +46,12 @@ func newTestQuote(t *testing.T, st engine.Status) *engine.Quote {
 	q := engine.NewQuote(&engine.QuoteCreated{
 		At: quoteCreatedAt, Quote: engine.QuoteID{0x51}, Client: engine.ClientID{0xC1}, Mode: engine.ModeSandbox,
 		Pair: pairNGNUSDT, Direction: engine.DirectionDestination, Amount: 150_000_000, ProposedRate: engine.RateFromUnits(600_000_000_000_000),
-		Chain: engine.ChainTron, Reference: "OJA-4F7Q9D2M", ExpiresAt: quoteCreatedAt + quoteTTLMillis,
+		Chain: engine.ChainTron, Reference: engine.MustRef("OJA-4F7Q9D2M"), ExpiresAt: quoteCreatedAt + quoteTTLMillis,
 		Allocations: []engine.Allocation{
 			{ID: engine.AllocationID{1}, Pool: engine.PoolID{0xA}, PoolAccount: quoteAccountA, PoolName: "a",
-				Rate: engine.RateFromUnits(625_000_000_000_000), Source: 160_000_00, Destination: 100_000_000, Reference: "ALC-A"},
+				Rate: engine.RateFromUnits(625_000_000_000_000), Source: 160_000_00, Destination: 100_000_000, Reference: engine.MustRef("ALC-A")},
 			{ID: engine.AllocationID{2}, Pool: engine.PoolID{0xB}, PoolAccount: quoteAccountB, PoolName: "b",
-				Rate: engine.RateFromUnits(620_000_000_000_000), Source: 80_645_17, Destination: 50_000_000, Reference: "ALC-B"},
+				Rate: engine.RateFromUnits(620_000_000_000_000), Source: 80_645_17, Destination: 50_000_000, Reference: engine.MustRef("ALC-B")},
 		},
 	})
 	var evs []engine.Event

@@ -442,10 +442,10 @@ func quotesToEncode(s *State, version uint8) (quotes []*Quote, size int) {
 // (the varints of the earlier versions' layout take less than its fixed
 // fields): the fixed records and strings exactly, a bound for the rest.
 func quoteBytesHint(q *Quote) int {
-	n := quoteFixedLen + len(q.Reference) + len(q.IdempotencyKey) + 1 // + the chat's flag
+	n := quoteFixedLen + q.Reference.Len() + q.IdempotencyKey.Len() + 1 // + the chat's flag
 	for i := range q.Allocations {
 		a := &q.Allocations[i]
-		n += allocationFixedLen + len(a.PoolName) + len(a.Reference)
+		n += allocationFixedLen + len(a.PoolName) + a.Reference.Len()
 	}
 	if c := q.Chat; c != nil {
 		n += 6*binary.MaxVarintLen64 + len(c.ConversationID) + len(c.ChatQuoteID) + len(c.ListingID) +
@@ -665,11 +665,11 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.amount(q.Amount)
 	e.rate(q.ProposedRate)
 	e.byte1(uint8(q.Chain))
-	e.str(q.Reference)
+	e.ref(&q.Reference)
 	e.byte1(uint8(q.Channel))
 	e.allocations(q.Allocations)
 	e.chat(q.Chat)
-	e.str(q.IdempotencyKey)
+	e.idemKey(q.IdempotencyKey)
 	e.hash(q.RequestHash)
 	e.id(q.Key)
 	e.byte1(uint8(q.Status))
@@ -1170,7 +1170,7 @@ func (ix *snapshotIndex) indexID(q *Quote) bool {
 // version 8) or to the index. (A quote whose id is repeated is indexed
 // too: the decode fails then, and the state with it.)
 func (ix *snapshotIndex) indexKey(q *Quote) {
-	if q.IdempotencyKey == "" {
+	if q.IdempotencyKey.IsZero() {
 		return
 	}
 	// A key reused after its retention maps to its newest quote, as replay
@@ -1205,10 +1205,10 @@ const snapshotQuoteBytesMin = 80
 func decodeQuote(d *decoder, q *Quote, version uint8) {
 	ev := QuoteCreated{Quote: d.id(), Client: d.id(), Mode: d.mode(), Pair: d.pair(),
 		Direction: Direction(d.byte1()), Amount: d.amount(), ProposedRate: d.rate(), Chain: Chain(d.byte1()),
-		Reference: d.str(), Channel: Channel(d.byte1())}
+		Reference: d.ref(), Channel: Channel(d.byte1())}
 	ev.Allocations = d.allocations()
 	ev.Chat = d.chat()
-	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.str(), d.hash(), d.id()
+	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.idemKey(), d.hash(), d.id()
 	q.init(&ev)
 	q.Status = Status(d.byte1())
 	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL = d.varint(), d.varint(), d.varint(), d.varint()

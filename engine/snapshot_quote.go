@@ -96,12 +96,12 @@ func encodeQuoteFixed(e *encoder, q *Quote) {
 	if q.PayIn != nil {
 		f[qoFlags] |= quotePaidIn
 	}
-	le.PutUint16(f[qoReference:], uint16(len(q.Reference)))
-	le.PutUint16(f[qoKeyLen:], uint16(len(q.IdempotencyKey)))
+	le.PutUint16(f[qoReference:], uint16(q.Reference.Len()))
+	le.PutUint16(f[qoKeyLen:], uint16(q.IdempotencyKey.Len()))
 	le.PutUint16(f[qoAllocations:], uint16(len(q.Allocations)))
 	e.buf = append(e.buf, f[:]...)
-	e.buf = append(e.buf, q.Reference...)
-	e.buf = append(e.buf, q.IdempotencyKey...)
+	e.buf = q.Reference.AppendText(e.buf)
+	e.buf = q.IdempotencyKey.AppendText(e.buf)
 	for i := range q.Allocations {
 		a := &q.Allocations[i]
 		var g [allocationFixedLen]byte
@@ -112,10 +112,10 @@ func encodeQuoteFixed(e *encoder, q *Quote) {
 		le.PutUint64(g[aoSource:], uint64(a.Source))
 		le.PutUint64(g[aoDestination:], uint64(a.Destination))
 		le.PutUint16(g[aoPoolName:], uint16(len(a.PoolName)))
-		le.PutUint16(g[aoReference:], uint16(len(a.Reference)))
+		le.PutUint16(g[aoReference:], uint16(a.Reference.Len()))
 		e.buf = append(e.buf, g[:]...)
 		e.buf = append(e.buf, a.PoolName...)
-		e.buf = append(e.buf, a.Reference...)
+		e.buf = a.Reference.AppendText(e.buf)
 	}
 	e.chat(q.Chat)
 	if f[qoFlags]&quoteAccepted != 0 {
@@ -163,8 +163,8 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		d.fail()
 		return
 	}
-	q.Reference = d.strN(uint64(le.Uint16(f[qoReference:])))
-	q.IdempotencyKey = d.strN(uint64(le.Uint16(f[qoKeyLen:])))
+	q.Reference = d.refN(uint64(le.Uint16(f[qoReference:])))
+	q.IdempotencyKey = d.idemKeyN(uint64(le.Uint16(f[qoKeyLen:])))
 	list := d.allocationList(allocations)
 	for i := range list {
 		if len(d.buf) < allocationFixedLen {
@@ -181,7 +181,7 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		a.Source = Amount(le.Uint64(g[aoSource:]))
 		a.Destination = Amount(le.Uint64(g[aoDestination:]))
 		a.PoolName = d.strN(uint64(le.Uint16(g[aoPoolName:])))
-		a.Reference = d.strN(uint64(le.Uint16(g[aoReference:])))
+		a.Reference = d.refN(uint64(le.Uint16(g[aoReference:])))
 	}
 	q.Allocations = list
 	q.Chat = d.chat()

@@ -77,14 +77,14 @@ func workload(t *testing.T, seed uint64, steps int) (*State, []Event) {
 				continue
 			}
 			ev := &QuoteCreated{At: now, Quote: QuoteID(newID()), Client: client.Client, Mode: p.Mode, Pair: p.Pair,
-				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: RateFromUnits(1), Reference: "OJA-X", Chain: ChainTron,
-				ExpiresAt: now + 300_000, IdempotencyKey: "k", RequestHash: [32]byte{byte(step)}}
+				Direction: DirectionSource, Amount: out.TotalSource, ProposedRate: RateFromUnits(1), Reference: MustRef("OJA-X"), Chain: ChainTron,
+				ExpiresAt: now + 300_000, IdempotencyKey: MakeIdemKey("k"), RequestHash: [32]byte{byte(step)}}
 			for _, sl := range out.Slices {
 				ev.Allocations = append(ev.Allocations, Allocation{ID: AllocationID(newID()), Pool: sl.Pool,
 					PoolAccount: s.Pools[sl.Pool].Liquidity.ID, Rate: sl.Rate, Source: sl.Source,
-					Destination: sl.Destination, Reference: "ALC-X"})
+					Destination: sl.Destination, Reference: MustRef("ALC-X")})
 			}
-			ev.IdempotencyKey = string(rune('a' + step%26))
+			ev.IdempotencyKey = MakeIdemKey(string(rune('a' + step%26)))
 			apply(ev)
 			open = append(open, ev.Quote)
 		case op < 9 && len(open) > 0:
@@ -222,7 +222,7 @@ func TestSnapshotQuoteRecordRefuses(t *testing.T) {
 	var q *Quote
 	quotes, _ := quotesToEncode(s, snapshotVersion)
 	for _, c := range quotes {
-		if c.Accepted == nil && c.Reference != "" {
+		if c.Accepted == nil && !c.Reference.IsZero() {
 			q = c
 			break
 		}

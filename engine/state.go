@@ -306,7 +306,7 @@ func (s *State) apply(ev Event) error {
 		s.Quotes.Put(q)
 		RouteOutcome(q, ev, &s.outcome)
 		s.applyOutcome(&s.outcome)
-		if ev.IdempotencyKey != "" {
+		if !ev.IdempotencyKey.IsZero() {
 			s.putKey(q)
 		}
 		s.owe(q, ev)
@@ -708,7 +708,7 @@ func (s *State) forget(q *Quote, cutoff int64) bool {
 	if q.PayIn != nil {
 		delete(s.PayIns, q.PayIn.Address)
 	}
-	if q.IdempotencyKey != "" {
+	if !q.IdempotencyKey.IsZero() {
 		s.forgetKey(q)
 	}
 	return true
@@ -851,22 +851,23 @@ func (s *State) Hash() [32]byte {
 	}
 	type keyRecord struct {
 		scope IdempotencyScope
+		key   string // the scope's key's text: the order is the texts'
 		rec   *Quote
 	}
 	records := make([]keyRecord, 0, s.Idempotency.Len())
 	for scope, rec := range s.Idempotency.All() {
-		records = append(records, keyRecord{scope, rec})
+		records = append(records, keyRecord{scope, scope.Key.String(), rec})
 	}
 	slices.SortFunc(records, func(a, b keyRecord) int {
 		return cmp.Or(bytes.Compare(a.scope.Client[:], b.scope.Client[:]), cmp.Compare(a.scope.Mode, b.scope.Mode),
-			strings.Compare(a.scope.Key, b.scope.Key))
+			strings.Compare(a.key, b.key))
 	})
 	for _, k := range records {
 		scope, rec := k.scope, k.rec
 		buf = append(buf, scope.Client[:]...)
 		buf = append(buf, byte(scope.Mode))
-		buf = binary.AppendUvarint(buf, uint64(len(scope.Key)))
-		buf = append(buf, scope.Key...)
+		buf = binary.AppendUvarint(buf, uint64(len(k.key)))
+		buf = append(buf, k.key...)
 		buf = append(buf, rec.ID[:]...)
 		buf = append(buf, rec.RequestHash[:]...)
 		buf = binary.AppendVarint(buf, rec.CreatedAt)

@@ -248,13 +248,13 @@ func (w *world) createQuote(req quoteRequest) (engine.AllocationOutcome, *engine
 	}
 	ev := &engine.QuoteCreated{At: w.now, Quote: engine.QuoteID(w.newID()), Client: req.client, Mode: req.mode,
 		Pair: req.pair, Direction: req.direction, Amount: req.amount, ProposedRate: req.rate,
-		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: fmt.Sprintf("OJA-%08d", w.serial),
+		Chain: engine.DefaultMarkets().DefaultChain(req.pair.Destination), Reference: engine.MustRef(fmt.Sprintf("OJA-%08d", w.serial)),
 		ExpiresAt: w.now + worldQuoteTTLMillis}
 	for _, s := range out.Slices {
 		p := w.state.Pools[s.Pool]
 		ev.Allocations = append(ev.Allocations, engine.Allocation{ID: engine.AllocationID(w.newID()), Pool: s.Pool,
 			PoolAccount: p.Liquidity.ID, PoolName: p.Name, Rate: s.Rate, Source: s.Source,
-			Destination: s.Destination, Reference: fmt.Sprintf("ALC-%010d", w.serial)})
+			Destination: s.Destination, Reference: engine.MustRef(fmt.Sprintf("ALC-%010d", w.serial))})
 	}
 	w.apply(ev)
 	return out, w.state.Quotes.Get(ev.Quote)
@@ -520,7 +520,7 @@ func TestStateApplyRefusesInconsistentEvents(t *testing.T) {
 	quote := func(f *fixture) *engine.QuoteCreated {
 		return &engine.QuoteCreated{At: f.w.now, Quote: engine.QuoteID(f.w.newID()), Client: f.ada,
 			Mode: engine.ModeSandbox, Pair: pairNGNUSDT, Direction: engine.DirectionDestination, Amount: 10_000_000,
-			ProposedRate: f.pool.Rate, Reference: "OJA-X", ExpiresAt: f.w.now + worldQuoteTTLMillis,
+			ProposedRate: f.pool.Rate, Reference: engine.MustRef("OJA-X"), ExpiresAt: f.w.now + worldQuoteTTLMillis,
 			Allocations: []engine.Allocation{{ID: engine.AllocationID(f.w.newID()), Pool: f.pool.ID,
 				PoolAccount: f.pool.Liquidity.ID, PoolName: f.pool.Name, Rate: f.pool.Rate, Source: 16_000_00,
 				Destination: 10_000_000}}}
@@ -1099,7 +1099,7 @@ func TestStateHashCoversWholeState(t *testing.T) {
 		t.Fatalf("fixture: bank accept %v", res)
 	}
 	s := w.state
-	scope := engine.IdempotencyScope{Client: ada, Mode: engine.ModeLive, Key: "k"}
+	scope := engine.IdempotencyScope{Client: ada, Mode: engine.ModeLive, Key: engine.MakeIdemKey("k")}
 	var keyed engine.Quote // the quote the idempotency record mutation keys
 	tests := []struct {
 		name         string

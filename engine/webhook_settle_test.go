@@ -20,7 +20,7 @@ func owedBacklog(tb testing.TB, n int) (*world, engine.WebhookID, []engine.Event
 	for range n {
 		id := engine.QuoteID(w.newID())
 		ev := &engine.QuoteCreated{At: w.now, Quote: id, Client: ada, Mode: engine.ModeSandbox, Pair: pairNGNUSDT,
-			Direction: engine.DirectionSource, Amount: 1, ProposedRate: engine.RateFromUnits(1), Reference: "OJA-X",
+			Direction: engine.DirectionSource, Amount: 1, ProposedRate: engine.RateFromUnits(1), Reference: engine.MustRef("OJA-X"),
 			ExpiresAt: w.now + 1000}
 		// A quote needs a slice of a pool: one pool, ample.
 		if len(w.state.Pools) == 0 {

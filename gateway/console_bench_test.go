@@ -75,7 +75,7 @@ func BenchmarkConsolePages(b *testing.B) {
 					}
 					// Part of it paid: the pay-ins page lists every receipt.
 					tx, _ := engine.InboundIdentity(engine.CurrencyNGN, "tx-"+a.Quote.ID.String())
-					if rc := s.Sys.RecordBankReceipt(a.Quote.Mode, a.Quote.Reference, 10_000_00, tx, nil); rc.Err != nil || rc.Result != engine.ResultOK {
+					if rc := s.Sys.RecordBankReceipt(a.Quote.Mode, a.Quote.Reference.String(), 10_000_00, tx, nil); rc.Err != nil || rc.Result != engine.ResultOK {
 						b.Errorf("bank receipt: %v %s", rc.Err, rc.Result)
 						return
 					}

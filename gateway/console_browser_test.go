@@ -176,10 +176,10 @@ func TestConsoleBrowser(t *testing.T) {
 	if rows := text("#awaiting tbody"); !strings.Contains(rows, ghsID) {
 		t.Fatalf("pay-ins awaiting: %q lacks %s", rows, ghsID)
 	}
-	step("record a bank transfer", chromedp.SendKeys(chromedp.CSS("#bank-reference"), ghsQuote.Reference),
+	step("record a bank transfer", chromedp.SendKeys(chromedp.CSS("#bank-reference"), ghsQuote.Reference.String()),
 		chromedp.SendKeys(chromedp.CSS("#bank-amount"), "20000"), chromedp.SendKeys(chromedp.CSS("#bank-tx"), "GTB-0001"),
 		click("#record-bank"), visible("#flash"), shot("payins"))
-	if flash := text("#flash"); flash != "Bank receipt recorded for "+ghsQuote.Reference+"." {
+	if flash := text("#flash"); flash != "Bank receipt recorded for "+ghsQuote.Reference.String()+"." {
 		t.Fatalf("bank receipt: %q", flash)
 	}
 	if received := text("#received tbody"); !strings.Contains(received, "gtb-0001") || !strings.Contains(received, "20,000.00 GHS") || !strings.Contains(received, ghsID) {

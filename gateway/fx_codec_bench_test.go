@@ -42,9 +42,9 @@ func BenchmarkCodecParseJSON(b *testing.B) {
 func codecQuote() *engine.Quote {
 	cmd, _ := parseCreateQuote([]byte(codecJSONBody), engine.DefaultMarkets())
 	return engine.NewQuote(&engine.QuoteCreated{At: 1, Quote: engine.QuoteID{1}, Mode: engine.ModeSandbox, Pair: cmd.Pair,
-		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain, Reference: "OJA-1",
+		Direction: cmd.Direction, Amount: cmd.Amount, ProposedRate: cmd.Rate, Chain: cmd.Chain, Reference: engine.MustRef("OJA-1"),
 		ExpiresAt: 300001, Allocations: []engine.Allocation{{Pool: engine.PoolID{2}, Rate: engine.RateFromUnits(625_000_000_000_000),
-			Source: 160000, Destination: 1_000_000, Reference: "ALC-1", PoolName: "Desk"}}})
+			Source: 160000, Destination: 1_000_000, Reference: engine.MustRef("ALC-1"), PoolName: "Desk"}}})
 }
 
 func BenchmarkCodecRenderXML(b *testing.B) {

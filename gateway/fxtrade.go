@@ -213,7 +213,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.Settlemen
 	if p := q.PayIn; p != nil {
 		return &fxmsg.SettlementInstruction{CrptoPayInDtls: &fxmsg.CryptoPayInDetails{
 			AdrId: p.Address.String(), Adr: p.Deposit, BlckChn: p.Chain.String(), Tkn: p.Currency.String(),
-			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource(), p.Currency), XtrnlRef: q.Reference,
+			AdrTp: "hd_deposit", XpctdAmt: fxAmount(q.TotalSource(), p.Currency), XtrnlRef: q.Reference.String(),
 			Sts: q.PayInStatus(received), CreDtTm: fxTime(p.CreatedAt), XpryDtTm: fxTime(q.ExpiresAt),
 			VrtlAcctId: engine.VirtualAccountID(q.Client, p.Currency), DrvtnIdx: p.Index,
 			WrngMsg: engine.PayInWarning(p.Currency, p.Chain),
@@ -224,7 +224,7 @@ func fxPayIn(m *engine.Markets, q *engine.Quote, received bool) *fxmsg.Settlemen
 		return nil
 	}
 	return &fxmsg.SettlementInstruction{BkPayInDtls: &fxmsg.BankPayInDetails{
-		AcctNm: bank.AccountName, AcctNb: bank.AccountNumber, BkNm: bank.BankName, Ref: q.Reference,
+		AcctNm: bank.AccountName, AcctNb: bank.AccountNumber, BkNm: bank.BankName, Ref: q.Reference.String(),
 	}}
 }
 

@@ -499,6 +499,14 @@ func (w *jsonWriter) openArray(k string) {
 func (w *jsonWriter) closeArray() { w.b = append(w.b, ']'); w.comma = true }
 
 func (w *jsonWriter) str(k, v string) { w.key(k); w.b = appendString(w.b, v) }
+
+// ref writes a reference's text (NB: a conversion of at most 32 bytes
+// that does not escape is made on the stack: no allocation).
+func (w *jsonWriter) ref(k string, r *engine.Ref) {
+	var buf [engine.RefBytesMax]byte
+	w.key(k)
+	w.b = appendString(w.b, string(r.AppendText(buf[:0])))
+}
 func (w *jsonWriter) integer(k string, v int64) {
 	w.key(k)
 	w.b = strconv.AppendInt(w.b, v, 10)

@@ -85,7 +85,7 @@ func createCommand(ctx *fasthttp.RequestCtx, markets *engine.Markets, who actors
 	if e != nil {
 		return nil, e
 	}
-	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, key, channel
+	cmd.Key, cmd.Client, cmd.Mode, cmd.IdempotencyKey, cmd.Channel = who.Key, who.Client, who.Mode, engine.MakeIdemKey(key), channel
 	cmd.RequestHash = requestHash(cmd)
 	return cmd, nil
 }
@@ -485,7 +485,7 @@ func appendAllocationResult(w *jsonWriter, q *engine.Quote) {
 		w.amount("allocatedAmount", a.Destination, dst)
 		w.amount("sourceAmount", a.Source, src)
 		w.rate("rate", a.Rate)
-		w.str("reference", a.Reference)
+		w.ref("reference", &a.Reference)
 		w.open("metadata")
 		w.str("poolName", a.PoolName)
 		w.str("pair", pair)
@@ -512,7 +512,7 @@ func appendPayInMetadata(w *jsonWriter, q *engine.Quote, markets *engine.Markets
 		w.str("accountName", bank.AccountName)
 		w.str("accountNumber", bank.AccountNumber)
 		w.str("bankName", bank.BankName)
-		w.str("reference", q.Reference)
+		w.ref("reference", &q.Reference)
 		w.close()
 	}
 	if q.PayIn != nil {
@@ -638,7 +638,7 @@ func appendCryptoPayIn(w *jsonWriter, q *engine.Quote, received bool) {
 	w.str("token", p.Currency.String())
 	w.str("addressType", "hd_deposit")
 	w.amount("expectedAmount", q.TotalSource(), p.Currency)
-	w.str("externalReference", q.Reference)
+	w.ref("externalReference", &q.Reference)
 	w.str("status", q.PayInStatus(received))
 	w.time("createdAt", p.CreatedAt)
 	w.time("expiresAt", q.ExpiresAt)

@@ -130,7 +130,7 @@ func (s *Server) importDocument(svc services, body []byte, audit func() *engine.
 		}
 		var o outcome
 		if q := openQuoteOf(svc.quotes, p); q != nil {
-			reply := svc.money.RecordBankReceipt(p.mode, q.Reference, p.amount, p.identity, audit())
+			reply := svc.money.RecordBankReceipt(p.mode, q.Reference.String(), p.amount, p.identity, audit())
 			o = outcome{err: reply.Err, result: reply.Result, prior: reply.Receipt, repeated: reply.Repeated}
 			if o.counts(report, p, refusal) {
 				report.applied++

@@ -296,7 +296,7 @@ func lifecycles(t *testing.T, c *testCluster, m market, workers int, stop <-chan
 					call := time.Now().UnixNano()
 					r := sys.CreateQuote(&actors.CreateQuote{Client: m.client, Mode: engine.ModeSandbox, Pair: m.pair,
 						Direction: engine.DirectionSource, Amount: amount, Rate: rate, Chain: engine.ChainTron,
-						IdempotencyKey: idem, RequestHash: sha256.Sum256([]byte(idem))})
+						IdempotencyKey: engine.MakeIdemKey(idem), RequestHash: sha256.Sum256([]byte(idem))})
 					in := lincheck.Input{Key: idem, Op: "create"}
 					switch {
 					case r.Err != nil || n.node.VerifyLeader() != nil:

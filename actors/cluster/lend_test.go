@@ -147,7 +147,7 @@ func TestLendRebuildsTheReplica(t *testing.T) {
 	// loses before it commits): the replica must not see it.
 	if err := state.Apply(&engine.QuoteCreated{At: state.LastAt + 1, Quote: [16]byte{9, 9}, Client: [16]byte{1},
 		Mode: engine.ModeSandbox, Pair: engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT},
-		Direction: engine.DirectionDestination, Amount: 1, ProposedRate: engine.RateFromUnits(1), Reference: "OJA-Y",
+		Direction: engine.DirectionDestination, Amount: 1, ProposedRate: engine.RateFromUnits(1), Reference: engine.MustRef("OJA-Y"),
 		ExpiresAt: state.LastAt + 300_000, Allocations: []engine.Allocation{{ID: [16]byte{9, 8}, Pool: [16]byte{3},
 			PoolAccount: [16]byte{4}, Rate: engine.RateFromUnits(625_000_000_000_000), Source: 1, Destination: 1}}}); err != nil {
 		t.Fatal(err)

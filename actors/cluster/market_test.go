@@ -37,7 +37,7 @@ func (m testMarket) events() []engine.Event {
 // quote is quote n, created at at, for 1 USDT.
 func (m testMarket) quote(n uint32, at int64) *engine.QuoteCreated {
 	return &engine.QuoteCreated{At: at, Quote: testID(5, n), Client: m.client.Client, Mode: engine.ModeSandbox, Pair: m.pair,
-		Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: engine.RateFromUnits(1), Reference: "OJA-X",
+		Direction: engine.DirectionDestination, Amount: 1_000_000, ProposedRate: engine.RateFromUnits(1), Reference: engine.MustRef("OJA-X"),
 		ExpiresAt: at + 300_000, Allocations: []engine.Allocation{{ID: testID(6, n), Pool: m.pool.Pool,
 			PoolAccount: m.pool.LiquidityAccount, Rate: m.pool.Rate, Source: 160_000, Destination: 1_000_000}}}
 }

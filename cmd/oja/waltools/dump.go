@@ -341,19 +341,20 @@ func (d *dumpEvent) quote(ev engine.Event) {
 		d.QuoteID, d.ClientID, d.KeyID, d.Mode = ev.Quote.String(), ev.Client.String(), ev.Key.String(), ev.Mode.String()
 		d.Pair, d.Source, d.Destination = ev.Pair.String(), ev.Pair.Source.String(), ev.Pair.Destination.String()
 		d.AmountDirection, d.Amount, d.ProposedRate = ev.Direction.String(), dumpAmount(ev.Amount), dumpRate(ev.ProposedRate)
-		d.Chain, d.Reference = ev.Chain.String(), &ev.Reference
+		reference := ev.Reference.String()
+		d.Chain, d.Reference = ev.Chain.String(), &reference
 		d.Channel = "json"
 		if ev.Channel == engine.ChannelXML {
 			d.Channel = "xml"
 		}
-		d.IdempotencyKey, d.RequestHash = ev.IdempotencyKey, hex.EncodeToString(ev.RequestHash[:])
+		d.IdempotencyKey, d.RequestHash = ev.IdempotencyKey.String(), hex.EncodeToString(ev.RequestHash[:])
 		d.ExpiresAt = fmtMillis(ev.ExpiresAt)
 		allocations := make([]dumpAllocation, len(ev.Allocations))
 		for i := range ev.Allocations {
 			a := &ev.Allocations[i]
 			allocations[i] = dumpAllocation{AllocationID: a.ID.String(), PoolID: a.Pool.String(),
 				PoolAccountID: a.PoolAccount.String(), PoolName: a.PoolName, Rate: dumpRate(a.Rate),
-				SourceAmount: int64(a.Source), DestinationAmount: int64(a.Destination), Reference: a.Reference}
+				SourceAmount: int64(a.Source), DestinationAmount: int64(a.Destination), Reference: a.Reference.String()}
 		}
 		d.Allocations = &allocations
 		if c := ev.Chat; c != nil {
