@@ -164,7 +164,7 @@ func TestScarceLiquidity(t *testing.T) {
 				case intentComplete:
 					// The market maker tops up what was paid out, mostly.
 					if rng.IntN(10) < 7 {
-						for _, a := range q.Allocations {
+						for _, a := range q.Allocations() {
 							deposited[a.Pool].Add(int64(a.Destination))
 							if r := sys.ChangePool(&actors.PoolCommand{Pool: a.Pool, Deposit: a.Destination}); r.Err != nil || r.Result != engine.ResultOK {
 								t.Errorf("top up: %v %s", r.Err, r.Result)
@@ -347,13 +347,13 @@ func checkAllocation(t *testing.T, cmd *actors.CreateQuote, q *engine.Quote, poo
 	if q.Status != engine.StatusPending || q.Amount != cmd.Amount || q.Direction != cmd.Direction || q.Pair != cmd.Pair {
 		t.Errorf("created quote %+v for %+v", q, cmd)
 	}
-	if len(q.Allocations) == 0 {
+	if len(q.Allocations()) == 0 {
 		t.Errorf("quote %s has no allocations", q.ID)
 		return
 	}
 	var source, destination engine.Amount
 	seen := make(map[engine.PoolID]bool)
-	for _, a := range q.Allocations {
+	for _, a := range q.Allocations() {
 		p, ok := pools[a.Pool]
 		switch {
 		case !ok || p.Pair != q.Pair:
@@ -411,7 +411,7 @@ func checkReservedWithinDeposited(t *testing.T, sys *actors.System, quotes []*cr
 	for _, cq := range quotes {
 		q, _ := sys.Quote(cq.quote.Client, cq.quote.Mode, cq.quote.ID)
 		if q.Status.Open() || q.Status == engine.StatusCompleted {
-			for _, a := range q.Allocations {
+			for _, a := range q.Allocations() {
 				reserved[a.Pool] += a.Destination
 			}
 		}
@@ -445,7 +445,7 @@ func checkPoolsAgainstQuotes(t *testing.T, sys *actors.System, pools map[engine.
 		if q.Status != wantStatus[cq.intent] {
 			t.Errorf("quote %s: %s, want %s", q.ID, q.Status, wantStatus[cq.intent])
 		}
-		for _, a := range q.Allocations {
+		for _, a := range q.Allocations() {
 			w := want[a.Pool]
 			if q.Accepted != nil {
 				w.accepted++

@@ -140,7 +140,7 @@ func (x *idempotencyIndex) prune(now int64) {
 // CreatedAt and TTL never change).
 func originalView(q *engine.Quote) *engine.Quote {
 	o := q.Clone()
-	o.Status, o.UpdatedAt, o.ExpiresAt = engine.StatusPending, q.CreatedAt, q.CreatedAt+q.TTL*1000
+	o.Status, o.UpdatedAt, o.ExpiresAt = engine.StatusPending, q.CreatedAt, q.CreatedAt+int64(q.TTL)*1000
 	o.Accepted = nil
 	return o
 }

@@ -411,7 +411,7 @@ func (tt *torture) checkRecovered(log *wal.Log, state *engine.State) {
 		}
 		c := want.created
 		if got.Client != c.Client || got.Mode != c.Mode || got.Pair != c.Pair || got.Amount != c.Amount ||
-			got.Direction != c.Direction || !reflect.DeepEqual(got.Allocations, c.Allocations) ||
+			got.Direction != c.Direction || !reflect.DeepEqual(got.Allocations(), c.Allocations()) ||
 			got.TotalSource() != c.TotalSource() || got.TotalDestination() != c.TotalDestination() {
 			t.Fatalf("acknowledged quote %s differs after recovery:\ngot  %+v\nwant %+v", id, got, c)
 		}
@@ -433,7 +433,7 @@ func checkWhole(t *testing.T, s *engine.State) {
 	for q := range s.Quotes.All() {
 		id := q.ID
 		var source, destination engine.Amount
-		for _, a := range q.Allocations {
+		for _, a := range q.Allocations() {
 			source += a.Source
 			destination += a.Destination
 			if q.Status.Open() {
@@ -753,7 +753,7 @@ func (w *tortureWorker) transition() {
 		if c, ok := w.sys.Client(q.Client); ok {
 			for _, wa := range c.Wallets {
 				if wa.Mode == q.Mode && wa.Currency == q.Pair.Destination && w.rng.IntN(2) == 0 {
-					cmd.Accept = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations[0].PoolAccount,
+					cmd.Accept = engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations()[0].PoolAccount,
 						Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: wa.Account}}
 				}
 			}

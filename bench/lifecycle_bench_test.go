@@ -41,7 +41,7 @@ func BenchmarkQuoteLifecycle(b *testing.B) {
 					}
 					q := r.Quote
 					accept := &actors.TransitionQuote{Operation: actors.OperationAccept, Accept: engine.AcceptQuote{
-						NamesPoolAccount: true, PoolAccount: q.Allocations[0].PoolAccount,
+						NamesPoolAccount: true, PoolAccount: q.Allocations()[0].PoolAccount,
 						Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: wallet}}}
 					for _, cmd := range []*actors.TransitionQuote{accept, complete} {
 						if r := m.sys.TransitionQuote(q.Client, q.Mode, q.ID, cmd); r.Err != nil || r.Result != engine.ResultOK {

@@ -622,7 +622,7 @@ func (d *decoder) quoteCreatedFixed(e *QuoteCreated, at int64) *QuoteCreated {
 	}
 	*e = QuoteCreated{At: at, Quote: q.ID, Client: q.Client, Mode: q.Mode, Pair: q.Pair, Direction: q.Direction,
 		Amount: q.Amount, ProposedRate: q.ProposedRate, Chain: q.Chain, Reference: q.Reference, ExpiresAt: q.ExpiresAt,
-		Allocations: q.Allocations, Chat: q.Chat, IdempotencyKey: q.IdempotencyKey, RequestHash: q.RequestHash,
+		Allocations: q.Allocations(), Chat: q.Chat, IdempotencyKey: q.IdempotencyKey, RequestHash: q.RequestHash,
 		Channel: q.Channel, Key: q.Key}
 	// What the record holds beyond the event's fields: as Quote.init sets it.
 	if q.Status != StatusPending || q.CreatedAt != at || q.UpdatedAt != at || q.TTL != ttlSeconds(at, q.ExpiresAt) ||

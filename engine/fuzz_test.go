@@ -516,7 +516,7 @@ func (r *commandRun) transition(op int, q *engine.Quote, p *program) {
 		cmd := w.walletAccept(q)
 		switch p.next() % 4 {
 		case 1: // another pool account of the quote, when it has several
-			cmd.PoolAccount = q.Allocations[len(q.Allocations)-1].PoolAccount
+			cmd.PoolAccount = q.Allocations()[len(q.Allocations())-1].PoolAccount
 		case 2: // an account that is not one of the quote's
 			cmd.PoolAccount = engine.AccountID(w.newID())
 		case 3: // an XML accept: settlement only

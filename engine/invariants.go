@@ -44,8 +44,9 @@ func (s *State) checkInvariants(ev Event) {
 		if !q.Status.Open() {
 			continue
 		}
-		for i := range q.Allocations {
-			a := &q.Allocations[i]
+		as := q.Allocations()
+		for i := range as {
+			a := &as[i]
 			if sum, ok := held[a.Pool]; ok {
 				held[a.Pool] = sum + a.Destination
 			}

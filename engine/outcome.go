@@ -99,8 +99,9 @@ func RouteOutcome(q *Quote, ev Event, o *Outcome) {
 	default:
 		assert(false, "no outcome route for %T", ev)
 	}
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
+	as := q.Allocations()
+	for i := range as {
+		a := &as[i]
 		o.Slices = append(o.Slices, SliceEffect{Pool: a.Pool, Kind: kind, Source: a.Source, Destination: a.Destination})
 	}
 }

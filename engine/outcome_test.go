@@ -15,11 +15,11 @@ func TestRouteOutcome(t *testing.T) {
 	check := func(ev engine.Event, kind engine.SliceEffectKind, delta int8, credit bool) {
 		t.Helper()
 		engine.RouteOutcome(q, ev, &o)
-		if len(o.Slices) != len(q.Allocations) {
-			t.Fatalf("%s: %d slice effects for %d allocations", ev.Type(), len(o.Slices), len(q.Allocations))
+		if len(o.Slices) != len(q.Allocations()) {
+			t.Fatalf("%s: %d slice effects for %d allocations", ev.Type(), len(o.Slices), len(q.Allocations()))
 		}
 		for i, e := range o.Slices {
-			a := q.Allocations[i]
+			a := q.Allocations()[i]
 			if e != (engine.SliceEffect{Pool: a.Pool, Kind: kind, Source: a.Source, Destination: a.Destination}) {
 				t.Errorf("%s: slice %d effect %+v", ev.Type(), i, e)
 			}

@@ -1,5 +1,7 @@
 package engine
 
+import "unsafe"
+
 // Status is a quote's state (spec §4).
 type Status uint8
 
@@ -99,11 +101,14 @@ type Quote struct {
 	// forgotten marks a quote ForgetEnded dropped, in its slab (State.slabs).
 	forgotten bool
 
-	Amount         Amount
-	ProposedRate   Rate
-	Reference      Ref
-	Allocations    []Allocation // shared, never modified
-	Chat           *Chat        // shared, never modified
+	Amount       Amount
+	ProposedRate Rate
+	Reference    Ref
+	// allocs is the first of the quote's allocations (Allocations), as a
+	// pointer and a count (nallocs) instead of a slice: 24 bytes to 9 of
+	// a million open quotes'.
+	allocs         *Allocation
+	Chat           *Chat // shared, never modified
 	IdempotencyKey IdemKey
 	RequestHash    [32]byte
 	Key            KeyID // the API key that created it
@@ -111,7 +116,8 @@ type Quote struct {
 	CreatedAt int64
 	UpdatedAt int64
 	ExpiresAt int64 // the current deadline (TTL, then payment window); meaningless when terminal
-	TTL       int64 // seconds of the quote TTL given at creation
+	TTL       int32 // seconds of the quote TTL given at creation
+	nallocs   uint8
 	// Accepted is what the accept set (nil before: a pending quote
 	// carries none of it), immutable: shared by the quote's versions.
 	Accepted *Acceptance
@@ -133,11 +139,22 @@ func (q *Quote) init(ev *QuoteCreated) {
 	*q = Quote{
 		ID: ev.Quote, Client: ev.Client, Mode: ev.Mode, Pair: ev.Pair, Direction: ev.Direction,
 		Amount: ev.Amount, ProposedRate: ev.ProposedRate, Chain: ev.Chain, Reference: ev.Reference,
-		Channel: ev.Channel, Allocations: ev.Allocations, Chat: ev.Chat,
+		Channel: ev.Channel, Chat: ev.Chat,
 		IdempotencyKey: ev.IdempotencyKey, RequestHash: ev.RequestHash, Key: ev.Key,
 		Status: StatusPending, CreatedAt: ev.At, UpdatedAt: ev.At, ExpiresAt: ev.ExpiresAt,
 		TTL: ttlSeconds(ev.At, ev.ExpiresAt),
 	}
+	q.setAllocations(ev.Allocations)
+}
+
+// Allocations are the quote's allocations (1 to SlicesMax), shared, never
+// modified.
+func (q *Quote) Allocations() []Allocation { return unsafe.Slice(q.allocs, q.nallocs) }
+
+// setAllocations makes as the quote's allocations.
+// REQUIRES: len(as) <= SlicesMax.
+func (q *Quote) setAllocations(as []Allocation) {
+	q.allocs, q.nallocs = unsafe.SliceData(as), uint8(len(as))
 }
 
 // TotalSource is the sum of the allocations' source amounts: what the
@@ -145,8 +162,9 @@ func (q *Quote) init(ev *QuoteCreated) {
 // SlicesMax allocations, and a million quotes held 16 MB of totals.)
 func (q *Quote) TotalSource() Amount {
 	var t Amount
-	for i := range q.Allocations {
-		t += q.Allocations[i].Source
+	as := q.Allocations()
+	for i := range as {
+		t += as[i].Source
 	}
 	return t
 }
@@ -155,15 +173,16 @@ func (q *Quote) TotalSource() Amount {
 // what the partner receives.
 func (q *Quote) TotalDestination() Amount {
 	var t Amount
-	for i := range q.Allocations {
-		t += q.Allocations[i].Destination
+	as := q.Allocations()
+	for i := range as {
+		t += as[i].Destination
 	}
 	return t
 }
 
 // ttlSeconds is the TTL of a quote created at at that expires at
 // expiresAt (unix ms), in whole seconds.
-func ttlSeconds(at, expiresAt int64) int64 { return (expiresAt - at) / 1000 }
+func ttlSeconds(at, expiresAt int64) int32 { return int32((expiresAt - at) / 1000) }
 
 // EndedBefore reports whether q ended (completed, cancelled or expired)
 // before cutoff (unix ms): the retention rule the service, its log
@@ -212,8 +231,9 @@ func (q *Quote) WeightedAverageRate() Rate {
 // HasPoolAccount reports whether id is the liquidity account of one of the
 // quote's allocations.
 func (q *Quote) HasPoolAccount(id AccountID) bool {
-	for i := range q.Allocations {
-		if q.Allocations[i].PoolAccount == id {
+	as := q.Allocations()
+	for i := range as {
+		if as[i].PoolAccount == id {
 			return true
 		}
 	}

@@ -91,7 +91,7 @@ func TestNewQuote(t *testing.T) {
 		{"status", q.Status, engine.StatusPending},
 		{"total source", q.TotalSource(), engine.Amount(160_000_00 + 80_645_17)},
 		{"total destination", q.TotalDestination(), engine.Amount(150_000_000)},
-		{"TTL seconds", q.TTL, int64(300)},
+		{"TTL seconds", q.TTL, int32(300)},
 		{"created at", q.CreatedAt, quoteCreatedAt},
 		{"updated at", q.UpdatedAt, quoteCreatedAt},
 		{"expires at", q.ExpiresAt, quoteCreatedAt + quoteTTLMillis},

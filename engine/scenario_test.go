@@ -169,7 +169,7 @@ func (s *scenario) quoteLines(q *engine.Quote) string {
 	if q.SettlementOrZero().Kind != engine.SettlementNone {
 		fmt.Fprintf(&b, ", settles to %s", q.SettlementOrZero().Kind)
 	}
-	for _, a := range q.Allocations {
+	for _, a := range q.Allocations() {
 		fmt.Fprintf(&b, "\n  slice %s: %s %s -> %s %s at %s", a.PoolName, amountText(a.Source, q.Pair.Source), q.Pair.Source,
 			amountText(a.Destination, q.Pair.Destination), q.Pair.Destination, rateText(a.Rate))
 	}
@@ -179,7 +179,7 @@ func (s *scenario) quoteLines(q *engine.Quote) string {
 // quotePools lists the pool lines of q's slices.
 func (s *scenario) quotePools(q *engine.Quote) string {
 	var lines []string
-	for _, a := range q.Allocations {
+	for _, a := range q.Allocations() {
 		lines = append(lines, s.poolLine(s.w.state.Pools[a.Pool]))
 	}
 	return strings.Join(lines, "\n")

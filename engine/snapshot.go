@@ -443,8 +443,9 @@ func quotesToEncode(s *State, version uint8) (quotes []*Quote, size int) {
 // fields): the fixed records and strings exactly, a bound for the rest.
 func quoteBytesHint(q *Quote) int {
 	n := quoteFixedLen + q.Reference.Len() + q.IdempotencyKey.Len() + 1 // + the chat's flag
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
+	as := q.Allocations()
+	for i := range as {
+		a := &as[i]
 		n += allocationFixedLen + len(a.PoolName) + a.Reference.Len()
 	}
 	if c := q.Chat; c != nil {
@@ -667,7 +668,7 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.byte1(uint8(q.Chain))
 	e.ref(&q.Reference)
 	e.byte1(uint8(q.Channel))
-	e.allocations(q.Allocations)
+	e.allocations(q.Allocations())
 	e.chat(q.Chat)
 	e.idemKey(q.IdempotencyKey)
 	e.hash(q.RequestHash)
@@ -676,7 +677,7 @@ func encodeQuote(e *encoder, q *Quote) {
 	e.varint(q.CreatedAt)
 	e.varint(q.UpdatedAt)
 	e.varint(q.ExpiresAt)
-	e.varint(q.TTL)
+	e.varint(int64(q.TTL))
 	accepted := q.AcceptanceOrZero()
 	e.acceptance(&accepted)
 	e.boolean(q.PayIn != nil) // version 3
@@ -1211,7 +1212,11 @@ func decodeQuote(d *decoder, q *Quote, version uint8) {
 	ev.IdempotencyKey, ev.RequestHash, ev.Key = d.idemKey(), d.hash(), d.id()
 	q.init(&ev)
 	q.Status = Status(d.byte1())
-	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, q.TTL = d.varint(), d.varint(), d.varint(), d.varint()
+	var ttl int64
+	q.CreatedAt, q.UpdatedAt, q.ExpiresAt, ttl = d.varint(), d.varint(), d.varint(), d.varint()
+	if q.TTL = int32(ttl); int64(q.TTL) != ttl {
+		d.fail()
+	}
 	// A quote never accepted encodes its acceptance as zeros. NB: copied
 	// to the heap only when set: taking a's address moved it there for
 	// every quote (a 112-byte allocation each, nine in ten garbage).

@@ -98,12 +98,13 @@ func encodeQuoteFixed(e *encoder, q *Quote) {
 	}
 	le.PutUint16(f[qoReference:], uint16(q.Reference.Len()))
 	le.PutUint16(f[qoKeyLen:], uint16(q.IdempotencyKey.Len()))
-	le.PutUint16(f[qoAllocations:], uint16(len(q.Allocations)))
+	le.PutUint16(f[qoAllocations:], uint16(len(q.Allocations())))
 	e.buf = append(e.buf, f[:]...)
 	e.buf = q.Reference.AppendText(e.buf)
 	e.buf = q.IdempotencyKey.AppendText(e.buf)
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
+	as := q.Allocations()
+	for i := range as {
+		a := &as[i]
 		var g [allocationFixedLen]byte
 		copy(g[aoID:], a.ID[:])
 		copy(g[aoPool:], a.Pool[:])
@@ -148,8 +149,9 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		CreatedAt:    int64(le.Uint64(f[qoCreatedAt:])),
 		UpdatedAt:    int64(le.Uint64(f[qoUpdatedAt:])),
 		ExpiresAt:    int64(le.Uint64(f[qoExpiresAt:])),
-		TTL:          int64(le.Uint64(f[qoTTL:])),
 	}
+	ttl := int64(le.Uint64(f[qoTTL:]))
+	q.TTL = int32(ttl)
 	copy(q.ID[:], f[qoID:])
 	copy(q.Client[:], f[qoClient:])
 	copy(q.Key[:], f[qoKey:])
@@ -159,7 +161,7 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 	if (q.Mode != ModeLive && q.Mode != ModeSandbox) || !q.Pair.Source.Valid() || !q.Pair.Destination.Valid() ||
 		(q.Direction != DirectionSource && q.Direction != DirectionDestination) || q.Chain >= chainEnd || q.Channel > ChannelXML ||
 		q.Status < StatusPending || q.Status > StatusExpired || flags&^(quoteAccepted|quotePaidIn) != 0 ||
-		allocations == 0 || allocations > SlicesMax {
+		allocations == 0 || allocations > SlicesMax || int64(q.TTL) != ttl {
 		d.fail()
 		return
 	}
@@ -183,7 +185,7 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 		a.PoolName = d.strN(uint64(le.Uint16(g[aoPoolName:])))
 		a.Reference = d.refN(uint64(le.Uint16(g[aoReference:])))
 	}
-	q.Allocations = list
+	q.setAllocations(list)
 	q.Chat = d.chat()
 	if flags&quoteAccepted != 0 {
 		a := d.acceptance()

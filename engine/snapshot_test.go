@@ -356,7 +356,7 @@ func TestQuoteBytesHintCovers(t *testing.T) {
 			Account: AccountID(q.ID), AccountName: long, AccountNumber: long, BankCode: long, Address: long}}
 		full.PayIn = &PayIn{Address: AddressID(q.ID), Deposit: long, Index: 1<<31 - 1, CreatedAt: math.MinInt64,
 			SeenAmount: math.MinInt64, SeenTx: long, SeenAt: math.MinInt64}
-		full.Amount, full.CreatedAt, full.UpdatedAt, full.ExpiresAt, full.TTL = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64
+		full.Amount, full.CreatedAt, full.UpdatedAt, full.ExpiresAt, full.TTL = math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt64, math.MinInt32
 		for _, c := range []*Quote{q, &full} {
 			for _, enc := range []func(*encoder, *Quote){encodeQuoteFixed, encodeQuote} {
 				var e encoder

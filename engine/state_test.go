@@ -151,7 +151,7 @@ func checkStateInvariants(t testing.TB, s *engine.State, deposited map[engine.Po
 		if !q.Status.Open() {
 			continue
 		}
-		for _, a := range q.Allocations {
+		for _, a := range q.Allocations() {
 			held[a.Pool] += a.Destination
 		}
 	}
@@ -263,7 +263,7 @@ func (w *world) createQuote(req quoteRequest) (engine.AllocationOutcome, *engine
 // walletAccept is the JSON accept: the quote's first pool account, settled
 // to the partner's wallet in the destination currency.
 func (w *world) walletAccept(q *engine.Quote) engine.AcceptQuote {
-	return engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations[0].PoolAccount, Settlement: engine.Settlement{
+	return engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations()[0].PoolAccount, Settlement: engine.Settlement{
 		Kind: engine.SettlementWallet, Account: w.wallet(q.Client, q.Mode, q.Pair.Destination).ID},
 		OwnerWallets: w.state.Clients[q.Client].Wallets}
 }
@@ -344,19 +344,19 @@ func TestStateLifecycleSequence(t *testing.T) {
 	if out.Result != engine.ResultOK {
 		t.Fatalf("split quote: %s", out.Result)
 	}
-	if got := len(split.Allocations); got != 2 {
+	if got := len(split.Allocations()); got != 2 {
 		t.Fatalf("split quote: %d allocations, want 2", got)
 	}
-	if got, want := split.Allocations[0].Destination, decimalAmount(t, "100", engine.CurrencyUSDT); got != want {
+	if got, want := split.Allocations()[0].Destination, decimalAmount(t, "100", engine.CurrencyUSDT); got != want {
 		t.Errorf("split quote first slice: got %d, want %d", got, want)
 	}
 	if got, want := split.TotalDestination(), decimalAmount(t, "150", engine.CurrencyUSDT); got != want {
 		t.Errorf("split quote total destination: got %d, want %d", got, want)
 	}
-	if got, want := snapshotPool(w.state, p1).available, before1.available-split.Allocations[0].Destination; got != want {
+	if got, want := snapshotPool(w.state, p1).available, before1.available-split.Allocations()[0].Destination; got != want {
 		t.Errorf("lagos-1 available after hold: got %d, want %d", got, want)
 	}
-	if got, want := snapshotPool(w.state, p2).held, before2.held+split.Allocations[1].Destination; got != want {
+	if got, want := snapshotPool(w.state, p2).held, before2.held+split.Allocations()[1].Destination; got != want {
 		t.Errorf("lagos-2 held after hold: got %d, want %d", got, want)
 	}
 
@@ -391,7 +391,7 @@ func TestStateLifecycleSequence(t *testing.T) {
 		pool   *engine.Pool
 		before poolSnapshot
 	}{{p1, before1}, {p2, before2}} {
-		a := split.Allocations[i]
+		a := split.Allocations()[i]
 		got := snapshotPool(w.state, pair.pool)
 		want := pair.before
 		want.balance -= a.Destination
@@ -692,7 +692,7 @@ func TestStateApplyRefusesInconsistentEvents(t *testing.T) {
 		{"complete/unknown settlement wallet", func(f *fixture) engine.Event {
 			// Accepted with a wallet that does not exist; the completion
 			// cannot settle.
-			ev := &engine.QuoteAccepted{At: f.w.now, Quote: f.pending.ID, PoolAccount: f.pending.Allocations[0].PoolAccount,
+			ev := &engine.QuoteAccepted{At: f.w.now, Quote: f.pending.ID, PoolAccount: f.pending.Allocations()[0].PoolAccount,
 				Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: engine.AccountID(f.w.newID())},
 				ExpiresAt:  f.w.now + worldPaymentWindowMillis}
 			if err := f.w.state.Apply(ev); err != nil {
@@ -965,7 +965,11 @@ func TestStateReplayEquivalence(t *testing.T) {
 	}
 }
 
-func quotesEqual(a, b *engine.Quote) bool { return reflect.DeepEqual(a, b) }
+// quotesEqual compares quotes field by field and their allocations in full
+// (DeepEqual of a Quote follows its allocations' pointer to the first).
+func quotesEqual(a, b *engine.Quote) bool {
+	return reflect.DeepEqual(a, b) && reflect.DeepEqual(a.Allocations(), b.Allocations())
+}
 
 // TestStateHash: equal states hash equal whatever the order they were built
 // in, and any one balance, hold or status that differs changes the hash.

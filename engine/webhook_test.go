@@ -250,7 +250,7 @@ func TestEventRecordRoundTrip(t *testing.T) {
 		}
 		got, err := engine.DecodeEventRecord(b)
 		e.Markets = nil
-		if err != nil || !reflect.DeepEqual(got, e) {
+		if err != nil || !reflect.DeepEqual(got, e) || !reflect.DeepEqual(got.Quote.Allocations(), e.Quote.Allocations()) {
 			t.Fatalf("%s: %v\n%+v\nwant\n%+v", e.Kind, err, got, e)
 		}
 		if _, err := engine.DecodeEventRecord(b[:len(b)-1]); err == nil {

@@ -67,7 +67,7 @@ func BenchmarkConsolePages(b *testing.B) {
 				switch i % 5 {
 				case 1:
 					a := s.Sys.TransitionQuote(q.Client, q.Mode, q.ID, &actors.TransitionQuote{Operation: actors.OperationAccept,
-						Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations[0].PoolAccount,
+						Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Allocations()[0].PoolAccount,
 							Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: wallet}}})
 					if a.Err != nil || a.Result != engine.ResultOK {
 						b.Errorf("accept: %v %s", a.Err, a.Result)

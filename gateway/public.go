@@ -475,8 +475,9 @@ func appendAllocationResult(w *jsonWriter, q *engine.Quote) {
 	w.amount("totalDestinationAmount", q.TotalDestination(), dst)
 	w.openArray("allocations")
 	pair := q.Pair.String()
-	for i := range q.Allocations {
-		a := &q.Allocations[i]
+	as := q.Allocations()
+	for i := range as {
+		a := &as[i]
 		w.open("")
 		w.id("id", a.ID)
 		w.id("clientId", q.Client)

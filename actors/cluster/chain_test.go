@@ -59,7 +59,7 @@ func TestChainWatchFailover(t *testing.T) {
 		}
 	}
 	a := sys.TransitionQuote(cl.Client.ID, engine.ModeLive, q.Quote.ID, &actors.TransitionQuote{Operation: actors.OperationAccept,
-		Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Quote.Allocations[0].PoolAccount,
+		Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Quote.Allocations()[0].PoolAccount,
 			Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: ngn}}})
 	if a.Err != nil || a.Result != engine.ResultOK || a.Quote.PayIn == nil {
 		t.Fatalf("accept: %v %v", a.Err, a.Result)

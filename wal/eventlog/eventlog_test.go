@@ -43,10 +43,11 @@ func open(t *testing.T, dir string, clk *clock) *eventlog.Store {
 func event(client engine.ClientID, mode engine.Mode, kind engine.WebhookEvents, n int, at int64) *engine.OwedEvent {
 	var q engine.QuoteID
 	q[0], q[1] = byte(n), byte(n>>8)
-	return &engine.OwedEvent{ID: engine.WebhookEventID(q, kind), Kind: kind, At: at,
-		Quote: engine.Quote{ID: q, Client: client, Mode: mode, Pair: engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT},
-			Direction: engine.DirectionSource, Status: engine.StatusPending, Chain: engine.ChainTron, CreatedAt: at, UpdatedAt: at, ExpiresAt: at + 300_000,
-			Allocations: []engine.Allocation{{ID: [16]byte{9}, Pool: [16]byte{8}, PoolAccount: [16]byte{7}, PoolName: "p", Source: 1600, Destination: 1000}}}}
+	quote := engine.NewQuote(&engine.QuoteCreated{At: at, Quote: q, Client: client, Mode: mode,
+		Pair:      engine.Pair{Source: engine.CurrencyNGN, Destination: engine.CurrencyUSDT},
+		Direction: engine.DirectionSource, Chain: engine.ChainTron, ExpiresAt: at + 300_000,
+		Allocations: []engine.Allocation{{ID: [16]byte{9}, Pool: [16]byte{8}, PoolAccount: [16]byte{7}, PoolName: "p", Source: 1600, Destination: 1000}}})
+	return &engine.OwedEvent{ID: engine.WebhookEventID(q, kind), Kind: kind, At: at, Quote: *quote}
 }
 
 // ids lists the events' ids.
