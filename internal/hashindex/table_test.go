@@ -13,8 +13,9 @@ func itemIs(key [2]byte) func(*item) bool { return func(v *item) bool { return v
 // TestTableAgainstAMap drives a Table and a Go map with the same random
 // adds, sets and deletes and compares them: with a hash of few values,
 // keys share whole hashes and home slots, runs grow long and wrap around
-// the table's end, and deletes shift them back; the table doubles from
-// empty or from the length Init gives (no power of two). DeleteIf drops a random part now and then.
+// the table's end, and deletes shift them back; the table grows by half
+// from empty or from the length Init gives (no power of two). DeleteIf
+// drops a random part now and then.
 func TestTableAgainstAMap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -135,7 +136,8 @@ func TestTableAgainstAMap(t *testing.T) {
 }
 
 // TestTableSizing: Init(n) holds n values two thirds full (tableMin
-// slots at the least), so that filling it does not double it.
+// slots at the least), so that filling it does not grow it; a table
+// grown from empty is half to three quarters full.
 func TestTableSizing(t *testing.T) {
 	for _, n := range []int{0, 1, 6, 7, 1000, 1 << 20} {
 		var x Table[*item]
@@ -152,7 +154,15 @@ func TestTableSizing(t *testing.T) {
 			x.Add(uint64(i)*0x9e3779b97f4a7c15, &item{key: k}, itemIs(k))
 		}
 		if len(x.slots) != slots {
-			t.Fatalf("Init(%d) doubled to %d slots while filling", n, len(x.slots))
+			t.Fatalf("Init(%d) grew to %d slots while filling", n, len(x.slots))
+		}
+	}
+	var x Table[*item]
+	for i := range 100_000 {
+		k := [2]byte{byte(i), byte(i >> 8)}
+		x.Add(uint64(i)*0x9e3779b97f4a7c15, &item{key: k}, itemIs(k))
+		if n := x.Len(); n > tableMin && (2*n < len(x.slots) || 4*n > 3*len(x.slots)) {
+			t.Fatalf("%d values in %d slots", n, len(x.slots))
 		}
 	}
 }
