@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -35,6 +36,14 @@ type expiryWheel struct {
 	armed   int64 // the bucket the timer is set for; 0: none
 	started bool  // start was called: the timer may be set
 	stopped bool
+	// early are the arms made before start, which start files
+	// (fileEarly).
+	early []earlyArm
+}
+
+type earlyArm struct {
+	ref    *quoteRef
+	bucket int64
 }
 
 // expiryBucket is the refs armed for deadlines in one bucket.
@@ -63,19 +72,37 @@ func (w *expiryWheel) arm(ref *quoteRef, deadline int64) {
 	if w.stopped {
 		return
 	}
+	if !w.started {
+		w.early = append(w.early, earlyArm{ref, b})
+		return
+	}
+	bucket := w.bucket(b, expiryBucketCap)
+	bucket.refs = append(bucket.refs, ref)
+	if w.armed == 0 || b < w.armed {
+		w.schedule(b)
+	}
+}
+
+// bucket is bucket b, made with room for capacity refs if new; it is
+// w.last from then on. REQUIRES: w.mu held.
+func (w *expiryWheel) bucket(b int64, capacity int) *expiryBucket {
 	if w.last == nil || w.lastNum != b {
 		bucket, ok := w.buckets[b]
 		if !ok {
-			bucket = &expiryBucket{refs: make([]*quoteRef, 0, expiryBucketCap)}
+			bucket = &expiryBucket{refs: make([]*quoteRef, 0, capacity)}
 			w.buckets[b] = bucket
 			w.order.push(b)
 		}
 		w.last, w.lastNum = bucket, b
 	}
-	w.last.refs = append(w.last.refs, ref)
-	if w.started && (w.armed == 0 || b < w.armed) {
-		w.schedule(b)
-	}
+	return w.last
+}
+
+// reserve makes room for n arms before start.
+func (w *expiryWheel) reserve(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.early = slices.Grow(w.early, n)
 }
 
 // start lets the wheel fire: the quotes armed before (at Start, while the
@@ -84,8 +111,30 @@ func (w *expiryWheel) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.started = true
+	w.fileEarly()
 	if !w.stopped && len(w.order) > 0 {
 		w.schedule(w.order[0])
+	}
+}
+
+// fileEarly files the arms made before start, each bucket's list made to
+// its length: a start arms a million quotes, some ten to a bucket, whose
+// lists grown an arm at a time were a third empty. REQUIRES: w.mu held.
+func (w *expiryWheel) fileEarly() {
+	early := w.early
+	w.early = nil
+	counts := make(map[int64]int)
+	for i := 0; i < len(early); { // a run of one bucket counts at once
+		j := i + 1
+		for j < len(early) && early[j].bucket == early[i].bucket {
+			j++
+		}
+		counts[early[i].bucket] += j - i
+		i = j
+	}
+	for _, e := range early {
+		bucket := w.bucket(e.bucket, counts[e.bucket])
+		bucket.refs = append(bucket.refs, e.ref)
 	}
 }
 
@@ -151,7 +200,7 @@ func (w *expiryWheel) stop() {
 		w.timer.Stop()
 	}
 	clear(w.buckets)
-	w.order, w.last = nil, nil
+	w.order, w.last, w.early = nil, nil, nil
 }
 
 // bucketHeap is a min-heap of bucket numbers. Typed rather than through

@@ -115,3 +115,59 @@ func TestBucketHeapOrder(t *testing.T) {
 		t.Fatalf("%d numbers left", len(h))
 	}
 }
+
+// Arms made before start (a start's quotes) are filed when it starts, each
+// bucket's list exactly as long as its arms, and fire as the others do.
+func TestExpiryWheelFilesEarlyArms(t *testing.T) {
+	var mu sync.Mutex
+	fired := map[*quoteRef]int{}
+	now := func() int64 { return time.Now().UnixMilli() }
+	w := newExpiryWheel(now, func(ref *quoteRef) {
+		mu.Lock()
+		defer mu.Unlock()
+		fired[ref]++
+	})
+	start := now()
+	w.reserve(100)
+	refs := make([]*quoteRef, 100)
+	for i := range refs {
+		refs[i] = &quoteRef{}
+		// Runs of one bucket, and bucket 0 again after the others.
+		w.arm(refs[i], start+int64(i/10%4)*expiryBucketMillis*3)
+	}
+	w.mu.Lock()
+	if len(w.buckets) != 0 || len(w.early) != len(refs) {
+		t.Errorf("before start: %d buckets, %d early arms", len(w.buckets), len(w.early))
+	}
+	w.mu.Unlock()
+	w.start()
+	w.mu.Lock()
+	sizes := map[int]int{}
+	for _, b := range w.buckets {
+		if len(b.refs) != cap(b.refs) {
+			t.Errorf("a bucket of %d refs has room for %d", len(b.refs), cap(b.refs))
+		}
+		sizes[len(b.refs)]++
+	}
+	w.mu.Unlock()
+	// Four buckets: the first two get three runs of ten, the others two.
+	if len(sizes) != 2 || sizes[30] != 2 || sizes[20] != 2 {
+		t.Errorf("bucket sizes (refs: buckets): %v, want 30: 2, 20: 2", sizes)
+	}
+	poll.Until(t, 10*time.Second, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(fired) < len(refs) {
+			return fmt.Sprintf("%d of %d quotes fired", len(fired), len(refs))
+		}
+		return ""
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, ref := range refs {
+		if fired[ref] != 1 {
+			t.Errorf("quote %d fired %d times", i, fired[ref])
+		}
+	}
+	w.stop()
+}
