@@ -152,7 +152,6 @@ func (b *builder) quotes() map[engine.BookKey]*exposure {
 	refs := make([]quoteRef, 0, state.Quotes.Len())
 	prefault.Slice(refs) // filled whole by the pass: mapped in at once
 	registry := startRegistering(&s.quotes)
-	s.expiry.reserve(state.Quotes.Len())
 	sent := 0
 	for q := range state.QuotesInOrder() {
 		open := q.Status.Open()

@@ -1,7 +1,6 @@
 package actors
 
 import (
-	"slices"
 	"sync"
 	"time"
 )
@@ -36,14 +35,11 @@ type expiryWheel struct {
 	armed   int64 // the bucket the timer is set for; 0: none
 	started bool  // start was called: the timer may be set
 	stopped bool
-	// early are the arms made before start, which start files
-	// (fileEarly).
-	early []earlyArm
-}
-
-type earlyArm struct {
-	ref    *quoteRef
-	bucket int64
+	// early is the chunk of arms made before start (armEarly); those
+	// from run on are of bucket runBucket and not yet filed.
+	early     []*quoteRef
+	run       int
+	runBucket int64
 }
 
 // expiryBucket is the refs armed for deadlines in one bucket.
@@ -73,23 +69,23 @@ func (w *expiryWheel) arm(ref *quoteRef, deadline int64) {
 		return
 	}
 	if !w.started {
-		w.early = append(w.early, earlyArm{ref, b})
+		w.armEarly(ref, b)
 		return
 	}
-	bucket := w.bucket(b, expiryBucketCap)
+	bucket := w.bucket(b)
 	bucket.refs = append(bucket.refs, ref)
 	if w.armed == 0 || b < w.armed {
 		w.schedule(b)
 	}
 }
 
-// bucket is bucket b, made with room for capacity refs if new; it is
-// w.last from then on. REQUIRES: w.mu held.
-func (w *expiryWheel) bucket(b int64, capacity int) *expiryBucket {
+// bucket is bucket b, made if new; it is w.last from then on.
+// REQUIRES: w.mu held.
+func (w *expiryWheel) bucket(b int64) *expiryBucket {
 	if w.last == nil || w.lastNum != b {
 		bucket, ok := w.buckets[b]
 		if !ok {
-			bucket = &expiryBucket{refs: make([]*quoteRef, 0, capacity)}
+			bucket = &expiryBucket{refs: make([]*quoteRef, 0, expiryBucketCap)}
 			w.buckets[b] = bucket
 			w.order.push(b)
 		}
@@ -98,12 +94,40 @@ func (w *expiryWheel) bucket(b int64, capacity int) *expiryBucket {
 	return w.last
 }
 
-// reserve makes room for n arms before start.
-func (w *expiryWheel) reserve(n int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.early = slices.Grow(w.early, n)
+// armEarly arms ref in bucket b before start (a start arms its quotes in
+// creation order, some ten to a bucket): the arms go into chunks in
+// order, and each run of one bucket becomes its bucket's list as it is,
+// not copied, instead of a list grown from expiryBucketCap slots (a third
+// of them empty). REQUIRES: w.mu held.
+func (w *expiryWheel) armEarly(ref *quoteRef, b int64) {
+	if len(w.early) > w.run && (b != w.runBucket || len(w.early) == cap(w.early)) {
+		w.fileRun()
+	}
+	if len(w.early) == cap(w.early) {
+		w.early, w.run = make([]*quoteRef, 0, expiryEarlyChunk), 0
+	}
+	w.early = append(w.early, ref)
+	w.runBucket = b
 }
+
+// fileRun adds the current run of early arms to its bucket.
+// REQUIRES: w.mu held.
+func (w *expiryWheel) fileRun() {
+	run := w.early[w.run:len(w.early):len(w.early)]
+	w.run = len(w.early)
+	if len(run) == 0 {
+		return
+	}
+	if bucket, ok := w.buckets[w.runBucket]; ok {
+		bucket.refs = append(bucket.refs, run...)
+		return
+	}
+	w.buckets[w.runBucket] = &expiryBucket{refs: run}
+	w.order.push(w.runBucket)
+}
+
+// expiryEarlyChunk is the arms of one chunk before start.
+const expiryEarlyChunk = 4096
 
 // start lets the wheel fire: the quotes armed before (at Start, while the
 // actors they would reach are still being spawned) from now on.
@@ -111,30 +135,12 @@ func (w *expiryWheel) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.started = true
-	w.fileEarly()
+	if w.early != nil {
+		w.fileRun()
+		w.early, w.run = nil, 0
+	}
 	if !w.stopped && len(w.order) > 0 {
 		w.schedule(w.order[0])
-	}
-}
-
-// fileEarly files the arms made before start, each bucket's list made to
-// its length: a start arms a million quotes, some ten to a bucket, whose
-// lists grown an arm at a time were a third empty. REQUIRES: w.mu held.
-func (w *expiryWheel) fileEarly() {
-	early := w.early
-	w.early = nil
-	counts := make(map[int64]int)
-	for i := 0; i < len(early); { // a run of one bucket counts at once
-		j := i + 1
-		for j < len(early) && early[j].bucket == early[i].bucket {
-			j++
-		}
-		counts[early[i].bucket] += j - i
-		i = j
-	}
-	for _, e := range early {
-		bucket := w.bucket(e.bucket, counts[e.bucket])
-		bucket.refs = append(bucket.refs, e.ref)
 	}
 }
 

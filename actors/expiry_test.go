@@ -116,8 +116,9 @@ func TestBucketHeapOrder(t *testing.T) {
 	}
 }
 
-// Arms made before start (a start's quotes) are filed when it starts, each
-// bucket's list exactly as long as its arms, and fire as the others do.
+// Arms made before start (a start's quotes) are filed in runs of one
+// bucket, each run a bucket's list as it is (no room to spare), and fire
+// as the others do; a bucket armed again later takes the arms too.
 func TestExpiryWheelFilesEarlyArms(t *testing.T) {
 	var mu sync.Mutex
 	fired := map[*quoteRef]int{}
@@ -127,33 +128,26 @@ func TestExpiryWheelFilesEarlyArms(t *testing.T) {
 		defer mu.Unlock()
 		fired[ref]++
 	})
-	start := now()
-	w.reserve(100)
-	refs := make([]*quoteRef, 100)
+	// Half a second ahead: nothing fires before the buckets are read.
+	start := now() + 500
+	refs := make([]*quoteRef, 70)
 	for i := range refs {
 		refs[i] = &quoteRef{}
-		// Runs of one bucket, and bucket 0 again after the others.
-		w.arm(refs[i], start+int64(i/10%4)*expiryBucketMillis*3)
+		// Six buckets in runs of ten, then the first again.
+		w.arm(refs[i], start+int64(i/10%6)*expiryBucketMillis*3)
 	}
-	w.mu.Lock()
-	if len(w.buckets) != 0 || len(w.early) != len(refs) {
-		t.Errorf("before start: %d buckets, %d early arms", len(w.buckets), len(w.early))
-	}
-	w.mu.Unlock()
 	w.start()
 	w.mu.Lock()
-	sizes := map[int]int{}
+	first := w.buckets[bucketOf(start)]
+	if len(w.buckets) != 6 || first == nil || len(first.refs) != 20 {
+		t.Errorf("%d buckets, the first with %v", len(w.buckets), first)
+	}
 	for _, b := range w.buckets {
-		if len(b.refs) != cap(b.refs) {
-			t.Errorf("a bucket of %d refs has room for %d", len(b.refs), cap(b.refs))
+		if b != first && (len(b.refs) != 10 || cap(b.refs) != 10) {
+			t.Errorf("a bucket of one run: %d refs, room for %d, want 10 and 10", len(b.refs), cap(b.refs))
 		}
-		sizes[len(b.refs)]++
 	}
 	w.mu.Unlock()
-	// Four buckets: the first two get three runs of ten, the others two.
-	if len(sizes) != 2 || sizes[30] != 2 || sizes[20] != 2 {
-		t.Errorf("bucket sizes (refs: buckets): %v, want 30: 2, 20: 2", sizes)
-	}
 	poll.Until(t, 10*time.Second, func() string {
 		mu.Lock()
 		defer mu.Unlock()
