@@ -6,11 +6,11 @@ import (
 )
 
 // IdemKey is an Idempotency-Key as a quote and an IdempotencyScope hold
-// it. Most partners send a UUID in its canonical text (36 characters, the
-// hex digits all lower or all upper case), which a string holds in a
-// 48-byte heap block; IdemKey holds a version 4 or 7 one in 16 bytes (its
-// 122 random bits and what restores the text), and any other key as its
-// text. The form is canonical — two keys are equal exactly when their texts
+// it. A UUID in its canonical text (36 characters, the hex digits all
+// lower or all upper case: what a partner's UUID library prints, and the
+// benchmark's keys) takes a 48-byte heap block as a string; IdemKey holds
+// a version 4 or 7 one in 16 bytes (its 122 random bits and what restores
+// the text), and any other key as its text. The form is canonical — two keys are equal exactly when their texts
 // are — so IdemKeys compare, hash and key maps as the texts would; only
 // their order differs (sort by String). Codecs write the text: no record
 // holds the packed form.
