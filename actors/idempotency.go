@@ -119,6 +119,9 @@ func (x *idempotencyIndex) release(scope engine.IdempotencyScope) {
 	default:
 		close(e.done)
 	}
+	// The entry stays for the key's retention (a day): it keeps the shared
+	// closed channel, not its own (96 bytes). A waiter holds its own copy.
+	e.done = closedDone
 }
 
 // prune forgets keys older than the retention.
