@@ -12,13 +12,21 @@ import (
 // (its create not yet answered) makes a concurrent request with the same key
 // wait for the first one's outcome, so a retry storm creates one quote.
 type idempotencyIndex struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// entries are the keys in flight: claimed, their create not yet
+	// released (its quote set once it is durable).
 	entries map[engine.IdempotencyScope]*idempotencyEntry
+	// created are the keys of the quotes created since the start, each to
+	// its quote as created (any version of it: the original view is
+	// derived when a replay needs it; its RequestHash and CreatedAt are the
+	// key's record): a flat table's 16-byte slot each where an entry in
+	// entries took a map slot of some 48 bytes and an entry of its own.
+	// They shadow recovered.
+	created *engine.IdempotencyIndex
 	// recovered are the keys of the state this start recovered, each to
 	// the quote it created as the state recovered it (its RequestHash and
 	// CreatedAt are the record), used as they are (a million of them
-	// rebuilt into entries cost more than a second of the start); entries
-	// made since shadow them.
+	// rebuilt into entries cost more than a second of the start).
 	recovered *engine.IdempotencyIndex
 	// quote resolves a recovered key's quote (the registry); nil: gone.
 	quote func(engine.QuoteID) *engine.Quote
@@ -26,9 +34,8 @@ type idempotencyIndex struct {
 }
 
 type idempotencyEntry struct {
-	// quote is the quote the key created (any version of it: the original
-	// view is derived when a replay needs it; its RequestHash and
-	// CreatedAt are the key's record); nil while in flight.
+	// quote is the quote the key created (any version of it); nil while
+	// in flight.
 	quote *engine.Quote
 	done  chan struct{} // closed when the in-flight create finished
 }
@@ -37,15 +44,23 @@ type idempotencyEntry struct {
 func (x *idempotencyIndex) init(recovered *engine.IdempotencyIndex,
 	quote func(engine.QuoteID) *engine.Quote, now func() int64) {
 	x.entries = make(map[engine.IdempotencyScope]*idempotencyEntry)
+	x.created = engine.NewIdempotencyIndex(0)
 	x.recovered, x.quote, x.now = recovered, quote, now
 }
 
-// lookup returns the entry for scope: one made since the start, else a
-// recovered key within its retention whose quote is still known.
+// lookup returns the entry for scope: one in flight, else a key created
+// since the start, else a recovered key whose quote is still known, each
+// within its retention.
 // REQUIRES: x.mu held.
 func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEntry, bool) {
 	if e, ok := x.entries[scope]; ok {
 		return e, true
+	}
+	if q, ok := x.created.Get(scope); ok {
+		if x.now()-q.CreatedAt > engine.IdempotencyRetentionMillis {
+			return nil, false
+		}
+		return &idempotencyEntry{quote: q, done: closedDone}, true
 	}
 	rec, ok := x.recovered.Get(scope)
 	if !ok || x.now()-rec.CreatedAt > engine.IdempotencyRetentionMillis {
@@ -91,8 +106,9 @@ func (x *idempotencyIndex) claim(scope engine.IdempotencyScope, hash [32]byte) (
 	}
 }
 
-// store records a created quote (by the pair actor once it is durable, or
-// at start).
+// store records a created quote (by the pair actor once it is durable):
+// on its claim while the claim is held, which release then moves to
+// created.
 func (x *idempotencyIndex) store(scope engine.IdempotencyScope, quote *engine.Quote) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -100,10 +116,11 @@ func (x *idempotencyIndex) store(scope engine.IdempotencyScope, quote *engine.Qu
 		e.quote = quote
 		return
 	}
-	x.entries[scope] = &idempotencyEntry{quote: quote, done: closedDone}
+	x.created.Put(quote)
 }
 
-// release ends the caller's claim: a create that made no quote frees the key.
+// release ends the caller's claim: a create that made its quote leaves the
+// key to created, one that made none frees it.
 func (x *idempotencyIndex) release(scope engine.IdempotencyScope) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -111,31 +128,20 @@ func (x *idempotencyIndex) release(scope engine.IdempotencyScope) {
 	if e == nil {
 		return
 	}
-	if e.quote == nil {
-		delete(x.entries, scope)
+	delete(x.entries, scope)
+	if e.quote != nil {
+		x.created.Put(e.quote)
 	}
-	select {
-	case <-e.done:
-	default:
-		close(e.done)
-	}
-	// The entry stays for the key's retention (a day): it keeps the shared
-	// closed channel, not its own (96 bytes). A waiter holds its own copy.
-	e.done = closedDone
+	close(e.done)
 }
 
 // prune forgets keys older than the retention.
 func (x *idempotencyIndex) prune(now int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for scope, e := range x.entries {
-		if e.quote != nil && now-e.quote.CreatedAt > engine.IdempotencyRetentionMillis {
-			delete(x.entries, scope)
-		}
-	}
-	x.recovered.DeleteIf(func(rec *engine.Quote) bool {
-		return now-rec.CreatedAt > engine.IdempotencyRetentionMillis
-	})
+	old := func(q *engine.Quote) bool { return now-q.CreatedAt > engine.IdempotencyRetentionMillis }
+	x.created.DeleteIf(old)
+	x.recovered.DeleteIf(old)
 }
 
 // originalView is the quote as its create answered it, derived from any
