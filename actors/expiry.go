@@ -45,10 +45,10 @@ type expiryWheel struct {
 // expiryBucket is the refs armed for deadlines in one bucket.
 type expiryBucket struct{ refs []*quoteRef }
 
-// expiryBucketCap is a new bucket's first capacity: a start arms its
-// quotes in creation order, several to a bucket, and each bucket grew from
-// one ref (with the typed heap, 173k -> 113k allocations a start of 150k
-// quotes, BenchmarkActorsStart; its time did not move beyond the noise).
+// expiryBucketCap is the first capacity of a bucket made after start
+// (quotes created live, several to a bucket, would otherwise grow each
+// list from one ref); a start's buckets are cut from its arms
+// (armEarly).
 const expiryBucketCap = 8
 
 func newExpiryWheel(now func() int64, fire func(*quoteRef)) *expiryWheel {
