@@ -104,9 +104,9 @@ type Quote struct {
 	Amount       Amount
 	ProposedRate Rate
 	Reference    Ref
-	// allocs is the first of the quote's allocations (Allocations), as a
-	// pointer and a count (nallocs) instead of a slice: 24 bytes to 9 of
-	// a million open quotes'.
+	// allocs is the first of the quote's allocations (Allocations): a
+	// pointer and a count (nallocs, beside TTL) take 9 bytes of the quote
+	// where a slice header takes 24.
 	allocs         *Allocation
 	Chat           *Chat // shared, never modified
 	IdempotencyKey IdemKey

@@ -5,11 +5,10 @@ const RefBytesMax = 16
 
 // Ref is a reference the service makes for a quote — its bank pay-in
 // reference (OJA- and 10 characters) and each allocation's (ALC- and 12) —
-// held in the quote's or allocation's own bytes: a string would be a
-// header there and a heap block of its own (16 + 16 bytes of a million
-// open quotes' each). Its text is at most RefBytesMax bytes, none of them
-// NUL; decoders refuse a longer one as corrupt (the service never made
-// one).
+// held in the quote's or allocation's own 16 bytes, where a string is a
+// 16-byte header there and a 16-byte heap block of its own. Its text is
+// at most RefBytesMax bytes, none of them NUL; decoders refuse a longer
+// one as corrupt (the service never made one).
 type Ref struct{ b [RefBytesMax]byte }
 
 // MakeRef is the Ref of text, false if text does not fit one.
