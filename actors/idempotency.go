@@ -56,18 +56,13 @@ func (x *idempotencyIndex) lookup(scope engine.IdempotencyScope) (*idempotencyEn
 	if e, ok := x.entries[scope]; ok {
 		return e, true
 	}
-	if q, ok := x.created.Get(scope); ok {
-		if x.now()-q.CreatedAt > engine.IdempotencyRetentionMillis {
-			return nil, false
+	q, ok := x.created.Get(scope)
+	if !ok {
+		if q, ok = x.recovered.Get(scope); ok {
+			q = x.quote(q.ID) // the quote as the registry holds it
 		}
-		return &idempotencyEntry{quote: q, done: closedDone}, true
 	}
-	rec, ok := x.recovered.Get(scope)
-	if !ok || x.now()-rec.CreatedAt > engine.IdempotencyRetentionMillis {
-		return nil, false
-	}
-	q := x.quote(rec.ID)
-	if q == nil {
+	if q == nil || x.now()-q.CreatedAt > engine.IdempotencyRetentionMillis {
 		return nil, false
 	}
 	return &idempotencyEntry{quote: q, done: closedDone}, true

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -169,15 +168,21 @@ func (d *decoder) boolean() bool {
 
 func (d *decoder) str() string { return d.strN(d.uvarint()) }
 
-// strN reads a string of n bytes (its length read before it, or given by a
-// fixed record).
-func (d *decoder) strN(n uint64) string {
+// text reads the n bytes of a string (its length read before it, or given
+// by a fixed record), in place: the caller copies what it keeps.
+func (d *decoder) text(n uint64) ([]byte, bool) {
 	if n > stringBytesMax || n > uint64(len(d.buf)) {
 		d.fail()
-		return ""
+		return nil, false
 	}
 	b := d.buf[:n]
 	d.buf = d.buf[n:]
+	return b, true
+}
+
+// strN reads a string of n bytes.
+func (d *decoder) strN(n uint64) string {
+	b, _ := d.text(n)
 	if d.arena != nil {
 		return d.arena.str(b)
 	}
@@ -187,17 +192,12 @@ func (d *decoder) strN(n uint64) string {
 // ref reads a reference written as a string.
 func (d *decoder) ref() Ref { return d.refN(d.uvarint()) }
 
-// refN reads a reference of n bytes, as strN; a text that is no Ref's
-// (longer than RefBytesMax, or holding a NUL) is corrupt.
+// refN reads a reference of n bytes; a text that is no Ref's (MakeRef) is
+// corrupt.
 func (d *decoder) refN(n uint64) Ref {
-	var r Ref
-	if n > RefBytesMax || n > uint64(len(d.buf)) {
-		d.fail()
-		return r
-	}
-	copy(r.b[:], d.buf[:n])
-	d.buf = d.buf[n:]
-	if bytes.IndexByte(r.b[:n], 0) >= 0 {
+	b, ok := d.text(n)
+	r, fits := MakeRef(b)
+	if ok && !fits {
 		d.fail()
 	}
 	return r
@@ -206,17 +206,9 @@ func (d *decoder) refN(n uint64) Ref {
 // idemKey reads an Idempotency-Key written as a string.
 func (d *decoder) idemKey() IdemKey { return d.idemKeyN(d.uvarint()) }
 
-// idemKeyN reads an Idempotency-Key of n bytes, as strN.
+// idemKeyN reads an Idempotency-Key of n bytes.
 func (d *decoder) idemKeyN(n uint64) IdemKey {
-	if n > stringBytesMax || n > uint64(len(d.buf)) {
-		d.fail()
-		return IdemKey{}
-	}
-	b := d.buf[:n]
-	d.buf = d.buf[n:]
-	if n == 0 {
-		return IdemKey{}
-	}
+	b, _ := d.text(n)
 	return idemKeyOf(b, d.arena)
 }
 

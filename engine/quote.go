@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Status is a quote's state (spec §4).
 type Status uint8
@@ -151,9 +154,13 @@ func (q *Quote) init(ev *QuoteCreated) {
 // modified.
 func (q *Quote) Allocations() []Allocation { return unsafe.Slice(q.allocs, q.nallocs) }
 
-// setAllocations makes as the quote's allocations.
-// REQUIRES: len(as) <= SlicesMax.
+// setAllocations makes as the quote's allocations. A valid quote has at
+// most SlicesMax; a list the count cannot hold panics rather than being
+// cut short (an event encoded from such a quote would decode as valid).
 func (q *Quote) setAllocations(as []Allocation) {
+	if len(as) > math.MaxUint8 {
+		assert(false, "quote %s has %d allocations", q.ID, len(as))
+	}
 	q.allocs, q.nallocs = unsafe.SliceData(as), uint8(len(as))
 }
 
