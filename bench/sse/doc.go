@@ -5,15 +5,21 @@
 //
 // Run:
 //
-//	go test -C bench -run '^$' -bench Fanout -benchtime 5x -count 3 ./sse/
+//	go test -C bench -run '^$' -bench 'Fanout|Loopback' -benchtime 5x -count 3 ./sse/
 //
-// which runs BenchmarkFanoutFloor and BenchmarkFanout, side by side in one
-// run. BenchmarkFanoutFloor is the floor of this machine: the same child and
+// which runs BenchmarkFanoutFloor, BenchmarkLoopbackDelivery and
+// BenchmarkFanout, side by side in one run. BenchmarkFanoutFloor is the floor of this machine: the same child and
 // subscribers served by a bare writer that only writes one rate_update
 // frame (of the gateway's size and shape, as one chunk) to each connection
 // in turn. The Oja server's delays over the floor's are its own cost; what
 // the floor takes is the kernel's (on loopback, a write also runs the
 // receiver's TCP input and wakes it) and the subscribers'.
+//
+// BenchmarkLoopbackDelivery is the floor under that floor: what write(2)
+// and read(2) of one frame over loopback TCP cost, with no server and no
+// Go poller, and so what 10,000 deliveries cost the machine's cores in
+// those two system calls alone (cpu-ms/10k; divided by the cores, the
+// earliest the last of 10,000 subscribers on this machine can have read).
 //
 // BenchmarkFanout starts the server in the test process and the subscribers
 // in a child process (the same test binary, re-executed with
@@ -22,6 +28,10 @@
 // needs only one file descriptor per subscriber. Each iteration changes the
 // one NGN/USDT sandbox pool's rate through System.ChangePool and waits
 // until every subscriber has read the rate_update carrying the new rate.
+// The child's subscribers are bare sockets read by one epoll reader per
+// core, which polls every millisecond when nothing is ready
+// (subscribers_test.go): they stand in for clients on other machines, so
+// they take as little of the two cores as they can.
 //
 // Reported metrics:
 //
@@ -32,7 +42,8 @@
 //	heap+stack-KiB/sub       HeapInuse + StackInuse growth ÷ subscribers
 //	sys-KiB/sub              Sys growth ÷ subscribers
 //
-// The floor reports the delays only. BenchmarkFanout fails when p99
+// The floor reports the delays only. The package runs on Linux only
+// (epoll). BenchmarkFanout fails when p99
 // exceeds 500 ms or heap+stack exceeds 12 KiB per subscriber.
 // OJA_SSE_BENCH_SUBSCRIBERS overrides the 10,000; the file-descriptor
 // limit is raised within its hard limit, and a benchmark is skipped when

@@ -1,3 +1,5 @@
+//go:build linux
+
 package sse
 
 import (
@@ -5,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -415,143 +414,4 @@ func (t *fixtureTB) cleanup() {
 		fns[i]()
 	}
 	_ = os.RemoveAll(t.dir)
-}
-
-// ---- The subscriber side (the child process) --------------------------------
-
-// observation is the last rate_update a subscriber read.
-type observation struct {
-	rate string
-	at   int64 // unix ns when its data line was read
-}
-
-// runSubscribers opens the subscribers, reports READY and answers ROUND
-// lines until QUIT or the end of its input.
-func runSubscribers() int {
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(os.Stderr, "sse bench subscribers: "+format+"\n", args...)
-		return 1
-	}
-	address, keys := os.Getenv(addressEnv), strings.Split(os.Getenv(keysEnv), ",")
-	n, err := strconv.Atoi(os.Getenv(subscribersEnv))
-	if err != nil || n <= 0 || address == "" || len(keys)*streamsPerKey < n {
-		return fail("bad environment")
-	}
-	if err := raiseFileLimit(uint64(n) + 256); err != nil {
-		return fail("%v", err)
-	}
-	time.AfterFunc(sseBenchChildMax, func() { os.Exit(3) })
-
-	last := make([]atomic.Pointer[observation], n)
-	var opened sync.WaitGroup
-	var openErr atomic.Pointer[error]
-	gate := make(chan struct{}, dialParallelism)
-	for i := range n {
-		opened.Add(1)
-		gate <- struct{}{}
-		go subscribe(address, keys[i/streamsPerKey], &last[i], func(err error) {
-			if err != nil {
-				openErr.CompareAndSwap(nil, &err)
-			}
-			<-gate
-			opened.Done()
-		})
-	}
-	opened.Wait()
-	if e := openErr.Load(); e != nil {
-		return fail("opening: %v", *e)
-	}
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	fmt.Fprintf(out, "READY %d\n", n)
-	out.Flush()
-
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() {
-		fields := strings.Fields(in.Text())
-		if len(fields) == 1 && fields[0] == "QUIT" {
-			return 0
-		}
-		if len(fields) != 3 || fields[0] != "ROUND" {
-			return fail("unknown command %q", in.Text())
-		}
-		rate := fields[1]
-		start, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil {
-			return fail("bad start %q", fields[2])
-		}
-		deadline := time.Now().Add(roundMax)
-		missing := n
-		for missing > 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-			missing = 0
-			for i := range last {
-				if o := last[i].Load(); o == nil || o.rate != rate {
-					missing++
-				}
-			}
-		}
-		fmt.Fprintf(out, "RESULT %d", missing)
-		if missing == 0 {
-			for i := range last {
-				fmt.Fprintf(out, " %d", (last[i].Load().at-start)/1000)
-			}
-		}
-		out.WriteString("\n")
-		out.Flush()
-	}
-	return 0
-}
-
-// subscribe opens one stream, reports (opened) once its opening rate has
-// been read, then records every rate_update until the connection ends.
-func subscribe(address, key string, last *atomic.Pointer[observation], opened func(error)) {
-	reported := false
-	report := func(err error) {
-		if !reported {
-			reported = true
-			opened(err)
-		}
-	}
-	conn, err := net.DialTimeout("tcp", address, 30*time.Second)
-	if err != nil {
-		report(err)
-		return
-	}
-	defer conn.Close()
-	_, err = fmt.Fprintf(conn, "GET /api/v1/partners/marketplace/rates/stream?from=NGN&to=USDT HTTP/1.1\r\n"+
-		"Host: bench\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", key)
-	if err != nil {
-		report(err)
-		return
-	}
-	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 2048), nil)
-	if err != nil {
-		report(err)
-		return
-	}
-	if resp.StatusCode != http.StatusOK {
-		report(fmt.Errorf("status %d", resp.StatusCode))
-		return
-	}
-	lines := bufio.NewReaderSize(resp.Body, 1024)
-	for {
-		line, err := lines.ReadSlice('\n')
-		if err != nil {
-			report(err)
-			return
-		}
-		const marker = `"rate":`
-		if !strings.HasPrefix(string(line), "data: ") {
-			continue
-		}
-		i := strings.Index(string(line), marker)
-		if i < 0 {
-			continue // a heartbeat
-		}
-		rest := string(line[i+len(marker):])
-		if j := strings.IndexByte(rest, ','); j >= 0 {
-			last.Store(&observation{rate: rest[:j], at: time.Now().UnixNano()})
-			report(nil)
-		}
-	}
 }
