@@ -38,6 +38,10 @@
 //	p50-ms, p99-ms, max-ms   delay from the ChangePool call to a subscriber
 //	                         having read the frame, over every subscriber
 //	                         and iteration of the run
+//	server-cpu-ms/change     CPU time (user and system) of the test process,
+//	                         the server's side, per iteration: the writes'
+//	                         system calls and whatever the server does
+//	                         around them
 //	heap-KiB/sub             HeapInuse growth ÷ subscribers, idle streams
 //	heap+stack-KiB/sub       HeapInuse + StackInuse growth ÷ subscribers
 //	sys-KiB/sub              Sys growth ÷ subscribers

@@ -162,6 +162,7 @@ func startOja(tb *fixtureTB) (address string, keys []string, f *fanoutFixture) {
 // b past the bars.
 func runFanout(b *testing.B, f *fanoutFixture, checked bool) {
 	var delays []time.Duration
+	cpuBefore := processCPU(b)
 	b.ResetTimer()
 	for range b.N {
 		d, err := f.changeRate()
@@ -171,6 +172,7 @@ func runFanout(b *testing.B, f *fanoutFixture, checked bool) {
 		delays = append(delays, d...)
 	}
 	b.StopTimer()
+	cpu := processCPU(b) - cpuBefore
 	slices.Sort(delays)
 	p50, p99, worst := delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1]
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -178,6 +180,7 @@ func runFanout(b *testing.B, f *fanoutFixture, checked bool) {
 	b.ReportMetric(ms(p50), "p50-ms")
 	b.ReportMetric(ms(p99), "p99-ms")
 	b.ReportMetric(ms(worst), "max-ms")
+	b.ReportMetric(ms(cpu)/float64(b.N), "server-cpu-ms/change")
 	b.Logf("%d subscribers (opened in %s); %d deliveries: p50 %s, p99 %s, max %s",
 		f.subscribers, f.openTook.Round(time.Millisecond), len(delays), p50, p99, worst)
 	if !checked {
@@ -348,6 +351,16 @@ func (f *fanoutFixture) stop() {
 		}
 	}
 	f.tb.cleanup()
+}
+
+// processCPU is the CPU time this process (the server's side, not the
+// subscribers') has used, user and system.
+func processCPU(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // settledMemory is the memory in use after garbage collection.
