@@ -18,17 +18,26 @@ package gateway
 //     due, or the hub closes.
 //  3. Pair actors call RateChanged (actors.Config.RateListener) when a
 //     consensus rate changes. It stores the ticker and wakes the hub's one
-//     fan-out goroutine; it never blocks the actor. The fan-out goroutine
-//     marks each subscriber of that pair dirty (one bit per pair) and wakes
-//     it without blocking. A subscriber then renders the latest ticker of
-//     each dirty pair: updates of one pair conflate to the latest, so the
-//     per-subscriber state is a bit mask and the write buffer is bounded by
-//     one frame per pair.
-//  4. Before each write the subscriber makes sure its connection's write
-//     deadline is at least sseStallMax away (armDeadline). A subscriber whose
-//     socket accepts nothing for that long fails the write and is
-//     disconnected; no one else waits for it (the fan-out never blocks, and
-//     each stream writes on its own goroutine).
+//     fan-out goroutine; it never blocks the actor. The fan-out lists the
+//     subscribers of each changed pair and splits them over one worker per
+//     core (itself and GOMAXPROCS−1 goroutines for that fan-out). A worker
+//     writes each subscriber's frame straight to its socket without
+//     blocking (writeNow): a system call per subscriber, and no goroutine
+//     woken. Where it cannot — the subscriber's goroutine is writing, the
+//     connection is TLS (its bytes must go through the session), the
+//     socket takes only part of the frame — it marks the subscriber dirty
+//     (one bit per pair) and wakes its goroutine, which writes what the
+//     worker left of a frame first and then renders the latest ticker of
+//     each dirty pair. Updates of one pair conflate to the latest, so the
+//     per-subscriber state is a bit mask and what waits to be written is
+//     bounded by one frame per pair. The subscriber's writeMu orders the
+//     two writers; the fan-out only tries it.
+//  4. Before each of its writes the subscriber's goroutine makes sure its
+//     connection's write deadline is at least sseStallMax away
+//     (armDeadline). A subscriber whose socket accepts nothing for that
+//     long fails the write and is disconnected; no one else waits for it
+//     (the fan-out never blocks, and what a full socket did not take is
+//     left to the stream's own goroutine).
 //  5. When the stream ends (the hub closes, the term ends, a write fails)
 //     serve ends the chunked body ("0\r\n\r\n") unless a write failed,
 //     closes the connection and unregisters the subscriber. A connection
@@ -46,8 +55,9 @@ package gateway
 // with the same fan-out latency (docs/benchmarks.md).
 //
 // NB: the subscriber owns the connection's write deadline and moves it
-// before each chunk, so a stream lives as long as its client keeps
-// reading, and the same deadline is the stall detector.
+// before each chunk it writes, so a stream lives as long as its client
+// keeps reading, and the same deadline is the stall detector (the
+// fan-out's writes never wait, so need none).
 //
 // Memory: an idle stream costs its goroutine's stack, the connection, and
 // under 1 KiB of its own (subscriber, heartbeat ticker, registry entries);

@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,10 @@ import (
 // streamHub fans consensus rate changes out to the open rate streams (see
 // stream.go for the whole path). It is safe for concurrent use.
 //
-// One goroutine per hub does the fan-out (started with the first
-// subscriber); each stream writes on a goroutine of its own (serve).
+// One goroutine per hub runs the fan-out (started with the first
+// subscriber), writing each changed rate straight to the streams' sockets
+// on one worker per core; each stream also writes on a goroutine of its
+// own (serve), which the fan-out wakes for whatever it could not write.
 type streamHub struct {
 	heartbeat time.Duration
 	stallMax  time.Duration
@@ -43,8 +46,11 @@ type streamHub struct {
 	rendered []atomic.Pointer[renderedRate]
 
 	// pending holds the key bits changed since the last fan-out; kick wakes
-	// the fan-out goroutine (capacity 1, never blocks a sender).
+	// the fan-out goroutine (capacity 1, never blocks a sender). targets is
+	// the fan-out goroutine's list of whom to deliver to, kept between
+	// fan-outs.
 	pending  atomic.Uint64
+	targets  []fanoutTarget
 	kick     chan struct{}
 	fanout   sync.Once
 	fanedOut chan struct{} // closed when the fan-out goroutine returns
@@ -153,7 +159,14 @@ func (h *streamHub) rateChanged(key engine.BookKey, t *engine.Ticker) {
 	}
 }
 
-// fanOut marks the subscribers of every changed key until the hub closes.
+// fanoutTarget is a subscriber and the key bits to deliver to it.
+type fanoutTarget struct {
+	sub  *streamSubscriber
+	bits uint64
+}
+
+// fanOut delivers every changed key to its subscribers until the hub
+// closes.
 func (h *streamHub) fanOut() {
 	defer close(h.fanedOut)
 	var last time.Time
@@ -176,15 +189,54 @@ func (h *streamHub) fanOut() {
 		}
 		last = time.Now()
 		changed := h.pending.Swap(0)
+		targets := h.targets[:0]
 		h.mu.RLock()
 		for changed != 0 {
 			i := bits.TrailingZeros64(changed)
 			changed &^= 1 << i
 			for sub := range h.subscribers[i] {
-				sub.mark(i)
+				targets = append(targets, fanoutTarget{sub, 1 << i})
 			}
 		}
 		h.mu.RUnlock()
+		h.deliver(targets)
+		clear(targets) // hold no subscriber until the next fan-out
+		h.targets = targets[:0]
+	}
+}
+
+// fanoutShareMin is the fewest targets worth a worker of their own.
+const fanoutShareMin = 256
+
+// deliver writes the changed rates to targets, split over one worker per
+// core (GOMAXPROCS): a write to a socket is a system call, and on loopback
+// it also runs the receiver's TCP input, so the workers' writes are most
+// of a fan-out's time. A target the worker cannot write to at once (its
+// writer is busy, its socket full) is marked for its own goroutine.
+func (h *streamHub) deliver(targets []fanoutTarget) {
+	workers := min(runtime.GOMAXPROCS(0), len(targets)/fanoutShareMin+1)
+	share := (len(targets) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		part := targets[min(w*share, len(targets)):min((w+1)*share, len(targets))]
+		if w == workers-1 {
+			deliverTo(part) // the fan-out goroutine takes the last share itself
+			break
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); deliverTo(part) }()
+	}
+	wg.Wait()
+}
+
+// deliverTo writes to each of targets in turn, or marks it.
+func deliverTo(targets []fanoutTarget) {
+	var payload, frame []byte
+	for _, t := range targets {
+		var ok bool
+		if ok, payload, frame = t.sub.writeNow(t.bits, payload, frame); !ok {
+			t.sub.mark(t.bits)
+		}
 	}
 }
 
@@ -204,13 +256,32 @@ func boundSendBuffer(conn net.Conn, bytes int) {
 	})
 }
 
+// plainSocket is conn's socket when what is written to conn is what the
+// socket carries (a bare TCP connection, possibly behind the listener's
+// sniffConn), else nil: a TLS session must be written through its own
+// Write, never under it.
+func plainSocket(conn net.Conn) syscall.RawConn {
+	if sc, ok := conn.(*sniffConn); ok {
+		conn = sc.Conn
+	}
+	tc, ok := conn.(*net.TCPConn)
+	if !ok {
+		return nil
+	}
+	raw, err := tc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
 // subscribe registers a stream of who's mode for pairs written on conn,
 // with market the rates and clock of the system the server serves: a
 // stream on any other (a term that ended meanwhile) is refused.
 func (h *streamHub) subscribe(market marketService, who actors.Principal, pairs []engine.Pair, conn net.Conn) (*streamSubscriber, *apiError) {
 	boundSendBuffer(conn, sseSendBufferBytes)
 	sub := &streamSubscriber{hub: h, market: market, key: who.Key, conn: conn, wake: make(chan struct{}, 1),
-		retired: make(chan struct{})}
+		retired: make(chan struct{}), socket: plainSocket(conn)}
 	for _, p := range pairs {
 		if i := h.index(engine.BookKey{Mode: who.Mode, Pair: p}); i >= 0 {
 			sub.follows = append(sub.follows, followedRate{index: i})
@@ -430,8 +501,25 @@ type streamSubscriber struct {
 
 	follows   []followedRate
 	heartbeat *time.Ticker
-	started   bool
 	batch     *[]byte
+
+	// socket is conn's socket where the fan-out may write to it directly
+	// (plainSocket), else nil.
+	socket syscall.RawConn
+	// writeMu orders the stream's writers: its own goroutine, and the
+	// fan-out, which only tries it (writeNow). It guards follows' sent
+	// tickers and the fields below.
+	writeMu sync.Mutex
+	// started is set when the opening batch is made (the head was written
+	// before it); busy while the goroutine holds a batch it has not
+	// finished writing; the fan-out writes only to a started stream that
+	// is not busy and has no leftover.
+	started, busy bool
+	// chunked is serve's: the body is HTTP/1.1 chunks.
+	chunked bool
+	// leftover is the end of a frame the fan-out wrote only in part (the
+	// socket was full): the goroutine writes it before anything else.
+	leftover []byte
 
 	// deadlineMu orders the writer's deadline moves against the hub's
 	// shutdown deadline, so that a late move cannot undo the shutdown one.
@@ -451,13 +539,85 @@ type followedRate struct {
 	sent  *engine.Ticker // the ticker last sent; nil before the first
 }
 
-// mark tells the subscriber that key index i changed. It never blocks.
-func (s *streamSubscriber) mark(i int) {
-	s.dirty.Or(1 << i)
+// mark tells the subscriber's goroutine that the keys of bits changed. It
+// never blocks.
+func (s *streamSubscriber) mark(bits uint64) {
+	s.dirty.Or(bits)
+	s.wakeUp()
+}
+
+func (s *streamSubscriber) wakeUp() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// writeNow writes the keys of changed (and any the stream's goroutine has
+// not sent yet) to the socket at once, without blocking, as one chunk: the
+// fan-out's path. It returns false, having written nothing, when it cannot
+// (no plain socket, the goroutine is writing or has a leftover to write,
+// the stream is ending): then the caller marks the stream. A frame the
+// socket takes only in part is handed to the goroutine (leftover), which
+// writes the rest under the stall deadline. payload and frame are the
+// caller's buffers, returned for reuse.
+func (s *streamSubscriber) writeNow(changed uint64, payload, frame []byte) (bool, []byte, []byte) {
+	if s.socket == nil || !s.writeMu.TryLock() {
+		return false, payload, frame
+	}
+	defer s.writeMu.Unlock()
+	if !s.started || s.busy || len(s.leftover) > 0 || s.removed.Load() || s.hub.closing.Load() {
+		return false, payload, frame
+	}
+	select {
+	case <-s.retired:
+		return false, payload, frame
+	default:
+	}
+	payload = s.appendRates(payload[:0], changed|s.dirty.Swap(0))
+	if len(payload) == 0 {
+		return true, payload, frame
+	}
+	frame = frame[:0]
+	if s.chunked {
+		frame = appendChunk(frame, payload)
+	} else {
+		frame = append(frame, payload...)
+	}
+	n, err := writeNonblocking(s.socket, frame)
+	if n < len(frame) {
+		// The socket is full (or broken, which the goroutine's write of
+		// the rest will find).
+		_ = err
+		s.leftover = append(s.leftover[:0], frame[n:]...)
+		s.wakeUp()
+	}
+	return true, payload, frame
+}
+
+// writeNonblocking writes b to socket without waiting for room: n is what
+// the socket took.
+func writeNonblocking(socket syscall.RawConn, b []byte) (n int, err error) {
+	cerr := socket.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			w, e := syscall.Write(int(fd), b[n:])
+			if e == syscall.EINTR {
+				continue
+			}
+			if w > 0 {
+				n += w
+			}
+			if e != nil || w <= 0 {
+				err = e
+				break
+			}
+		}
+		return true // done, whatever it took: never wait for the poller
+	})
+	if err == nil {
+		err = cerr
+	}
+	return n, err
 }
 
 // serve writes the response head and then the stream to the hijacked
@@ -478,6 +638,7 @@ func (s *streamSubscriber) serve(head []byte, chunked bool) {
 	if chunked {
 		body = &chunkedWriter{conn: s.conn}
 	}
+	s.chunked = chunked // before the opening batch is made: the fan-out reads it after
 	if _, err := s.WriteTo(body); err != nil || !chunked {
 		return
 	}
@@ -497,10 +658,7 @@ type chunkedWriter struct {
 
 func (w *chunkedWriter) Write(b []byte) (int, error) {
 	buf := streamBuffers.Get().(*[]byte)
-	chunk := strconv.AppendInt((*buf)[:0], int64(len(b)), 16)
-	chunk = append(chunk, "\r\n"...)
-	chunk = append(chunk, b...)
-	chunk = append(chunk, "\r\n"...)
+	chunk := appendChunk((*buf)[:0], b)
 	_, err := w.conn.Write(chunk)
 	*buf = chunk[:0]
 	streamBuffers.Put(buf)
@@ -508,6 +666,14 @@ func (w *chunkedWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// appendChunk appends b as one HTTP/1.1 chunk.
+func appendChunk(chunk, b []byte) []byte {
+	chunk = strconv.AppendInt(chunk, int64(len(b)), 16)
+	chunk = append(chunk, "\r\n"...)
+	chunk = append(chunk, b...)
+	return append(chunk, "\r\n"...)
 }
 
 // WriteTo streams frames to w until the hub closes or a write fails; each
@@ -524,9 +690,19 @@ func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
 			return written, err
 		}
 		s.armDeadline()
-		n, err := w.Write(b)
+		var n int
+		if len(s.leftover) > 0 { // what the fan-out left; busy keeps it off
+			_, err = s.conn.Write(s.leftover)
+			s.leftover = s.leftover[:0]
+		}
+		if err == nil && len(b) > 0 {
+			n, err = w.Write(b)
+		}
 		written += int64(n)
 		s.release()
+		s.writeMu.Lock()
+		s.busy = false
+		s.writeMu.Unlock()
 		if err != nil {
 			s.ended(err)
 			return written, err
@@ -550,11 +726,15 @@ func (s *streamSubscriber) Close() error {
 
 // next blocks until there is something to send and returns it: first the
 // retry field and the current rates, then changed rates and heartbeats.
-// io.EOF means the hub closed.
+// io.EOF means the hub closed. What it returns, and any leftover (which
+// it may return alone, with an empty batch), the stream is busy with: the
+// fan-out writes nothing to it until WriteTo has written them.
 func (s *streamSubscriber) next() ([]byte, error) {
 	h := s.hub
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
 	if !s.started {
-		s.started = true
+		s.started, s.busy = true, true
 		s.heartbeat = time.NewTicker(h.heartbeat)
 		b := s.buffer()
 		b = append(b, "retry: "...)
@@ -569,17 +749,24 @@ func (s *streamSubscriber) next() ([]byte, error) {
 			return nil, io.EOF
 		default:
 		}
+		s.writeMu.Unlock() // the fan-out may write while this waits
 		select {
 		case <-h.closed:
+			s.writeMu.Lock()
 			return nil, io.EOF
 		case <-s.retired:
+			s.writeMu.Lock()
 			return nil, io.EOF
 		case <-s.wake:
-			if b := s.appendRates(s.buffer(), s.dirty.Swap(0)); len(b) > 0 {
+			s.writeMu.Lock()
+			if b := s.appendRates(s.buffer(), s.dirty.Swap(0)); len(b) > 0 || len(s.leftover) > 0 {
+				s.busy = true
 				return s.keep(b), nil
 			}
 			s.release()
 		case <-s.heartbeat.C:
+			s.writeMu.Lock()
+			s.busy = true
 			b := s.buffer()
 			b = s.appendFrameHead(b, "heartbeat")
 			b = append(b, `{"status":"connected","timestamp":`...)

@@ -1,10 +1,13 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -286,4 +289,128 @@ func TestStreamHubConnClosedBeforeHijack(t *testing.T) {
 	if h.count() != 0 {
 		t.Fatalf("a second Close counted again: %d", h.count())
 	}
+}
+
+// The fan-out writes a changed rate straight to a stream's socket. When the
+// socket takes only part of a frame (its client reads slowly), the stream's
+// own goroutine writes the rest before anything else, and changes meanwhile
+// go to that goroutine: the client reads whole chunks and frames, rates and
+// ids in order, ending with the last rate.
+func TestStreamHubFanoutLeavesTheRestToTheStream(t *testing.T) {
+	h := newTestHub(t, time.Hour)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	_ = client.(*net.TCPConn).SetReadBuffer(4096)
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := actors.Principal{Key: engine.KeyID{9}, Mode: engine.ModeSandbox}
+	sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], &sniffConn{Conn: server})
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	if sub.socket == nil {
+		t.Fatal("no socket to write to directly on a TCP connection")
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		sub.serve([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), true)
+	}()
+	idle := func() bool {
+		sub.writeMu.Lock()
+		defer sub.writeMu.Unlock()
+		return sub.started && !sub.busy
+	}
+	poll.True(t, 5*time.Second, "the opening batch written", idle)
+
+	index := sub.follows[0].index
+	change := func(i int) {
+		h.latest[index].Store(&engine.Ticker{Consensus: engine.RateFromUnits(uint64(i) * 1_000_000_000_000),
+			ConsensusAt: int64(i), HasConsensus: true})
+		h.deliver([]fanoutTarget{{sub, 1 << index}})
+	}
+	left := func() bool {
+		sub.writeMu.Lock()
+		defer sub.writeMu.Unlock()
+		return len(sub.leftover) > 0
+	}
+	changes := 0
+	for changes < 100_000 && !left() {
+		changes++
+		change(changes)
+	}
+	if !left() {
+		t.Fatalf("%d frames and the socket never filled", changes)
+	}
+	for range 3 { // the stream is busy with the rest: these go to its goroutine
+		changes++
+		change(changes)
+	}
+	want := engine.AppendRate(nil, engine.RateFromUnits(uint64(changes)*1_000_000_000_000))
+
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(client)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("head: %v", err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	var lastID uint64
+	var lastRate decimal.Decimal
+	frames := 0
+	for {
+		sizeLine, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d frames: %v", frames, err)
+		}
+		size, err := strconv.ParseInt(strings.TrimSuffix(sizeLine, "\r\n"), 16, 64)
+		if err != nil || size <= 0 {
+			t.Fatalf("chunk size line %q", sizeLine)
+		}
+		chunk := make([]byte, size+2)
+		if _, err := io.ReadFull(r, chunk); err != nil {
+			t.Fatal(err)
+		}
+		if string(chunk[size:]) != "\r\n" {
+			t.Fatalf("chunk of %d bytes ends %q", size, chunk[size:])
+		}
+		body := string(chunk[:size])
+		if strings.HasPrefix(body, "retry:") {
+			continue
+		}
+		var id uint64
+		var data string
+		if _, err := fmt.Sscanf(body, "id: %d\nevent: rate_update\ndata: %s\n\n", &id, &data); err != nil || !strings.HasSuffix(body, "}\n\n") {
+			t.Fatalf("frame %q: %v", body, err)
+		}
+		rate, _, _ := strings.Cut(strings.TrimPrefix(data[strings.Index(data, `"rate":`):], `"rate":`), ",")
+		d := decimal.RequireFromString(rate)
+		if id <= lastID || !d.GreaterThan(lastRate) {
+			t.Fatalf("frame %d: id %d rate %s after id %d rate %s", frames, id, d, lastID, lastRate)
+		}
+		lastID, lastRate = id, d
+		frames++
+		if rate == string(want) {
+			break
+		}
+	}
+	if frames < 2 || frames > changes {
+		t.Fatalf("%d frames for %d changes", frames, changes)
+	}
+	_ = h.close(context.Background())
+	<-served
 }
