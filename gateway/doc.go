@@ -57,6 +57,7 @@
 //	sseShutdownWriteMax    1 s      time a stream's last writes get on shutdown
 //	sseSendBufferBytes     16 KiB   a stream socket's kernel send buffer (SO_SNDBUF), so a stall is seen in time
 //	sseFanoutIntervalMin   25 ms    spacing of rate fan-outs (bursts conflate)
+//	fanoutShareMin         256      the fewest streams a fan-out worker of its own takes (one per core at most)
 //	--sse-heartbeat        15 s     rate stream heartbeat
 //	streamKeysMax          64       (mode, pair) books the rate stream tracks (its bit masks): 32 pairs in both modes; books past it are not streamed
 //	objectMembersMax       32       members of one JSON request object
