@@ -584,40 +584,32 @@ func (s *streamSubscriber) writeNow(changed uint64, payload, frame []byte) (bool
 	} else {
 		frame = append(frame, payload...)
 	}
-	n, err := writeNonblocking(s.socket, frame)
-	if n < len(frame) {
-		// The socket is full (or broken, which the goroutine's write of
-		// the rest will find).
-		_ = err
+	if n := writeNonblocking(s.socket, frame); n < len(frame) {
+		// The socket is full, or broken: the goroutine's write of the rest
+		// waits for room under the stall deadline, or finds the error.
 		s.leftover = append(s.leftover[:0], frame[n:]...)
 		s.wakeUp()
 	}
 	return true, payload, frame
 }
 
-// writeNonblocking writes b to socket without waiting for room: n is what
-// the socket took.
-func writeNonblocking(socket syscall.RawConn, b []byte) (n int, err error) {
-	cerr := socket.Write(func(fd uintptr) bool {
+// writeNonblocking writes b to socket without waiting for room and
+// returns how much of it the socket took (on an error, what it took before).
+func writeNonblocking(socket syscall.RawConn, b []byte) (n int) {
+	_ = socket.Write(func(fd uintptr) bool {
 		for n < len(b) {
-			w, e := syscall.Write(int(fd), b[n:])
-			if e == syscall.EINTR {
+			w, err := syscall.Write(int(fd), b[n:])
+			if err == syscall.EINTR {
 				continue
 			}
-			if w > 0 {
-				n += w
-			}
-			if e != nil || w <= 0 {
-				err = e
+			if err != nil || w <= 0 {
 				break
 			}
+			n += w
 		}
 		return true // done, whatever it took: never wait for the poller
 	})
-	if err == nil {
-		err = cerr
-	}
-	return n, err
+	return n
 }
 
 // serve writes the response head and then the stream to the hijacked
@@ -693,7 +685,6 @@ func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
 		var n int
 		if len(s.leftover) > 0 { // what the fan-out left; busy keeps it off
 			_, err = s.conn.Write(s.leftover)
-			s.leftover = s.leftover[:0]
 		}
 		if err == nil && len(b) > 0 {
 			n, err = w.Write(b)
@@ -701,7 +692,7 @@ func (s *streamSubscriber) WriteTo(w io.Writer) (int64, error) {
 		written += int64(n)
 		s.release()
 		s.writeMu.Lock()
-		s.busy = false
+		s.busy, s.leftover = false, s.leftover[:0]
 		s.writeMu.Unlock()
 		if err != nil {
 			s.ended(err)
