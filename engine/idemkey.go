@@ -118,36 +118,51 @@ func appendUUID(b []byte, id *[16]byte, digits string) []byte {
 	return b
 }
 
+// uuidDigitsAt is where each byte's two hex digits start in a UUID's
+// canonical text.
+var uuidDigitsAt = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// hexDigit is a byte's value as a hex digit (low 4 bits), with digitLower
+// or digitUpper set for a letter; digitInvalid for anything else.
+var hexDigit = func() (t [256]byte) {
+	for i := range t {
+		t[i] = digitInvalid
+	}
+	for c := range 10 {
+		t['0'+c] = byte(c)
+	}
+	for c := range 6 {
+		t['a'+c] = byte(10+c) | digitLower
+		t['A'+c] = byte(10+c) | digitUpper
+	}
+	return t
+}()
+
+const (
+	digitLower   = 1 << 4
+	digitUpper   = 1 << 5
+	digitInvalid = 1 << 6
+)
+
 // packUUID packs text if it is a version 4 or 7, RFC 9562 variant UUID in
 // canonical text, one case throughout.
 func packUUID(text string) (p [idemKeyPacked]byte, ok bool) {
 	if len(text) != idemKeyUUIDLen {
 		return p, false
 	}
+	if text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-' {
+		return p, false
+	}
 	var id [16]byte
-	upper, lower := false, false
-	j := 0
-	for i := 0; i < idemKeyUUIDLen; i++ {
-		c := text[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return p, false
-			}
-			continue
-		}
-		var v byte
-		switch {
-		case '0' <= c && c <= '9':
-			v = c - '0'
-		case 'a' <= c && c <= 'f':
-			v, lower = c-'a'+10, true
-		case 'A' <= c && c <= 'F':
-			v, upper = c-'A'+10, true
-		default:
-			return p, false
-		}
-		id[j/2] |= v << (4 * (1 - j%2))
-		j++
+	var seen byte // every digit's value and case flags, or-ed
+	for k, at := range uuidDigitsAt {
+		hi, lo := hexDigit[text[at]], hexDigit[text[at+1]]
+		seen |= hi | lo
+		id[k] = hi<<4 | lo&0x0f // hi's case flags shift out of the byte
+	}
+	upper, lower := seen&digitUpper != 0, seen&digitLower != 0
+	if seen&digitInvalid != 0 {
+		return p, false
 	}
 	version, variant := id[6]>>4, id[8]>>6
 	if upper && lower || version != 4 && version != 7 || variant != 2 {
