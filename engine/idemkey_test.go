@@ -22,6 +22,9 @@ func TestIdemKeyRoundTrip(t *testing.T) {
 		{"6f1c2a4e-9b0d-4c3e-ca5f-1d2e3f4a5b6c", false}, // another variant
 		{"6f1c2a4e-9b0d-4c3e-8a5f-1d2e3f4a5b6", false},  // short
 		{"6f1c2a4e+9b0d-4c3e-8a5f-1d2e3f4a5b6c", false}, // not a dash
+		{"6f1c2a4e-9b0d-4c3e-8a5f-1d2e3f4a5b6g", false}, // not a hex digit (second of a pair)
+		{"g61c2a4e-9b0d-4c3e-8a5f-1d2e3f4a5b6c", false}, // not hex digits (first of a pair)
+		{"6f1c2a4e-9b0d-4c3e-8a5f-1d2e3f4a5b-c", false}, // a dash for a digit
 		{"\x00\x01abcdefghijklmn", false}, {"\x10abcdefghijklmno", false}, {"\x11abcdefghijklmno", false}, {"\x03", false},
 		{strings.Repeat("x", IdempotencyKeyBytesMax), false},
 	} {

@@ -26,8 +26,8 @@ import (
 // whichever is ready, as a load generator such as wrk does. A reader that
 // finds nothing ready sleeps pollEvery before it looks again rather than
 // blocking in epoll_wait: a reader asleep in epoll_wait is woken by every
-// delivery, and on this virtual machine each such wake-up costs more than
-// the read. A goroutine per subscriber (Go's net.Conn) costs more again: a
+// delivery, which measured slower on the development machine
+// (docs/benchmarks.md, "Rate stream fan-out"). A goroutine per subscriber (Go's net.Conn) costs more again: a
 // goroutine wake-up and a scheduler pass per delivery, charged to the cores
 // the server runs on. Polling delays a reading by up to pollEvery, which
 // only adds to the delays measured.
