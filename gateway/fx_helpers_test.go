@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -32,19 +31,10 @@ const (
 	fxSolAddr  = "4Nd1mBQtrMJVYVfKf2PJy9NZUZdTAsp7D4xWLs4gDB4T"
 )
 
-// fxResponse is one HTTP answer, read in full.
-type fxResponse struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r *fxResponse) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
-
 // fxDo sends one request. contentType is set when not empty; body is sent
 // as is; key, when not empty, is the Bearer credential; headers are name,
 // value pairs.
-func fxDo(t testing.TB, method, url, key, contentType, body string, headers ...string) *fxResponse {
+func fxDo(t testing.TB, method, url, key, contentType, body string, headers ...string) *response {
 	t.Helper()
 	r, err := fxTryDo(t, method, url, key, contentType, body, headers...)
 	if err != nil {
@@ -55,12 +45,12 @@ func fxDo(t testing.TB, method, url, key, contentType, body string, headers ...s
 
 // fxDoOversized is fxDo for a body over the bound, asking first (see
 // doOversized).
-func fxDoOversized(t testing.TB, method, url, key, contentType, body string) *fxResponse {
+func fxDoOversized(t testing.TB, method, url, key, contentType, body string) *response {
 	t.Helper()
 	return fxDo(t, method, url, key, contentType, body, "Expect", "100-continue")
 }
 
-func fxTryDo(t testing.TB, method, url, key, contentType, body string, headers ...string) (*fxResponse, error) {
+func fxTryDo(t testing.TB, method, url, key, contentType, body string, headers ...string) (*response, error) {
 	t.Helper()
 	var reader io.Reader
 	if body != "" {
@@ -74,26 +64,11 @@ func fxTryDo(t testing.TB, method, url, key, contentType, body string, headers .
 		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/xml")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header[http.CanonicalHeaderKey(headers[i])] = []string{headers[i+1]}
-	}
-	res, err := httpClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	return &fxResponse{status: res.StatusCode, header: res.Header, body: raw}, nil
+	return send(t, req, key, headers)
 }
 
 // fxCall sends an XML request to the FX API (path after fxPath).
-func fxCall(t testing.TB, s *gatewaytest.Server, method, path, key, body string, headers ...string) *fxResponse {
+func fxCall(t testing.TB, s *gatewaytest.Server, method, path, key, body string, headers ...string) *response {
 	t.Helper()
 	ct := ""
 	if body != "" {
@@ -104,7 +79,7 @@ func fxCall(t testing.TB, s *gatewaytest.Server, method, path, key, body string,
 
 // fxDecode parses an XML answer into m after checking its status, its
 // Content-Type and its root's namespace.
-func fxDecode(t testing.TB, r *fxResponse, status int, messageType string, m any) {
+func fxDecode(t testing.TB, r *response, status int, messageType string, m any) {
 	t.Helper()
 	if r.status != status {
 		t.Fatalf("status: got %d, want %d; body %s", r.status, status, r.body)
@@ -134,7 +109,7 @@ func fxDecode(t testing.TB, r *fxResponse, status int, messageType string, m any
 }
 
 // fxOK decodes a 200 answer of messageType into m.
-func fxOK(t testing.TB, r *fxResponse, messageType string, m any) {
+func fxOK(t testing.TB, r *response, messageType string, m any) {
 	t.Helper()
 	fxDecode(t, r, http.StatusOK, messageType, m)
 }
@@ -142,7 +117,7 @@ func fxOK(t testing.TB, r *fxResponse, messageType string, m any) {
 // fxReject checks an XML error (spec §7): status, MsgRjct in the
 // admi.002 namespace, the JSON code, a timestamp, a description and a
 // reference; it returns the MsgRjct.
-func fxReject(t testing.TB, r *fxResponse, status int, code string) *fxmsg.MsgRjct {
+func fxReject(t testing.TB, r *response, status int, code string) *fxmsg.MsgRjct {
 	t.Helper()
 	m := &fxmsg.MsgRjct{}
 	fxDecode(t, r, status, fxmsg.TypeMessageReject, m)

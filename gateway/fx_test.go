@@ -903,7 +903,7 @@ func TestFXPlumbingErrors(t *testing.T) {
 
 func TestFXRateLimited(t *testing.T) {
 	s, p, _ := fxMarket(t, gatewaytest.Options{RateLimit: 1})
-	var limited *fxResponse
+	var limited *response
 	for range 5 {
 		r := fxCall(t, s, http.MethodGet, "/listings", p.SandboxKey, "")
 		if r.status == http.StatusTooManyRequests {

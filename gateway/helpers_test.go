@@ -91,6 +91,13 @@ func tryDo(t testing.TB, method, url, key string, body any, headers ...string) (
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	return send(t, req, key, headers)
+}
+
+// send sets the Bearer credential key (when not empty) and the name, value
+// pairs of headers on req, sends it and reads the answer in full.
+func send(t testing.TB, req *http.Request, key string, headers []string) (*response, error) {
+	t.Helper()
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
