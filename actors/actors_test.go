@@ -243,13 +243,11 @@ func changePool(t testing.TB, sys *actors.System, cmd *actors.PoolCommand) *engi
 
 func walletOf(t testing.TB, c *engine.Client, m engine.Mode, cur engine.Currency) engine.AccountID {
 	t.Helper()
-	for _, w := range c.Wallets {
-		if w.Mode == m && w.Currency == cur {
-			return w.Account
-		}
+	w, ok := c.Wallet(m, cur)
+	if !ok {
+		t.Fatalf("client %s has no %s %s wallet", c.Name, m, cur)
 	}
-	t.Fatalf("client %s has no %s %s wallet", c.Name, m, cur)
-	return engine.AccountID{}
+	return w
 }
 
 func mustQuote(t testing.TB, sys *actors.System, cmd *actors.CreateQuote) *engine.Quote {

@@ -24,12 +24,7 @@ func TestQuoteCountsFollowTransitions(t *testing.T) {
 		}
 		ids = append(ids, r.Quote.ID)
 	}
-	wallet := engine.AccountID{}
-	for _, w := range c.Wallets {
-		if w.Mode == engine.ModeSandbox && w.Currency == engine.CurrencyUSDT {
-			wallet = w.Account
-		}
-	}
+	wallet := walletOf(t, c, engine.ModeSandbox, engine.CurrencyUSDT)
 	accept := &actors.TransitionQuote{Operation: actors.OperationAccept, Accept: engine.AcceptQuote{
 		NamesPoolAccount: true, PoolAccount: pool.Liquidity.ID,
 		Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: wallet}}}

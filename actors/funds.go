@@ -517,12 +517,7 @@ func (s *System) wallet(client engine.ClientID, m engine.Mode, c engine.Currency
 	if !ok {
 		return engine.AccountID{}, false
 	}
-	for _, w := range cl.Wallets {
-		if w.Mode == m && w.Currency == c {
-			return w.Account, true
-		}
-	}
-	return engine.AccountID{}, false
+	return cl.Wallet(m, c)
 }
 
 // readCredit asks a treasury actor for the credit limits of some of its

@@ -8,6 +8,16 @@ type Client struct {
 	Wallets   []WalletAccount
 }
 
+// Wallet is the client's wallet account of mode m in currency c.
+func (c *Client) Wallet(m Mode, cur Currency) (AccountID, bool) {
+	for _, w := range c.Wallets {
+		if w.Mode == m && w.Currency == cur {
+			return w.Account, true
+		}
+	}
+	return AccountID{}, false
+}
+
 // Key is an API key's record. The key itself is never stored: Hash is its
 // SHA-256 (keys carry 190 random bits, so a fast hash suffices).
 type Key struct {

@@ -275,13 +275,7 @@ func fxJSONQuote(t testing.TB, s *gatewaytest.Server, key, id string) map[string
 func fxBalance(t testing.TB, s *gatewaytest.Server, p gatewaytest.Partner, key string, mode engine.Mode, c engine.Currency) decimal.Decimal {
 	t.Helper()
 	fxLedgerOK(t, s, mode)
-	var wallet string
-	for _, w := range p.Client.Wallets {
-		if w.Mode == mode && w.Currency == c {
-			wallet = w.Account.String()
-		}
-	}
-	r := fxDo(t, http.MethodGet, s.URL+"/api/v1/partners/balances/"+wallet, key, "", "")
+	r := fxDo(t, http.MethodGet, s.URL+"/api/v1/partners/balances/"+wallet(t, p, mode, c), key, "", "")
 	if r.status != http.StatusOK {
 		t.Fatalf("JSON balance: %s", r)
 	}

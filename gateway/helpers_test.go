@@ -456,13 +456,11 @@ func newPool(t testing.TB, s *gatewaytest.Server, mode engine.Mode, pair engine.
 // wallet is the partner's wallet account id in mode and currency.
 func wallet(t testing.TB, p gatewaytest.Partner, mode engine.Mode, c engine.Currency) string {
 	t.Helper()
-	for _, w := range p.Client.Wallets {
-		if w.Mode == mode && w.Currency == c {
-			return w.Account.String()
-		}
+	w, ok := p.Client.Wallet(mode, c)
+	if !ok {
+		t.Fatalf("partner %s has no %s %s wallet", p.Client.Name, mode, c)
 	}
-	t.Fatalf("partner %s has no %s %s wallet", p.Client.Name, mode, c)
-	return ""
+	return w.String()
 }
 
 // randomUUID is a syntactically valid id nobody has.

@@ -35,15 +35,7 @@ func oapiFunds(t *testing.T, c *oapiChecker, s *gatewaytest.Server, p, other gat
 		j := strings.Index(template, "}")
 		return template[:i] + id + template[j+1:]
 	}
-	liveWallet := func(cur engine.Currency) string {
-		for _, w := range p.Client.Wallets {
-			if w.Mode == engine.ModeLive && w.Currency == cur {
-				return w.Account.String()
-			}
-		}
-		t.Fatal("no live wallet")
-		return ""
-	}
+	liveWallet := func(cur engine.Currency) string { return wallet(t, p, engine.ModeLive, cur) }
 	pool := s.NewPool(t, engine.ModeLive, gatewaytest.NGNUSDT, "Live desk", "0.000625", "1000")
 	accepted := func(name string) (id, reference string) {
 		created := c.run(t, oapiCall{name: name + " create", base: pub, method: "POST", path: intent, template: intent, token: p.LiveKey, body: body, want: 200})

@@ -597,14 +597,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	s.NewPool(t, engine.ModeSandbox, gatewaytest.GHSUSDT, "Desk C", "0.08", "1000")
 	key := p.SandboxKey
 	pub, adm := s.URL, s.Admin
-	wallet := func(who gatewaytest.Partner, cur engine.Currency) string {
-		for _, w := range who.Client.Wallets {
-			if w.Mode == engine.ModeSandbox && w.Currency == cur {
-				return w.Account.String()
-			}
-		}
-		t.Fatalf("no wallet")
-		return ""
+	sandboxWallet := func(who gatewaytest.Partner, cur engine.Currency) string {
+		return wallet(t, who, engine.ModeSandbox, cur)
 	}
 	const (
 		intent      = "/api/v1/partners/marketplace/intent"
@@ -750,9 +744,9 @@ func TestOpenAPIDocument(t *testing.T) {
 		hdr: []string{"x-service-source", strings.Repeat("s", 200)}, want: 400})
 	c.run(t, oapiCall{name: "balances no key", base: pub, method: "GET", path: balances, template: balances, want: 401})
 	one := balances + "/{accountId}"
-	c.run(t, oapiCall{name: "balance", base: pub, method: "GET", path: balances + "/" + wallet(p, engine.CurrencyUSDT), template: one, token: key, want: 200})
+	c.run(t, oapiCall{name: "balance", base: pub, method: "GET", path: balances + "/" + sandboxWallet(p, engine.CurrencyUSDT), template: one, token: key, want: 200})
 	c.run(t, oapiCall{name: "balance bad id", base: pub, method: "GET", path: balances + "/nope", template: one, token: key, want: 400})
-	c.run(t, oapiCall{name: "balance another's", base: pub, method: "GET", path: balances + "/" + wallet(other, engine.CurrencyUSDT), template: one, token: key, want: 404})
+	c.run(t, oapiCall{name: "balance another's", base: pub, method: "GET", path: balances + "/" + sandboxWallet(other, engine.CurrencyUSDT), template: one, token: key, want: 404})
 	c.run(t, oapiCall{name: "balance no key", base: pub, method: "GET", path: balances + "/" + unknownID, template: one, want: 401})
 	byCurrency := balances + "/currency/{currency}"
 	c.run(t, oapiCall{name: "by currency", base: pub, method: "GET", path: balances + "/currency/USDT", template: byCurrency, token: key, want: 200})
@@ -790,9 +784,9 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "fx status bad id", base: pub, method: "GET", path: trades + "/nope", template: trade, token: key, want: 400})
 	c.run(t, oapiCall{name: "fx status unknown", base: pub, method: "GET", path: trades + "/" + unknownID, template: trade, token: key, want: 404})
 	c.run(t, oapiCall{name: "fx confirm pending", base: pub, method: "POST", path: tr("/confirmation"), template: trade + "/confirmation", token: key, want: 409})
-	acceptXML := `<FXTradAccptReq><AcctId>` + wallet(p, engine.CurrencyUSDT) + `</AcctId></FXTradAccptReq>`
+	acceptXML := `<FXTradAccptReq><AcctId>` + sandboxWallet(p, engine.CurrencyUSDT) + `</AcctId></FXTradAccptReq>`
 	c.run(t, oapiCall{name: "fx accept another's account", base: pub, method: "POST", path: tr("/accept"), template: trade + "/accept", token: key, ctype: xmlType,
-		body: `<FXTradAccptReq><AcctId>` + wallet(other, engine.CurrencyUSDT) + `</AcctId></FXTradAccptReq>`, want: 422})
+		body: `<FXTradAccptReq><AcctId>` + sandboxWallet(other, engine.CurrencyUSDT) + `</AcctId></FXTradAccptReq>`, want: 422})
 	c.run(t, oapiCall{name: "fx accept bad", base: pub, method: "POST", path: tr("/accept"), template: trade + "/accept", token: key, ctype: xmlType, body: `<FXTradAccptReq/>`, want: 400})
 	c.run(t, oapiCall{name: "fx accept json", base: pub, method: "POST", path: tr("/accept"), template: trade + "/accept", token: key, ctype: "application/json", body: `{}`, want: 415})
 	c.run(t, oapiCall{name: "fx accept unknown", base: pub, method: "POST", path: trades + "/" + unknownID + "/accept", template: trade + "/accept", token: key, ctype: xmlType, body: acceptXML, want: 404})
@@ -867,7 +861,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: pools + "/" + poolID + "/deposit", template: pools + "/{poolId}/deposit", token: tok, body: `{"amount":1000000000}`, want: 422})
 	c.run(t, oapiCall{name: "withdraw too much", base: adm, method: "POST", path: pools + "/" + poolID + "/withdraw", template: pools + "/{poolId}/withdraw", token: tok, body: `{"amount":1000000}`, want: 422})
 	deposit := "/admin/v1/accounts/{accountId}/deposit"
-	depositPath := "/admin/v1/accounts/" + wallet(p, engine.CurrencyNGN) + "/deposit"
+	depositPath := "/admin/v1/accounts/" + sandboxWallet(p, engine.CurrencyNGN) + "/deposit"
 	c.run(t, oapiCall{name: "deposit", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":100.25,"reference":"NIP-OAPI-1"}`, want: 200})
 	c.run(t, oapiCall{name: "deposit bad", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":1.001,"reference":"NIP-OAPI-2"}`, want: 400})
 	c.run(t, oapiCall{name: "deposit over the largest balance", base: adm, method: "POST", path: depositPath, template: deposit, token: tok, body: `{"amount":10000000000000,"reference":"NIP-OAPI-3"}`, want: 422})
@@ -1109,12 +1103,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "reverse no token", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, body: `{"reason":"x"}`, want: 401})
 	// Paid out first, the wallet cannot cover taking the receipt back.
 	payout := "/admin/v1/accounts/{accountId}/withdraw"
-	ppUSDTWallet := ""
-	for _, w := range pp.Client.Wallets {
-		if w.Mode == engine.ModeSandbox && w.Currency == engine.CurrencyUSDT {
-			ppUSDTWallet = w.Account.String()
-		}
-	}
+	ppUSDTWallet := wallet(t, pp, engine.ModeSandbox, engine.CurrencyUSDT)
 	payoutPath := strings.Replace(payout, "{accountId}", ppUSDTWallet, 1)
 	c.run(t, oapiCall{name: "pay the deposit out", base: ps.Admin, method: "POST", path: payoutPath, template: payout, token: tok, body: `{"amount":100,"reference":"0xaa"}`, want: 200})
 	c.run(t, oapiCall{name: "reverse uncovered", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, token: tok, body: `{"reason":"x"}`, want: 422})
@@ -1128,12 +1117,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	c.run(t, oapiCall{name: "reverse twice", base: ps.Admin, method: "POST", path: revp(receiptID), template: rev, token: tok, body: `{"reason":"x"}`, want: 409})
 
 	// A deposit that would take the wallet over 10^15 minor units: 422.
-	ppUSDT := ""
-	for _, w := range pp.Client.Wallets {
-		if w.Mode == engine.ModeSandbox && w.Currency == engine.CurrencyUSDT {
-			ppUSDT = w.Account.String()
-		}
-	}
+	ppUSDT := ppUSDTWallet
 	c.run(t, oapiCall{name: "fill the usdt wallet", base: ps.Admin, method: "POST", path: "/admin/v1/accounts/" + ppUSDT + "/deposit",
 		template: "/admin/v1/accounts/{accountId}/deposit", token: tok, body: `{"amount":1000000000,"reference":"NIP-OAPI-5"}`, want: 200})
 	c.run(t, oapiCall{name: "payin seen over the largest balance", base: ps.Admin, method: "POST", path: sp(addressID), template: seenPath, token: tok,

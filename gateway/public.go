@@ -359,12 +359,11 @@ func walletSettlement(directory directoryService, who actors.Principal, c engine
 	if !ok {
 		return engine.Settlement{}, errUnauthorized
 	}
-	for _, w := range client.Wallets {
-		if w.Mode == who.Mode && w.Currency == c {
-			return engine.Settlement{Kind: engine.SettlementWallet, Account: w.Account}, nil
-		}
+	account, ok := client.Wallet(who.Mode, c)
+	if !ok {
+		return engine.Settlement{}, resultError(engine.ResultInvalidAccount)
 	}
-	return engine.Settlement{}, resultError(engine.ResultInvalidAccount)
+	return engine.Settlement{Kind: engine.SettlementWallet, Account: account}, nil
 }
 
 func (s *Server) transition(op actors.QuoteOperation) partnerHandler {

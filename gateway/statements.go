@@ -403,12 +403,7 @@ func walletOf(directory directoryService, client engine.ClientID, m engine.Mode,
 	if !ok {
 		return engine.AccountID{}, false
 	}
-	for _, w := range cl.Wallets {
-		if w.Mode == m && w.Currency == c {
-			return w.Account, true
-		}
-	}
-	return engine.AccountID{}, false
+	return cl.Wallet(m, c)
 }
 
 // queryLimit reads a listing's limit query parameter: 1 to max, def when

@@ -52,12 +52,7 @@ func TestChainWatchFailover(t *testing.T) {
 	if q.Err != nil || q.Result != engine.ResultOK {
 		t.Fatalf("create: %v %v", q.Err, q.Result)
 	}
-	var ngn engine.AccountID
-	for _, w := range cl.Client.Wallets {
-		if w.Mode == engine.ModeLive && w.Currency == engine.CurrencyNGN {
-			ngn = w.Account
-		}
-	}
+	ngn, _ := cl.Client.Wallet(engine.ModeLive, engine.CurrencyNGN)
 	a := sys.TransitionQuote(cl.Client.ID, engine.ModeLive, q.Quote.ID, &actors.TransitionQuote{Operation: actors.OperationAccept,
 		Accept: engine.AcceptQuote{NamesPoolAccount: true, PoolAccount: q.Quote.Allocations()[0].PoolAccount,
 			Settlement: engine.Settlement{Kind: engine.SettlementWallet, Account: ngn}}})
@@ -65,12 +60,7 @@ func TestChainWatchFailover(t *testing.T) {
 		t.Fatalf("accept: %v %v", a.Err, a.Result)
 	}
 	deposit := common.HexToAddress(a.Quote.PayIn.Deposit)
-	var usdt engine.AccountID
-	for _, w := range cl.Client.Wallets {
-		if w.Mode == engine.ModeLive && w.Currency == engine.CurrencyUSDT {
-			usdt = w.Account
-		}
-	}
+	usdt, _ := cl.Client.Wallet(engine.ModeLive, engine.CurrencyUSDT)
 	// credited reads n's replica: the USDT wallet's balance and the
 	// quote's receipts.
 	credited := func(n *testNode) (engine.Amount, int) {
