@@ -9,6 +9,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/oja-exchange/oja/engine"
+	"github.com/oja-exchange/oja/gateway"
 	"github.com/oja-exchange/oja/gateway/gatewaytest"
 )
 
@@ -21,26 +22,16 @@ import (
 //
 // Each iteration is one create; every answer must be a 200.
 
-const (
-	// benchClientsPerProc goroutines per GOMAXPROCS send requests, so that
-	// group commit has company to batch.
-	benchClientsPerProc = 32
-	benchXMLBody        = `<?xml version="1.0" encoding="UTF-8"?>
-<FXTradInstr xmlns="urn:iso:std:iso:20022:tech:xsd:fxtr.014.001.05">
-  <CcyPair><BaseCcy>NGN</BaseCcy><QtdCcy>USDT</QtdCcy></CcyPair>
-  <TradAmts><TradgCcyAmt>1600</TradgCcyAmt></TradAmts>
-  <AgrdRate><XchgRate>0.0006</XchgRate></AgrdRate>
-  <AmtDrctn>SELL</AmtDrctn>
-</FXTradInstr>`
-	benchJSONBody = `{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1600,"rate":0.0006,"amountDirection":"source"}`
-)
+// benchClientsPerProc goroutines per GOMAXPROCS send requests, so that
+// group commit has company to batch.
+const benchClientsPerProc = 32
 
 func BenchmarkXMLInitiate(b *testing.B) {
-	benchCreate(b, fxPath+"/trades", "application/xml; charset=utf-8", benchXMLBody, "<Sts>NEWT</Sts>")
+	benchCreate(b, fxPath+"/trades", "application/xml; charset=utf-8", gateway.BenchCreateXML, "<Sts>NEWT</Sts>")
 }
 
 func BenchmarkJSONCreate(b *testing.B) {
-	benchCreate(b, "/api/v1/partners/marketplace/intent", "application/json", benchJSONBody, `"status":"pending"`)
+	benchCreate(b, "/api/v1/partners/marketplace/intent", "application/json", gateway.BenchCreateJSON, `"status":"pending"`)
 }
 
 // BenchmarkJSONGet reads one pending quote back, from many parallel
@@ -53,7 +44,7 @@ func BenchmarkJSONGet(b *testing.B) {
 	once := true
 	next := func() bool { first := once; once = false; return first }
 	bs.do(b, next, func(req *fasthttp.Request) {
-		bs.post(req, "/api/v1/partners/marketplace/intent", "application/json", benchJSONBody)
+		bs.post(req, "/api/v1/partners/marketplace/intent", "application/json", gateway.BenchCreateJSON)
 	},
 		func(body []byte) bool {
 			var created struct {

@@ -51,14 +51,7 @@ func BenchmarkAppendSync(b *testing.B) {
 // their one record as its own batch with db.Apply(batch, pebble.Sync), so
 // only Pebble's own sync grouping helps.
 func BenchmarkPebbleRawSync(b *testing.B) {
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             &guardLogger{fail: func(err error) error { b.Error(err); return err }},
-		MemTableSize:       memTableBytes,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openRawPebble(b)
 	var seq atomic.Uint64
 	b.SetParallelism(*appendersPerProc)
 	b.ReportAllocs()
@@ -92,14 +85,7 @@ func BenchmarkPebbleRawSync(b *testing.B) {
 // BenchmarkPebbleRawSyncOneWriter is the floor: one writer, one record per
 // synced batch, so every record pays a whole fsync.
 func BenchmarkPebbleRawSyncOneWriter(b *testing.B) {
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{
-		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             &guardLogger{fail: func(err error) error { b.Error(err); return err }},
-		MemTableSize:       memTableBytes,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := openRawPebble(b)
 	batch := db.NewBatch()
 	key := make([]byte, keyBytes)
 	value := make([]byte, checksumBytes+benchRecordBytes)
@@ -118,4 +104,19 @@ func BenchmarkPebbleRawSyncOneWriter(b *testing.B) {
 	if err := errors.Join(batch.Close(), db.Close()); err != nil {
 		b.Fatal(err)
 	}
+}
+
+// openRawPebble opens a bare Pebble store in a temporary directory, with the
+// log's memtable size and none of its records: the raw baselines' store.
+func openRawPebble(b *testing.B) *pebble.DB {
+	b.Helper()
+	db, err := pebble.Open(b.TempDir(), &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             &guardLogger{fail: func(err error) error { b.Error(err); return err }},
+		MemTableSize:       memTableBytes,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return db
 }
