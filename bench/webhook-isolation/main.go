@@ -39,6 +39,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	ojaclient "github.com/oja-exchange/oja/client"
 )
 
 func main() {
@@ -157,33 +161,20 @@ func (s *server) cpu() (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / ticks, nil
 }
 
-type api struct {
-	base, key string
-	client    *http.Client
-}
+// quoteRequest is every create of the run: 16,000 NGN to USDT.
+var quoteRequest = ojaclient.CreateQuoteRequest{SourceCurrency: "NGN", DestinationCurrency: "USDT",
+	Amount: decimal.NewFromInt(16000), Rate: decimal.RequireFromString("0.0006"), AmountDirection: ojaclient.DirectionSource}
 
-func (a api) do(method, path, body string, want int) ([]byte, error) {
-	req, err := http.NewRequestWithContext(context.Background(), method, a.base+path, strings.NewReader(body))
+// createAndCancel creates one quote and cancels it (its reservation freed
+// for the next), returning the quote's id.
+func createAndCancel(ctx context.Context, c *ojaclient.Client) (string, error) {
+	q, err := c.CreateQuote(ctx, quoteRequest)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != want {
-		err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, b)
-	}
-	return b, err
+	_, err = c.CancelQuote(ctx, q.QuoteID)
+	return q.QuoteID, err
 }
-
-const quoteBody = `{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":16000,"rate":0.0006,"amountDirection":"source"}`
 
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -227,8 +218,13 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	if err != nil {
 		return err
 	}
-	a := api{base: "http://" + public + "/api/v1", key: strings.TrimSpace(string(keyA)), client: httpc}
-	op := api{base: "http://" + admin + "/admin/v1", key: srv.token, client: httpc}
+	a, err1 := ojaclient.New("http://"+public, strings.TrimSpace(string(keyA)), ojaclient.WithHTTPClient(httpc))
+	op, err2 := ojaclient.NewAdmin("http://"+admin, srv.token, ojaclient.WithHTTPClient(httpc))
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	hookEvents := []string{"quote.created"}
 
 	// Client A: 7 endpoints, all failing while its outboxes fill.
 	var hooksA []*receiver
@@ -239,7 +235,7 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 		}
 		defer r.srv.Close()
 		hooksA = append(hooksA, r)
-		if _, err := a.do("POST", "/partners/webhooks", fmt.Sprintf(`{"url":%q,"events":["quote.created"]}`, r.url), http.StatusCreated); err != nil {
+		if _, err := a.CreateWebhook(ctx, r.url, hookEvents); err != nil {
 			return err
 		}
 	}
@@ -252,14 +248,7 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(owed) {
-				b, err := a.do("POST", "/partners/marketplace/intent", quoteBody, http.StatusOK)
-				if err == nil {
-					var q struct{ QuoteID string }
-					if err = json.Unmarshal(b, &q); err == nil {
-						_, err = a.do("PUT", "/partners/marketplace/quote/"+q.QuoteID+"/cancel", "", http.StatusOK)
-					}
-				}
-				if err != nil {
+				if _, err := createAndCancel(ctx, a); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -273,7 +262,7 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	fmt.Printf("client A: %d quotes in %v; 7 endpoints owed %d events each\n", owed, time.Since(began).Round(time.Millisecond), owed)
 
 	// Two of A's endpoints come back and drain before the restart.
-	clientA, err := demoClient(op)
+	clientA, err := demoClient(ctx, op)
 	if err != nil {
 		return err
 	}
@@ -281,7 +270,7 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	hooksA[1].failing.Store(false)
 	began = time.Now()
 	for {
-		drained, err := owedTo(op, clientA, hooksA[0].url, hooksA[1].url)
+		drained, err := owedTo(ctx, op, clientA, hooksA[0].url, hooksA[1].url)
 		if err != nil {
 			return err
 		}
@@ -296,28 +285,24 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	fmt.Printf("2 endpoints drained their %d events in %v; 5 keep failing\n", owed, time.Since(began).Round(time.Millisecond))
 
 	// Client B, then the restart.
-	b, err := op.do("POST", "/clients", `{"name":"isolation-b"}`, http.StatusCreated)
+	cb, err := op.CreateClient(ctx, "isolation-b")
 	if err != nil {
 		return err
 	}
-	var cb struct{ ClientID string }
-	if err := json.Unmarshal(b, &cb); err != nil {
+	kb, err := op.CreateKey(ctx, cb.ClientID, ojaclient.ModeSandbox)
+	if err != nil {
 		return err
 	}
-	if b, err = op.do("POST", "/clients/"+cb.ClientID+"/keys", `{"mode":"sandbox"}`, http.StatusCreated); err != nil {
+	bAPI, err := ojaclient.New("http://"+public, kb.Key, ojaclient.WithHTTPClient(httpc))
+	if err != nil {
 		return err
 	}
-	var kb struct{ Key string }
-	if err := json.Unmarshal(b, &kb); err != nil {
-		return err
-	}
-	bAPI := api{base: a.base, key: kb.Key, client: httpc}
 	hookB, err := newReceiver(false)
 	if err != nil {
 		return err
 	}
 	defer hookB.srv.Close()
-	if _, err := bAPI.do("POST", "/partners/webhooks", fmt.Sprintf(`{"url":%q,"events":["quote.created"]}`, hookB.url), http.StatusCreated); err != nil {
+	if _, err := bAPI.CreateWebhook(ctx, hookB.url, hookEvents); err != nil {
 		return err
 	}
 	srv.kill()
@@ -329,16 +314,12 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 
 	acked := make(map[string]time.Time, quotes)
 	for range quotes {
-		b, err := bAPI.do("POST", "/partners/marketplace/intent", quoteBody, http.StatusOK)
+		q, err := bAPI.CreateQuote(ctx, quoteRequest)
 		if err != nil {
 			return err
 		}
-		var q struct{ QuoteID string }
-		if err := json.Unmarshal(b, &q); err != nil {
-			return err
-		}
 		acked[q.QuoteID] = time.Now()
-		if _, err := bAPI.do("PUT", "/partners/marketplace/quote/"+q.QuoteID+"/cancel", "", http.StatusOK); err != nil {
+		if _, err := bAPI.CancelQuote(ctx, q.QuoteID); err != nil {
 			return err
 		}
 		time.Sleep(every)
@@ -390,42 +371,27 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 }
 
 // demoClient is the demo client's id.
-func demoClient(op api) (string, error) {
-	b, err := op.do("GET", "/clients", "", http.StatusOK)
+func demoClient(ctx context.Context, op *ojaclient.Admin) (string, error) {
+	page, err := op.ListClients(ctx, 0, "")
 	if err != nil {
 		return "", err
 	}
-	var list struct {
-		Data []struct{ ClientID, Name string }
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		return "", err
-	}
-	for _, c := range list.Data {
+	for _, c := range page.Data {
 		if strings.Contains(strings.ToLower(c.Name), "demo") {
 			return c.ClientID, nil
 		}
 	}
-	return "", fmt.Errorf("no demo client in %s", b)
+	return "", fmt.Errorf("no demo client among %d", len(page.Data))
 }
 
 // owedTo reports whether the endpoints at urls owe nothing.
-func owedTo(op api, client string, urls ...string) (bool, error) {
-	b, err := op.do("GET", "/clients/"+client+"/webhooks", "", http.StatusOK)
+func owedTo(ctx context.Context, op *ojaclient.Admin, client string, urls ...string) (bool, error) {
+	hooks, err := op.ClientWebhooks(ctx, client)
 	if err != nil {
 		return false, err
 	}
-	var view struct {
-		Data []struct {
-			URL     string
-			Backlog struct{ Owed int }
-		}
-	}
-	if err := json.Unmarshal(b, &view); err != nil {
-		return false, err
-	}
-	for _, h := range view.Data {
-		if slices.Contains(urls, h.URL) && h.Backlog.Owed != 0 {
+	for _, h := range hooks {
+		if slices.Contains(urls, h.URL) && h.Backlog != nil && h.Backlog.Owed != 0 {
 			return false, nil
 		}
 	}

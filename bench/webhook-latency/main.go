@@ -7,23 +7,26 @@
 //	go run -C bench ./webhook-latency --base http://127.0.0.1:8080 --key "$(cat /tmp/oja-hooks/demo.key)"
 //
 // It registers one endpoint, creates --quotes quotes one at a time
-// (--every apart), waits for their deliveries and prints the p50, p90, p99
-// and maximum delay. The endpoint stays registered (delete it, or use a
+// (--every apart) through the partner's Go client, waits for their
+// deliveries and prints the p50, p90, p99 and maximum delay. The endpoint stays registered (delete it, or use a
 // fresh data dir).
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	ojaclient "github.com/oja-exchange/oja/client"
 )
 
 func main() {
@@ -66,39 +69,20 @@ func run(base, key string, quotes int, every time.Duration) error {
 			w.WriteHeader(http.StatusNoContent)
 		}))
 	}()
-	post := func(path, body string, want int) ([]byte, error) {
-		req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewBufferString(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != want {
-			err = fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, b)
-		}
-		return b, err
-	}
-	if _, err := post("/api/v1/partners/webhooks",
-		fmt.Sprintf(`{"url":"http://%s/oja","events":["quote.created"]}`, ln.Addr()), http.StatusCreated); err != nil {
+	c, err := ojaclient.New(base, key)
+	if err != nil {
 		return err
 	}
+	ctx := context.Background()
+	if _, err := c.CreateWebhook(ctx, "http://"+ln.Addr().String()+"/oja", []string{"quote.created"}); err != nil {
+		return err
+	}
+	req := ojaclient.CreateQuoteRequest{SourceCurrency: "NGN", DestinationCurrency: "USDT",
+		Amount: decimal.NewFromInt(16000), Rate: decimal.RequireFromString("0.0006"), AmountDirection: ojaclient.DirectionSource}
 	acked := make(map[string]time.Time, quotes)
 	for range quotes {
-		b, err := post("/api/v1/partners/marketplace/intent",
-			`{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":16000,"rate":0.0006,"amountDirection":"source"}`, http.StatusOK)
+		q, err := c.CreateQuote(ctx, req)
 		if err != nil {
-			return err
-		}
-		var q struct {
-			QuoteID string `json:"quoteId"`
-		}
-		if err := json.Unmarshal(b, &q); err != nil {
 			return err
 		}
 		acked[q.QuoteID] = time.Now()
