@@ -20,25 +20,12 @@
 # Nodes talk over mutual TLS (oja cluster certs); CLUSTER_INSECURE=1 runs
 # them with --cluster-insecure instead (plain TCP), to measure what TLS
 # costs. RAFT_TIMEOUT (below) sets --raft-timeout.
-set -euo pipefail
 rounds=${1:-3}
 seconds=${2:-8}
 conns=${3:-64}
 kills=${4:-20}
-command -v wrk >/dev/null || { echo "bench/cluster.sh needs wrk (apt-get install wrk)" >&2; exit 2; }
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-declare -A pids
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-go build -o "$work/oja" ./cmd/oja
+. "$(dirname "$0")/lib.sh"
 export OJA_ADMIN_TOKEN=oja_admin_bench_cluster
-port=$((20000 + RANDOM % 20000))
-flags=(--max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true --log-format json)
 
 # The single node.
 "$work/oja" serve --demo --data "$work/single" --listen "127.0.0.1:$port" \
@@ -66,7 +53,6 @@ start() {
   pids[n$1]=$!
 }
 for i in 1 2 3; do start "$i"; done
-ready() { curl -fs "$1/readyz" >/dev/null 2>&1; }
 for _ in $(seq 200); do
   ready "$single" && ready "$(public 1)" && ready "$(public 2)" && ready "$(public 3)" && break
   sleep 0.1
@@ -82,27 +68,13 @@ lead=$(leader)
 for _ in $(seq 100); do [ -s "$work/n$lead/demo.key" ] && break; sleep 0.1; done
 skey=$(cat "$work/single/demo.key")
 ckey=$(cat "$work/n$lead/demo.key")
-body='{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}'
-lua() {
-  cat <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $1"
-wrk.body = '$body'
-LUA
-}
-lua "$skey" >"$work/single.lua"
-lua "$ckey" >"$work/cluster.lua"
-intent=/api/v1/partners/marketplace/intent
-newquote() { curl -fs -X POST "$1$intent" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$body" \
-  | sed -E 's/.*"quoteId":"([^"]+)".*/\1/'; }
-squote=$(newquote "$single" "$skey")
-cquote=$(newquote "$(public "$lead")" "$ckey")
+create_lua "$skey" >"$work/single.lua"
+create_lua "$ckey" >"$work/cluster.lua"
+squote=$(new_quote "$single" "$skey")
+cquote=$(new_quote "$(public "$lead")" "$ckey")
 echo "wrk.headers[\"Authorization\"] = \"Bearer $skey\"" >"$work/sget.lua"
 echo "wrk.headers[\"Authorization\"] = \"Bearer $ckey\"" >"$work/cget.lua"
 quote=/api/v1/partners/marketplace/quote
-rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 follower=$(( lead % 3 + 1 ))
 # sample_lag prints, every 200 ms, how many Raft entries the furthest
 # follower's replica is behind the leader's (applied indexes, as the

@@ -18,43 +18,23 @@
 # harness: go run -C bench ./ojabench (make bench). wrk, written in C, costs
 # the machine less per request than ojabench's Go client, so on 2 cores
 # its req/s run higher and its create/livez ratio lower.
-set -euo pipefail
 rounds=${1:-3}
 seconds=${2:-8}
 conns=${3:-64}
-command -v wrk >/dev/null || { echo "bench/http.sh needs wrk (apt-get install wrk)" >&2; exit 2; }
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$work"' EXIT
-go build -o "$work/oja" ./cmd/oja
-port=$((20000 + RANDOM % 20000))
+. "$(dirname "$0")/lib.sh"
 "$work/oja" serve --demo --data "$work/data" --listen "127.0.0.1:$port" \
-  --admin-listen "127.0.0.1:$((port + 1))" --max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true --log-format json 2>"$work/server.log" &
-pid=$!
+  --admin-listen "127.0.0.1:$((port + 1))" "${flags[@]}" 2>"$work/server.log" &
+pids[server]=$!
 base="http://127.0.0.1:$port"
-for _ in $(seq 100); do
-  curl -fs "$base/readyz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+await_ready "$base"
 key=$(cat "$work/data/demo.key")
-body='{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}'
-cat >"$work/create.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $key"
-wrk.body = '$body'
-LUA
-quote=$(curl -fs -X POST "$base/api/v1/partners/marketplace/intent" -H "Authorization: Bearer $key" \
-  -H 'Content-Type: application/json' -d "$body" | sed -E 's/.*"quoteId":"([^"]+)".*/\1/')
-cat >"$work/get.lua" <<LUA
-wrk.headers["Authorization"] = "Bearer $key"
-LUA
-rps() { wrk -t2 -c"$conns" -d"${seconds}s" "$@" | awk '/Requests\/sec/ {print $2}'; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+create_lua "$key" >"$work/create.lua"
+quote=$(new_quote "$base" "$key")
+echo "wrk.headers[\"Authorization\"] = \"Bearer $key\"" >"$work/get.lua"
 : >"$work/results"
 for r in $(seq "$rounds"); do
   livez=$(rps "$base/livez")
-  create=$(rps -s "$work/create.lua" "$base/api/v1/partners/marketplace/intent")
+  create=$(rps -s "$work/create.lua" "$base$intent")
   get=$(rps -s "$work/get.lua" "$base/api/v1/partners/marketplace/quote/$quote")
   echo "$livez $create $get" >>"$work/results"
   awk -v r="$r" '{printf "round %d: livez %.0f/s  create %.0f/s (%.1f%%)  get %.0f/s (%.1f%%)\n", r, $1, $2, 100*$2/$1, $3, 100*$3/$1}' <<<"$livez $create $get"

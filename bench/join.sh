@@ -11,23 +11,10 @@
 # leader's snapshot and the log after it), and until n4 is ready.
 # Everything runs on this machine over 127.0.0.1 and stops at the end.
 # Needs wrk and curl.
-set -euo pipefail
 seconds=${1:-20}
 conns=${2:-64}
-command -v wrk >/dev/null || { echo "bench/join.sh needs wrk (apt-get install wrk)" >&2; exit 2; }
-cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-declare -A pids
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-go build -o "$work/oja" ./cmd/oja
+. "$(dirname "$0")/lib.sh"
 export OJA_ADMIN_TOKEN=oja_admin_bench_join
-port=$((20000 + RANDOM % 20000))
-flags=(--max-open-quotes 0 --max-key-share 1 --access-log=false --sync=true --log-format json)
 nodes=""
 for i in 1 2 3 4; do
   b=$((port + 10 * i))
@@ -45,7 +32,6 @@ for i in 1 2 3; do
   "$work/oja" serve --cluster "$work/cluster.json" --node "n$i" --cluster-tls "$work/certs" --data "$work/n$i" --demo "${flags[@]}" 2>>"$work/n$i.log" &
   pids[n$i]=$!
 done
-ready() { curl -fs "$1/readyz" >/dev/null 2>&1; }
 for _ in $(seq 300); do ready "$(public 1)" && ready "$(public 2)" && ready "$(public 3)" && break; sleep 0.1; done
 status() { curl -fs -H "Authorization: Bearer $OJA_ADMIN_TOKEN" "$(admin "$1")/admin/v1/cluster" 2>/dev/null; }
 leader() { for i in 1 2 3; do l=$(status "$i" | sed -nE 's/.*"leader":"n([0-9])".*/\1/p'); [ -n "$l" ] && { echo "$l"; return; }; done; }
@@ -53,13 +39,8 @@ for _ in $(seq 100); do [ -n "$(leader)" ] && break; sleep 0.1; done
 lead=$(leader)
 for _ in $(seq 100); do [ -s "$work/n$lead/demo.key" ] && break; sleep 0.1; done
 key=$(cat "$work/n$lead/demo.key")
-cat >"$work/create.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer $key"
-wrk.body = '{"sourceCurrency":"NGN","destinationCurrency":"USDT","amount":1000,"rate":0.0006,"amountDirection":"source"}'
-LUA
-wrk -t2 -c"$conns" -d"${seconds}s" -s "$work/create.lua" "$(public "$lead")/api/v1/partners/marketplace/intent" >"$work/wrk.txt"
+create_lua "$key" >"$work/create.lua"
+wrk -t2 -c"$conns" -d"${seconds}s" -s "$work/create.lua" "$(public "$lead")$intent" >"$work/wrk.txt"
 quotes=$(curl -fs -H "Authorization: Bearer $OJA_ADMIN_TOKEN" "$(admin "$lead")/metrics" | awk '/^oja_quotes\{/ {s += $2} END {print s}')
 applied() { curl -fs -H "Authorization: Bearer $OJA_ADMIN_TOKEN" "$(admin "$1")/admin/v1/cluster/node" 2>/dev/null | sed -nE 's/.*"appliedIndex":([0-9]+).*/\1/p'; }
 target=$(applied "$lead")
