@@ -223,19 +223,51 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
-	ctx := context.Background()
-	hookEvents := []string{"quote.created"}
+	r := &isolation{ctx: context.Background(), srv: srv, op: op, httpc: httpc}
+	defer r.close()
+	if err := r.fillA(a, owed); err != nil {
+		return err
+	}
+	if err := r.drainTwo(owed); err != nil {
+		return err
+	}
+	if err := r.clientBAfterRestart(quotes, every); err != nil {
+		return err
+	}
+	return r.idleCPU(owed, idle)
+}
 
-	// Client A: 7 endpoints, all failing while its outboxes fill.
-	var hooksA []*receiver
+// isolation is one run: the server, its operator, and the endpoints of
+// clients A and B.
+type isolation struct {
+	ctx    context.Context
+	srv    *server
+	op     *ojaclient.Admin
+	httpc  *http.Client
+	hooksA []*receiver
+	hookB  *receiver
+}
+
+var hookEvents = []string{"quote.created"}
+
+func (r *isolation) close() {
+	for _, h := range append(r.hooksA, r.hookB) {
+		if h != nil {
+			_ = h.srv.Close()
+		}
+	}
+}
+
+// fillA gives client A 7 endpoints, all failing, and creates owed quotes
+// (8 at a time): each endpoint is owed owed events.
+func (r *isolation) fillA(a *ojaclient.Client, owed int) error {
 	for range 7 {
-		r, err := newReceiver(true)
+		h, err := newReceiver(true)
 		if err != nil {
 			return err
 		}
-		defer r.srv.Close()
-		hooksA = append(hooksA, r)
-		if _, err := a.CreateWebhook(ctx, r.url, hookEvents); err != nil {
+		r.hooksA = append(r.hooksA, h)
+		if _, err := a.CreateWebhook(r.ctx, h.url, hookEvents); err != nil {
 			return err
 		}
 	}
@@ -248,7 +280,7 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(owed) {
-				if _, err := createAndCancel(ctx, a); err != nil {
+				if _, err := createAndCancel(r.ctx, a); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -260,17 +292,21 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 		return err
 	}
 	fmt.Printf("client A: %d quotes in %v; 7 endpoints owed %d events each\n", owed, time.Since(began).Round(time.Millisecond), owed)
+	return nil
+}
 
-	// Two of A's endpoints come back and drain before the restart.
-	clientA, err := demoClient(ctx, op)
+// drainTwo brings two of A's endpoints back and waits until they owe
+// nothing.
+func (r *isolation) drainTwo(owed int) error {
+	clientA, err := demoClient(r.ctx, r.op)
 	if err != nil {
 		return err
 	}
-	hooksA[0].failing.Store(false)
-	hooksA[1].failing.Store(false)
-	began = time.Now()
+	r.hooksA[0].failing.Store(false)
+	r.hooksA[1].failing.Store(false)
+	began := time.Now()
 	for {
-		drained, err := owedTo(ctx, op, clientA, hooksA[0].url, hooksA[1].url)
+		drained, err := owedTo(r.ctx, r.op, clientA, r.hooksA[0].url, r.hooksA[1].url)
 		if err != nil {
 			return err
 		}
@@ -283,57 +319,60 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 		time.Sleep(100 * time.Millisecond)
 	}
 	fmt.Printf("2 endpoints drained their %d events in %v; 5 keep failing\n", owed, time.Since(began).Round(time.Millisecond))
+	return nil
+}
 
-	// Client B, then the restart.
-	cb, err := op.CreateClient(ctx, "isolation-b")
+// clientBAfterRestart creates client B with one working endpoint, kills
+// the server (-9) and restarts it, then has B create quotes (every
+// apart) and measures each one's delivery while A's backlog is retried.
+func (r *isolation) clientBAfterRestart(quotes int, every time.Duration) error {
+	cb, err := r.op.CreateClient(r.ctx, "isolation-b")
 	if err != nil {
 		return err
 	}
-	kb, err := op.CreateKey(ctx, cb.ClientID, ojaclient.ModeSandbox)
+	kb, err := r.op.CreateKey(r.ctx, cb.ClientID, ojaclient.ModeSandbox)
 	if err != nil {
 		return err
 	}
-	bAPI, err := ojaclient.New("http://"+public, kb.Key, ojaclient.WithHTTPClient(httpc))
+	b, err := ojaclient.New("http://"+r.srv.public, kb.Key, ojaclient.WithHTTPClient(r.httpc))
 	if err != nil {
 		return err
 	}
-	hookB, err := newReceiver(false)
-	if err != nil {
+	if r.hookB, err = newReceiver(false); err != nil {
 		return err
 	}
-	defer hookB.srv.Close()
-	if _, err := bAPI.CreateWebhook(ctx, hookB.url, hookEvents); err != nil {
+	if _, err := b.CreateWebhook(r.ctx, r.hookB.url, hookEvents); err != nil {
 		return err
 	}
-	srv.kill()
-	began = time.Now()
-	if err := srv.start(); err != nil {
+	r.srv.kill()
+	began := time.Now()
+	if err := r.srv.start(); err != nil {
 		return err
 	}
 	fmt.Printf("killed (-9) and restarted: ready in %v\n", time.Since(began).Round(time.Millisecond))
 
 	acked := make(map[string]time.Time, quotes)
 	for range quotes {
-		q, err := bAPI.CreateQuote(ctx, quoteRequest)
+		q, err := b.CreateQuote(r.ctx, quoteRequest)
 		if err != nil {
 			return err
 		}
 		acked[q.QuoteID] = time.Now()
-		if _, err := bAPI.CancelQuote(ctx, q.QuoteID); err != nil {
+		if _, err := b.CancelQuote(r.ctx, q.QuoteID); err != nil {
 			return err
 		}
 		time.Sleep(every)
 	}
 	var delays []time.Duration
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		hookB.mu.Lock()
+		r.hookB.mu.Lock()
 		delays = delays[:0]
 		for id, at := range acked {
-			if got, ok := hookB.arrived[id]; ok {
+			if got, ok := r.hookB.arrived[id]; ok {
 				delays = append(delays, got.Sub(at))
 			}
 		}
-		hookB.mu.Unlock()
+		r.hookB.mu.Unlock()
 		if len(delays) == len(acked) || time.Now().After(deadline) {
 			break
 		}
@@ -347,26 +386,31 @@ func run(bin string, owed, quotes int, every, idle, retryMin time.Duration) erro
 	}
 	fmt.Printf("client B right after the restart: %d events, delivery delay p50 %v  p99 %v  max %v\n",
 		len(delays), pct(50), pct(99), delays[len(delays)-1].Round(100*time.Microsecond))
+	return nil
+}
 
+// idleCPU samples the server's CPU for idle while it retries A's 5
+// failing endpoints.
+func (r *isolation) idleCPU(owed int, idle time.Duration) error {
 	failingHits := func() (n int64) {
-		for _, r := range hooksA[2:] {
-			n += r.hits.Load()
+		for _, h := range r.hooksA[2:] {
+			n += h.hits.Load()
 		}
 		return n
 	}
-	cpu0, err := srv.cpu()
+	cpu0, err := r.srv.cpu()
 	if err != nil {
 		return err
 	}
 	hits0, t0 := failingHits(), time.Now()
 	time.Sleep(idle)
-	cpu1, err := srv.cpu()
+	cpu1, err := r.srv.cpu()
 	if err != nil {
 		return err
 	}
 	wall := time.Since(t0)
 	fmt.Printf("idle while retrying 5 failing endpoints (%d owed each, --webhook-retry-min %v): CPU %.1f%% of one core over %v, %d attempts\n",
-		owed, retryMin, 100*float64(cpu1-cpu0)/float64(wall), wall.Round(time.Second), failingHits()-hits0)
+		owed, r.srv.retryMin, 100*float64(cpu1-cpu0)/float64(wall), wall.Round(time.Second), failingHits()-hits0)
 	return nil
 }
 
