@@ -286,28 +286,16 @@ func decide(q *engine.Quote, cmd *TransitionQuote, now, paymentWindowMillis int6
 	switch cmd.Operation {
 	case OperationAccept:
 		res, ev := q.Accept(cmd.Accept, now, paymentWindowMillis)
-		return res, asEvent(ev), engine.Accepting.From
+		return res, engine.EventOf(ev), engine.Accepting.From
 	case OperationCancel:
 		res, ev := q.Cancel(now)
 		if ev != nil {
 			ev.ByOperator = cmd.ByOperator
 		}
-		return res, asEvent(ev), engine.Cancelling.From
+		return res, engine.EventOf(ev), engine.Cancelling.From
 	case OperationComplete:
 		res, ev := q.Complete(now)
-		return res, asEvent(ev), engine.Completing.From
+		return res, engine.EventOf(ev), engine.Completing.From
 	}
 	return engine.ResultValidation, nil, nil
-}
-
-// asEvent turns a possibly nil event pointer into an Event that is nil when
-// the pointer is (a nil *QuoteAccepted stored in an interface is not nil).
-func asEvent[P interface {
-	*E
-	engine.Event
-}, E any](ev P) engine.Event {
-	if ev == nil {
-		return nil
-	}
-	return ev
 }

@@ -442,3 +442,15 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// TestEventOfNil: a nil event pointer becomes a nil Event (stored as is in
+// an interface it would not be), a set one the same event.
+func TestEventOfNil(t *testing.T) {
+	if ev := engine.EventOf((*engine.QuoteCancelled)(nil)); ev != nil {
+		t.Errorf("EventOf(nil pointer) = %#v, want nil", ev)
+	}
+	c := &engine.QuoteCancelled{At: 7}
+	if ev := engine.EventOf(c); ev != engine.Event(c) {
+		t.Errorf("EventOf(%p) = %#v, want the same event", c, ev)
+	}
+}

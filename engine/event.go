@@ -476,3 +476,15 @@ func (e *QuoteAccepted) Time() int64    { return e.At }
 func (e *QuoteCancelled) Time() int64   { return e.At }
 func (e *QuoteExpired) Time() int64     { return e.At }
 func (e *QuoteCompleted) Time() int64   { return e.At }
+
+// EventOf is ev as an Event, nil when the pointer is: a nil *QuoteAccepted
+// stored in an interface is not a nil Event.
+func EventOf[P interface {
+	*E
+	Event
+}, E any](ev P) Event {
+	if ev == nil {
+		return nil
+	}
+	return ev
+}

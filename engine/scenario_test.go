@@ -511,13 +511,13 @@ func (s *scenario) run(line string) string {
 				return fmt.Sprintf("payout: %v", err)
 			}
 			r, e, prior := t.DecideWithdrawal(w.state.Payments, engine.MoneyRequest{Account: wallet, Amount: amount, Reference: ref}, nil, w.now)
-			res, ev = r, asEvent(e)
+			res, ev = r, engine.EventOf(e)
 			if ev == nil && prior != nil {
 				return fmt.Sprintf("payout: %s (no event), first recorded as %s %s", res, prior.Identity, amountText(prior.Amount, cur))
 			}
 		} else {
 			r, e := t.DecideCreditLimit(wallet, amount, nil, w.now)
-			res, ev = r, asEvent(e)
+			res, ev = r, engine.EventOf(e)
 		}
 		if ev == nil {
 			return fmt.Sprintf("%s: %s", fields[0], res)
@@ -612,16 +612,4 @@ func (s *scenario) run(line string) string {
 	}
 	s.fatalf("unknown command %q", line)
 	return ""
-}
-
-// asEvent turns a possibly nil event pointer into an Event that is nil
-// when the pointer is.
-func asEvent[P interface {
-	*E
-	engine.Event
-}, E any](ev P) engine.Event {
-	if ev == nil {
-		return nil
-	}
-	return ev
 }
