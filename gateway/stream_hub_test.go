@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -337,7 +338,7 @@ func TestStreamHubFanoutLeavesTheRestToTheStream(t *testing.T) {
 	change := func(i int) {
 		h.latest[index].Store(&engine.Ticker{Consensus: engine.RateFromUnits(uint64(i) * 1_000_000_000_000),
 			ConsensusAt: int64(i), HasConsensus: true})
-		h.deliver([]fanoutTarget{{sub, 1 << index}})
+		h.deliver([]fanoutTarget{{sub: sub, bits: 1 << index}})
 	}
 	left := func() bool {
 		sub.writeMu.Lock()
@@ -414,4 +415,25 @@ func TestStreamHubFanoutLeavesTheRestToTheStream(t *testing.T) {
 	}
 	_ = h.close(context.Background())
 	<-served
+}
+
+// TestFanoutTargetsInOrder: the fan-out's targets go out in the order
+// their streams opened, one entry per subscriber with the bits of every
+// changed key it follows, and nothing is held past the merged list.
+func TestFanoutTargetsInOrder(t *testing.T) {
+	a, b, c := &streamSubscriber{order: 1}, &streamSubscriber{order: 2}, &streamSubscriber{order: 3}
+	targets := []fanoutTarget{
+		{c, c.order, 1 << 0}, {a, a.order, 1 << 0}, {b, b.order, 1 << 0},
+		{c, c.order, 1 << 2}, {a, a.order, 1 << 1},
+	}
+	got := inOrder(targets)
+	want := []fanoutTarget{{a, 1, 1<<0 | 1<<1}, {b, 2, 1 << 0}, {c, 3, 1<<0 | 1<<2}}
+	if !slices.Equal(got, want) {
+		t.Errorf("inOrder = %v, want %v", got, want)
+	}
+	for i, left := range targets[len(got):] {
+		if left.sub != nil {
+			t.Errorf("entry %d past the merged list still holds subscriber %d", len(got)+i, left.order)
+		}
+	}
 }
