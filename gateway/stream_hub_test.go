@@ -437,3 +437,85 @@ func TestFanoutTargetsInOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestFanoutOneWritePerSubscriber: a stream following two pairs whose
+// rates changed in the same fan-out gets both rate_update events in one
+// chunk, one write, not a write for each.
+func TestFanoutOneWritePerSubscriber(t *testing.T) {
+	h := newTestHub(t, time.Hour)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := actors.Principal{Key: engine.KeyID{9}, Mode: engine.ModeSandbox}
+	sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:2], &sniffConn{Conn: server})
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	if sub.socket == nil || len(sub.follows) != 2 {
+		t.Fatalf("socket %v, %d pairs followed", sub.socket, len(sub.follows))
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		sub.serve([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), true)
+	}()
+	poll.True(t, 5*time.Second, "the opening batch written", func() bool {
+		sub.writeMu.Lock()
+		defer sub.writeMu.Unlock()
+		return sub.started && !sub.busy
+	})
+	var targets []fanoutTarget
+	for k, f := range sub.follows {
+		h.latest[f.index].Store(&engine.Ticker{Consensus: engine.RateFromUnits(uint64(k+1) * 1_000_000_000_000),
+			ConsensusAt: int64(k + 1), HasConsensus: true})
+		targets = append(targets, fanoutTarget{sub, sub.order, 1 << f.index})
+	}
+	h.deliver(inOrder(targets))
+
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(client)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("head: %v", err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	for {
+		sizeLine, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		size, err := strconv.ParseInt(strings.TrimSuffix(sizeLine, "\r\n"), 16, 64)
+		if err != nil || size <= 0 {
+			t.Fatalf("chunk size line %q", sizeLine)
+		}
+		chunk := make([]byte, size+2)
+		if _, err := io.ReadFull(r, chunk); err != nil {
+			t.Fatal(err)
+		}
+		body := string(chunk[:size])
+		if strings.HasPrefix(body, "retry:") {
+			continue
+		}
+		if n := strings.Count(body, "event: rate_update\n"); n != 2 {
+			t.Fatalf("the first rate chunk holds %d rate_update events, want both pairs' in one: %q", n, body)
+		}
+		break
+	}
+	_ = h.close(context.Background())
+	<-served
+}
