@@ -252,32 +252,10 @@ func Open(dir string, opts Options) (*Log, error) {
 		_ = l.closePebble()
 		return nil, err
 	}
-	// NB: a log whose records do not start at 1 still opens, so that offline
-	// tools can inspect it; Replay(0, …) reports the hole.
-	last, err := l.lastRecordSeq()
-	if err == nil {
-		// A log whose retention (or Seed) left no record ends just
-		// before its first retained sequence.
-		var first uint64
-		if first, err = l.FirstRetained(); err == nil && last < first-1 {
-			last = first - 1
-		}
-	}
+	last, marked, err := l.end()
 	if err != nil {
 		_ = l.closePebble()
 		return nil, err
-	}
-	// The acknowledgement mark holds the last sequence ever acknowledged:
-	// the log must still reach it (ackmark.go).
-	marked, ok, err := readAckMark(fs, dir)
-	if err != nil || ok && last < marked {
-		_ = l.closePebble()
-		cause := err
-		if cause == nil {
-			cause = fmt.Errorf("records %d..%d were acknowledged (the acknowledgement mark says so) and are missing from the log's end",
-				last+1, marked)
-		}
-		return nil, fmt.Errorf("wal: open %s: %w", dir, &DamagedError{Cause: cause, Acknowledged: marked})
 	}
 	l.lastSeq.Store(last)
 	l.durableSeq.Store(last)
@@ -288,24 +266,64 @@ func Open(dir string, opts Options) (*Log, error) {
 		close(l.markerDone)
 		return l, nil
 	}
-	// NB: the mark is rewritten with what it held, not with last: only a
-	// commit's sync makes a record acknowledged.
-	if l.mark, err = openAckMark(fs, dir, marked); err != nil {
-		_ = l.closePebble()
-		return nil, fmt.Errorf("wal: open %s: acknowledgement mark: %w", dir, err)
-	}
-	if err := l.removeOrphanSnapshotFiles(); err != nil {
-		_ = l.mark.close()
+	if err := l.startWriting(marked); err != nil {
 		_ = l.closePebble()
 		return nil, fmt.Errorf("wal: open %s: %w", dir, err)
 	}
+	return l, nil
+}
+
+// end is the log's last sequence, and the last one ever acknowledged (the
+// acknowledgement mark's, ackmark.go), which the log must still reach: a
+// log that does not is damaged.
+func (l *Log) end() (last, marked uint64, err error) {
+	// NB: a log whose records do not start at 1 still opens, so that offline
+	// tools can inspect it; Replay(0, …) reports the hole.
+	if last, err = l.lastRecordSeq(); err != nil {
+		return 0, 0, err
+	}
+	// A log whose retention (or Seed) left no record ends just before its
+	// first retained sequence.
+	first, err := l.FirstRetained()
+	if err != nil {
+		return 0, 0, err
+	}
+	if last < first-1 {
+		last = first - 1
+	}
+	marked, ok, err := readAckMark(l.opts.FS, l.dir)
+	if err != nil || ok && last < marked {
+		cause := err
+		if cause == nil {
+			cause = fmt.Errorf("records %d..%d were acknowledged (the acknowledgement mark says so) and are missing from the log's end",
+				last+1, marked)
+		}
+		return 0, 0, fmt.Errorf("wal: open %s: %w", l.dir, &DamagedError{Cause: cause, Acknowledged: marked})
+	}
+	return last, marked, nil
+}
+
+// startWriting opens the acknowledgement mark, removes the snapshot files
+// no snapshot record names, and starts the committer (and, with fsync, the
+// marker): what a log that writes needs beyond one that is read.
+func (l *Log) startWriting(marked uint64) error {
+	// NB: the mark is rewritten with what it held, not with the log's end:
+	// only a commit's sync makes a record acknowledged.
+	var err error
+	if l.mark, err = openAckMark(l.opts.FS, l.dir, marked); err != nil {
+		return fmt.Errorf("acknowledgement mark: %w", err)
+	}
+	if err := l.removeOrphanSnapshotFiles(); err != nil {
+		_ = l.mark.close()
+		return err
+	}
 	go l.commitLoop()
-	if opts.Sync {
+	if l.opts.Sync {
 		go l.markLoop()
 	} else {
 		close(l.markerDone) // without fsync, Close alone writes the mark
 	}
-	return l, nil
+	return nil
 }
 
 // newStore reports whether dir holds no Pebble store yet (no MANIFEST).
