@@ -173,90 +173,131 @@ type recordReplayer interface {
 // NB: a decoded event holds no reference into the record's bytes (the
 // codec copies strings), so a batch of records is reused once decoded.
 func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
-	decode := engine.DecodeEvent
+	p := &replayPipeline{
+		decode:  engine.DecodeEvent,
+		raws:    make(chan *recordBatch, 4),
+		free:    make(chan *recordBatch, 8),
+		batches: make(chan decodedBatch, 4),
+		stop:    make(chan struct{}),
+	}
 	if bulk {
-		decode = new(engine.EventDecoder).Decode
+		p.decode = new(engine.EventDecoder).Decode
 	}
-	// decoded is a batch of events and their records' sequences.
-	type decoded struct {
-		seqs []uint64
-		evs  []engine.Event
+	go p.scan(log, from)
+	go p.decodeAll()
+	applyErr := p.applyAll(warm, apply)
+	// NB: batches closes only once the decoder has returned, and the
+	// decoder only once the scanner has closed raws, so both errors are
+	// safe to read here.
+	if applyErr != nil {
+		return applyErr
 	}
-	raws := make(chan *recordBatch, 4)
-	free := make(chan *recordBatch, 8)
-	batches := make(chan decoded, 4)
-	// stop closes when the decoder or apply fails: the stages before it end.
-	stop := make(chan struct{})
-	var once sync.Once
-	halt := func() { once.Do(func() { close(stop) }) }
-	var scanErr, decodeErr error
-	go func() {
-		defer close(raws)
-		raw := new(recordBatch)
-		send := func() error {
-			select {
-			case raws <- raw:
-			case <-stop:
-				return errReplayStopped
-			}
-			select {
-			case raw = <-free:
-				raw.reset()
-			default:
-				raw = new(recordBatch)
-			}
-			return nil
+	if p.decodeErr != nil {
+		return p.decodeErr
+	}
+	return p.scanErr
+}
+
+// replayPipeline is replayDecoded's three stages and what joins them:
+// raws carries the scanner's record batches to the decoder, free brings
+// them back for reuse, batches carries the decoded events to apply.
+type replayPipeline struct {
+	decode  func([]byte) (engine.Event, error)
+	raws    chan *recordBatch
+	free    chan *recordBatch
+	batches chan decodedBatch
+	// stop closes when the decoder or apply fails: the stages before it
+	// end.
+	stop               chan struct{}
+	once               sync.Once
+	scanErr, decodeErr error
+}
+
+// decodedBatch is a batch of events and their records' sequences.
+type decodedBatch struct {
+	seqs []uint64
+	evs  []engine.Event
+}
+
+func (p *replayPipeline) halt() { p.once.Do(func() { close(p.stop) }) }
+
+// scan copies the records after from out of the log, replayBatchLen at a
+// time, to raws, until the log ends, a read fails or a later stage stops.
+func (p *replayPipeline) scan(log recordReplayer, from uint64) {
+	defer close(p.raws)
+	raw := new(recordBatch)
+	send := func() error {
+		select {
+		case p.raws <- raw:
+		case <-p.stop:
+			return errReplayStopped
 		}
-		scanErr = log.Replay(from, func(seq uint64, rec []byte) error {
-			if raw.add(seq, rec) == replayBatchLen {
-				return send()
+		select {
+		case raw = <-p.free:
+			raw.reset()
+		default:
+			raw = new(recordBatch)
+		}
+		return nil
+	}
+	p.scanErr = log.Replay(from, func(seq uint64, rec []byte) error {
+		if raw.add(seq, rec) == replayBatchLen {
+			return send()
+		}
+		return nil
+	})
+	// The records before a failed read are applied first too.
+	if raw.len() > 0 && !errors.Is(p.scanErr, errReplayStopped) {
+		if err := send(); p.scanErr == nil {
+			p.scanErr = err
+		}
+	}
+}
+
+// decodeAll decodes each batch of records to batches; a record that does
+// not decode stops the pipeline, the events before it handed on first.
+func (p *replayPipeline) decodeAll() {
+	defer close(p.batches)
+	for raw := range p.raws {
+		select {
+		case <-p.stop:
+			continue // drain: the scanner ends at its next send
+		default:
+		}
+		batch := decodedBatch{make([]uint64, 0, raw.len()), make([]engine.Event, 0, raw.len())}
+		for i := range raw.len() {
+			seq, rec := raw.at(i)
+			ev, err := p.decode(rec)
+			if err != nil {
+				p.decodeErr = fmt.Errorf("actors: record %d: %w", seq, err)
+				break
 			}
-			return nil
-		})
-		// The records before a failed read are applied first too.
-		if raw.len() > 0 && !errors.Is(scanErr, errReplayStopped) {
-			if err := send(); scanErr == nil {
-				scanErr = err
+			batch.seqs, batch.evs = append(batch.seqs, seq), append(batch.evs, ev)
+		}
+		select {
+		case p.free <- raw:
+		default:
+		}
+		if len(batch.evs) > 0 {
+			// The events before a record that does not decode are
+			// applied first, as a replay in one goroutine would.
+			select {
+			case p.batches <- batch:
+			case <-p.stop:
 			}
 		}
-	}()
-	go func() {
-		defer close(batches)
-		for raw := range raws {
-			select {
-			case <-stop:
-				continue // drain: the scanner ends at its next send
-			default:
-			}
-			batch := decoded{make([]uint64, 0, raw.len()), make([]engine.Event, 0, raw.len())}
-			for i := range raw.len() {
-				seq, rec := raw.at(i)
-				ev, err := decode(rec)
-				if err != nil {
-					decodeErr = fmt.Errorf("actors: record %d: %w", seq, err)
-					break
-				}
-				batch.seqs, batch.evs = append(batch.seqs, seq), append(batch.evs, ev)
-			}
-			select {
-			case free <- raw:
-			default:
-			}
-			if len(batch.evs) > 0 {
-				// The events before a record that does not decode are
-				// applied first, as a replay in one goroutine would.
-				select {
-				case batches <- batch:
-				case <-stop:
-				}
-			}
-			if decodeErr != nil {
-				halt()
-			}
+		if p.decodeErr != nil {
+			p.halt()
 		}
-	}()
+	}
+}
+
+// applyAll applies the decoded events in sequence order on the caller's
+// goroutine (warm first sees each batch) and returns apply's first error,
+// having drained the stages before it.
+func (p *replayPipeline) applyAll(warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
 	var applyErr error
-	for batch := range batches {
+	for batch := range p.batches {
 		if applyErr != nil {
 			continue // drain: the decoder ends once the scanner has
 		}
@@ -265,21 +306,12 @@ func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engin
 		}
 		for i, ev := range batch.evs {
 			if applyErr = apply(batch.seqs[i], ev); applyErr != nil {
-				halt()
+				p.halt()
 				break
 			}
 		}
 	}
-	// NB: batches closes only once the decoder has returned, and the
-	// decoder only once the scanner has closed raws, so both errors are
-	// safe to read here.
-	if applyErr != nil {
-		return applyErr
-	}
-	if decodeErr != nil {
-		return decodeErr
-	}
-	return scanErr
+	return applyErr
 }
 
 // recordBatch is a batch of records copied out of the log, back to back.
