@@ -174,9 +174,34 @@ func Open(cfg Config) (*Node, error) {
 		allowed := n.mayConnect
 		cfg.TLS.member.Store(&allowed)
 	}
+	rc := raftConfig(cfg, self, hlog)
+	n.check.timeout = verifyTimeout(rc.HeartbeatTimeout)
+	if err := n.firstState(rc, snaps); err != nil {
+		n.closeStores()
+		return nil, err
+	}
+	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
+		n.closeStores()
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	n.live.Store(n.raft)
+	n.obs = make(chan raft.Observation, 16)
+	n.observer = raft.NewObserver(n.obs, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.LeaderObservation)
+		return ok
+	})
+	n.raft.RegisterObserver(n.observer)
+	go n.observeLeaders()
+	return n, nil
+}
+
+// raftConfig is hashicorp/raft's configuration for the node self, with
+// cfg's timeouts and snapshot threshold where set (a leader's lease never
+// longer than its heartbeat timeout).
+func raftConfig(cfg Config, self Member, logger hclog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(self.ID)
-	rc.Logger = hlog
+	rc.Logger = logger
 	if cfg.HeartbeatTimeout > 0 {
 		rc.HeartbeatTimeout = cfg.HeartbeatTimeout
 	}
@@ -195,26 +220,30 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.tuneRaft != nil {
 		cfg.tuneRaft(rc)
 	}
-	n.check.timeout = verifyTimeout(rc.HeartbeatTimeout)
+	return rc
+}
+
+// firstState gives a node with no Raft state yet its first: a backup's
+// snapshot (--from-backup), the cluster file's members (a bootstrap), or
+// nothing for a node that joins (the leader adds it). A node with state
+// keeps it; a backup for it, or both --join and --from-backup, is refused.
+func (n *Node) firstState(rc *raft.Config, snaps raft.SnapshotStore) error {
+	cfg, self := n.cfg, n.self
 	existing, err := raft.HasExistingState(n.store, n.store, snaps)
 	if err != nil {
-		n.closeStores()
-		return nil, fmt.Errorf("cluster: %w", err)
+		return fmt.Errorf("cluster: %w", err)
 	}
 	if !existing && cfg.Join {
 		cfg.Logger.Info("joining: waiting for the leader to add this node (oja admin cluster add " + self.ID + " " + self.Raft + ", or replace " + self.ID + " for a lost member)")
 	}
 	switch {
 	case cfg.Join && cfg.FromBackup != nil:
-		n.closeStores()
-		return nil, errors.New("cluster: a node either joins or is seeded from a backup, not both")
+		return errors.New("cluster: a node either joins or is seeded from a backup, not both")
 	case existing && cfg.FromBackup != nil:
-		n.closeStores()
-		return nil, fmt.Errorf("cluster: %s holds a Raft log already: a backup seeds only a node whose data dir is empty (restart it without --from-backup)", cfg.Dir)
+		return fmt.Errorf("cluster: %s holds a Raft log already: a backup seeds only a node whose data dir is empty (restart it without --from-backup)", cfg.Dir)
 	case !existing && cfg.FromBackup != nil:
 		if err := seedSnapshot(snaps, n.trans, self, cfg.FromBackup); err != nil {
-			n.closeStores()
-			return nil, err
+			return err
 		}
 		cfg.Logger.Info("seeded from a backup: a cluster of this node alone; add the other members (oja admin cluster add)")
 	case !existing && !cfg.Join:
@@ -223,24 +252,11 @@ func Open(cfg Config) (*Node, error) {
 			servers = append(servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(m.ID), Address: raft.ServerAddress(m.Raft)})
 		}
 		if err := raft.BootstrapCluster(rc, n.store, n.store, snaps, n.trans, raft.Configuration{Servers: servers}); err != nil {
-			n.closeStores()
-			return nil, fmt.Errorf("cluster: bootstrap: %w", err)
+			return fmt.Errorf("cluster: bootstrap: %w", err)
 		}
 		cfg.Logger.Info("cluster bootstrapped from the cluster file", "nodes", len(servers))
 	}
-	if n.raft, err = raft.NewRaft(rc, n.fsm, n.store, n.store, snaps, n.trans); err != nil {
-		n.closeStores()
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	n.live.Store(n.raft)
-	n.obs = make(chan raft.Observation, 16)
-	n.observer = raft.NewObserver(n.obs, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.LeaderObservation)
-		return ok
-	})
-	n.raft.RegisterObserver(n.observer)
-	go n.observeLeaders()
-	return n, nil
+	return nil
 }
 
 // OnLeaderChange makes fn be told of every change of the leader this node
