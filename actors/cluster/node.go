@@ -960,12 +960,44 @@ func (n *Node) addLearnerFirst(ctx context.Context, m Member, servers []raft.Ser
 		n.undoAdd(id)
 		return fmt.Errorf("%w (%v)", ErrNotCaughtUp, err)
 	}
-	if err := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout).Error(); err != nil {
+	voter := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout)
+	if err := awaitCommit(voter, func() { n.raft.Barrier(commitNudge) }); err != nil {
 		n.undoAdd(id)
 		return fmt.Errorf("cluster: making %s a voter: %w", id, err)
 	}
 	n.cfg.Logger.Info("member added: a voter, caught up with this leader", "member", id, "raft", raftAddr)
 	return nil
+}
+
+// commitNudge is how long a new voter's configuration entry may wait to
+// commit before the leader appends an entry behind it (awaitCommit).
+const commitNudge = 200 * time.Millisecond
+
+// awaitCommit waits for f, a configuration change adding a voter, and
+// calls nudge each commitNudge it waits; nudge appends an entry.
+//
+// NB: hashicorp/raft (v1.8.0, Raft.appendConfigurationEntry) wakes the
+// replicators for a configuration entry before it counts the voters the
+// entry adds. A new voter that acknowledges the entry in between is
+// counted at index 0 until it acknowledges a later entry, and where its
+// vote is needed for a quorum (a member is down) the entry commits only
+// once another follows: on an idle cluster, never (an add hung for minutes
+// in TestMembershipCannotWedge). Any entry appended after the change
+// counts it. The future ends when the entry commits, the leadership is
+// lost or Raft shuts down.
+func awaitCommit(f raft.Future, nudge func()) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	t := time.NewTicker(commitNudge)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			nudge()
+		}
+	}
 }
 
 // reachableVoters counts the voters of servers, this node aside, that

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +125,38 @@ func requireVoters(t *testing.T, leader *testNode, want int) {
 	}
 	if voters != want {
 		t.Fatalf("%d voters, want %d: %+v", voters, want, leader.node.servers())
+	}
+}
+
+// nudgedFuture is a raft.Future that ends, with err, only once it has been
+// nudged: a configuration entry that commits only behind a later entry.
+type nudgedFuture struct {
+	nudged chan struct{}
+	err    error
+}
+
+func (f *nudgedFuture) Error() error {
+	<-f.nudged
+	return f.err
+}
+
+// TestAwaitCommitNudges: a configuration change that waits for a later
+// entry gets one (awaitCommit calls nudge) and its result is returned; one
+// that commits at once is not nudged.
+func TestAwaitCommitNudges(t *testing.T) {
+	want := errors.New("leadership lost")
+	f := &nudgedFuture{nudged: make(chan struct{}), err: want}
+	var nudges int
+	var once sync.Once
+	err := awaitCommit(f, func() { nudges++; once.Do(func() { close(f.nudged) }) })
+	if !errors.Is(err, want) || nudges < 1 {
+		t.Fatalf("awaitCommit = %v after %d nudges, want %v after at least one", err, nudges, want)
+	}
+
+	done := &nudgedFuture{nudged: make(chan struct{})}
+	close(done.nudged)
+	nudges = 0
+	if err := awaitCommit(done, func() { nudges++ }); err != nil || nudges != 0 {
+		t.Fatalf("awaitCommit of a committed change = %v after %d nudges, want nil after none", err, nudges)
 	}
 }
