@@ -292,6 +292,82 @@ func TestStreamHubConnClosedBeforeHijack(t *testing.T) {
 	}
 }
 
+// servedStream opens a loopback TCP connection, subscribes its server
+// side to pairs on h (the client's receive buffer set to readBuffer when
+// not 0) and serves it chunked on a goroutine until served closes; it
+// returns once the opening batch is written, with a reader of the
+// client's side past the response head.
+func servedStream(t *testing.T, h *streamHub, pairs []engine.Pair, readBuffer int) (sub *streamSubscriber, r *bufio.Reader, served chan struct{}) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	if readBuffer > 0 {
+		_ = client.(*net.TCPConn).SetReadBuffer(readBuffer)
+	}
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	who := actors.Principal{Key: engine.KeyID{9}, Mode: engine.ModeSandbox}
+	sub, e := h.subscribe(nil, who, pairs, &sniffConn{Conn: server})
+	if e != nil {
+		t.Fatal(e.code)
+	}
+	if sub.socket == nil {
+		t.Fatal("no socket to write to directly on a TCP connection")
+	}
+	served = make(chan struct{})
+	go func() {
+		defer close(served)
+		sub.serve([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), true)
+	}()
+	poll.True(t, 5*time.Second, "the opening batch written", func() bool {
+		sub.writeMu.Lock()
+		defer sub.writeMu.Unlock()
+		return sub.started && !sub.busy
+	})
+	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r = bufio.NewReader(client)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("head: %v", err)
+		}
+		if line == "\r\n" {
+			return sub, r, served
+		}
+	}
+}
+
+// readChunk reads one HTTP/1.1 chunk from r and returns its body.
+func readChunk(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	sizeLine, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := strconv.ParseInt(strings.TrimSuffix(sizeLine, "\r\n"), 16, 64)
+	if err != nil || size <= 0 {
+		t.Fatalf("chunk size line %q", sizeLine)
+	}
+	chunk := make([]byte, size+2)
+	if _, err := io.ReadFull(r, chunk); err != nil {
+		t.Fatal(err)
+	}
+	if string(chunk[size:]) != "\r\n" {
+		t.Fatalf("chunk of %d bytes ends %q", size, chunk[size:])
+	}
+	return string(chunk[:size])
+}
+
 // The fan-out writes a changed rate straight to a stream's socket. When the
 // socket takes only part of a frame (its client reads slowly), the stream's
 // own goroutine writes the rest before anything else, and changes meanwhile
@@ -299,40 +375,7 @@ func TestStreamHubConnClosedBeforeHijack(t *testing.T) {
 // ids in order, ending with the last rate.
 func TestStreamHubFanoutLeavesTheRestToTheStream(t *testing.T) {
 	h := newTestHub(t, time.Hour)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	_ = client.(*net.TCPConn).SetReadBuffer(4096)
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	who := actors.Principal{Key: engine.KeyID{9}, Mode: engine.ModeSandbox}
-	sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:1], &sniffConn{Conn: server})
-	if e != nil {
-		t.Fatal(e.code)
-	}
-	if sub.socket == nil {
-		t.Fatal("no socket to write to directly on a TCP connection")
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		sub.serve([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), true)
-	}()
-	idle := func() bool {
-		sub.writeMu.Lock()
-		defer sub.writeMu.Unlock()
-		return sub.started && !sub.busy
-	}
-	poll.True(t, 5*time.Second, "the opening batch written", idle)
+	sub, r, served := servedStream(t, h, engine.DefaultMarkets().PairList()[:1], 4096)
 
 	index := sub.follows[0].index
 	change := func(i int) {
@@ -360,37 +403,11 @@ func TestStreamHubFanoutLeavesTheRestToTheStream(t *testing.T) {
 	}
 	want := engine.AppendRate(nil, engine.RateFromUnits(uint64(changes)*1_000_000_000_000))
 
-	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(client)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("head: %v", err)
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
 	var lastID uint64
 	var lastRate decimal.Decimal
 	frames := 0
 	for {
-		sizeLine, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("after %d frames: %v", frames, err)
-		}
-		size, err := strconv.ParseInt(strings.TrimSuffix(sizeLine, "\r\n"), 16, 64)
-		if err != nil || size <= 0 {
-			t.Fatalf("chunk size line %q", sizeLine)
-		}
-		chunk := make([]byte, size+2)
-		if _, err := io.ReadFull(r, chunk); err != nil {
-			t.Fatal(err)
-		}
-		if string(chunk[size:]) != "\r\n" {
-			t.Fatalf("chunk of %d bytes ends %q", size, chunk[size:])
-		}
-		body := string(chunk[:size])
+		body := readChunk(t, r)
 		if strings.HasPrefix(body, "retry:") {
 			continue
 		}
@@ -443,38 +460,10 @@ func TestFanoutTargetsInOrder(t *testing.T) {
 // chunk, one write, not a write for each.
 func TestFanoutOneWritePerSubscriber(t *testing.T) {
 	h := newTestHub(t, time.Hour)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	sub, r, served := servedStream(t, h, engine.DefaultMarkets().PairList()[:2], 0)
+	if len(sub.follows) != 2 {
+		t.Fatalf("%d pairs followed, want 2", len(sub.follows))
 	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	who := actors.Principal{Key: engine.KeyID{9}, Mode: engine.ModeSandbox}
-	sub, e := h.subscribe(nil, who, engine.DefaultMarkets().PairList()[:2], &sniffConn{Conn: server})
-	if e != nil {
-		t.Fatal(e.code)
-	}
-	if sub.socket == nil || len(sub.follows) != 2 {
-		t.Fatalf("socket %v, %d pairs followed", sub.socket, len(sub.follows))
-	}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		sub.serve([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"), true)
-	}()
-	poll.True(t, 5*time.Second, "the opening batch written", func() bool {
-		sub.writeMu.Lock()
-		defer sub.writeMu.Unlock()
-		return sub.started && !sub.busy
-	})
 	var targets []fanoutTarget
 	for k, f := range sub.follows {
 		h.latest[f.index].Store(&engine.Ticker{Consensus: engine.RateFromUnits(uint64(k+1) * 1_000_000_000_000),
@@ -482,32 +471,8 @@ func TestFanoutOneWritePerSubscriber(t *testing.T) {
 		targets = append(targets, fanoutTarget{sub, sub.order, 1 << f.index})
 	}
 	h.deliver(inOrder(targets))
-
-	_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
-	r := bufio.NewReader(client)
 	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("head: %v", err)
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
-	for {
-		sizeLine, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, err := strconv.ParseInt(strings.TrimSuffix(sizeLine, "\r\n"), 16, 64)
-		if err != nil || size <= 0 {
-			t.Fatalf("chunk size line %q", sizeLine)
-		}
-		chunk := make([]byte, size+2)
-		if _, err := io.ReadFull(r, chunk); err != nil {
-			t.Fatal(err)
-		}
-		body := string(chunk[:size])
+		body := readChunk(t, r)
 		if strings.HasPrefix(body, "retry:") {
 			continue
 		}
