@@ -981,10 +981,9 @@ const commitNudge = 200 * time.Millisecond
 // entry adds. A new voter that acknowledges the entry in between is
 // counted at index 0 until it acknowledges a later entry, and where its
 // vote is needed for a quorum (a member is down) the entry commits only
-// once another follows: on an idle cluster, never (an add hung for minutes
-// in TestMembershipCannotWedge). Any entry appended after the change
-// counts it. The future ends when the entry commits, the leadership is
-// lost or Raft shuts down.
+// once another follows: on an idle cluster, never. Any entry appended
+// after the change counts the new voter. The future ends when the entry
+// commits, the leadership is lost or Raft shuts down.
 func awaitCommit(f raft.Future, nudge func()) error {
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
