@@ -68,32 +68,47 @@ const pprofTopMax = 60 * time.Second
 
 func (r *run) evaluateTargets() []Target {
 	rep := r.report
-	var out []Target
-	add := func(t Target, measured bool, ok bool) {
-		if measured {
-			t.Met = &ok
-		}
-		out = append(out, t)
-	}
+	var out targets
+	out.engine(rep)
+	out.http(rep)
+	out.wal(rep)
+	out.recovery(rep)
+	out.memory(rep)
+	r.annotate(out)
+	return out
+}
 
-	// 1. Engine.
-	{
-		t := Target{Name: "engine allocation rate (pools=8/fill=3, slower direction)", Target: fmt.Sprintf("≥ %d", targetAllocationsPerSecond),
-			Unit: "quotes/s", Profile: "engine"}
-		a := Target{Name: "engine heap allocations per Allocate (worst case)", Target: "= 0", Unit: "allocs/op", Profile: "engine"}
-		found := false
-		if rep.Engine != nil {
-			for _, c := range rep.Engine.Cases {
-				a.Measured = max(a.Measured, float64(c.HeapAllocsPerOp))
-				if c.Pools == 8 && c.Fill == 3 && (!found || c.QuotesPerSecond < t.Measured) {
-					t.Measured, found = c.QuotesPerSecond, true
-				}
+// targets is the report's list of targets, each section's appended in turn.
+type targets []Target
+
+// add appends t, met or not when it was measured.
+func (out *targets) add(t Target, measured bool, ok bool) {
+	if measured {
+		t.Met = &ok
+	}
+	*out = append(*out, t)
+}
+
+// engine: the allocation rate and its heap allocations.
+func (out *targets) engine(rep *Report) {
+	t := Target{Name: "engine allocation rate (pools=8/fill=3, slower direction)", Target: fmt.Sprintf("≥ %d", targetAllocationsPerSecond),
+		Unit: "quotes/s", Profile: "engine"}
+	a := Target{Name: "engine heap allocations per Allocate (worst case)", Target: "= 0", Unit: "allocs/op", Profile: "engine"}
+	found := false
+	if rep.Engine != nil {
+		for _, c := range rep.Engine.Cases {
+			a.Measured = max(a.Measured, float64(c.HeapAllocsPerOp))
+			if c.Pools == 8 && c.Fill == 3 && (!found || c.QuotesPerSecond < t.Measured) {
+				t.Measured, found = c.QuotesPerSecond, true
 			}
 		}
-		add(t, found, t.Measured >= targetAllocationsPerSecond)
-		add(a, rep.Engine != nil && len(rep.Engine.Cases) > 0, a.Measured == 0)
 	}
-	// 2. Create-quote against /livez.
+	out.add(t, found, t.Measured >= targetAllocationsPerSecond)
+	out.add(a, rep.Engine != nil && len(rep.Engine.Cases) > 0, a.Measured == 0)
+}
+
+// http: create-quote against /livez, and the mix's p99 at half load.
+func (out *targets) http(rep *Report) {
 	{
 		t := Target{Name: "create-quote (fsync on) ÷ /livez, closed loop", Target: fmt.Sprintf("≥ %.2f", targetCreateOverLivez),
 			Unit: "ratio", Profile: "http-create-server"}
@@ -101,9 +116,9 @@ func (r *run) evaluateTargets() []Target {
 		if measured {
 			t.Measured = rep.HTTP.CreateOverLivez
 		}
-		add(t, measured, t.Measured >= targetCreateOverLivez)
+		out.add(t, measured, t.Measured >= targetCreateOverLivez)
 	}
-	// 3. p99 at half of the max sustainable rate.
+	// The p99 at half of the max sustainable rate.
 	{
 		t := Target{Name: "HTTP mix p99 at half of the max sustainable rate", Target: fmt.Sprintf("≤ %.0f", targetHalfLoadP99Ms),
 			Unit: "ms", Profile: "http-half-load-server"}
@@ -117,19 +132,23 @@ func (r *run) evaluateTargets() []Target {
 				t.Note += fmt.Sprintf("; server commits (write+fsync): mean %.2f ms, %d of %d over 10 ms", c.MeanMs, c.Over10Ms, c.Commits)
 			}
 		}
-		add(t, measured, t.Measured <= targetHalfLoadP99Ms)
+		out.add(t, measured, t.Measured <= targetHalfLoadP99Ms)
 	}
-	// 4. WAL against raw Pebble.
-	{
-		t := Target{Name: "durable writes ÷ raw Pebble synced baseline", Target: fmt.Sprintf("≥ %.2f", targetWALOverRaw),
-			Unit: "ratio", Profile: "wal"}
-		measured := rep.WAL != nil && len(rep.WAL.Rounds) > 0 && len(rep.WAL.RawRounds) > 0
-		if measured {
-			t.Measured = rep.WAL.Ratio
-		}
-		add(t, measured, t.Measured >= targetWALOverRaw)
+}
+
+// wal: durable writes against raw Pebble.
+func (out *targets) wal(rep *Report) {
+	t := Target{Name: "durable writes ÷ raw Pebble synced baseline", Target: fmt.Sprintf("≥ %.2f", targetWALOverRaw),
+		Unit: "ratio", Profile: "wal"}
+	measured := rep.WAL != nil && len(rep.WAL.Rounds) > 0 && len(rep.WAL.RawRounds) > 0
+	if measured {
+		t.Measured = rep.WAL.Ratio
 	}
-	// 5. Recovery.
+	out.add(t, measured, t.Measured >= targetWALOverRaw)
+}
+
+// recovery: replay and the start from a snapshot, at the largest size.
+func (out *targets) recovery(rep *Report) {
 	var largest *RecoverySize
 	if rep.Recovery != nil && len(rep.Recovery.Sizes) > 0 {
 		largest = &rep.Recovery.Sizes[len(rep.Recovery.Sizes)-1]
@@ -141,7 +160,7 @@ func (r *run) evaluateTargets() []Target {
 			t.Measured = largest.NoSnapshot.EventsPerSecond
 			t.Note = fmt.Sprintf("%d quotes, %d events", largest.Quotes, largest.Events)
 		}
-		add(t, largest != nil, t.Measured >= targetReplayEventsPerSec)
+		out.add(t, largest != nil, t.Measured >= targetReplayEventsPerSec)
 	}
 	{
 		t := Target{Name: "1M quotes ready with a snapshot", Target: fmt.Sprintf("≤ %.0f", targetSnapshotReadySeconds),
@@ -154,7 +173,7 @@ func (r *run) evaluateTargets() []Target {
 			v, note := atTargetQuotes(xs, ys)
 			t.Measured, t.Note = round3(v), note
 		}
-		add(t, largest != nil, t.Measured <= targetSnapshotReadySeconds)
+		out.add(t, largest != nil, t.Measured <= targetSnapshotReadySeconds)
 	}
 	{
 		t := Target{Name: "ready from a snapshot ÷ raw scan of the same store (largest log)",
@@ -165,7 +184,7 @@ func (r *run) evaluateTargets() []Target {
 			t.Note = fmt.Sprintf("%d quotes: ready %.2f s, raw scan %.2f s", largest.Quotes,
 				largest.WithSnapshot.ReadySeconds, largest.RawScanSeconds)
 		}
-		add(t, measured, t.Measured <= targetSnapshotReadyOverRawScan)
+		out.add(t, measured, t.Measured <= targetSnapshotReadyOverRawScan)
 	}
 	{
 		t := Target{Name: "replay ÷ raw scan, records per second (no snapshot, largest log)",
@@ -174,9 +193,12 @@ func (r *run) evaluateTargets() []Target {
 		if largest != nil {
 			t.Measured, t.Note = round3(largest.Ratio), fmt.Sprintf("%d quotes", largest.Quotes)
 		}
-		add(t, largest != nil && largest.RawScanSeconds > 0, t.Measured >= targetReplayOverRawScan)
+		out.add(t, largest != nil && largest.RawScanSeconds > 0, t.Measured >= targetReplayOverRawScan)
 	}
-	// 6. Memory.
+}
+
+// memory: RSS per open quote and at a million.
+func (out *targets) memory(rep *Report) {
 	{
 		t := Target{Name: "RSS per open quote (largest size)", Target: fmt.Sprintf("≤ %d", targetRSSBytesPerOpenQuote),
 			Unit: "bytes", Profile: "memory-heap", pprofArgs: []string{"-sample_index=inuse_space"}}
@@ -185,7 +207,7 @@ func (r *run) evaluateTargets() []Target {
 			m := rep.Memory.Sizes[len(rep.Memory.Sizes)-1]
 			t.Measured, t.Note = round3(m.BytesPerQuote), fmt.Sprintf("%d open quotes", m.OpenQuotes)
 		}
-		add(t, measured, t.Measured <= targetRSSBytesPerOpenQuote)
+		out.add(t, measured, t.Measured <= targetRSSBytesPerOpenQuote)
 	}
 	{
 		t := Target{Name: "RSS with 1M open quotes", Target: fmt.Sprintf("≤ %d", targetRSSBytes>>20), Unit: "MiB", Profile: "memory-heap",
@@ -199,8 +221,13 @@ func (r *run) evaluateTargets() []Target {
 			v, note := atTargetQuotes(xs, ys)
 			t.Measured, t.Note = round3(v), note
 		}
-		add(t, measured, t.Measured*(1<<20) <= targetRSSBytes)
+		out.add(t, measured, t.Measured*(1<<20) <= targetRSSBytes)
 	}
+}
+
+// annotate marks a quick run's figures indicative and names each target's
+// profile, with its pprof -top where the target was missed.
+func (r *run) annotate(out targets) {
 	if r.cfg.Quick {
 		for i := range out {
 			if out[i].Met == nil {
@@ -214,7 +241,7 @@ func (r *run) evaluateTargets() []Target {
 	}
 	for i := range out {
 		t := &out[i]
-		rel, ok := rep.Profiles[t.Profile]
+		rel, ok := r.report.Profiles[t.Profile]
 		if !ok {
 			t.Profile = ""
 			continue
@@ -224,7 +251,6 @@ func (r *run) evaluateTargets() []Target {
 			t.PprofTop = pprofTop(filepath.Join(r.dir, rel), t.pprofArgs)
 		}
 	}
-	return out
 }
 
 // pprofTop is `go tool pprof -top` of a profile, or nil when the go command
