@@ -3,11 +3,14 @@ package cluster
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 )
 
@@ -159,4 +162,71 @@ func TestAwaitCommitNudges(t *testing.T) {
 	if err := awaitCommit(done, func() { nudges++ }); err != nil || nudges != 0 {
 		t.Fatalf("awaitCommit of a committed change = %v after %d nudges, want nil after none", err, nudges)
 	}
+}
+
+// slowDispatch is a go-metrics sink that, while armed, holds the Raft
+// leader's goroutine where hashicorp/raft samples "dispatchLog": after it
+// has woken the replicators for new entries and before, for a
+// configuration entry, it counts the voters the entry adds. A replicator
+// on the in-memory transport has its acknowledgement back by then.
+type slowDispatch struct {
+	metrics.BlackholeSink
+	armed atomic.Bool
+}
+
+func (s *slowDispatch) AddSample(key []string, _ float32) { s.hold(key) }
+
+func (s *slowDispatch) AddSampleWithLabels(key []string, _ float32, _ []metrics.Label) { s.hold(key) }
+
+func (s *slowDispatch) hold(key []string) {
+	if s.armed.Load() && slices.Contains(key, "dispatchLog") {
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// TestNewVoterAcknowledgingEarlyIsCounted: a member added while another is
+// down, whose acknowledgement of its own voter entry arrives before the
+// leader counts it as a voter (slowDispatch holds the leader there) while
+// the other live voter's arrives after (its link is slowed), is still
+// added: the leader appends an entry behind the change (awaitCommit),
+// which the new voter's next acknowledgement counts. Without it the add
+// waited for ever on the otherwise idle cluster.
+func TestNewVoterAcknowledgingEarlyIsCounted(t *testing.T) {
+	sink := &slowDispatch{}
+	conf := metrics.DefaultConfig("")
+	conf.EnableHostname, conf.EnableRuntimeMetrics = false, false
+	if _, err := metrics.NewGlobal(conf, sink); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = metrics.NewGlobal(conf, &metrics.BlackholeSink{}) })
+
+	c, leader, down := wedgeCluster(t)
+	stop(down)
+	n4 := joinNode(c, "n4", "10.0.0.4:7000")
+	var live *testNode
+	for _, n := range c.nodes {
+		if n != leader && n != down && n != n4 {
+			live = n
+		}
+	}
+	// 60 to 120 ms a request: after the 30 ms hold, and within the live
+	// follower's heartbeat timeout (testHeartbeat).
+	c.faults.set(leader.addr, live.addr, faultRule{delay: 60 * time.Millisecond})
+	sink.armed.Store(true)
+	added := make(chan error, 1)
+	go func() { added <- leader.node.AddMember(context.Background(), n4.id, string(n4.addr), c.ask) }()
+	select {
+	case err := <-added:
+		sink.armed.Store(false)
+		c.faults.heal()
+		if err != nil {
+			t.Fatalf("add: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		sink.armed.Store(false)
+		c.faults.heal()
+		t.Fatal("the add has not returned in 30 s: the new voter's entry did not commit")
+	}
+	requireVoters(t, leader, 4)
+	c.createClients(c.leader(down), "after", 5)
 }
