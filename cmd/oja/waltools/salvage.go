@@ -81,6 +81,53 @@ func salvage(data, to string, verbose bool, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// lostQuote is a quote's events readable past the damage, and the first
+// one's sequence.
+type lostQuote struct {
+	first  uint64
+	events []string
+}
+
+// lostRecords is what the records readable past the damage held, in
+// sequence order: each quote's events (quotes in the order first seen),
+// the other events and a count of each type, and the sequences that did
+// not decode.
+type lostRecords struct {
+	quotes     map[engine.QuoteID]*lostQuote
+	order      []engine.QuoteID
+	others     []string
+	otherTypes map[engine.EventType]int
+	unreadable []uint64
+}
+
+// sortLost sorts the records readable past the damage by what they held.
+func sortLost(res *wal.SalvageResult) *lostRecords {
+	lost := &lostRecords{quotes: map[engine.QuoteID]*lostQuote{}, otherTypes: map[engine.EventType]int{}}
+	for _, seq := range slices.Sorted(maps.Keys(res.PastDamage)) {
+		rec := res.PastDamage[seq]
+		ev, err := engine.DecodeEvent(rec)
+		if rec == nil || err != nil {
+			lost.unreadable = append(lost.unreadable, seq)
+			continue
+		}
+		what := fmt.Sprintf("seq %d %s %s", seq, fmtMillis(ev.Time()), ev.Type())
+		id, isQuote := quoteOf(ev)
+		if !isQuote {
+			lost.others = append(lost.others, what)
+			lost.otherTypes[ev.Type()]++
+			continue
+		}
+		q := lost.quotes[id]
+		if q == nil {
+			q = &lostQuote{first: seq}
+			lost.quotes[id] = q
+			lost.order = append(lost.order, id)
+		}
+		q.events = append(q.events, fmt.Sprintf("%s (seq %d)", ev.Type(), seq))
+	}
+	return lost
+}
+
 // reportLoss prints the lost sequences and what the records still readable
 // past the damage say was in them.
 func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State, verbose bool) {
@@ -92,82 +139,45 @@ func reportLoss(out io.Writer, res *wal.SalvageResult, kept *engine.State, verbo
 		fmt.Fprintf(out, "LOST: records from %d on, if any were acknowledged: nothing past the damage is readable "+
 			"and no acknowledgement mark says how far the log reached\n", res.LastIntact+1)
 	}
-	seqs := slices.Sorted(func(yield func(uint64) bool) {
-		for seq := range res.PastDamage {
-			if !yield(seq) {
-				return
-			}
-		}
-	})
-	type lostQuote struct {
-		first  uint64
-		events []string
-	}
-	quotes := map[engine.QuoteID]*lostQuote{}
-	var order []engine.QuoteID
-	var others []string
-	otherTypes := map[engine.EventType]int{}
-	var unreadable []uint64
-	for _, seq := range seqs {
-		rec := res.PastDamage[seq]
-		ev, err := engine.DecodeEvent(rec)
-		if rec == nil || err != nil {
-			unreadable = append(unreadable, seq)
-			continue
-		}
-		what := fmt.Sprintf("seq %d %s %s", seq, fmtMillis(ev.Time()), ev.Type())
-		id, isQuote := quoteOf(ev)
-		if !isQuote {
-			others = append(others, what)
-			otherTypes[ev.Type()]++
-			continue
-		}
-		q := quotes[id]
-		if q == nil {
-			q = &lostQuote{first: seq}
-			quotes[id] = q
-			order = append(order, id)
-		}
-		q.events = append(q.events, fmt.Sprintf("%s (seq %d)", ev.Type(), seq))
-	}
-	fmt.Fprintf(out, "lost quotes: %d with an event past the damage\n", len(order))
-	for i, id := range order {
+	lost := sortLost(res)
+	fmt.Fprintf(out, "lost quotes: %d with an event past the damage\n", len(lost.order))
+	for i, id := range lost.order {
 		if i == salvageListMax {
-			fmt.Fprintf(out, "  … %d more\n", len(order)-i)
+			fmt.Fprintf(out, "  … %d more\n", len(lost.order)-i)
 			break
 		}
 		state := "absent from the kept state"
 		if q := kept.Quotes.Get(id); q != nil {
 			state = "kept as " + q.Status.String()
 		}
-		fmt.Fprintf(out, "  quote %s: %s; %s\n", id, strings.Join(quotes[id].events, ", "), state)
+		fmt.Fprintf(out, "  quote %s: %s; %s\n", id, strings.Join(lost.quotes[id].events, ", "), state)
 	}
 	// The other events by type (78 rate changes are one line, not 78);
 	// --verbose lists each.
 	var byType []string
-	for _, typ := range slices.Sorted(maps.Keys(otherTypes)) {
-		byType = append(byType, fmt.Sprintf("%s %d", typ, otherTypes[typ]))
+	for _, typ := range slices.Sorted(maps.Keys(lost.otherTypes)) {
+		byType = append(byType, fmt.Sprintf("%s %d", typ, lost.otherTypes[typ]))
 	}
 	if len(byType) > 0 {
-		fmt.Fprintf(out, "lost other events: %d (%s)\n", len(others), strings.Join(byType, ", "))
+		fmt.Fprintf(out, "lost other events: %d (%s)\n", len(lost.others), strings.Join(byType, ", "))
 	} else {
 		fmt.Fprintln(out, "lost other events: 0")
 	}
 	if verbose {
-		for _, o := range others {
+		for _, o := range lost.others {
 			fmt.Fprintf(out, "  %s\n", o)
 		}
 	}
 	if res.Acknowledged > res.LastIntact {
 		for seq := res.LastIntact + 1; seq <= res.Acknowledged; seq++ {
 			if _, ok := res.PastDamage[seq]; !ok {
-				unreadable = append(unreadable, seq)
+				lost.unreadable = append(lost.unreadable, seq)
 			}
 		}
 	}
-	slices.Sort(unreadable)
+	slices.Sort(lost.unreadable)
 	fmt.Fprintf(out, "unreadable lost records: %d%s (what they held is unknown; each may be a quote's event)\n",
-		len(unreadable), seqRanges(unreadable))
+		len(lost.unreadable), seqRanges(lost.unreadable))
 }
 
 // seqRanges formats ascending sequences as " (seqs 3..7, 9)", or "".
