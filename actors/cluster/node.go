@@ -961,7 +961,7 @@ func (n *Node) addLearnerFirst(ctx context.Context, m Member, servers []raft.Ser
 		return fmt.Errorf("%w (%v)", ErrNotCaughtUp, err)
 	}
 	voter := n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(raftAddr), 0, barrierTimeout)
-	if err := awaitCommit(voter, func() { n.raft.Barrier(commitNudge) }); err != nil {
+	if err := awaitCommit(voter, func() { n.raft.Barrier(commitNudge) }, barrierTimeout); err != nil {
 		n.undoAdd(id)
 		return fmt.Errorf("cluster: making %s a voter: %w", id, err)
 	}
@@ -973,8 +973,8 @@ func (n *Node) addLearnerFirst(ctx context.Context, m Member, servers []raft.Ser
 // commit before the leader appends an entry behind it (awaitCommit).
 const commitNudge = 200 * time.Millisecond
 
-// awaitCommit waits for f, a configuration change adding a voter, and
-// calls nudge each commitNudge it waits; nudge appends an entry.
+// awaitCommit waits for f, a configuration change adding a voter, at most
+// limit, and calls nudge each commitNudge it waits; nudge appends an entry.
 //
 // NB: hashicorp/raft (v1.8.0, Raft.appendConfigurationEntry) wakes the
 // replicators for a configuration entry before it counts the voters the
@@ -983,18 +983,23 @@ const commitNudge = 200 * time.Millisecond
 // vote is needed for a quorum (a member is down) the entry commits only
 // once another follows: on an idle cluster, never. Any entry appended
 // after the change counts the new voter. The future ends when the entry
-// commits, the leadership is lost or Raft shuts down.
-func awaitCommit(f raft.Future, nudge func()) error {
+// commits, the leadership is lost or Raft shuts down; limit bounds the
+// wait for a quorum that stays away without the leader noticing.
+func awaitCommit(f raft.Future, nudge func(), limit time.Duration) error {
 	done := make(chan error, 1)
 	go func() { done <- f.Error() }()
 	t := time.NewTicker(commitNudge)
 	defer t.Stop()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
 	for {
 		select {
 		case err := <-done:
 			return err
 		case <-t.C:
 			nudge()
+		case <-deadline.C:
+			return fmt.Errorf("the change did not commit within %s", limit)
 		}
 	}
 }

@@ -145,13 +145,14 @@ func (f *nudgedFuture) Error() error {
 
 // TestAwaitCommitNudges: a configuration change that waits for a later
 // entry gets one (awaitCommit calls nudge) and its result is returned; one
-// that commits at once is not nudged.
+// that commits at once is not nudged; one that never commits is given up
+// at the limit.
 func TestAwaitCommitNudges(t *testing.T) {
 	want := errors.New("leadership lost")
 	f := &nudgedFuture{nudged: make(chan struct{}), err: want}
 	var nudges int
 	var once sync.Once
-	err := awaitCommit(f, func() { nudges++; once.Do(func() { close(f.nudged) }) })
+	err := awaitCommit(f, func() { nudges++; once.Do(func() { close(f.nudged) }) }, time.Minute)
 	if !errors.Is(err, want) || nudges < 1 {
 		t.Fatalf("awaitCommit = %v after %d nudges, want %v after at least one", err, nudges, want)
 	}
@@ -159,8 +160,15 @@ func TestAwaitCommitNudges(t *testing.T) {
 	done := &nudgedFuture{nudged: make(chan struct{})}
 	close(done.nudged)
 	nudges = 0
-	if err := awaitCommit(done, func() { nudges++ }); err != nil || nudges != 0 {
+	if err := awaitCommit(done, func() { nudges++ }, time.Minute); err != nil || nudges != 0 {
 		t.Fatalf("awaitCommit of a committed change = %v after %d nudges, want nil after none", err, nudges)
+	}
+
+	never := &nudgedFuture{nudged: make(chan struct{})}
+	defer close(never.nudged) // ends awaitCommit's waiter
+	start := time.Now()
+	if err := awaitCommit(never, func() {}, 2*commitNudge); err == nil || time.Since(start) > time.Minute {
+		t.Fatalf("awaitCommit of a change that never commits = %v after %v, want an error at the limit", err, time.Since(start))
 	}
 }
 
