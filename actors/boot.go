@@ -167,21 +167,26 @@ type recordReplayer interface {
 // the scanner's, the decoder's or apply's, ends it, the records before it
 // applied first; it returns only once the other stages are done (the log
 // may be closed afterwards). bulk says thousands of records follow
-// (ReplayBulkMin): their quotes are then decoded into shared chunks
-// (engine.EventDecoder).
+// (ReplayBulkMin): their quotes' strings and allocations are then decoded
+// into shared chunks (engine.EventDecoder), and each batch's QuoteCreated
+// events over those of a batch already applied.
 //
 // NB: a decoded event holds no reference into the record's bytes (the
-// codec copies strings), so a batch of records is reused once decoded.
+// codec copies strings), so a batch of records is reused once decoded;
+// nothing keeps an applied event (apply must not), so a batch of events
+// is reused once applied.
 func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
 	p := &replayPipeline{
 		decode:  engine.DecodeEvent,
 		raws:    make(chan *recordBatch, 4),
 		free:    make(chan *recordBatch, 8),
-		batches: make(chan decodedBatch, 4),
+		batches: make(chan *decodedBatch, 4),
+		applied: make(chan *decodedBatch, 8),
 		stop:    make(chan struct{}),
 	}
 	if bulk {
-		p.decode = new(engine.EventDecoder).Decode
+		p.bulk = new(engine.EventDecoder)
+		p.decode = p.bulk.Decode
 	}
 	go p.scan(log, from)
 	go p.decodeAll()
@@ -200,12 +205,15 @@ func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engin
 
 // replayPipeline is replayDecoded's three stages and what joins them:
 // raws carries the scanner's record batches to the decoder, free brings
-// them back for reuse, batches carries the decoded events to apply.
+// them back for reuse, batches carries the decoded events to apply and
+// applied brings those back.
 type replayPipeline struct {
 	decode  func([]byte) (engine.Event, error)
+	bulk    *engine.EventDecoder // decode's, in a bulk replay
 	raws    chan *recordBatch
 	free    chan *recordBatch
-	batches chan decodedBatch
+	batches chan *decodedBatch
+	applied chan *decodedBatch
 	// stop closes when the decoder or apply fails: the stages before it
 	// end.
 	stop               chan struct{}
@@ -213,10 +221,27 @@ type replayPipeline struct {
 	scanErr, decodeErr error
 }
 
-// decodedBatch is a batch of events and their records' sequences.
+// decodedBatch is a batch of events and their records' sequences; in a
+// bulk replay its QuoteCreated events are created's (EventDecoder.Reuse).
 type decodedBatch struct {
-	seqs []uint64
-	evs  []engine.Event
+	seqs    []uint64
+	evs     []engine.Event
+	created []engine.QuoteCreated
+}
+
+// nextBatch is an applied batch to decode into again, or a new one.
+func (p *replayPipeline) nextBatch() *decodedBatch {
+	select {
+	case b := <-p.applied:
+		b.seqs, b.evs = b.seqs[:0], b.evs[:0]
+		return b
+	default:
+	}
+	b := &decodedBatch{seqs: make([]uint64, 0, replayBatchLen), evs: make([]engine.Event, 0, replayBatchLen)}
+	if p.bulk != nil {
+		b.created = make([]engine.QuoteCreated, replayBatchLen)
+	}
+	return b
 }
 
 func (p *replayPipeline) halt() { p.once.Do(func() { close(p.stop) }) }
@@ -264,7 +289,10 @@ func (p *replayPipeline) decodeAll() {
 			continue // drain: the scanner ends at its next send
 		default:
 		}
-		batch := decodedBatch{make([]uint64, 0, raw.len()), make([]engine.Event, 0, raw.len())}
+		batch := p.nextBatch()
+		if p.bulk != nil {
+			p.bulk.Reuse(batch.created)
+		}
 		for i := range raw.len() {
 			seq, rec := raw.at(i)
 			ev, err := p.decode(rec)
@@ -308,6 +336,12 @@ func (p *replayPipeline) applyAll(warm func([]engine.Event), apply func(seq uint
 			if applyErr = apply(batch.seqs[i], ev); applyErr != nil {
 				p.halt()
 				break
+			}
+		}
+		if applyErr == nil {
+			select {
+			case p.applied <- batch: // nothing keeps an applied event
+			default:
 			}
 		}
 	}
