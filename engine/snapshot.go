@@ -44,8 +44,10 @@ import (
 // chain's cursor and unapplied deposits (chain.go). Version 12 writes the
 // currency of each payment with no wallet (money held in suspense, or
 // returned from it) and adds, at the end, each treasury's suspense
-// balances and the receipts it holds (suspense.go).
-const snapshotVersion = 12
+// balances and the receipts it holds (suspense.go). Version 13 changes no
+// field: it writes the quotes in blocks that decode side by side
+// (snapshot_quote.go).
+const snapshotVersion = 13
 
 // snapshotCountMax bounds every count in a snapshot, so hostile bytes
 // cannot make decoding allocate without bound.
@@ -178,6 +180,10 @@ func (x *stateEncoder) quotes() {
 	// (Go grows a large slice by a quarter), 1.0-4.2 s of EncodeState
 	// (median 2.2 s) against 0.15-0.2 s into a buffer already that size.
 	x.e.buf = slices.Grow(x.e.buf, quoteBytes+restBytesHint(x.s))
+	if x.version >= 13 {
+		encodeQuoteBlocks(&x.e, quotes)
+		return
+	}
 	for _, q := range quotes {
 		if x.version >= 9 {
 			encodeQuoteFixed(&x.e, q)
@@ -713,16 +719,43 @@ func (d *decoder) quotePayIn() *PayIn {
 	return p
 }
 
-// DecodeState rebuilds a State from EncodeState's bytes, indexing its
-// quotes as it decodes them (IndexInline). It never panics on hostile bytes.
-func DecodeState(b []byte) (*State, error) { return DecodeStateWith(b, IndexInline) }
+// DecodeState rebuilds a State from EncodeState's bytes, on the caller's
+// goroutine (the zero Loading). It never panics on hostile bytes.
+func DecodeState(b []byte) (*State, error) { return DecodeStateWith(b, Loading{}) }
 
-// DecodeStateWith is DecodeState with the decoded quotes indexed by
-// indexing (SlabIndexing): the quotes are decoded a slab at a time and
-// every slab is handed to the index's parts, which a caller that owns
-// goroutines can run beside the decoding (actors.DecodeState).
-func DecodeStateWith(b []byte, indexing SlabIndexing) (*State, error) {
-	x := &stateDecoder{d: decoder{buf: b, arena: new(bulkArena)}, indexing: indexing}
+// Loading is how DecodeStateWith spreads a snapshot's decode over
+// goroutines, which the caller's layer owns (actors.DecodeState): the zero
+// Loading does everything on the caller's goroutine, in turn.
+type Loading struct {
+	// Indexing runs the quote index's parts (SlabIndexing; nil:
+	// IndexInline).
+	Indexing SlabIndexing
+	// Together runs a version 13 snapshot's quote decoders, at most
+	// Decoders of them, each on a goroutine of its own, and returns once
+	// all have returned (nil: one after the other).
+	Decoders int
+	Together func(fns ...func())
+}
+
+func (l Loading) together(fns ...func()) {
+	if l.Together == nil {
+		for _, fn := range fns {
+			fn()
+		}
+		return
+	}
+	l.Together(fns...)
+}
+
+// DecodeStateWith is DecodeState with the work spread as load says: the
+// quotes are decoded a slab at a time, a version 13 snapshot's blocks of
+// them side by side, and every slab is handed to the index's parts, which
+// may run beside the decoding.
+func DecodeStateWith(b []byte, load Loading) (*State, error) {
+	if load.Indexing == nil {
+		load.Indexing = IndexInline
+	}
+	x := &stateDecoder{d: decoder{buf: b, arena: new(bulkArena)}, load: load}
 	x.version = x.d.byte1()
 	if x.version < 1 || x.version > snapshotVersion {
 		return nil, fmt.Errorf("%w: unknown snapshot version", ErrCorruptEvent)
@@ -789,10 +822,10 @@ var snapshotSections = []struct {
 
 // stateDecoder reads a snapshot into s, a section at a time.
 type stateDecoder struct {
-	d        decoder
-	s        *State
-	version  uint8
-	indexing SlabIndexing
+	d       decoder
+	s       *State
+	version uint8
+	load    Loading
 }
 
 // count reads a count, failing on one no snapshot could hold.
@@ -920,7 +953,15 @@ func (x *stateDecoder) quotes() {
 	if x.version >= 8 {
 		ix.writes = x.s.Idempotency.Writes()
 	}
-	send, wait := x.indexing(ix.ids, ix.keys)
+	send, wait := x.load.Indexing(ix.ids, ix.keys)
+	if x.version >= 13 {
+		x.quoteBlocks(quotes, send)
+		wait()
+		if ix.corrupt {
+			x.d.fail()
+		}
+		return
+	}
 	var prev *Quote
 	for range quotes {
 		if x.d.err != nil {
@@ -950,6 +991,49 @@ func (x *stateDecoder) quotes() {
 	wait()
 	if ix.corrupt {
 		x.d.fail()
+	}
+}
+
+// quoteBlocks decodes a version 13 snapshot's n quotes, their blocks
+// side by side (Loading), and hands their slabs to send in order once all
+// are decoded: the key index relies on creation order.
+func (x *stateDecoder) quoteBlocks(n uint64, send func(slab []Quote)) {
+	blocks := splitQuoteBlocks(&x.d, n)
+	if x.d.err != nil || len(blocks) == 0 {
+		return
+	}
+	decoders := min(max(x.load.Decoders, 1), len(blocks))
+	work := make([]func(), decoders)
+	for w := range work {
+		arena := x.d.arena
+		if w > 0 {
+			arena = new(bulkArena)
+		}
+		work[w] = func() {
+			for i := w; i < len(blocks); i += decoders {
+				if blocks[i].decode(arena); blocks[i].err != nil {
+					return
+				}
+			}
+		}
+	}
+	x.load.together(work...)
+	for i := range blocks {
+		b := &blocks[i]
+		if b.err != nil {
+			x.d.fail()
+			return
+		}
+		if i > 0 && creationOrder(blocks[i-1].last().CreatedAt, blocks[i-1].last().ID, b.first().CreatedAt, b.first().ID) >= 0 {
+			x.d.fail() // not in creation order across blocks
+			return
+		}
+	}
+	for i := range blocks {
+		for _, slab := range blocks[i].slabs {
+			x.s.slabs = append(x.s.slabs, slab)
+			send(slab)
+		}
 	}
 }
 

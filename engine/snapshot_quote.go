@@ -1,6 +1,10 @@
 package engine
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/oja-exchange/oja/internal/prefault"
+)
 
 // A quote in snapshot version 9, and a QuoteCreated in the event codec's
 // version 2 (codec.go), starts with a fixed-width record: its ids,
@@ -197,4 +201,99 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 	if flags&quotePaidIn != 0 {
 		q.PayIn = d.quotePayIn()
 	}
+}
+
+// From snapshot version 13 the quotes are written in blocks, so that
+// decoders on several goroutines read them at once: after the count of
+// quotes, the quotes a block holds (every block but the last holds as
+// many), then each block as its length in bytes (4, little-endian) and
+// its quotes in the fixed-width layout above. A block's quotes decode
+// into slabs of their own, quoteSlabMax at a time (the last one cut to
+// what is left), so that the state's slabs are the blocks' in order, each
+// full.
+
+// quoteBlockLen is how many quotes appendState writes to a block; tests
+// lower it to write many blocks of a few quotes.
+var quoteBlockLen = 16 * quoteSlabMax
+
+// encodeQuoteBlocks writes quotes in blocks of quoteBlockLen.
+func encodeQuoteBlocks(e *encoder, quotes []*Quote) {
+	e.uvarint(uint64(quoteBlockLen))
+	for start := 0; start < len(quotes); start += quoteBlockLen {
+		at := len(e.buf)
+		e.buf = append(e.buf, 0, 0, 0, 0)
+		for _, q := range quotes[start:min(start+quoteBlockLen, len(quotes))] {
+			encodeQuoteFixed(e, q)
+		}
+		le.PutUint32(e.buf[at:], uint32(len(e.buf)-at-4))
+	}
+}
+
+// quoteBlock is a block of a snapshot's quotes, and what decoding it made.
+type quoteBlock struct {
+	buf   []byte
+	n     int
+	slabs [][]Quote
+	err   error
+}
+
+// splitQuoteBlocks reads the block length and the blocks' bounds of n
+// quotes from d, leaving d past the last block.
+func splitQuoteBlocks(d *decoder, n uint64) []quoteBlock {
+	per := d.uvarint()
+	if d.err != nil || per == 0 {
+		d.fail()
+		return nil
+	}
+	blocks := make([]quoteBlock, 0, (n+per-1)/per)
+	for left := n; left > 0 && d.err == nil; left -= min(left, per) {
+		if len(d.buf) < 4 {
+			d.fail()
+			break
+		}
+		size := uint64(le.Uint32(d.buf))
+		if size > uint64(len(d.buf)-4) || size/snapshotQuoteBytesMin < min(left, per) {
+			d.fail()
+			break
+		}
+		blocks = append(blocks, quoteBlock{buf: d.buf[4 : 4+size], n: int(min(left, per))})
+		d.buf = d.buf[4+size:]
+	}
+	return blocks
+}
+
+// decode decodes b's quotes into slabs of its own, strings and allocation
+// lists from arena, and checks that they come in creation order.
+func (b *quoteBlock) decode(arena *bulkArena) {
+	d := decoder{buf: b.buf, arena: arena}
+	var prev *Quote
+	for left := b.n; left > 0 && d.err == nil; {
+		slab := make([]Quote, min(left, quoteSlabMax))
+		prefault.Slice(slab) // written whole: mapped in at once
+		left -= len(slab)
+		for i := range slab {
+			q := &slab[i]
+			decodeQuoteFixed(&d, q)
+			if d.err != nil {
+				break
+			}
+			if prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+				d.fail() // not in creation order: the Idempotency-Keys rely on it
+				break
+			}
+			prev = q
+		}
+		b.slabs = append(b.slabs, slab)
+	}
+	if d.err == nil && len(d.buf) != 0 {
+		d.fail()
+	}
+	b.err = d.err
+}
+
+// first and last are the block's first and last quotes.
+func (b *quoteBlock) first() *Quote { return &b.slabs[0][0] }
+func (b *quoteBlock) last() *Quote {
+	s := b.slabs[len(b.slabs)-1]
+	return &s[len(s)-1]
 }

@@ -183,13 +183,14 @@ func TestSnapshotRoundTrip(t *testing.T) {
 }
 
 // TestSnapshotOlderVersions reads snapshots of the versions before the
-// current one into the same state: version 7 (quotes in id order) and
-// version 8 (quotes field by field). It refuses version 8 bytes whose
-// quotes are not in creation order (its Idempotency-Keys rely on it).
+// current one into the same state: version 7 (quotes in id order),
+// version 8 (quotes field by field) and version 12 (quotes not in
+// blocks). It refuses version 8 bytes whose quotes are not in creation
+// order (its Idempotency-Keys rely on it).
 func TestSnapshotOlderVersions(t *testing.T) {
 	for seed := uint64(1); seed <= 5; seed++ {
 		s, _ := workload(t, seed, 400)
-		for _, version := range []uint8{7, 8} {
+		for _, version := range []uint8{7, 8, 12} {
 			old := appendState(nil, s, version)
 			if bytes.Equal(old, EncodeState(s)) {
 				t.Fatalf("seed %d: version %d encodes as the current version", seed, version)
@@ -274,7 +275,7 @@ func TestSnapshotRefusesRepeatedQuote(t *testing.T) {
 		ids = append(ids, q.ID)
 	}
 	slices.SortFunc(ids, func(a, b QuoteID) int { return bytes.Compare(a[:], b[:]) })
-	for _, version := range []uint8{7, 8, 9} {
+	for _, version := range []uint8{7, 8, 9, 13} {
 		enc := appendState(nil, s, version)
 		// A quote's encoding starts with its id; the second quote's
 		// becomes the first's.

@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+)
+
+// sideBySide is a Loading that decodes on up to decoders goroutines and
+// indexes inline.
+func sideBySide(decoders int) Loading {
+	return Loading{Decoders: decoders, Together: func(fns ...func()) {
+		var wg sync.WaitGroup
+		for _, fn := range fns {
+			wg.Go(fn)
+		}
+		wg.Wait()
+	}}
+}
+
+// withQuoteBlockLen runs f with blocks of n quotes.
+func withQuoteBlockLen(t *testing.T, n int) {
+	t.Helper()
+	was := quoteBlockLen
+	quoteBlockLen = n
+	t.Cleanup(func() { quoteBlockLen = was })
+}
+
+// Version 13's blocks of quotes decode side by side into the state one
+// decoder gives: the same hash, the same bytes again, the quotes in
+// creation order in full slabs; and the blocks are read at any number of
+// decoders, with the block length the snapshot says.
+func TestSnapshotQuoteBlocks(t *testing.T) {
+	withQuoteBlockLen(t, 7)
+	for seed := uint64(1); seed <= 3; seed++ {
+		s, _ := workload(t, seed, 400)
+		enc := EncodeState(s)
+		if s.Quotes.Len() < 3*quoteBlockLen {
+			t.Fatalf("fixture: %d quotes, want several blocks of %d", s.Quotes.Len(), quoteBlockLen)
+		}
+		for _, load := range []Loading{{}, sideBySide(1), sideBySide(2), sideBySide(5)} {
+			got, err := DecodeStateWith(enc, load)
+			if err != nil {
+				t.Fatalf("seed %d, %d decoders: %v", seed, load.Decoders, err)
+			}
+			if got.Hash() != s.Hash() || !bytes.Equal(EncodeState(got), enc) {
+				t.Fatalf("seed %d, %d decoders: another state", seed, load.Decoders)
+			}
+			var prev *Quote
+			for q := range got.QuotesInOrder() {
+				if prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+					t.Fatalf("seed %d: quote %s before %s", seed, prev.ID, q.ID)
+				}
+				prev = q
+			}
+			for i, slab := range got.slabs[:len(got.slabs)-1] {
+				if len(slab) != cap(slab) || slab[len(slab)-1].Status == 0 {
+					t.Fatalf("seed %d: slab %d of %d not full", seed, i, len(got.slabs))
+				}
+			}
+		}
+		// Written with another block length, read the same.
+		quoteBlockLen = 100
+		other := EncodeState(s)
+		quoteBlockLen = 7
+		if got, err := DecodeStateWith(other, sideBySide(2)); err != nil || got.Hash() != s.Hash() {
+			t.Fatalf("seed %d: blocks of 100: %v", seed, err)
+		}
+	}
+}
+
+// A version 13 snapshot whose blocks are out of order, or whose block
+// lengths or count are wrong, is refused, at any number of decoders.
+func TestSnapshotQuoteBlocksRefused(t *testing.T) {
+	withQuoteBlockLen(t, 7)
+	s, _ := workload(t, 2, 400)
+	enc := EncodeState(s)
+	quotes, _ := quotesToEncode(s, snapshotVersion)
+	// The first block starts 4 bytes before the first quote's record, the
+	// second 4 bytes before the eighth's.
+	first := bytes.Index(enc, quotes[0].ID[:]) - 4
+	second := bytes.Index(enc, quotes[quoteBlockLen].ID[:]) - 4
+	third := bytes.Index(enc, quotes[2*quoteBlockLen].ID[:]) - 4
+	if first < 1 || second <= first || third <= second || enc[first-1] != byte(quoteBlockLen) {
+		t.Fatal("fixture: blocks not where expected")
+	}
+	swapped := bytes.Clone(enc[:first])
+	swapped = append(swapped, enc[second:third]...)
+	swapped = append(swapped, enc[first:second]...)
+	swapped = append(swapped, enc[third:]...)
+	cases := map[string][]byte{"blocks out of order": swapped}
+	for name, change := range map[string]func(b []byte){
+		"a block one byte longer":  func(b []byte) { le.PutUint32(b[first:], le.Uint32(b[first:])+1) },
+		"a block one byte shorter": func(b []byte) { le.PutUint32(b[first:], le.Uint32(b[first:])-1) },
+		"a block past the end":     func(b []byte) { le.PutUint32(b[second:], 1<<31) },
+		"blocks of no quotes":      func(b []byte) { b[first-1] = 0 },
+		"blocks of 8 quotes":       func(b []byte) { b[first-1] = 8 },
+	} {
+		bad := bytes.Clone(enc)
+		change(bad)
+		cases[name] = bad
+	}
+	for name, bad := range cases {
+		for _, load := range []Loading{{}, sideBySide(2)} {
+			if _, err := DecodeStateWith(bad, load); err == nil {
+				t.Errorf("%s, %d decoders: decoded", name, load.Decoders)
+			}
+		}
+	}
+}
