@@ -61,11 +61,15 @@ func EncodeState(s *State) []byte { return AppendState(make([]byte, 0, 1<<16), s
 // again reuses one buffer instead of making a state-sized garbage each time.
 func AppendState(buf []byte, s *State) []byte { return appendState(buf, s, snapshotVersion) }
 
-// appendState encodes s as snapshot version (7, 8 or 9: they differ only
-// in the quotes' order and layout; tests write 7 and 8 to check they are
-// still read).
+// appendState encodes s as snapshot version: tests write earlier versions
+// (7 to 12) to check that they are still read.
 func appendState(buf []byte, s *State, version uint8) []byte {
-	x := &stateEncoder{e: encoder{buf: buf}, s: s, version: version}
+	return (&stateEncoder{e: encoder{buf: buf}, s: s, version: version, blockLen: quoteBlockLen}).state()
+}
+
+// state writes the snapshot.
+func (x *stateEncoder) state() []byte {
+	s, version := x.s, x.version
 	x.e.byte1(version)
 	x.e.varint(s.LastAt)
 	x.e.markets(s.Markets)
@@ -83,9 +87,10 @@ func appendState(buf []byte, s *State, version uint8) []byte {
 // stateEncoder writes a snapshot of s as version, a section at a time
 // (snapshotSections). Each section's method mirrors stateDecoder's.
 type stateEncoder struct {
-	e       encoder
-	s       *State
-	version uint8
+	e        encoder
+	s        *State
+	version  uint8
+	blockLen int // quotes a block, from version 13 (quoteBlockLen)
 }
 
 func (x *stateEncoder) clients() {
@@ -181,7 +186,7 @@ func (x *stateEncoder) quotes() {
 	// (median 2.2 s) against 0.15-0.2 s into a buffer already that size.
 	x.e.buf = slices.Grow(x.e.buf, quoteBytes+restBytesHint(x.s))
 	if x.version >= 13 {
-		encodeQuoteBlocks(&x.e, quotes)
+		encodeQuoteBlocks(&x.e, quotes, x.blockLen)
 		return
 	}
 	for _, q := range quotes {

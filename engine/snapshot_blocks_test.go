@@ -18,32 +18,31 @@ func sideBySide(decoders int) Loading {
 	}}
 }
 
-// withQuoteBlockLen runs f with blocks of n quotes.
-func withQuoteBlockLen(t *testing.T, n int) {
-	t.Helper()
-	was := quoteBlockLen
-	quoteBlockLen = n
-	t.Cleanup(func() { quoteBlockLen = was })
+// encodeInBlocks is EncodeState with blocks of per quotes.
+func encodeInBlocks(s *State, per int) []byte {
+	return (&stateEncoder{s: s, version: snapshotVersion, blockLen: per}).state()
 }
+
+// per is the block length the tests write.
+const per = 7
 
 // Version 13's blocks of quotes decode side by side into the state one
 // decoder gives: the same hash, the same bytes again, the quotes in
 // creation order in full slabs; and the blocks are read at any number of
 // decoders, with the block length the snapshot says.
 func TestSnapshotQuoteBlocks(t *testing.T) {
-	withQuoteBlockLen(t, 7)
 	for seed := uint64(1); seed <= 3; seed++ {
 		s, _ := workload(t, seed, 400)
-		enc := EncodeState(s)
-		if s.Quotes.Len() < 3*quoteBlockLen {
-			t.Fatalf("fixture: %d quotes, want several blocks of %d", s.Quotes.Len(), quoteBlockLen)
+		enc := encodeInBlocks(s, per)
+		if s.Quotes.Len() < 3*per {
+			t.Fatalf("fixture: %d quotes, want several blocks of %d", s.Quotes.Len(), per)
 		}
 		for _, load := range []Loading{{}, sideBySide(1), sideBySide(2), sideBySide(5)} {
 			got, err := DecodeStateWith(enc, load)
 			if err != nil {
 				t.Fatalf("seed %d, %d decoders: %v", seed, load.Decoders, err)
 			}
-			if got.Hash() != s.Hash() || !bytes.Equal(EncodeState(got), enc) {
+			if got.Hash() != s.Hash() || !bytes.Equal(encodeInBlocks(got, per), enc) {
 				t.Fatalf("seed %d, %d decoders: another state", seed, load.Decoders)
 			}
 			var prev *Quote
@@ -60,11 +59,10 @@ func TestSnapshotQuoteBlocks(t *testing.T) {
 			}
 		}
 		// Written with another block length, read the same.
-		quoteBlockLen = 100
-		other := EncodeState(s)
-		quoteBlockLen = 7
-		if got, err := DecodeStateWith(other, sideBySide(2)); err != nil || got.Hash() != s.Hash() {
-			t.Fatalf("seed %d: blocks of 100: %v", seed, err)
+		for _, other := range []int{1, 100, quoteBlockLen} {
+			if got, err := DecodeStateWith(encodeInBlocks(s, other), sideBySide(2)); err != nil || got.Hash() != s.Hash() {
+				t.Fatalf("seed %d: blocks of %d: %v", seed, other, err)
+			}
 		}
 	}
 }
@@ -72,16 +70,15 @@ func TestSnapshotQuoteBlocks(t *testing.T) {
 // A version 13 snapshot whose blocks are out of order, or whose block
 // lengths or count are wrong, is refused, at any number of decoders.
 func TestSnapshotQuoteBlocksRefused(t *testing.T) {
-	withQuoteBlockLen(t, 7)
 	s, _ := workload(t, 2, 400)
-	enc := EncodeState(s)
+	enc := encodeInBlocks(s, per)
 	quotes, _ := quotesToEncode(s, snapshotVersion)
 	// The first block starts 4 bytes before the first quote's record, the
 	// second 4 bytes before the eighth's.
 	first := bytes.Index(enc, quotes[0].ID[:]) - 4
-	second := bytes.Index(enc, quotes[quoteBlockLen].ID[:]) - 4
-	third := bytes.Index(enc, quotes[2*quoteBlockLen].ID[:]) - 4
-	if first < 1 || second <= first || third <= second || enc[first-1] != byte(quoteBlockLen) {
+	second := bytes.Index(enc, quotes[per].ID[:]) - 4
+	third := bytes.Index(enc, quotes[2*per].ID[:]) - 4
+	if first < 1 || second <= first || third <= second || enc[first-1] != byte(per) {
 		t.Fatal("fixture: blocks not where expected")
 	}
 	swapped := bytes.Clone(enc[:first])

@@ -212,17 +212,17 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 // what is left), so that the state's slabs are the blocks' in order, each
 // full.
 
-// quoteBlockLen is how many quotes appendState writes to a block; tests
-// lower it to write many blocks of a few quotes.
-var quoteBlockLen = 16 * quoteSlabMax
+// quoteBlockLen is how many quotes EncodeState writes to a block (tests
+// write blocks of a few: stateEncoder.blockLen).
+const quoteBlockLen = 16 * quoteSlabMax
 
-// encodeQuoteBlocks writes quotes in blocks of quoteBlockLen.
-func encodeQuoteBlocks(e *encoder, quotes []*Quote) {
-	e.uvarint(uint64(quoteBlockLen))
-	for start := 0; start < len(quotes); start += quoteBlockLen {
+// encodeQuoteBlocks writes quotes in blocks of per.
+func encodeQuoteBlocks(e *encoder, quotes []*Quote, per int) {
+	e.uvarint(uint64(per))
+	for start := 0; start < len(quotes); start += per {
 		at := len(e.buf)
 		e.buf = append(e.buf, 0, 0, 0, 0)
-		for _, q := range quotes[start:min(start+quoteBlockLen, len(quotes))] {
+		for _, q := range quotes[start:min(start+per, len(quotes))] {
 			encodeQuoteFixed(e, q)
 		}
 		le.PutUint32(e.buf[at:], uint32(len(e.buf)-at-4))
