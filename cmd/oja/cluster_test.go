@@ -253,12 +253,8 @@ func TestClusterFailover(t *testing.T) {
 		}
 		alive.Store(&survivors)
 		// A new leader serves: acknowledgements resume within 10 s.
-		for served.Load() < before+5 {
-			if time.Since(killedAt) > 10*time.Second {
-				t.Fatalf("round %d: no write acknowledged within 10 s of killing leader %s", round, leaderID)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		poll.True(t, 10*time.Second, fmt.Sprintf("round %d: writes acknowledged after killing leader %s", round, leaderID),
+			func() bool { return served.Load() >= before+5 })
 		t.Logf("round %d: writes acknowledged again %v after SIGKILL of leader %s", round, time.Since(killedAt).Round(time.Millisecond), leaderID)
 		time.Sleep(500 * time.Millisecond)
 		close(quit)
