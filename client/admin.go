@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -171,17 +170,7 @@ func (a *Admin) RevokeKey(ctx context.Context, keyID string, opts ...CallOption)
 // service's default, 20), after the client startingAfter ("" = from the
 // newest) (GET /admin/v1/clients; oja admin clients list).
 func (a *Admin) ListClients(ctx context.Context, limit int, startingAfter string, opts ...CallOption) (ClientPage, error) {
-	call := newCall(http.MethodGet, "/clients", nil, opts)
-	call.query = url.Values{}
-	if limit > 0 {
-		call.query.Set("limit", strconv.Itoa(limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out ClientPage
-	_, err := a.t.do(ctx, call, &out)
-	return out, err
+	return getPage[ClientPage](ctx, a.t, "/clients", nil, limit, startingAfter, opts)
 }
 
 // GetClient looks a client up: its keys and accounts (GET

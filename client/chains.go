@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -56,15 +54,5 @@ type ChainDepositPage struct {
 // admin chains unapplied): limit 0 is the service's default (50);
 // startingAfter is the last UnappliedID of the previous page.
 func (a *Admin) ChainUnapplied(ctx context.Context, limit int, startingAfter string, opts ...CallOption) (ChainDepositPage, error) {
-	call := newCall(http.MethodGet, "/chains/unapplied", nil, opts)
-	call.query = url.Values{}
-	if limit > 0 {
-		call.query.Set("limit", strconv.Itoa(limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out ChainDepositPage
-	_, err := a.t.do(ctx, call, &out)
-	return out, err
+	return getPage[ChainDepositPage](ctx, a.t, "/chains/unapplied", nil, limit, startingAfter, opts)
 }

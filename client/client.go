@@ -10,7 +10,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -78,50 +77,26 @@ type QuotePage struct {
 // the quote startingAfter ("" = from the newest) (GET
 // /partners/marketplace/quotes).
 func (c *Client) ListQuotesPage(ctx context.Context, p ListQuotesParams, startingAfter string, opts ...CallOption) (QuotePage, error) {
-	call := newCall(http.MethodGet, "/partners/marketplace/quotes", nil, opts)
-	call.query = url.Values{}
+	query := url.Values{}
 	if p.Status != "" {
-		call.query.Set("status", string(p.Status))
+		query.Set("status", string(p.Status))
 	}
 	if !p.CreatedGte.IsZero() {
-		call.query.Set("createdGte", p.CreatedGte.UTC().Format(time.RFC3339Nano))
+		query.Set("createdGte", p.CreatedGte.UTC().Format(time.RFC3339Nano))
 	}
 	if !p.CreatedLt.IsZero() {
-		call.query.Set("createdLt", p.CreatedLt.UTC().Format(time.RFC3339Nano))
+		query.Set("createdLt", p.CreatedLt.UTC().Format(time.RFC3339Nano))
 	}
-	if p.Limit > 0 {
-		call.query.Set("limit", strconv.Itoa(p.Limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out QuotePage
-	_, err := c.t.do(ctx, call, &out)
-	return out, err
+	return getPage[QuotePage](ctx, c.t, "/partners/marketplace/quotes", query, p.Limit, startingAfter, opts)
 }
 
 // ListQuotes iterates over every quote of the listing, newest first,
 // fetching pages as it goes; an error ends the iteration (yielded once).
 func (c *Client) ListQuotes(ctx context.Context, p ListQuotesParams, opts ...CallOption) iter.Seq2[Quote, error] {
-	return func(yield func(Quote, error) bool) {
-		after := ""
-		for {
-			page, err := c.ListQuotesPage(ctx, p, after, opts...)
-			if err != nil {
-				yield(Quote{}, err)
-				return
-			}
-			for _, q := range page.Data {
-				if !yield(q, nil) {
-					return
-				}
-			}
-			if !page.HasMore || len(page.Data) == 0 {
-				return
-			}
-			after = page.Data[len(page.Data)-1].QuoteID
-		}
-	}
+	return walk(func(after string) ([]Quote, bool, error) {
+		page, err := c.ListQuotesPage(ctx, p, after, opts...)
+		return page.Data, page.HasMore, err
+	}, func(q Quote) string { return q.QuoteID })
 }
 
 // AcceptQuote accepts a pending quote, naming the PoolAccountID of one of

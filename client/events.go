@@ -3,9 +3,7 @@ package client
 import (
 	"context"
 	"iter"
-	"net/http"
 	"net/url"
-	"strconv"
 )
 
 // EventPage is one page of the partner's event history, newest first.
@@ -26,43 +24,19 @@ type EventsParams struct {
 // /partners/events): the events its webhooks carry, same ids and bodies,
 // kept 30 days, in the key's mode; startingAfter "" = from the newest.
 func (c *Client) EventsPage(ctx context.Context, p EventsParams, startingAfter string, opts ...CallOption) (EventPage, error) {
-	call := newCall(http.MethodGet, "/partners/events", nil, opts)
-	call.query = url.Values{}
+	query := url.Values{}
 	if p.Type != "" {
-		call.query.Set("type", p.Type)
+		query.Set("type", p.Type)
 	}
-	if p.Limit > 0 {
-		call.query.Set("limit", strconv.Itoa(p.Limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out EventPage
-	_, err := c.t.do(ctx, call, &out)
-	return out, err
+	return getPage[EventPage](ctx, c.t, "/partners/events", query, p.Limit, startingAfter, opts)
 }
 
 // Events iterates over the caller's event history, newest first, page by
 // page: reconcile by reading until an event already seen. An error ends
 // the iteration (yielded once).
 func (c *Client) Events(ctx context.Context, p EventsParams, opts ...CallOption) iter.Seq2[WebhookEvent, error] {
-	return func(yield func(WebhookEvent, error) bool) {
-		after := ""
-		for {
-			page, err := c.EventsPage(ctx, p, after, opts...)
-			if err != nil {
-				yield(WebhookEvent{}, err)
-				return
-			}
-			for _, e := range page.Data {
-				if !yield(e, nil) {
-					return
-				}
-			}
-			if !page.HasMore || len(page.Data) == 0 {
-				return
-			}
-			after = page.Data[len(page.Data)-1].ID
-		}
-	}
+	return walk(func(after string) ([]WebhookEvent, bool, error) {
+		page, err := c.EventsPage(ctx, p, after, opts...)
+		return page.Data, page.HasMore, err
+	}, func(e WebhookEvent) string { return e.ID })
 }

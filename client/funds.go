@@ -6,7 +6,6 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -186,7 +185,7 @@ type StatementPage struct {
 // /partners/accounts/{id}/transactions): limit 0 = the server's default;
 // startingAfter "" = from the newest.
 func (c *Client) TransactionsPage(ctx context.Context, accountID string, limit int, startingAfter string, opts ...CallOption) (StatementPage, error) {
-	return statementPage(ctx, c.t, "/partners/accounts/"+url.PathEscape(accountID)+"/transactions", limit, startingAfter, opts)
+	return getPage[StatementPage](ctx, c.t, "/partners/accounts/"+url.PathEscape(accountID)+"/transactions", nil, limit, startingAfter, opts)
 }
 
 // Transactions iterates over the caller's wallet statement, newest first,
@@ -200,7 +199,7 @@ func (c *Client) Transactions(ctx context.Context, accountID string, opts ...Cal
 // Transactions reads one page of any wallet's statement (GET
 // /admin/v1/accounts/{id}/transactions; oja admin accounts transactions).
 func (a *Admin) Transactions(ctx context.Context, accountID string, limit int, startingAfter string, opts ...CallOption) (StatementPage, error) {
-	return statementPage(ctx, a.t, "/accounts/"+url.PathEscape(accountID)+"/transactions", limit, startingAfter, opts)
+	return getPage[StatementPage](ctx, a.t, "/accounts/"+url.PathEscape(accountID)+"/transactions", nil, limit, startingAfter, opts)
 }
 
 // TransactionsAll iterates over any wallet's statement, newest first, page
@@ -211,39 +210,10 @@ func (a *Admin) TransactionsAll(ctx context.Context, accountID string, opts ...C
 	})
 }
 
-func statementPage(ctx context.Context, t *transport, path string, limit int, startingAfter string, opts []CallOption) (StatementPage, error) {
-	call := newCall(http.MethodGet, path, nil, opts)
-	call.query = url.Values{}
-	if limit > 0 {
-		call.query.Set("limit", strconv.Itoa(limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out StatementPage
-	_, err := t.do(ctx, call, &out)
-	return out, err
-}
-
-// postings walks pages from the newest.
+// postings walks a statement's pages from the newest.
 func postings(page func(after string) (StatementPage, error)) iter.Seq2[Posting, error] {
-	return func(yield func(Posting, error) bool) {
-		after := ""
-		for {
-			p, err := page(after)
-			if err != nil {
-				yield(Posting{}, err)
-				return
-			}
-			for _, line := range p.Data {
-				if !yield(line, nil) {
-					return
-				}
-				after = line.ID
-			}
-			if !p.HasMore || len(p.Data) == 0 {
-				return
-			}
-		}
-	}
+	return walk(func(after string) ([]Posting, bool, error) {
+		p, err := page(after)
+		return p.Data, p.HasMore, err
+	}, func(p Posting) string { return p.ID })
 }

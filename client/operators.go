@@ -5,7 +5,6 @@ import (
 	"github.com/shopspring/decimal"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -88,15 +87,5 @@ func (a *Admin) RevokeOperator(ctx context.Context, operatorID string, opts ...C
 // service's default, 50), after the entry startingAfter ("" = from the
 // newest) (GET /admin/v1/audit; oja admin audit).
 func (a *Admin) Audit(ctx context.Context, limit int, startingAfter string, opts ...CallOption) (AuditPage, error) {
-	call := newCall(http.MethodGet, "/audit", nil, opts)
-	call.query = url.Values{}
-	if limit > 0 {
-		call.query.Set("limit", strconv.Itoa(limit))
-	}
-	if startingAfter != "" {
-		call.query.Set("startingAfter", startingAfter)
-	}
-	var out AuditPage
-	_, err := a.t.do(ctx, call, &out)
-	return out, err
+	return getPage[AuditPage](ctx, a.t, "/audit", nil, limit, startingAfter, opts)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -67,20 +66,11 @@ type UnappliedPage struct {
 // admin payins unapplied): mode "" is both; limit 0 the service's default
 // (50); startingAfter the last UnappliedID of the previous page.
 func (a *Admin) UnappliedList(ctx context.Context, mode Mode, limit int, startingAfter string, opts ...CallOption) (UnappliedPage, error) {
-	c := newCall(http.MethodGet, "/payins/unapplied", nil, opts)
-	c.query = url.Values{}
+	query := url.Values{}
 	if mode != "" {
-		c.query.Set("mode", string(mode))
+		query.Set("mode", string(mode))
 	}
-	if limit > 0 {
-		c.query.Set("limit", strconv.Itoa(limit))
-	}
-	if startingAfter != "" {
-		c.query.Set("startingAfter", startingAfter)
-	}
-	var out UnappliedPage
-	_, err := a.t.do(ctx, c, &out)
-	return out, err
+	return getPage[UnappliedPage](ctx, a.t, "/payins/unapplied", query, limit, startingAfter, opts)
 }
 
 // ApplyUnapplied credits a receipt held in suspense to a quote's client (a
