@@ -76,12 +76,10 @@ var createClient = adminOp[*actors.AdminReply]{body: true,
 		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 	},
 	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.AdminReply) {
-		w := jsonWriter{}
-		w.open("")
-		w.id("clientId", reply.Client.ID)
-		w.str("name", reply.Client.Name)
-		w.close()
-		s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+		s.writeObject(ctx, fasthttp.StatusCreated, func(w *jsonWriter) {
+			w.id("clientId", reply.Client.ID)
+			w.str("name", reply.Client.Name)
+		})
 	},
 }
 
@@ -101,14 +99,12 @@ var createKey = adminOp[*actors.AdminReply]{body: true,
 		return reply, s.adminRefusal(ctx, reply.Err, reply.Result)
 	},
 	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, reply *actors.AdminReply) {
-		w := jsonWriter{}
-		w.open("")
-		w.id("keyId", reply.Key.ID)
-		w.str("key", reply.Secret)
-		w.str("mode", reply.Key.Mode.String())
-		w.id("clientId", reply.Key.Client)
-		w.close()
-		s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+		s.writeObject(ctx, fasthttp.StatusCreated, func(w *jsonWriter) {
+			w.id("keyId", reply.Key.ID)
+			w.str("key", reply.Secret)
+			w.str("mode", reply.Key.Mode.String())
+			w.id("clientId", reply.Key.Client)
+		})
 	},
 }
 
@@ -456,10 +452,8 @@ func (s *Server) backup(ctx *fasthttp.RequestCtx) {
 		}
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.str("dir", dir)
-	w.boolean("copy", copyFiles)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.str("dir", dir)
+		w.boolean("copy", copyFiles)
+	})
 }

@@ -30,17 +30,15 @@ func (s *Server) chainStatuses() []actors.ChainWatchStatus {
 }
 
 func (s *Server) listChains(ctx *fasthttp.RequestCtx, _ services) {
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, st := range s.chainStatuses() {
-		w.open("")
-		appendChainStatus(&w, st)
-		w.close()
-	}
-	w.closeArray()
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, st := range s.chainStatuses() {
+			w.open("")
+			appendChainStatus(w, st)
+			w.close()
+		}
+		w.closeArray()
+	})
 }
 
 func appendChainStatus(w *jsonWriter, st actors.ChainWatchStatus) {
@@ -116,27 +114,25 @@ func (s *Server) listChainUnapplied(ctx *fasthttp.RequestCtx, svc services) {
 	}
 	more := len(all) > limit
 	all = all[:min(limit, len(all))]
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, d := range all {
-		w.open("")
-		w.str("unappliedId", d.id())
-		w.str("chain", d.chain.String())
-		w.str("txHash", d.Tx)
-		w.integer("logIndex", int64(d.LogIndex))
-		w.integer("block", int64(d.Block))
-		w.id("addressId", d.Address)
-		w.str("currency", d.Currency.String())
-		w.str("value", d.Value)
-		w.integer("decimals", int64(d.Decimals))
-		w.str("reason", d.Reason.String())
-		w.close()
-	}
-	w.closeArray()
-	w.boolean("hasMore", more)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, d := range all {
+			w.open("")
+			w.str("unappliedId", d.id())
+			w.str("chain", d.chain.String())
+			w.str("txHash", d.Tx)
+			w.integer("logIndex", int64(d.LogIndex))
+			w.integer("block", int64(d.Block))
+			w.id("addressId", d.Address)
+			w.str("currency", d.Currency.String())
+			w.str("value", d.Value)
+			w.integer("decimals", int64(d.Decimals))
+			w.str("reason", d.Reason.String())
+			w.close()
+		}
+		w.closeArray()
+		w.boolean("hasMore", more)
+	})
 }
 
 // chainCollector exposes the watchers' figures on /metrics.

@@ -184,33 +184,31 @@ func (s *Server) duplicateReceipts(ctx *fasthttp.RequestCtx, svc services) {
 		return
 	}
 	groups := svc.money.Duplicates()
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, g := range groups {
-		w.open("")
-		w.str("identity", g.Identity.String())
-		w.openArray("receipts")
-		for i := range g.Payments {
-			p := &g.Payments[i]
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, g := range groups {
 			w.open("")
-			w.str("receiptId", p.ReceiptID().String())
-			w.id("quoteId", p.Quote)
-			w.id("clientId", p.Client)
-			w.str("mode", p.Mode.String())
-			w.amount("amount", p.Amount, p.Currency)
-			w.str("currency", p.Currency.String())
-			w.str("reference", p.Reference)
-			w.boolean("reversed", p.Reversed())
-			w.time("createdAt", p.At)
+			w.str("identity", g.Identity.String())
+			w.openArray("receipts")
+			for i := range g.Payments {
+				p := &g.Payments[i]
+				w.open("")
+				w.str("receiptId", p.ReceiptID().String())
+				w.id("quoteId", p.Quote)
+				w.id("clientId", p.Client)
+				w.str("mode", p.Mode.String())
+				w.amount("amount", p.Amount, p.Currency)
+				w.str("currency", p.Currency.String())
+				w.str("reference", p.Reference)
+				w.boolean("reversed", p.Reversed())
+				w.time("createdAt", p.At)
+				w.close()
+			}
+			w.closeArray()
 			w.close()
 		}
 		w.closeArray()
-		w.close()
-	}
-	w.closeArray()
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	})
 }
 
 // reverseReceipt is POST /admin/v1/payins/{receiptId}/reverse {reason}:
@@ -326,15 +324,13 @@ func (s *Server) moveMoney(in bool) operatorHandler {
 		if reply.Repeated && key != "" {
 			ctx.Response.Header.Set("Idempotent-Replayed", "true")
 		}
-		w := jsonWriter{}
-		w.open("")
-		appendBalanceMembers(&w, reply.Account)
-		w.str("reference", ref.Text())
-		if reply.Repeated {
-			w.boolean("repeated", true)
-		}
-		w.close()
-		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+			appendBalanceMembers(w, reply.Account)
+			w.str("reference", ref.Text())
+			if reply.Repeated {
+				w.boolean("repeated", true)
+			}
+		})
 	}
 }
 
@@ -360,15 +356,13 @@ func moneyRequestHash(in bool, req *engine.MoneyRequest) [32]byte {
 // limit}: limit >= 0 (0 removes the line).
 var setCredit = adminOp[creditSet]{body: true, do: doSetCredit,
 	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, c creditSet) {
-		w := jsonWriter{}
-		w.open("")
-		w.id("clientId", c.client)
-		w.str("mode", c.mode.String())
-		w.str("currency", c.currency.String())
-		w.amount("limit", c.reply.Limit, c.currency)
-		w.id("accountId", c.reply.Account.ID)
-		w.close()
-		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+			w.id("clientId", c.client)
+			w.str("mode", c.mode.String())
+			w.str("currency", c.currency.String())
+			w.amount("limit", c.reply.Limit, c.currency)
+			w.id("accountId", c.reply.Account.ID)
+		})
 	},
 }
 

@@ -31,20 +31,18 @@ func (s *Server) listKeys(ctx *fasthttp.RequestCtx, svc services, who actors.Pri
 		s.writeError(ctx, e)
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	now := svc.market.Now().UnixMilli()
-	for _, k := range svc.directory.ClientKeys(who.Client) {
-		if k.Mode != who.Mode || !k.Works(now) {
-			continue
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		now := svc.market.Now().UnixMilli()
+		for _, k := range svc.directory.ClientKeys(who.Client) {
+			if k.Mode != who.Mode || !k.Works(now) {
+				continue
+			}
+			appendKey(w, &k, false)
 		}
-		appendKey(&w, &k, false)
-	}
-	w.closeArray()
-	w.boolean("hasMore", false)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		w.closeArray()
+		w.boolean("hasMore", false)
+	})
 }
 
 // appendKey writes k as both APIs show a key: never its secret; revoked
@@ -103,12 +101,9 @@ func (s *Server) rollKey(ctx *fasthttp.RequestCtx, svc services, who actors.Prin
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("keyId", reply.Key.ID)
-	w.str("key", reply.Secret)
-	w.str("mode", reply.Key.Mode.String())
-	w.close()
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+	s.writeObject(ctx, fasthttp.StatusCreated, func(w *jsonWriter) {
+		w.id("keyId", reply.Key.ID)
+		w.str("key", reply.Secret)
+		w.str("mode", reply.Key.Mode.String())
+	})
 }

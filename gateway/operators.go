@@ -161,12 +161,10 @@ func (s *Server) createOperator(ctx *fasthttp.RequestCtx, svc services) {
 	if s.adminFailed(ctx, r.Err, r.Result) {
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	writeOperator(&w, &r.Operator)
-	w.str("token", r.Token)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusCreated, w.b)
+	s.writeObject(ctx, fasthttp.StatusCreated, func(w *jsonWriter) {
+		writeOperator(w, &r.Operator)
+		w.str("token", r.Token)
+	})
 }
 
 // appendAuditDetails writes an audit line's details: what the write moved
@@ -206,17 +204,15 @@ func writeOperator(w *jsonWriter, o *engine.Operator) {
 }
 
 func (s *Server) listOperators(ctx *fasthttp.RequestCtx, svc services) {
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, o := range svc.operators.Operators() {
-		w.open("")
-		writeOperator(&w, &o)
-		w.close()
-	}
-	w.closeArray()
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, o := range svc.operators.Operators() {
+			w.open("")
+			writeOperator(w, &o)
+			w.close()
+		}
+		w.closeArray()
+	})
 }
 
 func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, svc services) {
@@ -228,11 +224,9 @@ func (s *Server) revokeOperator(ctx *fasthttp.RequestCtx, svc services) {
 	if s.adminFailed(ctx, r.Err, r.Result) {
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	writeOperator(&w, &r.Operator)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		writeOperator(w, &r.Operator)
+	})
 }
 
 // operatorNameBytesMax bounds an operator's name as typed (its canonical
@@ -266,29 +260,27 @@ func (s *Server) auditTrail(ctx *fasthttp.RequestCtx, svc services) {
 		s.writeError(ctx, fieldError("startingAfter", "no such audit entry is kept (the newest 100,000 are)"))
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, a := range page {
-		w.open("")
-		w.id("id", a.ID)
-		w.str("operator", a.Operator)
-		if a.OperatorID.IsZero() {
-			w.str("operatorId", engine.RootOperator)
-		} else {
-			w.id("operatorId", a.OperatorID)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, a := range page {
+			w.open("")
+			w.id("id", a.ID)
+			w.str("operator", a.Operator)
+			if a.OperatorID.IsZero() {
+				w.str("operatorId", engine.RootOperator)
+			} else {
+				w.id("operatorId", a.OperatorID)
+			}
+			w.str("action", a.Action)
+			w.str("target", a.Target)
+			w.integer("status", int64(a.Status))
+			if a.Details != nil {
+				appendAuditDetails(w, a.Details)
+			}
+			w.time("createdAt", a.At)
+			w.close()
 		}
-		w.str("action", a.Action)
-		w.str("target", a.Target)
-		w.integer("status", int64(a.Status))
-		if a.Details != nil {
-			appendAuditDetails(&w, a.Details)
-		}
-		w.time("createdAt", a.At)
-		w.close()
-	}
-	w.closeArray()
-	w.boolean("hasMore", more)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		w.closeArray()
+		w.boolean("hasMore", more)
+	})
 }

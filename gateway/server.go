@@ -456,6 +456,17 @@ func setRefusalHeaders(ctx *fasthttp.RequestCtx, status int) {
 	}
 }
 
+// writeObject answers status with the JSON object fill writes.
+func (s *Server) writeObject(ctx *fasthttp.RequestCtx, status int, fill func(w *jsonWriter)) {
+	w := jsonWriter{}
+	w.open("")
+	fill(&w)
+	w.close()
+	s.writeJSON(ctx, status, w.b)
+}
+
+// writeJSON answers status with body, a JSON document no cache may keep
+// (an answer can hold a secret: a key, a webhook's signing secret).
 func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, status int, body []byte) {
 	ctx.SetStatusCode(status)
 	ctx.SetContentType("application/json")

@@ -372,16 +372,14 @@ func (s *Server) listUnapplied(ctx *fasthttp.RequestCtx, svc services) {
 	}
 	more := len(all) > limit
 	all = all[:min(len(all), limit)]
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for i := range all {
-		appendUnapplied(&w, "", &all[i])
-	}
-	w.closeArray()
-	w.boolean("hasMore", more)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for i := range all {
+			appendUnapplied(w, "", &all[i])
+		}
+		w.closeArray()
+		w.boolean("hasMore", more)
+	})
 }
 
 // optionalID reads an optional member holding a UUID.
@@ -499,17 +497,15 @@ func doApplyUnapplied(s *Server, ctx *fasthttp.RequestCtx, svc services, o *obje
 var returnUnapplied = adminOp[unappliedReturned]{body: true, do: doReturnUnapplied,
 	answer: func(s *Server, ctx *fasthttp.RequestCtx, _ services, r unappliedReturned) {
 		u := r.unapplied
-		w := jsonWriter{}
-		w.open("")
-		w.id("unappliedId", u.ID)
-		w.str("mode", u.Mode.String())
-		w.str("currency", u.Currency.String())
-		w.amount("amount", u.Amount, u.Currency)
-		w.str("bankTransactionId", u.Identity.Text())
-		w.str("returnReference", r.back.Text())
-		w.time("returnedAt", r.reply.Payment.ReversedAt)
-		w.close()
-		s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+			w.id("unappliedId", u.ID)
+			w.str("mode", u.Mode.String())
+			w.str("currency", u.Currency.String())
+			w.amount("amount", u.Amount, u.Currency)
+			w.str("bankTransactionId", u.Identity.Text())
+			w.str("returnReference", r.back.Text())
+			w.time("returnedAt", r.reply.Payment.ReversedAt)
+		})
 	},
 }
 

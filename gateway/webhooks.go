@@ -92,13 +92,10 @@ func (s *Server) rotateWebhookSecret(ctx *fasthttp.RequestCtx, svc services, who
 	if s.adminFailed(ctx, reply.Err, reply.Result) {
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.str("secret", reply.Secret)
-	w.time("previousSecretExpiresAt", reply.Webhook.PreviousUntil)
-	w.close()
-	ctx.Response.Header.Set("Cache-Control", "no-store")
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.str("secret", reply.Secret)
+		w.time("previousSecretExpiresAt", reply.Webhook.PreviousUntil)
+	})
 }
 
 // lookupHost resolves a webhook URL's host (CheckURL).
@@ -188,18 +185,16 @@ func (s *Server) listWebhooks(ctx *fasthttp.RequestCtx, svc services, who actors
 		s.writeError(ctx, e)
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for _, h := range svc.directory.Webhooks(who.Client) {
-		if h.Mode == who.Mode {
-			appendWebhook(&w, &h, "")
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for _, h := range svc.directory.Webhooks(who.Client) {
+			if h.Mode == who.Mode {
+				appendWebhook(w, &h, "")
+			}
 		}
-	}
-	w.closeArray()
-	w.boolean("hasMore", false)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		w.closeArray()
+		w.boolean("hasMore", false)
+	})
 }
 
 // deleteWebhook is DELETE /api/v1/partners/webhooks/{id} → 204. Events
@@ -270,13 +265,11 @@ func (s *Server) testWebhook(ctx *fasthttp.RequestCtx, svc services, who actors.
 		s.writeError(ctx, errWebhookNotReady)
 		return
 	}
-	w := jsonWriter{}
-	w.open("")
-	w.id("webhookId", hook.ID)
-	w.str("eventId", event.String())
-	w.str("type", webhookTestType)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusAccepted, w.b)
+	s.writeObject(ctx, fasthttp.StatusAccepted, func(w *jsonWriter) {
+		w.id("webhookId", hook.ID)
+		w.str("eventId", event.String())
+		w.str("type", webhookTestType)
+	})
 }
 
 // webhookTestType is the type of the event POST …/webhooks/{id}/test sends.
@@ -294,26 +287,24 @@ func (s *Server) clientWebhooks(ctx *fasthttp.RequestCtx, svc services) {
 		return
 	}
 	hooks, d := svc.directory.Webhooks(engine.ClientID(id)), s.webhooks()
-	w := jsonWriter{}
-	w.open("")
-	w.openArray("data")
-	for i := range hooks {
-		h := &hooks[i]
-		w.open("")
-		w.id("webhookId", h.ID)
-		w.str("mode", h.Mode.String())
-		w.str("url", h.URL)
-		w.value("events", h.Events.Names())
-		w.time("createdAt", h.CreatedAt)
-		if d != nil {
-			appendBacklog(&w, d.Status(h.ID))
+	s.writeObject(ctx, fasthttp.StatusOK, func(w *jsonWriter) {
+		w.openArray("data")
+		for i := range hooks {
+			h := &hooks[i]
+			w.open("")
+			w.id("webhookId", h.ID)
+			w.str("mode", h.Mode.String())
+			w.str("url", h.URL)
+			w.value("events", h.Events.Names())
+			w.time("createdAt", h.CreatedAt)
+			if d != nil {
+				appendBacklog(w, d.Status(h.ID))
+			}
+			w.close()
 		}
-		w.close()
-	}
-	w.closeArray()
-	w.boolean("hasMore", false)
-	w.close()
-	s.writeJSON(ctx, fasthttp.StatusOK, w.b)
+		w.closeArray()
+		w.boolean("hasMore", false)
+	})
 }
 
 // appendBacklog renders an endpoint's delivery state for operators.
