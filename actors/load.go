@@ -35,11 +35,13 @@ func DeferKeyWrites(s *engine.State) (settle func()) {
 }
 
 // DecodeState is engine.DecodeState with the work on goroutines of its
-// own: the snapshot's blocks of quotes decoded side by side, one decoder a
-// processor, and its quotes indexed beside the decoding, each index on a
-// goroutine of its own (IndexSideBySide): at a million quotes the quotes'
-// decoding and the indexes' writes are most of a start from a snapshot,
-// and on two cores they overlap.
+// own: a version 13 snapshot's blocks of quotes decoded side by side, one
+// decoder a processor, and the quotes indexed, each index on a goroutine
+// of its own (IndexSideBySide; beside the decoding of an older snapshot,
+// after a version 13 snapshot's blocks, whose slabs the key index needs in
+// creation order). At a million quotes the quotes' decoding and the
+// indexes' writes are most of a start from a snapshot; on two cores the
+// goroutines keep both busy.
 func DecodeState(b []byte) (*engine.State, error) {
 	return engine.DecodeStateWith(b, engine.Loading{Indexing: IndexSideBySide, Decoders: runtime.GOMAXPROCS(0), Together: together})
 }

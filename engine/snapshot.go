@@ -753,9 +753,10 @@ func (l Loading) together(fns ...func()) {
 }
 
 // DecodeStateWith is DecodeState with the work spread as load says: the
-// quotes are decoded a slab at a time, a version 13 snapshot's blocks of
-// them side by side, and every slab is handed to the index's parts, which
-// may run beside the decoding.
+// quotes are decoded a slab at a time and every slab is handed to the
+// index's parts, which may run beside the decoding; a version 13
+// snapshot's blocks of quotes are decoded side by side and their slabs
+// handed over, in order, once all are decoded.
 func DecodeStateWith(b []byte, load Loading) (*State, error) {
 	if load.Indexing == nil {
 		load.Indexing = IndexInline
