@@ -893,6 +893,10 @@ func (x *stateDecoder) pools() {
 		p.Proceeds.Balance = x.d.amount()
 		p.ClearingSource, p.ClearingDestination = x.d.amount(), x.d.amount()
 		p.Accepted, p.Completed = x.d.uvarint(), x.d.uvarint()
+		if e := p.BookEntry(); x.d.err != nil || e.Rate.IsZero() || e.Available < 0 || x.s.Pools[p.ID] != nil {
+			x.d.fail() // no book takes it (Book.Upsert), or a pool twice
+			break
+		}
 		x.s.Pools[p.ID] = p
 		x.s.accountPool[p.Liquidity.ID] = p.ID
 		x.s.accountPool[p.Proceeds.ID] = p.ID
@@ -907,6 +911,9 @@ func (x *stateDecoder) treasuries() {
 		if x.version >= 3 {
 			for n := x.count(); n > 0 && x.d.err == nil; n-- {
 				c := x.d.currency()
+				if x.d.err != nil {
+					break // an unknown currency indexes nothing
+				}
 				t.Clearing[c] = x.d.amount()
 			}
 		} else {
