@@ -2,6 +2,7 @@ package actors
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/oja-exchange/oja/engine"
@@ -47,13 +48,28 @@ func DecodeState(b []byte) (*engine.State, error) {
 }
 
 // together runs fns, each on a goroutine of its own, and returns once all
-// have returned.
+// have returned. A panic of one, or a fault reading memory (a snapshot's
+// mapped file with an I/O error under it: debug.SetPanicOnFault), is
+// raised again on the caller's goroutine once all have returned, where
+// the log's guard (wal.Log.ReadLatestSnapshot) makes it an error or sets
+// the snapshot aside, as it does for a decode on the caller's goroutine;
+// on another goroutine it would end the process.
 func together(fns ...func()) {
 	var wg sync.WaitGroup
-	for _, fn := range fns {
-		wg.Go(fn)
+	panics := make([]any, len(fns))
+	for i, fn := range fns {
+		wg.Go(func() {
+			defer func() { panics[i] = recover() }()
+			debug.SetPanicOnFault(true)
+			fn()
+		})
 	}
 	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 }
 
 // IndexSideBySide is the engine.SlabIndexing that runs each part on a
