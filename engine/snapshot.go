@@ -406,14 +406,19 @@ func decodePayments(d *decoder, s *State, count func() uint64) {
 			s.Payments.record(p)
 			continue
 		}
-		w, ok := s.Treasuries[p.Mode].Wallets[p.Account]
-		if d.err != nil || !ok || p.Kind < PaymentReceipt || p.Kind > PaymentPayout || p.Amount <= 0 || p.Seq == 0 {
+		t := s.Treasuries[p.Mode]
+		if d.err != nil || t == nil {
+			d.fail() // an unknown mode has no treasury
+			return
+		}
+		w, ok := t.Wallets[p.Account]
+		if !ok || p.Kind < PaymentReceipt || p.Kind > PaymentPayout || p.Amount <= 0 || p.Seq == 0 {
 			d.fail()
 			return
 		}
 		p.Client, p.Currency = ClientID(w.Owner), w.Currency
 		s.Payments.record(p)
-		if t := s.Treasuries[p.Mode]; p.Kind == PaymentReceipt && p.At >= t.receiptsFrom {
+		if p.Kind == PaymentReceipt && p.At >= t.receiptsFrom {
 			t.receiptsOf[p.Quote] = append(t.receiptsOf[p.Quote], p)
 		}
 	}
