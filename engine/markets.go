@@ -394,10 +394,14 @@ func (d *decoder) markets() *Markets {
 	return m
 }
 
+// currency reads a currency; one the process does not know fails the
+// decode and reads as CurrencyNone, so that what the caller indexes with
+// it before it looks at the error is in range.
 func (d *decoder) currency() Currency {
 	c := Currency(d.byte1())
 	if !c.Valid() {
 		d.fail()
+		return CurrencyNone
 	}
 	return c
 }

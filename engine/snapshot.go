@@ -916,9 +916,6 @@ func (x *stateDecoder) treasuries() {
 		if x.version >= 3 {
 			for n := x.count(); n > 0 && x.d.err == nil; n-- {
 				c := x.d.currency()
-				if x.d.err != nil {
-					break // an unknown currency indexes nothing
-				}
 				t.Clearing[c] = x.d.amount()
 			}
 		} else {
