@@ -603,6 +603,10 @@ func decodeTreasuryFunds(d *decoder, s *State, t *Treasury, count func() uint64,
 			return
 		}
 		postings := count()
+		if postings > uint64(len(d.buf))/snapshotPostingBytesMin {
+			d.fail() // more postings than the bytes left can hold: no slice that size
+			return
+		}
 		h := make([]Posting, 0, postings)
 		for i := uint64(0); i < postings && d.err == nil; i++ {
 			p := Posting{Seq: d.uvarint(), Type: PostingType(d.byte1()), Amount: d.amount(), BalanceAfter: d.amount(),
@@ -1296,6 +1300,10 @@ func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
 		}
 	}
 }
+
+// snapshotPostingBytesMin is less than any encoded statement posting
+// takes (its quote id alone takes 16 bytes).
+const snapshotPostingBytesMin = 16
 
 // snapshotQuoteBytesMin is less than any encoded quote takes (its three
 // ids and request hash alone take 80 bytes), so a count of quotes is

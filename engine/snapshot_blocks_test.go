@@ -2,6 +2,8 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -140,4 +142,43 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("re-encoded: %v", err)
 		}
 	})
+}
+
+// A wallet's count of postings more than the bytes left could hold is
+// refused before anything is allocated for it: a count of one posting a
+// byte left asked for some forty times those bytes (a posting takes 16
+// bytes at the least: snapshotPostingBytesMin).
+func TestSnapshotRefusesPostingsPastTheEnd(t *testing.T) {
+	s, _ := workload(t, 5, 400)
+	enc := EncodeState(s)
+	var at = -1
+	for _, m := range Modes {
+		for id, h := range s.Treasuries[m].History {
+			if len(h) == 0 || len(h) > 127 {
+				continue
+			}
+			pattern := append(append(append([]byte(nil), id[:]...), byte(len(h))), binary.AppendUvarint(nil, h[0].Seq)...)
+			if i := bytes.LastIndex(enc, pattern); i >= 0 {
+				at = i + len(id)
+				break
+			}
+		}
+	}
+	if at < 0 {
+		t.Fatal("fixture: no wallet's statement found in the snapshot")
+	}
+	// 4 Mi postings, then 8 MiB of bytes that are no posting.
+	const claimed, padding = 4 << 20, 8 << 20
+	bad := binary.AppendUvarint(bytes.Clone(enc[:at]), claimed)
+	bad = append(append(bad, make([]byte, padding)...), enc[at+1:]...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := DecodeState(bad)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("4 Mi postings in 8 MiB decoded")
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*padding {
+		t.Fatalf("refusing 4 Mi postings in 8 MiB allocated %d MiB", grew>>20)
+	}
 }
