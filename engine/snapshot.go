@@ -603,7 +603,7 @@ func decodeTreasuryFunds(d *decoder, s *State, t *Treasury, count func() uint64,
 			return
 		}
 		postings := count()
-		if postings > uint64(len(d.buf))/snapshotPostingBytesMin {
+		if postings > uint64(len(d.buf))/snapshotIDItemBytesMin {
 			d.fail() // more postings than the bytes left can hold: no slice that size
 			return
 		}
@@ -856,6 +856,10 @@ func (x *stateDecoder) count() uint64 {
 // clients: each client and its wallets.
 func (x *stateDecoder) clients() {
 	clients := x.count()
+	if clients > uint64(len(x.d.buf))/snapshotIDItemBytesMin {
+		x.d.fail() // more clients than the bytes left can hold: no map that size
+		clients = 0
+	}
 	x.s.Clients = make(map[ClientID]*Client, clients)
 	for n := clients; n > 0 && x.d.err == nil; n-- {
 		ev := &ClientCreated{Client: x.d.id(), Name: x.d.str(), At: x.d.varint()}
@@ -1301,9 +1305,10 @@ func decodeTicker(d *decoder, t *Ticker, count func() uint64) {
 	}
 }
 
-// snapshotPostingBytesMin is less than any encoded statement posting
-// takes (its quote id alone takes 16 bytes).
-const snapshotPostingBytesMin = 16
+// snapshotIDItemBytesMin is less than any encoded item that holds an id
+// takes (a client, a statement posting): a count of them is checked
+// against the bytes left before anything is sized for it.
+const snapshotIDItemBytesMin = 16
 
 // snapshotQuoteBytesMin is less than any encoded quote takes (its three
 // ids and request hash alone take 80 bytes), so a count of quotes is

@@ -3,7 +3,9 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -144,14 +146,21 @@ func FuzzDecodeState(f *testing.F) {
 	})
 }
 
-// A wallet's count of postings more than the bytes left could hold is
-// refused before anything is allocated for it: a count of one posting a
-// byte left asked for some forty times those bytes (a posting takes 16
-// bytes at the least: snapshotPostingBytesMin).
-func TestSnapshotRefusesPostingsPastTheEnd(t *testing.T) {
+// A count of clients, or of a wallet's postings, more than the bytes left
+// could hold is refused before anything is sized for it: a count of one
+// item a byte left asked for 40 to 57 times those bytes (an item with
+// an id takes 16 bytes at the least: snapshotIDItemBytesMin).
+func TestSnapshotRefusesCountsPastTheEnd(t *testing.T) {
 	s, _ := workload(t, 5, 400)
 	enc := EncodeState(s)
-	var at = -1
+	// The clients' count comes right before the first client's id (in id
+	// order); a wallet's count of postings right after its id, before its
+	// first posting's sequence.
+	first := slices.MinFunc(slices.Collect(maps.Keys(s.Clients)), func(a, b ClientID) int { return bytes.Compare(a[:], b[:]) })
+	counts := map[string]int{"clients": bytes.Index(enc, first[:]) - 1, "postings": -1}
+	if len(s.Clients) > 127 || enc[counts["clients"]] != byte(len(s.Clients)) {
+		t.Fatal("fixture: the clients' count is not where expected")
+	}
 	for _, m := range Modes {
 		for id, h := range s.Treasuries[m].History {
 			if len(h) == 0 || len(h) > 127 {
@@ -159,26 +168,27 @@ func TestSnapshotRefusesPostingsPastTheEnd(t *testing.T) {
 			}
 			pattern := append(append(append([]byte(nil), id[:]...), byte(len(h))), binary.AppendUvarint(nil, h[0].Seq)...)
 			if i := bytes.LastIndex(enc, pattern); i >= 0 {
-				at = i + len(id)
-				break
+				counts["postings"] = i + len(id)
 			}
 		}
 	}
-	if at < 0 {
+	if counts["postings"] < 0 {
 		t.Fatal("fixture: no wallet's statement found in the snapshot")
 	}
-	// 4 Mi postings, then 8 MiB of bytes that are no posting.
-	const claimed, padding = 4 << 20, 8 << 20
-	bad := binary.AppendUvarint(bytes.Clone(enc[:at]), claimed)
-	bad = append(append(bad, make([]byte, padding)...), enc[at+1:]...)
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := DecodeState(bad)
-	runtime.ReadMemStats(&after)
-	if err == nil {
-		t.Fatal("4 Mi postings in 8 MiB decoded")
-	}
-	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*padding {
-		t.Fatalf("refusing 4 Mi postings in 8 MiB allocated %d MiB", grew>>20)
+	for what, at := range counts {
+		// 4 Mi items, then 8 MiB of bytes that are none.
+		const claimed, padding = 4 << 20, 8 << 20
+		bad := binary.AppendUvarint(bytes.Clone(enc[:at]), claimed)
+		bad = append(append(bad, make([]byte, padding)...), enc[at+1:]...)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := DecodeState(bad)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("4 Mi %s in 8 MiB decoded", what)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 2*padding {
+			t.Errorf("refusing 4 Mi %s in 8 MiB allocated %d MiB", what, grew>>20)
+		}
 	}
 }
