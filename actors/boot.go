@@ -151,6 +151,14 @@ func init() { replayBulkMin.Store(ReplayBulkMin) }
 // replayBatchLen is how many decoded events replayDecoded hands over at once.
 const replayBatchLen = 512
 
+// replayQueued is how many batches wait between two of replayDecoded's
+// stages (records to the decoder, events to apply), replayReused how many
+// used batches wait to be reused.
+const (
+	replayQueued = 4
+	replayReused = 8
+)
+
 // errReplayStopped ends replayDecoded's scanner when a later stage failed.
 var errReplayStopped = errors.New("actors: replay stopped")
 
@@ -178,10 +186,10 @@ type recordReplayer interface {
 func replayDecoded(log recordReplayer, from uint64, bulk bool, warm func([]engine.Event), apply func(seq uint64, ev engine.Event) error) error {
 	p := &replayPipeline{
 		decode:  engine.DecodeEvent,
-		raws:    make(chan *recordBatch, 4),
-		free:    make(chan *recordBatch, 8),
-		batches: make(chan *decodedBatch, 4),
-		applied: make(chan *decodedBatch, 8),
+		raws:    make(chan *recordBatch, replayQueued),
+		free:    make(chan *recordBatch, replayReused),
+		batches: make(chan *decodedBatch, replayQueued),
+		applied: make(chan *decodedBatch, replayReused),
 		stop:    make(chan struct{}),
 	}
 	if bulk {

@@ -112,9 +112,9 @@ func TestReplayReusesAppliedBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// At most the batches the pipeline holds at once: 4 decoded, 8
-	// applied, one being decoded and one being applied.
-	if inFlight := (4 + 8 + 2) * replayBatchLen; len(slots) > inFlight {
+	// At most the batches the pipeline holds at once: those queued for
+	// apply, those waiting for reuse, one being decoded and one applied.
+	if inFlight := (replayQueued + replayReused + 2) * replayBatchLen; len(slots) > inFlight {
 		t.Fatalf("%d records decoded into %d distinct events, want at most %d", n, len(slots), inFlight)
 	}
 }

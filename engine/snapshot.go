@@ -505,6 +505,13 @@ func creationOrder(at1 int64, id1 QuoteID, at2 int64, id2 QuoteID) int {
 	return cmp.Or(cmp.Compare(at1, at2), bytes.Compare(id1[:], id2[:]))
 }
 
+// createdBefore reports whether a comes strictly before b in creation
+// order: what a decode checks of each quote against the one before it
+// (from version 8 the Idempotency-Keys rely on it).
+func createdBefore(a, b *Quote) bool {
+	return creationOrder(a.CreatedAt, a.ID, b.CreatedAt, b.ID) < 0
+}
+
 // encodeKeyTimes writes the keys whose time of(key) is set, in id order:
 // a count, then each key's id and that time.
 func encodeKeyTimes(e *encoder, s *State, of func(*Key) int64) {
@@ -999,7 +1006,7 @@ func (x *stateDecoder) quotes() {
 		if x.d.err != nil {
 			break
 		}
-		if x.version >= 8 && prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+		if x.version >= 8 && prev != nil && !createdBefore(prev, q) {
 			x.d.fail() // not in creation order: the Idempotency-Keys rely on it
 			break
 		}
@@ -1047,7 +1054,7 @@ func (x *stateDecoder) quoteBlocks(n uint64, send func(slab []Quote)) {
 			x.d.fail()
 			return
 		}
-		if i > 0 && creationOrder(blocks[i-1].last().CreatedAt, blocks[i-1].last().ID, b.first().CreatedAt, b.first().ID) >= 0 {
+		if i > 0 && !createdBefore(blocks[i-1].last(), b.first()) {
 			x.d.fail() // not in creation order across blocks
 			return
 		}

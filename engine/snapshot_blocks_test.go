@@ -51,7 +51,7 @@ func TestSnapshotQuoteBlocks(t *testing.T) {
 			}
 			var prev *Quote
 			for q := range got.QuotesInOrder() {
-				if prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+				if prev != nil && !createdBefore(prev, q) {
 					t.Fatalf("seed %d: quote %s before %s", seed, prev.ID, q.ID)
 				}
 				prev = q

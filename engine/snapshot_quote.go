@@ -277,7 +277,7 @@ func (b *quoteBlock) decode(arena *bulkArena) {
 			if d.err != nil {
 				break
 			}
-			if prev != nil && creationOrder(prev.CreatedAt, prev.ID, q.CreatedAt, q.ID) >= 0 {
+			if prev != nil && !createdBefore(prev, q) {
 				d.fail() // not in creation order: the Idempotency-Keys rely on it
 				break
 			}
