@@ -2,6 +2,7 @@ package actors
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -143,10 +144,7 @@ func NewFollower(log FollowLog, cfg FollowerConfig) (*Follower, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := cmp.Or(cfg.Logger, slog.Default())
 	f := &Follower{log: log, cfg: cfg, logger: logger, snapshotTimes: map[uint64]int64{}}
 	state, seq, err := loadSnapshot(log)
 	if err != nil {

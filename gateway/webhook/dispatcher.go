@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"io"
@@ -282,10 +283,7 @@ func New(cfg Config) *Dispatcher {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := cmp.Or(cfg.Logger, slog.Default())
 	transport := cfg.Transport
 	if transport == nil {
 		dialer := guardedDialer(cfg.AllowPrivate)

@@ -32,6 +32,7 @@ package eventlog
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -136,10 +137,7 @@ func Open(dir string, cfg Config) (*Store, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := cmp.Or(cfg.Logger, slog.Default())
 	s := &Store{cfg: cfg, logger: logger, wake: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	s.changed = sync.NewCond(&s.mu)
