@@ -63,7 +63,11 @@
 // other and replaced by the first writable Open.
 //
 // Big-endian keys sort in sequence order, so Replay is one forward scan and
-// Open finds the last sequence with one seek. The CRC-32C (Castagnoli)
+// Open finds the last sequence with one seek. The tables hold data blocks
+// of 32 KiB (tableBlockBytes, CockroachDB's size) rather than Pebble's
+// default 4 KiB: the log is read in whole scans, where each block costs a
+// read, a buffer, a checksum and a cache entry, and rarely a record at a
+// time. The CRC-32C (Castagnoli)
 // checksum is ours, on top of Pebble's block checksums, so that Replay
 // vouches for every record it hands out, end to end.
 //

@@ -45,6 +45,8 @@ const (
 
 	// memTableBytes is Pebble's memtable size. See BatchBytesMax.
 	memTableBytes = 32 << 20
+	// tableBlockBytes is the target size of a table's data block (doc.go).
+	tableBlockBytes = 32 << 10
 )
 
 // On-disk layout (see doc.go).
@@ -232,7 +234,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l.mu.progress.L = &l.mu.Mutex
 
 	pebbleOptions := func() *pebble.Options {
-		return &pebble.Options{
+		o := &pebble.Options{
 			FS:                 fs,
 			Logger:             &guardLogger{next: opts.Logger, fail: l.fail},
 			FormatMajorVersion: pebble.FormatNewest,
@@ -241,6 +243,10 @@ func Open(dir string, opts Options) (*Log, error) {
 			Lock:               lock,
 			MemTableSize:       memTableBytes,
 		}
+		for i := range o.Levels {
+			o.Levels[i].BlockSize = tableBlockBytes
+		}
+		return o
 	}
 	db, err := openChecked(fs, dir, !opts.ReadOnly, pebbleOptions)
 	if err != nil {
