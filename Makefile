@@ -92,14 +92,27 @@ bench-engine:
 bench:
 	cd bench && $(GO) run ./ojabench $(BENCHFLAGS)
 
-## fuzz: each fuzz target of each package for $(FUZZTIME) (e.g. make fuzz FUZZTIME=30s)
+## fuzz: each fuzz target of each package, the server's and the client's, for $(FUZZTIME)
+##       (e.g. make fuzz FUZZTIME=30s). A run that fails with "context deadline exceeded" and
+##       writes no failing input is Go's fuzz coordinator missing its own stop on a loaded
+##       machine (Go 1.26), not a finding: it is reported and the next target runs. Any
+##       other failure stops make.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./... github.com/oja-exchange/oja/client/...); do \
-		for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	@set -e; out=$$(mktemp); trap 'rm -f $$out $$out.rc' EXIT; \
+	for mod in . client; do \
+	for pkg in $$($(GO) list -C $$mod ./...); do \
+		for target in $$($(GO) test -C $$mod -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
-			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \
-				-fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg; \
+			{ rc=0; $(GO) test -C $$mod -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \
+				-fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 || rc=$$?; echo $$rc > $$out.rc; } | tee $$out; \
+			[ "$$(cat $$out.rc)" = 0 ] && continue; \
+			if grep -qx '    context deadline exceeded' $$out && ! grep -q 'Failing input written' $$out; then \
+				echo "fuzz $$target: stopped late at the deadline with no failing input (the fuzzer's, not a finding)"; \
+				continue; \
+			fi; \
+			exit 1; \
 		done; \
+	done; \
 	done
 
 ## torture: crash, recover and check the actors on Pebble's crashable
