@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 
@@ -79,6 +80,7 @@ func (x *stateEncoder) state() []byte {
 	for _, section := range snapshotSections {
 		if version >= section.since {
 			section.encode(x)
+			x.flush()
 		}
 	}
 	return x.e.buf
@@ -91,6 +93,19 @@ type stateEncoder struct {
 	s        *State
 	version  uint8
 	blockLen int // quotes a block, from version 13 (quoteBlockLen)
+	// sink, when set, takes the encoding a section, or a block of
+	// quotes, at a time (flush), so that it is never held whole
+	// (State.Hash); state then returns only what is left unflushed.
+	sink io.Writer
+}
+
+// flush hands what is encoded so far to the sink, if there is one, and
+// empties the buffer.
+func (x *stateEncoder) flush() {
+	if x.sink != nil {
+		_, _ = x.sink.Write(x.e.buf) // a hash.Hash never fails
+		x.e.buf = x.e.buf[:0]
+	}
 }
 
 func (x *stateEncoder) clients() {
@@ -184,9 +199,11 @@ func (x *stateEncoder) quotes() {
 	// append, a 1M-quote snapshot (330 MB) was copied again and again
 	// (Go grows a large slice by a quarter), 1.0-4.2 s of EncodeState
 	// (median 2.2 s) against 0.15-0.2 s into a buffer already that size.
-	x.e.buf = slices.Grow(x.e.buf, quoteBytes+restBytesHint(x.s))
+	if x.sink == nil {
+		x.e.buf = slices.Grow(x.e.buf, quoteBytes+restBytesHint(x.s))
+	}
 	if x.version >= 13 {
-		encodeQuoteBlocks(&x.e, quotes, x.blockLen)
+		encodeQuoteBlocks(&x.e, quotes, x.blockLen, x.flush)
 		return
 	}
 	for _, q := range quotes {

@@ -216,8 +216,9 @@ func decodeQuoteFixed(d *decoder, q *Quote) {
 // write blocks of a few: stateEncoder.blockLen).
 const quoteBlockLen = 16 * quoteSlabMax
 
-// encodeQuoteBlocks writes quotes in blocks of per.
-func encodeQuoteBlocks(e *encoder, quotes []*Quote, per int) {
+// encodeQuoteBlocks writes quotes in blocks of per, calling blockDone
+// after each (stateEncoder.flush).
+func encodeQuoteBlocks(e *encoder, quotes []*Quote, per int, blockDone func()) {
 	e.uvarint(uint64(per))
 	for start := 0; start < len(quotes); start += per {
 		at := len(e.buf)
@@ -226,6 +227,7 @@ func encodeQuoteBlocks(e *encoder, quotes []*Quote, per int) {
 			encodeQuoteFixed(e, q)
 		}
 		le.PutUint32(e.buf[at:], uint32(len(e.buf)-at-4))
+		blockDone()
 	}
 }
 

@@ -6,10 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"iter"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/oja-exchange/oja/internal/prefault"
 )
@@ -832,11 +832,15 @@ func (s *State) ClearingBalance(m Mode, c Currency) Amount {
 // order they were built in: the snapshot encoding (every entity, in id
 // order) followed by the derived indexes that the encoding leaves out (book
 // entries, idempotency records), so a derived index that drifted from its
-// source changes the hash too. Replay-equivalence tests compare it.
+// source changes the hash too. Replay-equivalence tests compare it, and
+// replicas (oja wal verify, a cluster's GET /admin/v1/state). The encoding
+// goes into the digest a section, or a block of quotes, at a time: it is
+// never held whole.
 func (s *State) Hash() [32]byte {
 	h := sha256.New()
-	h.Write(EncodeState(s))
-	var buf []byte
+	x := stateEncoder{e: encoder{buf: make([]byte, 0, 1<<20)}, s: s, version: snapshotVersion,
+		blockLen: quoteBlockLen, sink: h}
+	buf := x.state()
 	keys := slices.SortedFunc(maps.Keys(s.Books), func(a, b BookKey) int {
 		return cmp.Or(cmp.Compare(a.Mode, b.Mode), ComparePairs(a.Pair, b.Pair))
 	})
@@ -849,33 +853,58 @@ func (s *State) Hash() [32]byte {
 			buf = binary.AppendVarint(buf, int64(e.Available))
 		}
 	}
-	type keyRecord struct {
-		scope IdempotencyScope
-		key   string // the scope's key's text: the order is the texts'
-		rec   *Quote
-	}
-	records := make([]keyRecord, 0, s.Idempotency.Len())
-	for scope, rec := range s.Idempotency.All() {
-		records = append(records, keyRecord{scope, scope.Key.String(), rec})
-	}
-	slices.SortFunc(records, func(a, b keyRecord) int {
-		return cmp.Or(bytes.Compare(a.scope.Client[:], b.scope.Client[:]), cmp.Compare(a.scope.Mode, b.scope.Mode),
-			strings.Compare(a.key, b.key))
-	})
-	for _, k := range records {
-		scope, rec := k.scope, k.rec
-		buf = append(buf, scope.Client[:]...)
-		buf = append(buf, byte(scope.Mode))
-		buf = binary.AppendUvarint(buf, uint64(len(k.key)))
-		buf = append(buf, k.key...)
-		buf = append(buf, rec.ID[:]...)
-		buf = append(buf, rec.RequestHash[:]...)
-		buf = binary.AppendVarint(buf, rec.CreatedAt)
-	}
 	h.Write(buf)
+	hashIdempotency(h, s)
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// hashIdempotency writes s's idempotency records to h in the order of
+// their scopes' client, mode and key text. NB: the texts are written into
+// one buffer, and the order compares integers first (the client's two
+// halves, the mode, the text's first 8 bytes) and the texts only to break
+// a tie: a string a key and a comparison of byte strings took most of a
+// million-quote hash.
+func hashIdempotency(h io.Writer, s *State) {
+	type keyRecord struct {
+		client0, client1 uint64 // the client's id, big-endian halves
+		mode             Mode
+		prefix           uint64 // the text's first 8 bytes, big-endian, zero-padded
+		from, to         int    // the text, in texts
+		rec              *Quote
+	}
+	records := make([]keyRecord, 0, s.Idempotency.Len())
+	texts := make([]byte, 0, s.Idempotency.Len()*idemKeyUUIDLen)
+	for scope, rec := range s.Idempotency.All() {
+		from := len(texts)
+		texts = scope.Key.AppendText(texts)
+		var prefix [8]byte
+		copy(prefix[:], texts[from:])
+		records = append(records, keyRecord{binary.BigEndian.Uint64(scope.Client[:8]), binary.BigEndian.Uint64(scope.Client[8:]),
+			scope.Mode, binary.BigEndian.Uint64(prefix[:]), from, len(texts), rec})
+	}
+	slices.SortFunc(records, func(a, b keyRecord) int {
+		return cmp.Or(cmp.Compare(a.client0, b.client0), cmp.Compare(a.client1, b.client1), cmp.Compare(a.mode, b.mode),
+			cmp.Compare(a.prefix, b.prefix), bytes.Compare(texts[a.from:a.to], texts[b.from:b.to]))
+	})
+	buf := make([]byte, 0, 1<<16)
+	for _, k := range records {
+		text, rec := texts[k.from:k.to], k.rec
+		buf = binary.BigEndian.AppendUint64(buf, k.client0)
+		buf = binary.BigEndian.AppendUint64(buf, k.client1)
+		buf = append(buf, byte(k.mode))
+		buf = binary.AppendUvarint(buf, uint64(len(text)))
+		buf = append(buf, text...)
+		buf = append(buf, rec.ID[:]...)
+		buf = append(buf, rec.RequestHash[:]...)
+		buf = binary.AppendVarint(buf, rec.CreatedAt)
+		if len(buf) >= 1<<16-256 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
 }
 
 func sortedKeys[K ~[16]byte, V any](m map[K]V) []K {
