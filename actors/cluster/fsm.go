@@ -432,6 +432,17 @@ func (s *deltaSnapshot) Persist(sink raft.SnapshotSink) error {
 
 // encode rebuilds the state at s.seq beside the live one.
 func (s *deltaSnapshot) encode() ([]byte, error) {
+	r, err := s.rebuild()
+	if err != nil {
+		return nil, err
+	}
+	data := binary.BigEndian.AppendUint64(make([]byte, 0, len(s.base)+len(s.base)/8+64), s.seq)
+	return engine.AppendState(data, r.State()), nil
+}
+
+// rebuild is the replica at the snapshot's record: its base with its
+// entries applied.
+func (s *deltaSnapshot) rebuild() (*actors.Replica, error) {
 	r, err := replay(s.base, s.baseSeq, s.entries, s.f.quoteRetention)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: snapshot: %w", err)
@@ -439,8 +450,7 @@ func (s *deltaSnapshot) encode() ([]byte, error) {
 	if r.Seq() != s.seq {
 		return nil, fmt.Errorf("cluster: snapshot: rebuilt to record %d, want %d", r.Seq(), s.seq)
 	}
-	data := binary.BigEndian.AppendUint64(make([]byte, 0, len(s.base)+len(s.base)/8+64), s.seq)
-	return engine.AppendState(data, r.State()), nil
+	return r, nil
 }
 
 // replay is a replica of base (an encoded state at baseSeq; nil: the
