@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -17,19 +16,7 @@ import (
 func hashWhole(s *State) [32]byte {
 	h := sha256.New()
 	h.Write(EncodeState(s))
-	var buf []byte
-	keys := slices.SortedFunc(maps.Keys(s.Books), func(a, b BookKey) int {
-		return cmp.Or(cmp.Compare(a.Mode, b.Mode), ComparePairs(a.Pair, b.Pair))
-	})
-	for _, key := range keys {
-		for _, e := range s.Books[key].Entries() {
-			buf = append(buf, e.Pool[:]...)
-			buf = AppendRateUvarint(buf, e.Rate)
-			buf = binary.AppendVarint(buf, e.RateSetAt)
-			buf = append(buf, boolByte(e.Active))
-			buf = binary.AppendVarint(buf, int64(e.Available))
-		}
-	}
+	buf := appendBookEntries(nil, s)
 	type keyRecord struct {
 		scope IdempotencyScope
 		key   string

@@ -840,7 +840,16 @@ func (s *State) Hash() [32]byte {
 	h := sha256.New()
 	x := stateEncoder{e: encoder{buf: make([]byte, 0, 1<<20)}, s: s, version: snapshotVersion,
 		blockLen: quoteBlockLen, sink: h}
-	buf := x.state()
+	h.Write(appendBookEntries(x.state(), s))
+	hashIdempotency(h, s)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// appendBookEntries appends the entries of s's books, book by book in
+// mode and pair order, as Hash digests them.
+func appendBookEntries(buf []byte, s *State) []byte {
 	keys := slices.SortedFunc(maps.Keys(s.Books), func(a, b BookKey) int {
 		return cmp.Or(cmp.Compare(a.Mode, b.Mode), ComparePairs(a.Pair, b.Pair))
 	})
@@ -853,11 +862,7 @@ func (s *State) Hash() [32]byte {
 			buf = binary.AppendVarint(buf, int64(e.Available))
 		}
 	}
-	h.Write(buf)
-	hashIdempotency(h, s)
-	var out [32]byte
-	h.Sum(out[:0])
-	return out
+	return buf
 }
 
 // hashIdempotency writes s's idempotency records to h in the order of
