@@ -838,7 +838,7 @@ func (s *State) ClearingBalance(m Mode, c Currency) Amount {
 // never held whole.
 func (s *State) Hash() [32]byte {
 	h := sha256.New()
-	x := stateEncoder{e: encoder{buf: make([]byte, 0, 1<<20)}, s: s, version: snapshotVersion,
+	x := stateEncoder{e: encoder{buf: make([]byte, 0, 1<<16)}, s: s, version: snapshotVersion,
 		blockLen: quoteBlockLen, sink: h}
 	h.Write(appendBookEntries(x.state(), s))
 	hashIdempotency(h, s)
