@@ -100,19 +100,19 @@ bench:
 fuzz:
 	@set -e; out=$$(mktemp); trap 'rm -f $$out $$out.rc' EXIT; \
 	for mod in . client; do \
-	for pkg in $$($(GO) list -C $$mod ./...); do \
-		for target in $$($(GO) test -C $$mod -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-			echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
-			{ rc=0; $(GO) test -C $$mod -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \
-				-fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 || rc=$$?; echo $$rc > $$out.rc; } | tee $$out; \
-			[ "$$(cat $$out.rc)" = 0 ] && continue; \
-			if grep -qx '    context deadline exceeded' $$out && ! grep -q 'Failing input written' $$out; then \
-				echo "fuzz $$target: stopped late at the deadline with no failing input (the fuzzer's, not a finding)"; \
-				continue; \
-			fi; \
-			exit 1; \
+		for pkg in $$($(GO) list -C $$mod ./...); do \
+			for target in $$($(GO) test -C $$mod -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+				echo "fuzz $$target in $$pkg for $(FUZZTIME)"; \
+				{ rc=0; $(GO) test -C $$mod -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) \
+					-fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 || rc=$$?; echo $$rc > $$out.rc; } | tee $$out; \
+				[ "$$(cat $$out.rc)" = 0 ] && continue; \
+				if grep -qx '    context deadline exceeded' $$out && ! grep -q 'Failing input written' $$out; then \
+					echo "fuzz $$target: stopped late at the deadline with no failing input (the fuzzer's, not a finding)"; \
+					continue; \
+				fi; \
+				exit 1; \
+			done; \
 		done; \
-	done; \
 	done
 
 ## torture: crash, recover and check the actors on Pebble's crashable
