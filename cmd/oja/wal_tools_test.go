@@ -472,9 +472,8 @@ func TestWalVerifySnapshots(t *testing.T) {
 	}
 }
 
-// snapshotListingLog is a log that can list all its snapshots (the
-// snapshotWalker verify uses once wal.Log has one); its snapshots are
-// the test's.
+// snapshotListingLog is a log whose snapshots are the test's: any state
+// at any sequence, which a real store's checks would not let through.
 type snapshotListingLog struct {
 	*wal.Log
 	snapshots map[uint64][]byte

@@ -18,6 +18,8 @@ import (
 
 // Source is what the tools read of a log (*wal.Log); an interface so
 // that tests can hand verify a log with faults no real store produces.
+// LatestSnapshot is the newest snapshot Snapshots passes to its fn, when
+// that walk ends without an error: verify relies on it.
 type Source interface {
 	Replay(from uint64, fn func(seq uint64, rec []byte) error) error
 	Stats() (wal.Stats, error)
