@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -83,6 +84,10 @@ func TestIdemKeyPacksEveryUUID(t *testing.T) {
 		id[6] = id[6]&0x0f | []byte{0x40, 0x70}[i%2]
 		id[8] = id[8]&0x3f | 0x80
 		text := string(appendUUID(nil, &id, []string{hexLower, hexUpper}[i/2%2]))
+		format := []string{"%x-%x-%x-%x-%x", "%X-%X-%X-%X-%X"}[i/2%2]
+		if want := fmt.Sprintf(format, id[:4], id[4:6], id[6:8], id[8:10], id[10:]); text != want {
+			t.Fatalf("appendUUID: %s, want %s", text, want)
+		}
 		k := MakeIdemKey(text)
 		if !k.packed() || k.String() != text {
 			t.Fatalf("%s: packed %v, text %q", text, k.packed(), k.String())

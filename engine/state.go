@@ -890,8 +890,13 @@ func hashIdempotency(h io.Writer, s *State) {
 			scope.Mode, binary.BigEndian.Uint64(prefix[:]), from, len(texts), rec})
 	}
 	slices.SortFunc(records, func(a, b keyRecord) int {
-		return cmp.Or(cmp.Compare(a.client0, b.client0), cmp.Compare(a.client1, b.client1), cmp.Compare(a.mode, b.mode),
-			cmp.Compare(a.prefix, b.prefix), bytes.Compare(texts[a.from:a.to], texts[b.from:b.to]))
+		// cmp.Or evaluates every argument: the texts are compared apart,
+		// only on a tie.
+		if c := cmp.Or(cmp.Compare(a.client0, b.client0), cmp.Compare(a.client1, b.client1), cmp.Compare(a.mode, b.mode),
+			cmp.Compare(a.prefix, b.prefix)); c != 0 {
+			return c
+		}
+		return bytes.Compare(texts[a.from:a.to], texts[b.from:b.to])
 	})
 	buf := make([]byte, 0, 1<<16)
 	for _, k := range records {
