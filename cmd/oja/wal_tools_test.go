@@ -411,6 +411,16 @@ func TestWalVerifySnapshots(t *testing.T) {
 		strings.Contains(buf.String(), "not checked") {
 		t.Errorf("verify with every snapshot listed: %v\n%s", err, buf.String())
 	}
+	// The newest snapshot damaged: verify fails on it, and names the one a
+	// start would take instead the latest.
+	damaged := copyDir(t, good)
+	pokeStore(t, damaged, func(db *pebble.DB) error {
+		return db.Set(storeKey('s', last), append([]byte{1, 2, 3, 4}, engine.EncodeState(full)...), pebble.Sync)
+	})
+	out = verifyFails(t, damaged, fmt.Sprintf("corrupt snapshot at seq %d: checksum mismatch", last))
+	if want := fmt.Sprintf("snapshot at seq %d (latest) matches", mid); !strings.Contains(out, want) {
+		t.Errorf("verify with the newest snapshot damaged: no %q:\n%s", want, out)
+	}
 	walker.snapshots[mid] = engine.EncodeState(full) // the wrong state at mid
 	log = openLog(t, good, true)
 	walker.Log = log

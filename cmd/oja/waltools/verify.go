@@ -53,6 +53,7 @@ func loadSnapshots(log Source, faults *[]*walFault) map[uint64]*verifiedSnapshot
 	if err != nil {
 		*faults = append(*faults, faultOf(err, 0))
 		// The walk stopped short: ask which one a start would take.
+		newest = 0
 		if seq, _, ok, err := log.LatestSnapshot(); err == nil && ok {
 			newest = seq
 		}
