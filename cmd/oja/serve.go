@@ -89,8 +89,9 @@ const shutdownTimeout = 8 * time.Second
 // maintenanceInterval is how often retention and idempotency pruning run.
 const maintenanceInterval = time.Minute
 
-func parseServe(args []string) (*serveConfig, error) {
-	c := &serveConfig{}
+// serveFlags is oja serve's flags, writing into c. docs/operating.md lists
+// every one (TestServeFlagsDocumented).
+func serveFlags(c *serveConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.listen, "listen", ":8080", "public API listen address")
 	fs.StringVar(&c.adminListen, "admin-listen", "127.0.0.1:8081", "admin API listen address")
@@ -124,6 +125,12 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.raftTimeout, "raft-timeout", raftTimeoutLAN, "with --cluster: Raft's heartbeat and election timeout (the leader lease is half): 300ms suits a LAN; on a WAN set several round trips plus a stall, e.g. 2s")
 	fs.BoolVar(&c.join, "join", false, "with --cluster, on an empty data dir: wait to be added (oja admin cluster add ID RAFT_ADDRESS, or replace ID) instead of bootstrapping")
 	fs.StringVar(&c.fromBackup, "from-backup", "", "with --cluster, on an empty data dir: start a new cluster of this node alone from a backup (oja admin backup DIR), then add the others (docs/cluster.md)")
+	return fs
+}
+
+func parseServe(args []string) (*serveConfig, error) {
+	c := &serveConfig{}
+	fs := serveFlags(c)
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "OJA_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"flag"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -31,4 +35,25 @@ func TestMaxKeyShareFlag(t *testing.T) {
 	if c, err := parseServe(nil); err != nil || c.maxKeyShare != 300_000 {
 		t.Errorf("OJA_MAX_KEY_SHARE=0.3: %v %v", c, err)
 	}
+}
+
+// TestServeFlagsDocumented: docs/operating.md's list of oja serve's flags
+// names every flag the command takes.
+func TestServeFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	from := strings.Index(text, "`oja serve` flags")
+	to := strings.Index(text[max(from, 0):], "SIGTERM")
+	if from < 0 || to < 0 {
+		t.Fatal("docs/operating.md: no paragraph from \"`oja serve` flags\" to \"SIGTERM\"")
+	}
+	list := text[from : from+to]
+	serveFlags(&serveConfig{}).VisitAll(func(f *flag.Flag) {
+		if !regexp.MustCompile("[`\\s]--" + regexp.QuoteMeta(f.Name) + "[`\\s=]").MatchString(list) {
+			t.Errorf("docs/operating.md's list of oja serve's flags does not name --%s", f.Name)
+		}
+	})
 }
