@@ -97,7 +97,9 @@ const adminUsageHead = `usage: oja admin [--addr http://127.0.0.1:8081] [--token
 
 const adminUsageTail = `
 Every --mode defaults to sandbox, the mode where nothing real moves: pass
---mode live for live money (pools list --mode all lists both).
+--mode live for live money (pools list --mode all lists both). Except:
+payins bank is live unless told (a bank transfer is real money), payins
+unapplied lists both modes unless told, payins apply --client needs one.
 -h, --help or help anywhere prints this and does nothing else.
 The token is --token, else $OJA_ADMIN_TOKEN, else <data>/admin.token.
 The address is --addr, else $OJA_ADMIN_ADDR.
