@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/oja-exchange/oja/gateway"
 )
@@ -103,15 +104,27 @@ func parseFlags(fs *flag.FlagSet, args []string, usage func(io.Writer)) error {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage:
+	fmt.Fprintf(w, `usage:
   oja serve [--listen :8080] [--admin-listen 127.0.0.1:8081] [--data ./data] [--demo] ...   (oja serve --help)
   oja serve --cluster FILE --node ID --cluster-tls DIR [--join] ...    one node of a cluster (docs/cluster.md)
   oja cluster certs --cluster FILE --out DIR [--node ID]               the certificates of mutual TLS between nodes
-  oja admin <clients|keys|quotes|payins|pools|accounts|webhooks|ledger|backup|cluster|operators|audit> ...   (oja admin help)
+  oja admin <%s> ...   (oja admin help)
   oja wal <stats|dump|verify|replay|salvage> --data DIR ...            (oja wal help)
   oja probe [URL]                                                      GET URL (default the local /livez) once, exit 0 on 2xx (a container HEALTHCHECK)
   oja version
-`)
+`, strings.Join(adminGroups(), "|"))
+}
+
+// adminGroups is the first words of the admin commands, in the usage's
+// order, each once.
+func adminGroups() []string {
+	var groups []string
+	for _, c := range adminCommands {
+		if !slices.Contains(groups, c.words[0]) {
+			groups = append(groups, c.words[0])
+		}
+	}
+	return groups
 }
 
 // printVersion prints the module version, the commit it was built from

@@ -17,7 +17,7 @@ func TestCommandLine(t *testing.T) {
 		stderr   string // the whole stderr line, when code is 2
 		noStdout bool
 	}{
-		{args: []string{"help"}, stdout: "oja admin <clients|keys|quotes|payins|pools|accounts|webhooks|ledger|backup|cluster|operators|audit>"},
+		{args: []string{"help"}, stdout: "oja admin <clients|quotes|webhooks|payins|keys|pools|accounts|ledger|chains|backup|cluster|operators|audit>"},
 		{args: []string{"--help"}, stdout: "oja serve"},
 		{args: []string{"version"}, stdout: "go1."},
 		{args: []string{"admin", "help"}, stdout: "clients create NAME"},
