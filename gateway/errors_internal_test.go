@@ -26,7 +26,7 @@ func TestErrorTableInSpec(t *testing.T) {
 		section = section[:next+1]
 	}
 	codes := map[int]string{} // status → its row's codes
-	row := regexp.MustCompile("(?m)^\\| ([0-9]{3}) \\| ([^|]*) \\|")
+	row := regexp.MustCompile(`(?m)^\| ([0-9]{3}) \| ([^|]*) \|`)
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		status, _ := strconv.Atoi(m[1])
 		codes[status] += m[2]
