@@ -9,7 +9,7 @@ import (
 )
 
 // TestErrorTableInSpec: every engine result's answer is in docs/spec.md's
-// error table (§9) under its HTTP status, so a partner reading the table
+// error table (spec §9) under its HTTP status, so a partner reading the table
 // meets no code it does not list.
 func TestErrorTableInSpec(t *testing.T) {
 	doc, err := os.ReadFile("../docs/spec.md")
@@ -32,7 +32,7 @@ func TestErrorTableInSpec(t *testing.T) {
 		codes[status] += m[2]
 	}
 	if len(codes) == 0 {
-		t.Fatal("docs/spec.md §9 has no table rows")
+		t.Fatal("docs/spec.md: spec §9 has no table rows")
 	}
 	for r, e := range resultErrors {
 		if e.code == "" || e.status < 400 {
