@@ -66,11 +66,13 @@ func metricNames(body []byte) map[string]bool {
 	return names
 }
 
-// TestDashboardAndRulesNameExposedMetrics: every metric the Grafana
-// dashboard (deploy/grafana/oja.json) and the alert rules name is one a
-// real server exposes on /metrics — a single node's, or a cluster node's
-// for the cluster's own — so no panel or alert silently watches nothing.
-func TestDashboardAndRulesNameExposedMetrics(t *testing.T) {
+// TestMetricsNamedAndExposed: every metric the Grafana dashboard
+// (deploy/grafana/oja.json) and the alert rules name is one a real server
+// exposes on /metrics — a single node's, or a cluster node's for the
+// cluster's own — so no panel or alert silently watches nothing; and every
+// oja_ metric a server exposes is named in docs/operating.md or
+// docs/cluster.md, so an operator can find what each one is.
+func TestMetricsNamedAndExposed(t *testing.T) {
 	t.Parallel()
 	dashboard, err := os.ReadFile("../../deploy/grafana/oja.json")
 	if err != nil {
@@ -145,6 +147,31 @@ func TestDashboardAndRulesNameExposedMetrics(t *testing.T) {
 	slices.Sort(missing)
 	if len(missing) > 0 {
 		t.Errorf("named by the dashboard or the rules but not on /metrics: %v", missing)
+	}
+
+	var docs []byte
+	for _, path := range []string{"../../docs/operating.md", "../../docs/cluster.md"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b...)
+	}
+	var undocumented []string
+	for n := range exposed {
+		base := n
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(n, suffix); ok && exposed[b+"_bucket"] {
+				base = b
+			}
+		}
+		if strings.HasPrefix(base, "oja_") && !regexp.MustCompile(`\b`+base+`\b`).Match(docs) {
+			undocumented = append(undocumented, base)
+		}
+	}
+	slices.Sort(undocumented)
+	if undocumented = slices.Compact(undocumented); len(undocumented) > 0 {
+		t.Errorf("on /metrics but named in neither docs/operating.md nor docs/cluster.md: %v", undocumented)
 	}
 }
 
