@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -77,6 +78,26 @@ func TestAdminCommandsParse(t *testing.T) {
 	} {
 		if _, err := parseAdminCall(bad); err == nil {
 			t.Errorf("admin %s parsed", strings.Join(bad, " "))
+		}
+	}
+}
+
+// TestAdminCommandsDocumented: every oja admin command is shown in
+// docs/operating.md or docs/cluster.md, where an operator looks for it.
+func TestAdminCommandsDocumented(t *testing.T) {
+	var docs string
+	for _, path := range []string{"../../docs/operating.md", "../../docs/cluster.md"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs += string(b)
+	}
+	// A command may wrap across lines in a paragraph.
+	docs = strings.Join(strings.Fields(docs), " ")
+	for _, c := range adminCommands {
+		if name := "oja admin " + strings.Join(c.words, " "); !strings.Contains(docs, name+" ") && !strings.Contains(docs, name+"`") {
+			t.Errorf("%q is in neither docs/operating.md nor docs/cluster.md", name)
 		}
 	}
 }
