@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -85,19 +86,25 @@ func TestAdminCommandsParse(t *testing.T) {
 // TestAdminCommandsDocumented: every oja admin command is shown in
 // docs/operating.md or docs/cluster.md, where an operator looks for it.
 func TestAdminCommandsDocumented(t *testing.T) {
-	var docs string
-	for _, path := range []string{"../../docs/operating.md", "../../docs/cluster.md"} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs += string(b)
-	}
 	// A command may wrap across lines in a paragraph.
-	docs = strings.Join(strings.Fields(docs), " ")
+	docs := strings.Join(strings.Fields(readDocs(t, "operating.md", "cluster.md")), " ")
 	for _, c := range adminCommands {
 		if name := "oja admin " + strings.Join(c.words, " "); !strings.Contains(docs, name+" ") && !strings.Contains(docs, name+"`") {
 			t.Errorf("%q is in neither docs/operating.md nor docs/cluster.md", name)
 		}
 	}
+}
+
+// readDocs is the named files of docs/, one after the other.
+func readDocs(t *testing.T, names ...string) string {
+	t.Helper()
+	var docs strings.Builder
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join("../../docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(b)
+	}
+	return docs.String()
 }

@@ -149,14 +149,7 @@ func TestMetricsNamedAndExposed(t *testing.T) {
 		t.Errorf("named by the dashboard or the rules but not on /metrics: %v", missing)
 	}
 
-	var docs []byte
-	for _, path := range []string{"../../docs/operating.md", "../../docs/cluster.md"} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, b...)
-	}
+	docs := readDocs(t, "operating.md", "cluster.md")
 	var undocumented []string
 	for n := range exposed {
 		base := n
@@ -165,7 +158,7 @@ func TestMetricsNamedAndExposed(t *testing.T) {
 				base = b
 			}
 		}
-		if strings.HasPrefix(base, "oja_") && !regexp.MustCompile(`\b`+base+`\b`).Match(docs) {
+		if strings.HasPrefix(base, "oja_") && !regexp.MustCompile(`\b`+base+`\b`).MatchString(docs) {
 			undocumented = append(undocumented, base)
 		}
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,11 +39,7 @@ func TestMaxKeyShareFlag(t *testing.T) {
 // TestServeFlagsDocumented: docs/operating.md's list of oja serve's flags
 // names every flag the command takes.
 func TestServeFlagsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/operating.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
+	text := readDocs(t, "operating.md")
 	from := strings.Index(text, "`oja serve` flags")
 	to := strings.Index(text[max(from, 0):], "SIGTERM")
 	if from < 0 || to < 0 {
