@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -452,5 +453,25 @@ func TestEventOfNil(t *testing.T) {
 	c := &engine.QuoteCancelled{At: 7}
 	if ev := engine.EventOf(c); ev != engine.Event(c) {
 		t.Errorf("EventOf(%p) = %#v, want the same event", c, ev)
+	}
+}
+
+// TestEveryRecordInTheLogDoc: docs/log.md's table of records names every
+// event type the codec writes, so an operator reading `oja wal dump` finds
+// each one.
+func TestEveryRecordInTheLogDoc(t *testing.T) {
+	doc, err := os.ReadFile("../docs/log.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for typ := engine.EventType(1); typ.String() != "Unknown"; typ++ {
+		n++
+		if !bytes.Contains(doc, []byte("`"+typ.String()+"`")) {
+			t.Errorf("docs/log.md does not name the record %s (tag %d)", typ, typ)
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d event types: the walk stopped early", n)
 	}
 }
