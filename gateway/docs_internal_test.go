@@ -12,11 +12,7 @@ import (
 // error table (spec §9) under its HTTP status, so a partner reading the table
 // meets no code it does not list.
 func TestErrorTableInSpec(t *testing.T) {
-	doc, err := os.ReadFile("../docs/spec.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
+	text := readFile(t, "../docs/spec.md")
 	from := strings.Index(text, "## 9. Errors")
 	if from < 0 {
 		t.Fatal("docs/spec.md has no \"## 9. Errors\"")
@@ -42,4 +38,29 @@ func TestErrorTableInSpec(t *testing.T) {
 			t.Errorf("result %v answers %d %s, which docs/spec.md's error table does not list under %d", r, e.status, e.code, e.status)
 		}
 	}
+}
+
+// TestConsolePagesDocumented: every page of the console's menu has its row
+// in docs/operating.md's table of pages.
+func TestConsolePagesDocumented(t *testing.T) {
+	doc := readFile(t, "../docs/operating.md")
+	labels := regexp.MustCompile(`<a href="/console/[a-z]*\?mode=\{\{\.Mode\}\}"[^>]*>([A-Za-z-]+)</a>`).
+		FindAllStringSubmatch(readFile(t, "console/templates/layout.html"), -1)
+	if len(labels) < 8 {
+		t.Fatalf("%d pages in the console's menu: the pattern no longer reads it", len(labels))
+	}
+	for _, m := range labels {
+		if !regexp.MustCompile(`(?m)^\| ` + m[1] + ` \|`).MatchString(doc) {
+			t.Errorf("the console's %s page has no row in docs/operating.md's table of pages", m[1])
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
