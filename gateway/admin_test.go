@@ -490,7 +490,7 @@ func TestAdminAccountDeposit(t *testing.T) {
 	usdtLive := wallet(t, partner, engine.ModeLive, engine.CurrencyUSDT)
 	deposit := func(account string, body any) *response {
 		if m, ok := body.(map[string]any); ok && m["reference"] == nil {
-			m["reference"] = nextRef() // the reference's own rules: TestMoneyReferences
+			m["reference"] = nextRef() // the reference's own rules: TestPaymentIdentity
 		}
 		return admin(t, s, http.MethodPost, "/admin/v1/accounts/"+account+"/deposit", body)
 	}

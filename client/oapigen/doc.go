@@ -5,7 +5,7 @@
 // It is kept in the repository to prove what the README's "Generated
 // clients" section promises: generate_test.go regenerates it from a
 // running service and fails when the committed file differs (run
-// `go test -run TestGenerated -update` here after changing the
+// `go test -run TestGeneratedClientIsCurrent -update` here after changing the
 // document), and that no amount or rate is a binary float. The tests of
 // partnerapi drive a real service through it: money_test.go and
 // xml_test.go check every amount and rate, JSON and XML, to the last

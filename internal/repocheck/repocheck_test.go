@@ -434,3 +434,49 @@ func TestServerModuleLean(t *testing.T) {
 		}
 	}
 }
+
+// TestCitedTestsExist: every test, fuzz target and benchmark a document
+// (the CHANGELOG aside: it is history) or a Go comment names is defined
+// in the repository, so a reader can follow every "proved by".
+func TestCitedTestsExist(t *testing.T) {
+	goFiles, mdFiles := sourceFiles(t)
+	name := regexp.MustCompile(`\b(?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*`)
+	defined := map[string]bool{}
+	definition := regexp.MustCompile(`(?m)^(?:func (?:\([^)]*\) )?|type )((?:Test|Fuzz|Benchmark)[A-Z][A-Za-z0-9_]*)`)
+	comment := regexp.MustCompile(`//.*`)
+	cited := map[string][]string{} // name → where
+	for _, path := range goFiles {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range definition.FindAllSubmatch(b, -1) {
+			defined[string(m[1])] = true
+		}
+		for _, c := range comment.FindAll(b, -1) {
+			for _, n := range name.FindAll(c, -1) {
+				cited[string(n)] = append(cited[string(n)], relPath(t, path))
+			}
+		}
+	}
+	for _, path := range mdFiles {
+		if rel := relPath(t, path); rel != "CHANGELOG.md" {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range name.FindAll(b, -1) {
+				cited[string(n)] = append(cited[string(n)], rel)
+			}
+		}
+	}
+	if len(defined) < 500 || len(cited) < 100 {
+		t.Fatalf("%d tests defined, %d cited: the patterns no longer read the sources", len(defined), len(cited))
+	}
+	for n, where := range cited {
+		if !defined[n] {
+			slices.Sort(where)
+			t.Errorf("%s, named in %s, is defined nowhere", n, strings.Join(slices.Compact(where), ", "))
+		}
+	}
+}
