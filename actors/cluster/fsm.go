@@ -322,6 +322,18 @@ func (f *fsm) read(fn func(s *engine.State, seq uint64) error) error {
 // goroutine, decodes the base, applies the entries and encodes the result
 // — the state a replica at this point holds — then makes it the new base.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	d, err := f.delta()
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// delta is the state at the last applied record as its last snapshot and
+// the entries since, taken under the read lock (slice headers): what
+// Snapshot hands Raft, and what a backup and GET /admin/v1/state rebuild
+// off the lock.
+func (f *fsm) delta() (*deltaSnapshot, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if f.failed != nil {

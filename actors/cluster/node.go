@@ -699,11 +699,10 @@ func (n *Node) Status(ctx context.Context, ask PeerAsker) Status {
 // rebuilt beside the replica, as a Raft snapshot is, so applies never wait
 // for it.
 func (n *Node) Backup() (seq uint64, state []byte, err error) {
-	snap, err := n.fsm.Snapshot()
+	d, err := n.fsm.delta()
 	if err != nil {
 		return 0, nil, err
 	}
-	d := snap.(*deltaSnapshot)
 	data, err := d.encode()
 	if err != nil {
 		return 0, nil, err
@@ -719,11 +718,10 @@ func (n *Node) Backup() (seq uint64, state []byte, err error) {
 // replica: hashing a million quotes takes seconds, for which the live
 // replica's read lock would hold back every apply.
 func (n *Node) StateHash() (seq uint64, hash string, err error) {
-	snap, err := n.fsm.Snapshot()
+	d, err := n.fsm.delta()
 	if err != nil {
 		return 0, "", err
 	}
-	d := snap.(*deltaSnapshot)
 	r, err := d.rebuild()
 	if err != nil {
 		return 0, "", err
